@@ -1,0 +1,193 @@
+import { z } from 'zod';
+import { ProtocolError } from './errors.js';
+import {
+  MAX_CONTENT_BYTES,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  MAX_LAST_POSTS,
+  MAX_REQUEST_ID_LENGTH,
+  STREAM_ID_PATTERN,
+} from './limits.js';
+import {
+  COMMANDS,
+  CONTENT_TYPES,
+  PUBLISH_COMMAND,
+  type Command,
+  type CommandName,
+  type PublishArgs,
+  type SubscribeArgs,
+} from './types.js';
+
+const nonNegativeIntegerString = /^\s*\d+\s*$/;
+
+const lastPostsSchema = z
+  .union([z.number(), z.string().regex(nonNegativeIntegerString).transform(Number)], {
+    error: `lastPosts must be an integer from 0 to ${MAX_LAST_POSTS}`,
+  })
+  .pipe(
+    z
+      .number()
+      .int({ error: `lastPosts must be an integer from 0 to ${MAX_LAST_POSTS}` })
+      .min(0, { error: `lastPosts must be an integer from 0 to ${MAX_LAST_POSTS}` })
+      .max(MAX_LAST_POSTS, { error: `lastPosts must be an integer from 0 to ${MAX_LAST_POSTS}` }),
+  );
+
+/** Splits "a, b,,c" into ["a","b","c"]; an array is trimmed the same way. */
+export function splitStreamIds(value: string | readonly string[]): string[] {
+  const parts = typeof value === 'string' ? value.split(',') : value;
+  return [...new Set(parts.map((part) => part.trim()).filter((part) => part !== ''))];
+}
+
+const streamIdsSchema = z
+  .union([z.string(), z.array(z.string())], {
+    error: 'streamIds must be a comma-separated string or an array of strings',
+  })
+  .transform(splitStreamIds);
+
+const subscribeSchema = z.object({
+  streamIds: streamIdsSchema.optional().transform((ids) => ids ?? []),
+  lastPosts: lastPostsSchema.optional().transform((n) => n ?? 0),
+});
+
+const isoDateTimeSchema = z.iso.datetime({
+  offset: true,
+  error: 'releaseAt must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T09:30:00Z',
+});
+
+const optionalNullable = <T extends z.ZodType>(schema: T) =>
+  schema
+    .nullish()
+    .transform((value) => value ?? null);
+
+const publishSchema = z.object({
+  streamId: z
+    .string({ error: 'streamId is required and must be a string' })
+    .regex(STREAM_ID_PATTERN, { error: 'streamId must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"' }),
+  content: z
+    .string({ error: 'content is required and must be a string' })
+    .min(1, { error: 'content must not be empty' })
+    .refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_CONTENT_BYTES, {
+      error: `content must be at most ${MAX_CONTENT_BYTES} bytes as UTF-8`,
+    }),
+  contentType: z.enum(CONTENT_TYPES, { error: 'contentType must be "rawtext" or "markdown"' }),
+  releaseAt: optionalNullable(isoDateTimeSchema),
+  customTarget: optionalNullable(
+    z.string({ error: 'customTarget must be a string' }).min(1, { error: 'customTarget must not be empty' }),
+  ),
+  idempotencyKey: optionalNullable(
+    z
+      .string({ error: 'idempotencyKey must be a string' })
+      .min(1, { error: `idempotencyKey must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} characters` })
+      .max(MAX_IDEMPOTENCY_KEY_LENGTH, {
+        error: `idempotencyKey must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+      }),
+  ),
+});
+
+function firstIssueMessage(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid arguments';
+  // Zod's own wording for a missing field names no field; ours always does.
+  return issue.message;
+}
+
+function parseWith<T>(schema: z.ZodType<T>, data: unknown, command: CommandName): T {
+  const result = schema.safeParse(data);
+  if (!result.success) {
+    throw new ProtocolError('invalid-argument', firstIssueMessage(result.error), command);
+  }
+  return result.data;
+}
+
+export function parseSubscribeArgs(data: unknown, command: CommandName): SubscribeArgs {
+  return parseWith(subscribeSchema, data, command);
+}
+
+export function parsePublishArgs(data: unknown): PublishArgs {
+  return parseWith(publishSchema, data, PUBLISH_COMMAND);
+}
+
+function isCommandName(value: string): value is CommandName {
+  return (COMMANDS as readonly string[]).includes(value);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Validates the arguments of a known command, whichever way they arrived. */
+export function parseCommandArgs(event: CommandName, data: unknown, requestId?: string): Command {
+  const args = data ?? {};
+  if (!isPlainObject(args)) {
+    throw new ProtocolError('invalid-argument', 'data must be an object of arguments', event);
+  }
+  const withId = requestId === undefined ? {} : { requestId };
+  if (event === PUBLISH_COMMAND) return { event, data: parsePublishArgs(args), ...withId };
+  return { event, data: parseSubscribeArgs(args, event), ...withId };
+}
+
+export type FrameParseResult =
+  | { ok: true; command: Command }
+  | { ok: false; error: ProtocolError; requestId?: string };
+
+/**
+ * Parses one client text frame. Never throws: every failure becomes a
+ * ProtocolError carrying the requestId when one could be read.
+ */
+export function parseCommandFrame(text: string): FrameParseResult {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, error: new ProtocolError('bad-json', 'the frame is not valid JSON') };
+  }
+  if (!isPlainObject(raw)) {
+    return {
+      ok: false,
+      error: new ProtocolError('bad-request', 'a command must be a JSON object {"event": "...", "data": {...}}'),
+    };
+  }
+  const requestIdValue = raw['requestId'];
+  if (
+    requestIdValue !== undefined &&
+    (typeof requestIdValue !== 'string' || requestIdValue.length > MAX_REQUEST_ID_LENGTH)
+  ) {
+    return {
+      ok: false,
+      error: new ProtocolError('bad-request', `requestId must be a string of at most ${MAX_REQUEST_ID_LENGTH} characters`),
+    };
+  }
+  const requestId = requestIdValue;
+  const withId = requestId === undefined ? {} : { requestId };
+  const event = raw['event'];
+  if (typeof event !== 'string') {
+    return { ok: false, error: new ProtocolError('bad-request', 'event must be a string naming a command'), ...withId };
+  }
+  if (!isCommandName(event)) {
+    return {
+      ok: false,
+      error: new ProtocolError(
+        'unknown-command',
+        `unknown command "${event.slice(0, 64)}"; expected one of ${COMMANDS.join(', ')}`,
+      ),
+      ...withId,
+    };
+  }
+  try {
+    return { ok: true, command: parseCommandArgs(event, raw['data'], requestId) };
+  } catch (error) {
+    if (error instanceof ProtocolError) return { ok: false, error, ...withId };
+    throw error;
+  }
+}
+
+/** Turns URL query parameters (all strings) into a command's data object. */
+export function queryToArgs(params: URLSearchParams): Record<string, string> {
+  const args: Record<string, string> = {};
+  for (const [name, value] of params) {
+    if (name === 'apiKey') continue;
+    args[name] = value;
+  }
+  return args;
+}
+
+export { isCommandName };

@@ -1,0 +1,47 @@
+/** Error codes of PROTOCOL.md B5. Tests and clients branch on these, never on wording. */
+export const ERROR_CODES = [
+  'unauthorized',
+  'forbidden',
+  'not-found',
+  'invalid-argument',
+  'bad-json',
+  'bad-request',
+  'unknown-command',
+  'rate-limited',
+  'internal',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && (ERROR_CODES as readonly string[]).includes(value);
+}
+
+/** A failure the service reports to its peer as an `error` event or REST error body. */
+export class ProtocolError extends Error {
+  readonly code: ErrorCode;
+  readonly command: string | undefined;
+
+  constructor(code: ErrorCode, message: string, command?: string) {
+    super(message);
+    this.name = 'ProtocolError';
+    this.code = code;
+    this.command = command;
+  }
+}
+
+/** HTTP status for each code on the REST surface (PROTOCOL.md B6). */
+export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
+  unauthorized: 401,
+  forbidden: 403,
+  'not-found': 404,
+  'invalid-argument': 400,
+  'bad-json': 400,
+  'bad-request': 400,
+  'unknown-command': 400,
+  'rate-limited': 429,
+  internal: 500,
+};
+
+/** The hosted service's wording for a missing or unknown key. */
+export const UNAUTHORIZED_MESSAGE = 'Invalid secret key';

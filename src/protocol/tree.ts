@@ -1,0 +1,64 @@
+import type { Post, TreeItem } from './types.js';
+
+// A URL ends at whitespace, quotes, angle brackets or a closing parenthesis
+// (markdown links); trailing sentence punctuation is not part of it.
+const URL_PATTERN = /https?:\/\/[^\s<>()"'`[\]]+/i;
+const TRAILING_PUNCTUATION = /[.,;:!?*_~]+$/;
+// "$BNB", "$btc" count; "$100" and "US$5" do not.
+const CASHTAG_PATTERN = /(?<![\w$])\$([A-Za-z][A-Za-z0-9]{0,9})(?![A-Za-z0-9])/g;
+
+export function firstLink(text: string): string | undefined {
+  const match = URL_PATTERN.exec(text);
+  if (!match) return undefined;
+  return match[0].replace(TRAILING_PUNCTUATION, '');
+}
+
+export interface CoinSuggestion {
+  coin: string;
+  found: string[];
+}
+
+/** Cashtags in order of first appearance, each with the spellings found. */
+export function cashtags(text: string): CoinSuggestion[] {
+  const byCoin = new Map<string, Set<string>>();
+  for (const match of text.matchAll(CASHTAG_PATTERN)) {
+    const symbol = match[1];
+    if (symbol === undefined) continue;
+    const coin = symbol.toUpperCase();
+    let found = byCoin.get(coin);
+    if (!found) {
+      found = new Set();
+      byCoin.set(coin, found);
+    }
+    found.add(match[0]);
+  }
+  return [...byCoin].map(([coin, found]) => ({ coin, found: [...found] }));
+}
+
+/**
+ * Maps a post to a tree item. A hidden post carries no body, link or coins:
+ * anything derived from the text would leak it before its release.
+ */
+export function toTreeItem(post: Post): TreeItem {
+  const visibleText = post.hidden || post.text === null ? '' : post.text;
+  const item: TreeItem = {
+    _id: post.id,
+    title: post.streamName,
+    body: visibleText,
+    source: post.streamName,
+    time: Date.parse(post.createdAt),
+    type: 'stream-post',
+    contentType: post.contentType,
+    streamId: post.streamId,
+    hidden: post.hidden,
+  };
+  const link = firstLink(visibleText);
+  if (link !== undefined) item.link = link;
+  const suggestions = cashtags(visibleText);
+  const first = suggestions[0];
+  if (first) {
+    item.coin = first.coin;
+    item.suggestions = suggestions;
+  }
+  return item;
+}

@@ -1,0 +1,78 @@
+export const CONTENT_TYPES = ['rawtext', 'markdown'] as const;
+export type ContentType = (typeof CONTENT_TYPES)[number];
+
+export const SUBSCRIBE_COMMANDS = ['on-stream-post', 'on-stream-post-tree'] as const;
+export type SubscribeCommandName = (typeof SUBSCRIBE_COMMANDS)[number];
+export const PUBLISH_COMMAND = 'add-stream-post';
+export const COMMANDS = [...SUBSCRIBE_COMMANDS, PUBLISH_COMMAND] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+/** A post as delivered on the wire (PROTOCOL.md B3). */
+export interface Post {
+  id: string;
+  streamId: string;
+  streamName: string;
+  text: string | null;
+  contentType: ContentType;
+  createdAt: string;
+  releaseAt: string | null;
+  hidden: boolean;
+  customTarget: string | null;
+}
+
+/** A post in the format of Tree-of-Alpha-style news terminals. */
+export interface TreeItem {
+  _id: string;
+  title: string;
+  body: string;
+  source: string;
+  link?: string;
+  time: number;
+  coin?: string;
+  suggestions?: { coin: string; found: string[] }[];
+  type: 'stream-post';
+  contentType: ContentType;
+  streamId: string;
+  hidden: boolean;
+}
+
+export interface StreamSummary {
+  id: string;
+  name: string;
+  custom: boolean;
+  customTargets: string[];
+}
+
+export interface SubscribeArgs {
+  /** Resolved later against the user's streams; empty means "all my streams". */
+  streamIds: string[];
+  lastPosts: number;
+}
+
+export interface PublishArgs {
+  streamId: string;
+  content: string;
+  contentType: ContentType;
+  releaseAt: string | null;
+  customTarget: string | null;
+  idempotencyKey: string | null;
+}
+
+export type Command =
+  | { event: SubscribeCommandName; data: SubscribeArgs; requestId?: string }
+  | { event: typeof PUBLISH_COMMAND; data: PublishArgs; requestId?: string };
+
+export type ServerEventName =
+  | 'connected'
+  | 'sub_ack'
+  | 'stream.post.created'
+  | 'stream.post.released'
+  | 'ack'
+  | 'error'
+  | 'keep-alive';
+
+export interface Envelope<D = unknown> {
+  event: string;
+  data: D;
+  requestId?: string;
+}

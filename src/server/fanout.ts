@@ -1,0 +1,130 @@
+import { encodeEvent } from '../protocol/events.js';
+import { toTreeItem } from '../protocol/tree.js';
+import { canSee, toWirePost, type PostRecord, type StoreEvent, type StreamRecord, type UserRecord } from './store.js';
+
+export type Format = 'envelope' | 'tree';
+
+/** The side of a connection that fan-out writes to. */
+export interface Subscriber {
+  /** Fan-out sequence number of the last post sent in each format, to send a post once per format. */
+  readonly stamps: Record<Format, number>;
+  sendFrame(frame: Buffer): void;
+}
+
+interface PendingEvent {
+  type: StoreEvent['type'];
+  post: PostRecord;
+}
+
+/** One subscribe command's standing interest in a set of streams. */
+export class Subscription {
+  /** Posts that arrived while history was being read; null once live. */
+  pending: PendingEvent[] | null = [];
+  readonly #streamById: ReadonlyMap<string, StreamRecord>;
+
+  constructor(
+    readonly subscriber: Subscriber,
+    readonly format: Format,
+    readonly user: UserRecord,
+    readonly streams: readonly StreamRecord[],
+  ) {
+    this.#streamById = new Map(streams.map((stream) => [stream.id, stream]));
+  }
+
+  sees(post: PostRecord): boolean {
+    const stream = this.#streamById.get(post.streamId);
+    return stream !== undefined && canSee(this.user, stream, post);
+  }
+}
+
+interface FrameCache {
+  hidden: boolean;
+  created?: Buffer;
+  released?: Buffer;
+  tree?: Buffer;
+}
+
+/**
+ * Delivers posts to subscriptions. Subscriptions are indexed by stream, so a
+ * post costs O(its subscribers); each post is serialized once per format and
+ * the same Buffer is written to every socket.
+ */
+export class FanOut {
+  readonly #byStream = new Map<string, Set<Subscription>>();
+  readonly #frames = new WeakMap<PostRecord, FrameCache>();
+  #size = 0;
+  #seq = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  add(subscription: Subscription): void {
+    for (const stream of subscription.streams) {
+      let set = this.#byStream.get(stream.id);
+      if (!set) {
+        set = new Set();
+        this.#byStream.set(stream.id, set);
+      }
+      set.add(subscription);
+    }
+    this.#size += 1;
+  }
+
+  remove(subscription: Subscription): void {
+    for (const stream of subscription.streams) {
+      const set = this.#byStream.get(stream.id);
+      if (!set?.delete(subscription)) continue;
+      if (set.size === 0) this.#byStream.delete(stream.id);
+    }
+    this.#size -= 1;
+  }
+
+  /** The serialized frame of a post event in a format, built once per post state. */
+  frame(type: StoreEvent['type'], post: PostRecord, format: Format): Buffer {
+    let cache = this.#frames.get(post);
+    if (!cache || cache.hidden !== post.hidden) {
+      cache = { hidden: post.hidden };
+      this.#frames.set(post, cache);
+    }
+    if (format === 'tree') {
+      return (cache.tree ??= Buffer.from(JSON.stringify(toTreeItem(toWirePost(post)))));
+    }
+    if (type === 'released') {
+      return (cache.released ??= Buffer.from(encodeEvent('stream.post.released', toWirePost(post))));
+    }
+    return (cache.created ??= Buffer.from(encodeEvent('stream.post.created', toWirePost(post))));
+  }
+
+  dispatch(event: StoreEvent): void {
+    const subscriptions = this.#byStream.get(event.post.streamId);
+    if (!subscriptions) return;
+    const seq = ++this.#seq;
+    for (const subscription of subscriptions) {
+      if (!subscription.sees(event.post)) continue;
+      const { subscriber, format } = subscription;
+      if (subscriber.stamps[format] === seq) continue;
+      subscriber.stamps[format] = seq;
+      if (subscription.pending) subscription.pending.push(event);
+      else subscriber.sendFrame(this.frame(event.type, event.post, format));
+    }
+  }
+
+  /**
+   * Sends history, then whatever arrived while it was read, and turns the
+   * subscription live. Events about posts the history already shows (in their
+   * current state) are not sent again.
+   */
+  goLive(subscription: Subscription, history: readonly PostRecord[]): void {
+    const { subscriber, format } = subscription;
+    const shown = new Set<string>();
+    for (const post of history) {
+      shown.add(post.id);
+      subscriber.sendFrame(this.frame('created', post, format));
+    }
+    for (const event of subscription.pending ?? []) {
+      if (!shown.has(event.post.id)) subscriber.sendFrame(this.frame(event.type, event.post, format));
+    }
+    subscription.pending = null;
+  }
+}

@@ -1,0 +1,132 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseCommandArgs } from '../protocol/commands.js';
+import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
+import { MAX_FRAME_BYTES, MAX_LAST_POSTS, REST_DEFAULT_LIMIT } from '../protocol/limits.js';
+import { PUBLISH_COMMAND } from '../protocol/types.js';
+import { BodyTooLargeError, decodeSegment, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
+import type { Logger } from './logger.js';
+import type { TokenBucket } from './rate-limiter.js';
+import type { StreamPostsService } from './service.js';
+import { canSee, toWirePost, type Identity } from './store.js';
+
+export interface RestContext {
+  service: StreamPostsService;
+  logger: Logger;
+  createRateLimiter: (() => TokenBucket) | undefined;
+}
+
+const POST_ROUTE = /^\/v1\/streams\/([^/]+)\/post$/;
+const POSTS_ROUTE = /^\/v1\/streams\/([^/]+)\/posts$/;
+const LIMIT_PATTERN = /^\d+$/;
+
+function keyOf(req: IncomingMessage, url: URL): string | undefined {
+  const header = req.headers['x-api-key'];
+  const fromHeader = Array.isArray(header) ? header[0] : header;
+  return fromHeader ?? url.searchParams.get('apiKey') ?? undefined;
+}
+
+function methodNotAllowed(res: ServerResponse, allow: string): void {
+  sendError(res, 'bad-request', `this endpoint accepts ${allow} only`, 405, { allow });
+}
+
+/** The REST surface (PROTOCOL.md B6). Returns false when no route matched. */
+export function createRestHandler(context: RestContext) {
+  const { service, logger } = context;
+  const limiters = new Map<string, TokenBucket>();
+
+  function withinRate(identity: Identity): boolean {
+    if (!context.createRateLimiter) return true;
+    const id = `${identity.kind}:${identity.userId}:${identity.streamId ?? ''}`;
+    let limiter = limiters.get(id);
+    if (!limiter) {
+      limiter = context.createRateLimiter();
+      limiters.set(id, limiter);
+    }
+    return limiter.tryTake();
+  }
+
+  async function authenticate(req: IncomingMessage, url: URL): Promise<Identity> {
+    const identity = await service.authenticate(keyOf(req, url));
+    if (!identity) throw new ProtocolError('unauthorized', UNAUTHORIZED_MESSAGE);
+    if (!withinRate(identity)) throw new ProtocolError('rate-limited', 'too many requests for this key; slow down and retry');
+    return identity;
+  }
+
+  async function publish(req: IncomingMessage, res: ServerResponse, url: URL, streamId: string): Promise<void> {
+    const identity = await authenticate(req, url);
+    let body: Buffer;
+    try {
+      body = await readBody(req, MAX_FRAME_BYTES);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        sendError(res, 'invalid-argument', `the request body must be at most ${MAX_FRAME_BYTES} bytes`, 413);
+        return;
+      }
+      throw error;
+    }
+    const fields = parseJsonObject(body);
+    const command = parseCommandArgs(PUBLISH_COMMAND, { ...fields, streamId });
+    if (command.event !== PUBLISH_COMMAND) throw new Error('unreachable');
+    const result = await service.publish(identity, command.data);
+    logger.log('info', 'published', {
+      via: 'rest',
+      user: identity.userId,
+      stream: result.post.streamId,
+      post: result.post.id,
+      duplicate: result.duplicate,
+    });
+    const post = toWirePost(result.post, true);
+    if (result.duplicate) sendJson(res, 200, { post, duplicate: true });
+    else sendJson(res, 201, { post });
+  }
+
+  async function listPosts(req: IncomingMessage, res: ServerResponse, url: URL, streamId: string): Promise<void> {
+    const identity = await authenticate(req, url);
+    const limitText = url.searchParams.get('limit');
+    let limit = REST_DEFAULT_LIMIT;
+    if (limitText !== null) {
+      limit = LIMIT_PATTERN.test(limitText) ? Number(limitText) : NaN;
+      if (!(limit >= 1 && limit <= MAX_LAST_POSTS)) {
+        throw new ProtocolError('invalid-argument', `limit must be an integer from 1 to ${MAX_LAST_POSTS}`);
+      }
+    }
+    const resolved = await service.resolveStreams(identity, [streamId], 'GET posts');
+    const stream = resolved.streams[0]!;
+    const posts = (await service.store.recent(stream.id, Number.MAX_SAFE_INTEGER))
+      .filter((post) => canSee(resolved.user, stream, post))
+      .slice(-limit)
+      .reverse()
+      .map((post) => toWirePost(post));
+    sendJson(res, 200, { posts });
+  }
+
+  async function listStreams(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const identity = await authenticate(req, url);
+    const streams = await service.store.streamsOf(identity.userId);
+    sendJson(res, 200, {
+      streams: streams.map(({ id, name, custom, customTargets }) => ({ id, name, custom, customTargets })),
+    });
+  }
+
+  return async function handleRest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const path = url.pathname;
+    const postMatch = POST_ROUTE.exec(path);
+    const postsMatch = POSTS_ROUTE.exec(path);
+    if (!postMatch && !postsMatch && path !== '/v1/streams') return false;
+    try {
+      if (postMatch) {
+        if (req.method !== 'POST') methodNotAllowed(res, 'POST');
+        else await publish(req, res, url, decodeSegment(postMatch[1]!));
+      } else if (postsMatch) {
+        if (req.method !== 'GET') methodNotAllowed(res, 'GET');
+        else await listPosts(req, res, url, decodeSegment(postsMatch[1]!));
+      } else if (req.method !== 'GET') methodNotAllowed(res, 'GET');
+      else await listStreams(req, res, url);
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      logger.log('warn', 'request failed', { method: req.method, path, code: error.code, reason: error.message });
+      sendError(res, error.code, error.message);
+    }
+    return true;
+  };
+}

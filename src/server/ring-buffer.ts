@@ -1,0 +1,37 @@
+/** Keeps the last `capacity` items; older ones fall off. */
+export class RingBuffer<T> {
+  readonly #items: (T | undefined)[];
+  #start = 0;
+  #length = 0;
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) {
+      throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
+    }
+    this.#items = new Array<T | undefined>(capacity);
+  }
+
+  get length(): number {
+    return this.#length;
+  }
+
+  push(item: T): void {
+    const end = (this.#start + this.#length) % this.capacity;
+    this.#items[end] = item;
+    if (this.#length < this.capacity) this.#length += 1;
+    else this.#start = (this.#start + 1) % this.capacity;
+  }
+
+  /** Items oldest first. */
+  toArray(): T[] {
+    const out: T[] = [];
+    for (let i = 0; i < this.#length; i += 1) out.push(this.#items[(this.#start + i) % this.capacity] as T);
+    return out;
+  }
+
+  clear(): void {
+    this.#items.fill(undefined);
+    this.#start = 0;
+    this.#length = 0;
+  }
+}

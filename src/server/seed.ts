@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { CONTENT_TYPES } from '../protocol/types.js';
+import { MAX_CONTENT_BYTES, STREAM_ID_PATTERN } from '../protocol/limits.js';
+
+const idSchema = z.string().regex(STREAM_ID_PATTERN, { error: 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"' });
+const keySchema = z.string().min(8, { error: 'must be at least 8 characters' }).max(256);
+
+const userSchema = z.strictObject({
+  id: idSchema,
+  name: z.string().min(1),
+  readerKey: keySchema,
+  follows: z.array(idSchema).default([]),
+  customTargets: z.record(idSchema, z.array(z.string().min(1))).default({}),
+});
+
+const streamSchema = z.strictObject({
+  id: idSchema,
+  name: z.string().min(1),
+  owner: idSchema,
+  key: keySchema,
+  custom: z.boolean().default(false),
+  customTargets: z.array(z.string().min(1)).default([]),
+});
+
+const seedPostSchema = z.strictObject({
+  streamId: idSchema,
+  content: z
+    .string()
+    .min(1)
+    .refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_CONTENT_BYTES, {
+      error: `must be at most ${MAX_CONTENT_BYTES} bytes`,
+    }),
+  contentType: z.enum(CONTENT_TYPES),
+  createdAt: z.iso.datetime({ offset: true }).optional(),
+  customTarget: z.string().min(1).optional(),
+});
+
+export const seedSchema = z.strictObject({
+  users: z.array(userSchema).min(1),
+  streams: z.array(streamSchema).default([]),
+  posts: z.array(seedPostSchema).default([]),
+});
+
+export type Seed = z.output<typeof seedSchema>;
+export type SeedInput = z.input<typeof seedSchema>;
+
+export class SeedError extends Error {
+  readonly code = 'invalid-seed';
+  constructor(readonly path: string, detail: string) {
+    super(`${path}: ${detail}`);
+    this.name = 'SeedError';
+  }
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (text, part) => (typeof part === 'number' ? `${text}[${part}]` : `${text}.${String(part)}`),
+    'seed',
+  );
+}
+
+/** Checks that every reference in the seed points at something that exists. */
+function checkReferences(seed: Seed): void {
+  const users = new Map(seed.users.map((user) => [user.id, user]));
+  const streams = new Map(seed.streams.map((stream) => [stream.id, stream]));
+  const seenKeys = new Map<string, string>();
+  const claimKey = (key: string, path: string) => {
+    const other = seenKeys.get(key);
+    // Never echo the key itself: name where it was seen instead.
+    if (other !== undefined) throw new SeedError(path, `repeats the key already used at ${other}`);
+    seenKeys.set(key, path);
+  };
+  const seenIds = new Set<string>();
+  seed.users.forEach((user, i) => {
+    if (seenIds.has(user.id)) throw new SeedError(`seed.users[${i}].id`, `duplicate user id "${user.id}"`);
+    seenIds.add(user.id);
+    claimKey(user.readerKey, `seed.users[${i}].readerKey`);
+  });
+  seenIds.clear();
+  seed.streams.forEach((stream, i) => {
+    const at = `seed.streams[${i}]`;
+    if (seenIds.has(stream.id)) throw new SeedError(`${at}.id`, `duplicate stream id "${stream.id}"`);
+    seenIds.add(stream.id);
+    if (!users.has(stream.owner)) throw new SeedError(`${at}.owner`, `unknown user "${stream.owner}"`);
+    claimKey(stream.key, `${at}.key`);
+    if (stream.custom && stream.customTargets.length === 0) {
+      throw new SeedError(`${at}.customTargets`, 'a custom stream must offer at least one target');
+    }
+    if (!stream.custom && stream.customTargets.length > 0) {
+      throw new SeedError(`${at}.customTargets`, 'only a custom stream ("custom": true) offers targets');
+    }
+  });
+  seed.users.forEach((user, i) => {
+    user.follows.forEach((streamId, j) => {
+      if (!streams.has(streamId)) throw new SeedError(`seed.users[${i}].follows[${j}]`, `unknown stream "${streamId}"`);
+    });
+    for (const [streamId, targets] of Object.entries(user.customTargets)) {
+      const at = `seed.users[${i}].customTargets.${streamId}`;
+      const stream = streams.get(streamId);
+      if (!stream) throw new SeedError(at, `unknown stream "${streamId}"`);
+      if (!stream.custom) throw new SeedError(at, `stream "${streamId}" is not a custom stream`);
+      const unknown = targets.find((target) => !stream.customTargets.includes(target));
+      if (unknown !== undefined) throw new SeedError(at, `stream "${streamId}" offers no target "${unknown}"`);
+    }
+  });
+  seed.posts.forEach((post, i) => {
+    const at = `seed.posts[${i}]`;
+    const stream = streams.get(post.streamId);
+    if (!stream) throw new SeedError(`${at}.streamId`, `unknown stream "${post.streamId}"`);
+    if (stream.custom && post.customTarget === undefined) {
+      throw new SeedError(`${at}.customTarget`, `required on custom stream "${stream.id}"`);
+    }
+    if (!stream.custom && post.customTarget !== undefined) {
+      throw new SeedError(`${at}.customTarget`, `stream "${stream.id}" is not a custom stream`);
+    }
+    if (post.customTarget !== undefined && !stream.customTargets.includes(post.customTarget)) {
+      throw new SeedError(`${at}.customTarget`, `stream "${stream.id}" offers no target "${post.customTarget}"`);
+    }
+  });
+}
+
+/** Validates a parsed seed document; throws SeedError naming the field path. */
+export function parseSeed(document: unknown): Seed {
+  const result = seedSchema.safeParse(document);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new SeedError(formatPath(issue?.path ?? []), issue?.message ?? 'invalid seed');
+  }
+  checkReferences(result.data);
+  return result.data;
+}
+
+/** Parses seed JSON text; `source` names the file in errors. */
+export function parseSeedText(text: string): Seed {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    throw new SeedError('seed', `not valid JSON (${(error as Error).message})`);
+  }
+  return parseSeed(document);
+}

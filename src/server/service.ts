@@ -1,0 +1,109 @@
+import { ProtocolError } from '../protocol/errors.js';
+import { PUBLISH_COMMAND, type PublishArgs } from '../protocol/types.js';
+import type { Identity, PostRecord, PublishResult, Store, StreamRecord, UserRecord } from './store.js';
+import { canSee } from './store.js';
+
+/** The streams a subscription resolved to, with what the user may see of each. */
+export interface ResolvedSubscription {
+  user: UserRecord;
+  streams: StreamRecord[];
+}
+
+const MAX_IDS_NAMED = 10;
+
+function nameIds(ids: readonly string[]): string {
+  const named = ids.slice(0, MAX_IDS_NAMED).map((id) => `"${id.slice(0, 64)}"`).join(', ');
+  return ids.length > MAX_IDS_NAMED ? `${named} and ${ids.length - MAX_IDS_NAMED} more` : named;
+}
+
+/**
+ * The service's rules (PROTOCOL.md B1, B4) over a Store, shared by the
+ * WebSocket and REST surfaces so both answer the same way.
+ */
+export class StreamPostsService {
+  constructor(readonly store: Store) {}
+
+  authenticate(key: string | undefined): Promise<Identity | undefined> {
+    if (key === undefined || key === '') return Promise.resolve(undefined);
+    return this.store.authenticate(key);
+  }
+
+  async userOf(identity: Identity): Promise<UserRecord> {
+    const user = await this.store.user(identity.userId);
+    if (!user) throw new ProtocolError('internal', 'the user of this key no longer exists');
+    return user;
+  }
+
+  /** Resolves `streamIds` (empty = all of the user's streams); all-or-nothing. */
+  async resolveStreams(identity: Identity, streamIds: readonly string[], command: string): Promise<ResolvedSubscription> {
+    const user = await this.userOf(identity);
+    const own = await this.store.streamsOf(user.id);
+    if (streamIds.length === 0) return { user, streams: own };
+    const ownById = new Map(own.map((stream) => [stream.id, stream]));
+    const missing: string[] = [];
+    const notFollowed: string[] = [];
+    const streams: StreamRecord[] = [];
+    for (const id of streamIds) {
+      const stream = ownById.get(id);
+      if (stream) streams.push(stream);
+      else if (await this.store.stream(id)) notFollowed.push(id);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      throw new ProtocolError('not-found', `no stream with id ${nameIds(missing)}`, command);
+    }
+    if (notFollowed.length > 0) {
+      throw new ProtocolError('forbidden', `this key's user does not follow or own stream ${nameIds(notFollowed)}`, command);
+    }
+    return { user, streams };
+  }
+
+  async publish(identity: Identity, args: PublishArgs): Promise<PublishResult> {
+    const stream = await this.store.stream(args.streamId);
+    if (!stream) throw new ProtocolError('not-found', `no stream with id "${args.streamId}"`, PUBLISH_COMMAND);
+    if (identity.kind !== 'stream' || identity.streamId !== stream.id) {
+      const why = identity.kind === 'reader' ? 'a reader key cannot publish' : 'this key belongs to another stream';
+      throw new ProtocolError('forbidden', `${why}; publish to "${stream.id}" with its stream key`, PUBLISH_COMMAND);
+    }
+    if (stream.custom) {
+      if (args.customTarget === null) {
+        throw new ProtocolError(
+          'invalid-argument',
+          `customTarget is required on custom stream "${stream.id}" (one of ${stream.customTargets.join(', ')})`,
+          PUBLISH_COMMAND,
+        );
+      }
+      if (!stream.customTargets.includes(args.customTarget)) {
+        throw new ProtocolError(
+          'invalid-argument',
+          `customTarget must be one of ${stream.customTargets.join(', ')} on stream "${stream.id}"`,
+          PUBLISH_COMMAND,
+        );
+      }
+    } else if (args.customTarget !== null) {
+      throw new ProtocolError('invalid-argument', `customTarget is only allowed on custom streams; "${stream.id}" is not one`, PUBLISH_COMMAND);
+    }
+    return this.store.publish({
+      streamId: stream.id,
+      text: args.content,
+      contentType: args.contentType,
+      releaseAt: args.releaseAt === null ? null : Date.parse(args.releaseAt),
+      customTarget: args.customTarget,
+      idempotencyKey: args.idempotencyKey,
+    });
+  }
+
+  /** Recent posts of the streams the user may see, oldest first, up to `perStream` each. */
+  async history(resolved: ResolvedSubscription, perStream: number): Promise<PostRecord[]> {
+    if (perStream === 0) return [];
+    const all: PostRecord[] = [];
+    for (const stream of resolved.streams) {
+      const visible = (await this.store.recent(stream.id, Number.MAX_SAFE_INTEGER)).filter((post) =>
+        canSee(resolved.user, stream, post),
+      );
+      all.push(...visible.slice(Math.max(visible.length - perStream, 0)));
+    }
+    // ULIDs sort by creation time.
+    return all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+}

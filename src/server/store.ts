@@ -1,0 +1,110 @@
+import type { ContentType, Post } from '../protocol/types.js';
+
+/** Who a key speaks for. A stream key acts as the stream's owner. */
+export interface Identity {
+  userId: string;
+  kind: 'reader' | 'stream';
+  /** The one stream a stream key may publish to. */
+  streamId?: string;
+}
+
+export interface UserRecord {
+  id: string;
+  name: string;
+  follows: readonly string[];
+  /** Selected targets per followed custom stream (case-sensitive). */
+  customTargets: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+export interface StreamRecord {
+  id: string;
+  name: string;
+  owner: string;
+  custom: boolean;
+  customTargets: readonly string[];
+}
+
+/** A stored post. `hidden` turns false at release; everything else is fixed. */
+export interface PostRecord {
+  readonly id: string;
+  readonly streamId: string;
+  readonly streamName: string;
+  readonly text: string;
+  readonly contentType: ContentType;
+  readonly createdAt: number;
+  readonly releaseAt: number | null;
+  readonly customTarget: string | null;
+  hidden: boolean;
+}
+
+export interface PublishRequest {
+  streamId: string;
+  text: string;
+  contentType: ContentType;
+  releaseAt: number | null;
+  customTarget: string | null;
+  idempotencyKey: string | null;
+}
+
+export interface PublishResult {
+  post: PostRecord;
+  duplicate: boolean;
+}
+
+export type StoreEvent = { type: 'created' | 'released'; post: PostRecord };
+
+export interface StoreStats {
+  posts: number;
+  scheduledReleases: number;
+  idempotencyKeys: number;
+}
+
+/**
+ * Every piece of service state sits behind this interface: identities,
+ * streams, posts and history, idempotency, the release schedule and the
+ * notification of new and released posts. It is asynchronous so that a store
+ * on a shared engine can replace the in-memory one and let several `serve`
+ * processes act as one service; `publish` must deduplicate atomically.
+ */
+export interface Store {
+  authenticate(key: string): Promise<Identity | undefined>;
+  user(id: string): Promise<UserRecord | undefined>;
+  stream(id: string): Promise<StreamRecord | undefined>;
+  /** Streams a user follows or owns, in seed order. */
+  streamsOf(userId: string): Promise<StreamRecord[]>;
+  publish(request: PublishRequest): Promise<PublishResult>;
+  /** Up to `limit` most recent posts of a stream, oldest first. */
+  recent(streamId: string, limit: number): Promise<PostRecord[]>;
+  /** Listens for created and released posts; returns an unsubscribe function. */
+  onEvent(listener: (event: StoreEvent) => void): () => void;
+  stats(): Promise<StoreStats>;
+  /** Back to the seed: posts, idempotency keys and pending releases are dropped. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The wire form of a post; `reveal` includes the text of a hidden post (publisher's ack). */
+export function toWirePost(record: PostRecord, reveal = false): Post {
+  return {
+    id: record.id,
+    streamId: record.streamId,
+    streamName: record.streamName,
+    text: record.hidden && !reveal ? null : record.text,
+    contentType: record.contentType,
+    createdAt: iso(record.createdAt),
+    releaseAt: record.releaseAt === null ? null : iso(record.releaseAt),
+    hidden: record.hidden,
+    customTarget: record.customTarget,
+  };
+}
+
+/** Whether a user sees a post of a stream (PROTOCOL.md B1 custom-target rule). */
+export function canSee(user: UserRecord, stream: StreamRecord, post: Pick<PostRecord, 'customTarget'>): boolean {
+  if (!stream.custom || stream.owner === user.id) return true;
+  if (post.customTarget === null) return false;
+  return user.customTargets.get(stream.id)?.has(post.customTarget) ?? false;
+}

@@ -1,0 +1,189 @@
+import { afterEach } from 'vitest';
+import WebSocket from 'ws';
+import { DEMO_SEED } from '../../src/server/demo-seed.js';
+import { startServer, type ServerOptions, type StreamPostsServer } from '../../src/server/server.js';
+
+/** Demo-seed keys, by role, for tests. */
+export const KEYS = {
+  alice: 'sp_demo_reader_alice',
+  bob: 'sp_demo_reader_bob',
+  newsdesk: 'sp_demo_reader_newsdesk',
+  cryptoLegal: 'sp_demo_stream_crypto_legal',
+  macroWire: 'sp_demo_stream_macro_wire',
+  whaleAlerts: 'sp_demo_stream_whale_alerts',
+} as const;
+
+const cleanups: (() => Promise<void> | void)[] = [];
+
+afterEach(async () => {
+  const pending = cleanups.splice(0).reverse();
+  for (const cleanup of pending) await cleanup();
+});
+
+/** A server on port 0 with the demo seed (unless given), closed after the test. */
+export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<StreamPostsServer> {
+  const server = await startServer({ seed: DEMO_SEED, port: 0, rateLimit: 0, ...options });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+export interface Message {
+  event?: string;
+  data?: any;
+  requestId?: string;
+  [field: string]: unknown;
+}
+
+export interface ConnectOptions {
+  key?: string;
+  /** Send the key as ?apiKey= instead of the x-api-key header. */
+  keyInQuery?: boolean;
+  /** Path after the base URL, default /v1/ws. */
+  path?: string;
+  query?: Record<string, string>;
+  wsOptions?: WebSocket.ClientOptions;
+}
+
+/** A WebSocket client that records every message, for asserting on what the server sent. */
+export class TestClient {
+  readonly messages: Message[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  readonly #waiters = new Set<() => void>();
+  #cursor = 0;
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      this.messages.push(JSON.parse(data.toString()) as Message);
+      for (const wake of this.#waiters) wake();
+    });
+    this.closed = new Promise((resolve) => {
+      ws.on('close', (code, reason) => {
+        resolve({ code, reason: reason.toString() });
+        for (const wake of this.#waiters) wake();
+      });
+    });
+    ws.on('error', () => {});
+  }
+
+  send(command: unknown): void {
+    this.ws.send(typeof command === 'string' ? command : JSON.stringify(command));
+  }
+
+  /** Waits for the first message after the cursor matching `match`, moves the cursor past it. */
+  async next(match: (message: Message) => boolean = () => true, timeoutMs = 2000): Promise<Message> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      for (let i = this.#cursor; i < this.messages.length; i += 1) {
+        const message = this.messages[i]!;
+        if (match(message)) {
+          this.#cursor = i + 1;
+          return message;
+        }
+      }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) {
+        throw new Error(`no matching message within ${timeoutMs} ms; got ${JSON.stringify(this.messages.slice(this.#cursor))}`);
+      }
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          this.#waiters.delete(wake);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(wake, remaining);
+        this.#waiters.add(wake);
+      });
+    }
+  }
+
+  /** Waits for the next message with this event name. */
+  nextEvent(event: string, timeoutMs?: number): Promise<Message> {
+    return this.next((message) => message.event === event, timeoutMs);
+  }
+
+  /** Sends a command with a fresh requestId and waits for the reply carrying it. */
+  async request(event: string, data: unknown, timeoutMs?: number): Promise<Message> {
+    const requestId = `r${Math.random().toString(36).slice(2)}`;
+    this.send({ event, data, requestId });
+    return this.next((message) => message.requestId === requestId && message.event !== undefined, timeoutMs);
+  }
+
+  /** Messages received after the cursor so far (does not wait). */
+  rest(): Message[] {
+    return this.messages.slice(this.#cursor);
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+/** Opens a connection and resolves once it is open (not once authenticated). */
+export async function connect(server: StreamPostsServer, options: ConnectOptions = {}): Promise<TestClient> {
+  const url = new URL(`${server.url}${options.path ?? '/v1/ws'}`);
+  for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value);
+  const headers: Record<string, string> = {};
+  if (options.key !== undefined) {
+    if (options.keyInQuery) url.searchParams.set('apiKey', options.key);
+    else headers['x-api-key'] = options.key;
+  }
+  const ws = new WebSocket(url, { headers, ...options.wsOptions });
+  const client = new TestClient(ws);
+  cleanups.push(async () => {
+    if (ws.readyState === WebSocket.CLOSED) return;
+    ws.terminate();
+    await client.closed;
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused with HTTP ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+  return client;
+}
+
+/** Connects with a key and waits for `connected`. */
+export async function connectAs(server: StreamPostsServer, key: string, options: Omit<ConnectOptions, 'key'> = {}): Promise<TestClient> {
+  const client = await connect(server, { ...options, key });
+  await client.nextEvent('connected');
+  return client;
+}
+
+/** Publishes with a stream key over a fresh connection; returns the ack's post. */
+export async function publish(server: StreamPostsServer, key: string, data: Record<string, unknown>): Promise<any> {
+  const publisher = await connectAs(server, key);
+  const reply = await publisher.request('add-stream-post', { contentType: 'rawtext', ...data });
+  publisher.close();
+  if (reply.event !== 'ack') throw new Error(`publish failed: ${JSON.stringify(reply)}`);
+  return reply.data.post;
+}
+
+/** JSON over HTTP against the server's REST origin. */
+export async function http(
+  server: StreamPostsServer,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; rawBody?: string | Buffer } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const headers: Record<string, string> = {};
+  if (options.key !== undefined) headers['x-api-key'] = options.key;
+  let body: string | Buffer | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] = 'application/json';
+  }
+  const response = await fetch(`${server.httpUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text), headers: response.headers };
+}
+
+/** Moves the server clock forward through the admin endpoint. */
+export async function advanceClock(server: StreamPostsServer, advanceMs: number): Promise<void> {
+  const reply = await http(server, 'POST', '/_admin/clock', { body: { advanceMs } });
+  if (reply.status !== 200) throw new Error(`clock advance failed: ${JSON.stringify(reply.body)}`);
+}
+
+/** Admin counts: connections, subscriptions, posts, scheduledReleases, idempotencyKeys. */
+export async function adminState(server: StreamPostsServer): Promise<any> {
+  return (await http(server, 'GET', '/_admin/state')).body;
+}
