@@ -75,3 +75,9 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
   }
   return value as Record<string, unknown>;
 }
+
+/** The API key of a request: the `x-api-key` header, else the `apiKey` query parameter. */
+export function keyFromRequest(req: IncomingMessage, url: URL): string | undefined {
+  const header = req.headers['x-api-key'];
+  return (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('apiKey') ?? undefined;
+}

@@ -3,7 +3,7 @@ import { parseCommandArgs } from '../protocol/commands.js';
 import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
 import { MAX_FRAME_BYTES, MAX_LAST_POSTS, REST_DEFAULT_LIMIT } from '../protocol/limits.js';
 import { PUBLISH_COMMAND } from '../protocol/types.js';
-import { BodyTooLargeError, decodeSegment, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
+import { BodyTooLargeError, decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
 import type { Logger } from './logger.js';
 import type { TokenBucket } from './rate-limiter.js';
 import type { StreamPostsService } from './service.js';
@@ -18,12 +18,6 @@ export interface RestContext {
 const POST_ROUTE = /^\/v1\/streams\/([^/]+)\/post$/;
 const POSTS_ROUTE = /^\/v1\/streams\/([^/]+)\/posts$/;
 const LIMIT_PATTERN = /^\d+$/;
-
-function keyOf(req: IncomingMessage, url: URL): string | undefined {
-  const header = req.headers['x-api-key'];
-  const fromHeader = Array.isArray(header) ? header[0] : header;
-  return fromHeader ?? url.searchParams.get('apiKey') ?? undefined;
-}
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendError(res, 'bad-request', `this endpoint accepts ${allow} only`, 405, { allow });
@@ -46,7 +40,7 @@ export function createRestHandler(context: RestContext) {
   }
 
   async function authenticate(req: IncomingMessage, url: URL): Promise<Identity> {
-    const identity = await service.authenticate(keyOf(req, url));
+    const identity = await service.authenticate(keyFromRequest(req, url));
     if (!identity) throw new ProtocolError('unauthorized', UNAUTHORIZED_MESSAGE);
     if (!withinRate(identity)) throw new ProtocolError('rate-limited', 'too many requests for this key; slow down and retry');
     return identity;

@@ -11,7 +11,7 @@ import { createAdminHandler } from './admin.js';
 import { DEFAULTS } from './defaults.js';
 import { AdjustableClock } from './clock.js';
 import { FanOut } from './fanout.js';
-import { sendError, sendJson } from './http-util.js';
+import { keyFromRequest, sendError, sendJson } from './http-util.js';
 import { silentLogger, type Logger } from './logger.js';
 import { MemoryStore } from './memory-store.js';
 import { TokenBucket } from './rate-limiter.js';
@@ -62,11 +62,6 @@ function routeUpgrade(url: URL): SessionStart['urlCommand'] | 'plain' | undefine
   if (!path.startsWith(`${WS_PATH}/`)) return undefined;
   const command = path.slice(WS_PATH.length + 1);
   return isCommandName(command) ? { event: command, args: queryToArgs(url.searchParams) } : undefined;
-}
-
-function keyOf(req: IncomingMessage, url: URL): string | undefined {
-  const header = req.headers['x-api-key'];
-  return (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('apiKey') ?? undefined;
 }
 
 /** The embedded Stream Posts service: HTTP (REST, admin) and WebSocket on one port. */
@@ -158,7 +153,7 @@ export class StreamPostsServer {
       }
       socket.on('error', () => socket.destroy());
       this.#wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
-        const start: SessionStart = { id: `c${this.#nextSessionId++}`, key: keyOf(req, url) };
+        const start: SessionStart = { id: `c${this.#nextSessionId++}`, key: keyFromRequest(req, url) };
         if (route !== 'plain') start.urlCommand = route;
         const session = new Session(ws, sessionContext, start);
         this.#sessions.add(session);

@@ -128,18 +128,24 @@ export class Session implements Subscriber {
   }
 
   #onMessage(data: Buffer, isBinary: boolean): void {
-    if (isBinary) {
-      this.#reject(new ProtocolError('bad-request', 'binary frames are not accepted; send JSON text frames'));
-      return;
-    }
-    if (this.#rateLimiter && !this.#rateLimiter.tryTake()) {
-      this.#reject(new ProtocolError('rate-limited', 'too many commands on this connection; slow down and retry'));
-      return;
-    }
-    const text = data.toString('utf8');
+    // The token is taken on arrival; the reply waits its turn so replies stay in command order.
+    const limited = this.#rateLimiter !== undefined && !this.#rateLimiter.tryTake();
     this.#queue = this.#queue.then(() => {
       if (this.#identity === undefined || this.#closed) return;
-      const parsed = parseCommandFrame(text);
+      if (isBinary) {
+        this.#reject(new ProtocolError('bad-request', 'binary frames are not accepted; send JSON text frames'));
+        return;
+      }
+      const parsed = parseCommandFrame(data.toString('utf8'));
+      if (limited) {
+        const event = parsed.ok ? parsed.command.event : undefined;
+        const requestId = parsed.ok ? parsed.command.requestId : parsed.requestId;
+        this.#reject(
+          new ProtocolError('rate-limited', 'too many commands on this connection; slow down and retry', event),
+          requestId,
+        );
+        return;
+      }
       if (!parsed.ok) {
         this.#reject(parsed.error, parsed.requestId);
         return;
