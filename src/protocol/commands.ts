@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseIsoDateTime } from './dates.js';
 import { ProtocolError } from './errors.js';
 import {
   MAX_CONTENT_BYTES,
@@ -48,10 +49,11 @@ const subscribeSchema = z.object({
   lastPosts: lastPostsSchema.optional().transform((n) => n ?? 0),
 });
 
-const isoDateTimeSchema = z.iso.datetime({
-  offset: true,
-  error: 'releaseAt must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T09:30:00Z',
-});
+const isoDateTimeSchema = z
+  .string({ error: 'releaseAt must be a string' })
+  .refine((text) => parseIsoDateTime(text) !== undefined, {
+    error: 'releaseAt must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T09:30:00Z',
+  });
 
 const optionalNullable = <T extends z.ZodType>(schema: T) =>
   schema

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { epochToIso } from './dates.js';
 import { isErrorCode, type ErrorCode } from './errors.js';
 import type { Envelope, Post, ServerEventName, StreamSummary, TreeItem } from './types.js';
 
@@ -14,9 +15,15 @@ export function encodeError(code: ErrorCode, message: string, command?: string, 
 
 // --- tolerant reading (PROTOCOL.md B3): what a client accepts from any server ---
 
-const dateLike = z
-  .union([z.string(), z.number()])
-  .transform((value) => (typeof value === 'number' ? new Date(value).toISOString() : value));
+const dateLike = z.union([z.string(), z.number()]).transform((value, context) => {
+  if (typeof value === 'string') return value;
+  const iso = epochToIso(value);
+  if (iso === undefined) {
+    context.addIssue({ code: 'custom', message: 'not a representable epoch time' });
+    return z.NEVER;
+  }
+  return iso;
+});
 
 const postSchema = z
   .object({

@@ -3,6 +3,7 @@ import type { Post, TreeItem } from './types.js';
 // A URL ends at whitespace, quotes, angle brackets or a closing parenthesis
 // (markdown links); trailing sentence punctuation is not part of it.
 const URL_PATTERN = /https?:\/\/[^\s<>()"'`[\]]+/i;
+const URL_PATTERN_GLOBAL = new RegExp(URL_PATTERN.source, 'gi');
 const TRAILING_PUNCTUATION = /[.,;:!?*_~]+$/;
 // "$BNB", "$btc" count; "$100" and "US$5" do not.
 const CASHTAG_PATTERN = /(?<![\w$])\$([A-Za-z][A-Za-z0-9]{0,9})(?![A-Za-z0-9])/g;
@@ -21,7 +22,9 @@ export interface CoinSuggestion {
 /** Cashtags in order of first appearance, each with the spellings found. */
 export function cashtags(text: string): CoinSuggestion[] {
   const byCoin = new Map<string, Set<string>>();
-  for (const match of text.matchAll(CASHTAG_PATTERN)) {
+  // "$BTC" inside a URL is part of an address, not a mention.
+  const withoutUrls = text.replace(URL_PATTERN_GLOBAL, ' ');
+  for (const match of withoutUrls.matchAll(CASHTAG_PATTERN)) {
     const symbol = match[1];
     if (symbol === undefined) continue;
     const coin = symbol.toUpperCase();

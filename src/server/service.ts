@@ -1,3 +1,4 @@
+import { parseIsoDateTime } from '../protocol/dates.js';
 import { ProtocolError } from '../protocol/errors.js';
 import { PUBLISH_COMMAND, type PublishArgs } from '../protocol/types.js';
 import type { Identity, PostRecord, PublishResult, Store, StreamRecord, UserRecord } from './store.js';
@@ -87,7 +88,7 @@ export class StreamPostsService {
       streamId: stream.id,
       text: args.content,
       contentType: args.contentType,
-      releaseAt: args.releaseAt === null ? null : Date.parse(args.releaseAt),
+      releaseAt: args.releaseAt === null ? null : (parseIsoDateTime(args.releaseAt) ?? null),
       customTarget: args.customTarget,
       idempotencyKey: args.idempotencyKey,
     });

@@ -1,0 +1,20 @@
+// Calendar date, 'T', hours:minutes, optional seconds and fraction, then a
+// time zone: Z, ±hh:mm, ±hhmm or ±hh. A date-time without a zone is ambiguous.
+const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)(Z|[+-]\d{2}(?::?\d{2})?)$/i;
+
+/** Epoch milliseconds of an ISO 8601 date-time with a time zone, or undefined. */
+export function parseIsoDateTime(text: string): number | undefined {
+  const match = ISO_DATE_TIME.exec(text.trim());
+  if (!match) return undefined;
+  const [, local = '', zone = ''] = match;
+  let offset = zone.toUpperCase();
+  if (offset !== 'Z') offset = offset.length === 3 ? `${offset}:00` : offset.length === 5 ? `${offset.slice(0, 3)}:${offset.slice(3)}` : offset;
+  const ms = Date.parse(`${local.replace(',', '.')}${offset}`);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** An epoch-millisecond number as an ISO string, or undefined when no Date can hold it. */
+export function epochToIso(ms: number): string | undefined {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
