@@ -99,6 +99,19 @@ export async function serve(options: ServeOptions): Promise<number> {
     options.tlsCert !== undefined && options.tlsKey !== undefined
       ? { cert: await readInput(options.tlsCert, 'TLS certificate'), key: await readInput(options.tlsKey, 'TLS key') }
       : undefined;
+  // Handlers go in before anything is printed: a script that reads the
+  // listening line and signals at once must still get a clean stop.
+  let child: ReturnType<typeof runChild> | undefined;
+  let stopRequested = false;
+  const stopped = new Promise<number>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      stopRequested = true;
+      if (child) child.kill(signal);
+      else resolve(EXIT.ok);
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
   // With --exec the command owns stdout; the server speaks on stderr.
   const out = options.exec === undefined ? process.stdout : process.stderr;
   const logger = options.quiet ? silentLogger : createLogger(options.logFormat, out);
@@ -135,17 +148,8 @@ export async function serve(options: ServeOptions): Promise<number> {
     else printStartup(out, server, seed, options);
   }
 
-  let child: ReturnType<typeof runChild> | undefined;
-  const stopped = new Promise<number>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      if (child) child.kill(signal);
-      else resolve(EXIT.ok);
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-  });
   let exitCode: number;
-  if (options.exec !== undefined) {
+  if (options.exec !== undefined && !stopRequested) {
     child = runChild(options.exec, execEnvironment(server, seed));
     exitCode = await child.done.catch((error: Error) => {
       process.stderr.write(`stream-posts serve: cannot run --exec command: ${error.message}\n`);
