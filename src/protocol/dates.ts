@@ -7,6 +7,12 @@ export function parseIsoDateTime(text: string): number | undefined {
   const match = ISO_DATE_TIME.exec(text.trim());
   if (!match) return undefined;
   const [, local = '', zone = ''] = match;
+  // Date.parse rolls 2030-02-30 over into March; a date that does not exist is an error.
+  const [year, month, day] = local.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const calendar = new Date(Date.UTC(year, month - 1, day));
+  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) {
+    return undefined;
+  }
   let offset = zone.toUpperCase();
   if (offset !== 'Z') offset = offset.length === 3 ? `${offset}:00` : offset.length === 5 ? `${offset.slice(0, 3)}:${offset.slice(3)}` : offset;
   const ms = Date.parse(`${local.replace(',', '.')}${offset}`);

@@ -79,5 +79,7 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
 /** The API key of a request: the `x-api-key` header, else the `apiKey` query parameter. */
 export function keyFromRequest(req: IncomingMessage, url: URL): string | undefined {
   const header = req.headers['x-api-key'];
-  return (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('apiKey') ?? undefined;
+  const fromHeader = Array.isArray(header) ? header[0] : header;
+  // An empty header is no key at all, so a key in the query still counts.
+  return fromHeader || url.searchParams.get('apiKey') || undefined;
 }

@@ -51,7 +51,8 @@ export class StreamPostsService {
       else missing.push(id);
     }
     if (missing.length > 0) {
-      throw new ProtocolError('not-found', `no stream with id ${nameIds(missing)}`, command);
+      const alsoNotFollowed = notFollowed.length > 0 ? `; not followed: ${nameIds(notFollowed)}` : '';
+      throw new ProtocolError('not-found', `no stream with id ${nameIds(missing)}${alsoNotFollowed}`, command);
     }
     if (notFollowed.length > 0) {
       throw new ProtocolError('forbidden', `this key's user does not follow or own stream ${nameIds(notFollowed)}`, command);
