@@ -7,7 +7,8 @@ export type Format = 'envelope' | 'tree';
 /** The side of a connection that fan-out writes to. */
 export interface Subscriber {
   /** Fan-out sequence number of the last post sent in each format, to send a post once per format. */
-  readonly stamps: Record<Format, number>;
+  envelopeStamp: number;
+  treeStamp: number;
   sendFrame(frame: Buffer): void;
 }
 
@@ -44,13 +45,19 @@ interface FrameCache {
   tree?: Buffer;
 }
 
+interface StreamEntry {
+  /** Only a custom stream's posts are filtered per subscriber (by custom target). */
+  custom: boolean;
+  subscriptions: Set<Subscription>;
+}
+
 /**
  * Delivers posts to subscriptions. Subscriptions are indexed by stream, so a
  * post costs O(its subscribers); each post is serialized once per format and
  * the same Buffer is written to every socket.
  */
 export class FanOut {
-  readonly #byStream = new Map<string, Set<Subscription>>();
+  readonly #byStream = new Map<string, StreamEntry>();
   readonly #frames = new WeakMap<PostRecord, FrameCache>();
   #size = 0;
   #seq = 0;
@@ -61,21 +68,21 @@ export class FanOut {
 
   add(subscription: Subscription): void {
     for (const stream of subscription.streams) {
-      let set = this.#byStream.get(stream.id);
-      if (!set) {
-        set = new Set();
-        this.#byStream.set(stream.id, set);
+      let entry = this.#byStream.get(stream.id);
+      if (!entry) {
+        entry = { custom: stream.custom, subscriptions: new Set() };
+        this.#byStream.set(stream.id, entry);
       }
-      set.add(subscription);
+      entry.subscriptions.add(subscription);
     }
     this.#size += 1;
   }
 
   remove(subscription: Subscription): void {
     for (const stream of subscription.streams) {
-      const set = this.#byStream.get(stream.id);
-      if (!set?.delete(subscription)) continue;
-      if (set.size === 0) this.#byStream.delete(stream.id);
+      const entry = this.#byStream.get(stream.id);
+      if (!entry?.subscriptions.delete(subscription)) continue;
+      if (entry.subscriptions.size === 0) this.#byStream.delete(stream.id);
     }
     this.#size -= 1;
   }
@@ -97,16 +104,26 @@ export class FanOut {
   }
 
   dispatch(event: StoreEvent): void {
-    const subscriptions = this.#byStream.get(event.post.streamId);
-    if (!subscriptions) return;
+    const entry = this.#byStream.get(event.post.streamId);
+    if (!entry) return;
     const seq = ++this.#seq;
-    for (const subscription of subscriptions) {
-      if (!subscription.sees(event.post)) continue;
+    const { post, type } = event;
+    // Resolved once per event, not per subscriber: the loop below runs 1,000s of times.
+    let envelope: Buffer | undefined;
+    let tree: Buffer | undefined;
+    for (const subscription of entry.subscriptions) {
+      if (entry.custom && !subscription.sees(post)) continue;
       const { subscriber, format } = subscription;
-      if (subscriber.stamps[format] === seq) continue;
-      subscriber.stamps[format] = seq;
+      if (format === 'tree') {
+        if (subscriber.treeStamp === seq) continue;
+        subscriber.treeStamp = seq;
+      } else {
+        if (subscriber.envelopeStamp === seq) continue;
+        subscriber.envelopeStamp = seq;
+      }
       if (subscription.pending) subscription.pending.push(event);
-      else subscriber.sendFrame(this.frame(event.type, event.post, format));
+      else if (format === 'tree') subscriber.sendFrame((tree ??= this.frame(type, post, format)));
+      else subscriber.sendFrame((envelope ??= this.frame(type, post, format)));
     }
   }
 

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { Clock } from './clock.js';
@@ -35,6 +35,18 @@ interface IdempotencyEntry {
 
 const SEED_POST_SPACING_MS = 60_000;
 
+// ulid's default PRNG makes a WebCrypto call per character (16 per id); one
+// CSPRNG refill per 4 KiB keeps the ids as random for a fraction of the cost.
+const randomPool = new Uint8Array(4096);
+let randomAt = randomPool.length;
+function pooledRandom(): number {
+  if (randomAt === randomPool.length) {
+    randomFillSync(randomPool);
+    randomAt = 0;
+  }
+  return randomPool[randomAt++]! / 256;
+}
+
 function digest(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
@@ -55,7 +67,7 @@ export class MemoryStore implements Store {
   readonly #listeners = new Set<(event: StoreEvent) => void>();
   readonly #scheduler: ReleaseScheduler;
   // Kept across reset so no id is ever issued twice by one process.
-  readonly #nextId = monotonicFactory();
+  readonly #nextId = monotonicFactory(pooledRandom);
   #postCount = 0;
 
   constructor(options: MemoryStoreOptions) {

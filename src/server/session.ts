@@ -19,6 +19,8 @@ export const CLOSE_UNAUTHORIZED = 4401;
 // A slow consumer gets its close frame queued behind the data it is not
 // reading; past this grace the socket is dropped so its buffers are freed.
 const SLOW_CONSUMER_GRACE_MS = 1000;
+const OPEN = 1;
+const TEXT_FRAME = { binary: false } as const;
 
 export interface SessionContext {
   service: StreamPostsService;
@@ -38,7 +40,8 @@ export interface SessionStart {
 
 /** One WebSocket connection: authentication, commands, subscriptions, backpressure. */
 export class Session implements Subscriber {
-  readonly stamps: Record<Format, number> = { envelope: 0, tree: 0 };
+  envelopeStamp = 0;
+  treeStamp = 0;
   /** Cleared by each keep-alive round, set again by the pong. */
   isAlive = true;
   readonly #ws: WebSocket;
@@ -81,8 +84,8 @@ export class Session implements Subscriber {
 
   sendFrame(frame: Buffer | string): void {
     const ws = this.#ws;
-    if (ws.readyState !== ws.OPEN) return;
-    ws.send(frame, { binary: false });
+    if (ws.readyState !== OPEN) return;
+    ws.send(frame, TEXT_FRAME);
     if (ws.bufferedAmount > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
   }
 

@@ -1,0 +1,49 @@
+/**
+ * The baseline of bench/fanout: a bare `ws` server with none of stream-posts'
+ * work (no auth, no commands, no store, no backpressure checks). Subscribers
+ * connect to `/`; a publisher on `/control` sends already-serialized post
+ * frames, and each one is written as-is to every subscriber with
+ * `client.send(frame)` (as a text frame, like stream-posts sends), then acked.
+ *
+ * Prints `listening on ws://127.0.0.1:PORT` once bound, like `stream-posts serve --quiet`.
+ */
+import { WebSocketServer } from 'ws';
+
+const CONNECTED = Buffer.from(
+  JSON.stringify({ event: 'connected', data: { message: 'connected', userId: 'bench-reader', streams: ['macro-wire'] } }),
+);
+const ACK = Buffer.from(JSON.stringify({ event: 'ack', data: { duplicate: false } }));
+
+const subscribers = new Set();
+const wss = new WebSocketServer({
+  host: '127.0.0.1',
+  port: 0,
+  clientTracking: false,
+  perMessageDeflate: false,
+  maxPayload: 1024 * 1024,
+});
+
+wss.on('connection', (ws, req) => {
+  ws.on('error', () => ws.terminate());
+  if (req.url === '/control') {
+    ws.on('message', (frame) => {
+      for (const client of subscribers) client.send(frame, { binary: false });
+      ws.send(ACK, { binary: false });
+    });
+    return;
+  }
+  subscribers.add(ws);
+  ws.on('close', () => subscribers.delete(ws));
+  ws.send(CONNECTED, { binary: false });
+});
+
+wss.on('listening', () => {
+  process.stdout.write(`listening on ws://127.0.0.1:${wss.address().port}\n`);
+});
+
+const stop = () => {
+  for (const client of subscribers) client.terminate();
+  wss.close(() => process.exit(0));
+};
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);

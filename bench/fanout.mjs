@@ -1,0 +1,495 @@
+/**
+ * bench/fanout — one stream, 1,000 subscribers: deliveries per second and
+ * publish-to-delivery latency of `stream-posts serve`, side by side with a bare
+ * `ws` server (bench/bare-ws-server.mjs) that broadcasts the same frames to
+ * the same 1,000 clients. Target: at least 80% of the bare server's deliveries/s.
+ *
+ * Processes: `stream-posts serve` (the built CLI), the bare server, and two
+ * subscriber processes (bench/fanout-client.mjs) each holding half of the
+ * clients of both servers; this process publishes. So each server has a
+ * process to itself and the measuring side is the same for both.
+ *
+ * Pacing, the same for both servers: posts are published back to back while
+ * fewer than `window` of them are still on their way to some subscriber (a
+ * closed loop on delivery, not on the publish ack, so a server cannot run
+ * ahead of its clients by queueing frames in socket buffers). A run's
+ * deliveries/s is every delivery divided by the time from its first publish
+ * to its last delivery. Runs alternate between the two servers; each figure
+ * is the median of `runs` runs.
+ *
+ * Flags (through bench/run.mjs): --seconds, --warmup-seconds, --runs, --window,
+ * --clients, --workers, --content-bytes, --posts (cap per run), and
+ * --profile[=DIR] to have both servers write a .cpuprofile (read it with
+ * bench/profile-summary.mjs).
+ */
+import { fork } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocket } from 'ws';
+import { REPO_ROOT, startServerProcess, startStreamPosts } from './lib/processes.mjs';
+import { median, percentile, round, sortedConcat } from './lib/stats.mjs';
+
+const DEFAULTS = {
+  clients: 1000,
+  workers: 2,
+  /** Publishing time of a measured run (then the posts on their way are awaited). */
+  seconds: 4,
+  warmupSeconds: 3,
+  /** At most this many posts per run (subscriber processes allocate for it). */
+  posts: 5000,
+  runs: 3,
+  window: 8,
+  contentBytes: 200,
+  stallMs: 10_000,
+  target: 0.8,
+};
+
+const STREAM_ID = 'macro-wire';
+const READER_KEY = 'sp_bench_reader_key';
+const STREAM_KEY = 'sp_bench_stream_key';
+const SEED = {
+  users: [
+    { id: 'bench-reader', name: 'Bench reader', readerKey: READER_KEY, follows: [STREAM_ID] },
+    { id: 'newsdesk', name: 'Newsdesk (author)', readerKey: 'sp_bench_newsdesk_key', follows: [] },
+  ],
+  streams: [{ id: STREAM_ID, name: 'Macro Wire', owner: 'newsdesk', key: STREAM_KEY }],
+};
+
+const FILLER =
+  ' CPI m/m 0.2% vs 0.3% expected, core 0.2%, y/y 2.9%. Treasury yields fall 6 bp after the print; ' +
+  '$BTC up 1.2% on the hour, $ETH up 0.8%. Full release: https://example.org/cpi ';
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** Post content: a fixed-width header the subscribers parse (see fanout-client.mjs), then filler. */
+function content(run, seq, contentBytes) {
+  const micros = String(Math.round(now() * 1000)).padStart(16, '0');
+  const head = `bench:${String(run).padStart(4, '0')}:${String(seq).padStart(6, '0')}:${micros}:`;
+  return (head + FILLER.repeat(Math.ceil(contentBytes / FILLER.length))).slice(0, contentBytes);
+}
+
+function parseConfig(flags = {}) {
+  const config = { ...DEFAULTS, profile: undefined };
+  for (const [name, value] of Object.entries(flags)) {
+    if (name === 'profile') {
+      // Both servers write a V8 CPU profile (.cpuprofile) into this folder when they stop.
+      config.profile = value === 'true' ? join(REPO_ROOT, 'bench', 'profiles') : value;
+      continue;
+    }
+    if (!(name in DEFAULTS)) continue;
+    const number = Number(value);
+    if (!Number.isFinite(number) || number <= 0) throw new RangeError(`--${name} must be a positive number, got "${value}"`);
+    config[name] = number;
+  }
+  for (const name of ['clients', 'workers', 'posts', 'runs', 'window', 'contentBytes']) {
+    if (!Number.isInteger(config[name])) throw new RangeError(`--${name} must be a whole number, got ${config[name]}`);
+  }
+  if (config.clients % config.workers !== 0) throw new RangeError('--clients must be a multiple of --workers');
+  if (config.posts >= 1e6) throw new RangeError('--posts must be below 1,000,000');
+  if (config.contentBytes < 64) throw new RangeError('--content-bytes must be at least 64 (the header the subscribers read)');
+  if (config.clients / config.workers >= 65536) throw new RangeError('at most 65,535 clients per subscriber process');
+  return config;
+}
+
+/** A subscriber process (fanout-client.mjs) and its IPC. */
+class ClientProcess {
+  #child;
+  #waiting = new Map();
+  #events = new Map();
+
+  constructor(index) {
+    this.index = index;
+    this.#child = fork(join(REPO_ROOT, 'bench', 'fanout-client.mjs'), [], {
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.exited = new Promise((resolve) => this.#child.once('exit', resolve));
+    this.#child.once('exit', (code, signal) => {
+      for (const waiter of this.#waiting.values()) waiter.reject(new Error(`subscriber process ${index} exited (${code ?? signal})`));
+      this.#waiting.clear();
+    });
+    this.#child.on('message', (message) => {
+      if (message.type === 'error') {
+        const waiter = this.#waiting.get(`${message.request}:ok`);
+        this.#waiting.delete(`${message.request}:ok`);
+        waiter?.reject(new Error(`subscriber process ${index}: ${message.message}`));
+        return;
+      }
+      const waiter = this.#waiting.get(message.type);
+      if (waiter) {
+        this.#waiting.delete(message.type);
+        waiter.resolve(message);
+        return;
+      }
+      this.#events.get(message.type)?.(message, this);
+    });
+  }
+
+  request(message) {
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(`${message.type}:ok`, { resolve, reject });
+      this.#child.send(message);
+    });
+  }
+
+  send(message) {
+    this.#child.send(message);
+  }
+
+  on(type, handler) {
+    this.#events.set(type, handler);
+  }
+
+  async close() {
+    if (this.#child.exitCode !== null || !this.#child.connected) return;
+    const timeout = new Promise((resolve) => setTimeout(resolve, 5_000, 'timeout'));
+    const closed = this.request({ type: 'close' }).catch(() => undefined);
+    if ((await Promise.race([closed, timeout])) === 'timeout') this.#child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+/** Opens a publishing connection and resolves once the server says it is ready. */
+function openPublisher(url, headers, readyEvent) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers, perMessageDeflate: false });
+    ws.once('error', reject);
+    ws.once('message', (data) => {
+      const text = data.toString('utf8');
+      if (!text.includes(`"event":"${readyEvent}"`)) reject(new Error(`publisher not accepted: ${text}`));
+      else resolve(ws);
+    });
+  });
+}
+
+/**
+ * One side of the comparison: a server process, a publisher connection, and
+ * how a post becomes the message the publisher sends.
+ */
+function profileArgs(config, name) {
+  return config.profile ? ['--cpu-prof', '--cpu-prof-dir', config.profile, '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`] : [];
+}
+
+async function ourSide(seedPath, config) {
+  const server = await startStreamPosts([
+    '--seed', seedPath,
+    '--rate-limit', '0',
+    // A plain byte count: the size is what matters, not how a unit is spelled.
+    '--max-buffered', String(64 * 1024 * 1024),
+  ], { nodeArgs: profileArgs(config, 'stream-posts') });
+  const publisher = await openPublisher(`${server.url}/v1/ws`, { 'x-api-key': STREAM_KEY }, 'connected').catch(async (error) => {
+    await server.stop();
+    throw error;
+  });
+  return {
+    target: 'ours',
+    label: 'stream-posts serve',
+    lost: 0,
+    server,
+    publisher,
+    subscriberUrl: `${server.url}/v1/ws`,
+    subscriberHeaders: { 'x-api-key': READER_KEY },
+    subscribe: JSON.stringify({ event: 'on-stream-post', data: { streamIds: STREAM_ID } }),
+    message: (text) => JSON.stringify({ event: 'add-stream-post', data: { streamId: STREAM_ID, content: text, contentType: 'rawtext' } }),
+  };
+}
+
+async function bareSide(config) {
+  const server = await startServerProcess(process.execPath, [join(REPO_ROOT, 'bench', 'bare-ws-server.mjs')], {
+    name: 'bare ws server',
+    nodeArgs: profileArgs(config, 'bare-ws'),
+  });
+  const publisher = await openControl(`${server.url}/control`).catch(async (error) => {
+    await server.stop();
+    throw error;
+  });
+  return {
+    target: 'bare',
+    label: 'bare ws',
+    lost: 0,
+    server,
+    // The control connection hears nothing until it sends; it is ready once open.
+    publisher,
+    subscriberUrl: `${server.url}/`,
+    subscriberHeaders: {},
+    subscribe: undefined,
+    /** Set from a frame captured from stream-posts: the same bytes around the content. */
+    message: undefined,
+  };
+}
+
+function openControl(url) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    ws.once('error', reject);
+    ws.once('open', () => resolve(ws));
+  });
+}
+
+/** Builds the bare server's message from a real `stream.post.created` frame of stream-posts. */
+function frameTemplate(frame, contentBytes) {
+  const at = frame.indexOf('bench:');
+  const parsed = JSON.parse(frame);
+  if (at < 0 || parsed.event !== 'stream.post.created') throw new Error(`unexpected captured frame: ${frame.slice(0, 200)}`);
+  const prefix = frame.slice(0, at);
+  const suffix = frame.slice(at + contentBytes);
+  return (text) => prefix + text + suffix;
+}
+
+/**
+ * Publishes on one side for `seconds` (at most `config.posts` posts), waits
+ * for every post to reach every subscriber, and resolves to the run's figures.
+ */
+async function measure(side, clients, config, run, seconds, { capture = false } = {}) {
+  const { publisher, server } = side;
+  const capacity = config.posts;
+  const exit = server.exitStatus();
+  if (exit || publisher.readyState !== WebSocket.OPEN) {
+    const how = exit ? `exited (code ${exit.code}, signal ${exit.signal})` : 'closed the publisher connection';
+    const stderr = server.stderr().trim();
+    throw new Error(`${side.label} ${how} before run ${run}${stderr ? `:\n${stderr}` : ''}`);
+  }
+  await Promise.all(
+    clients.map((client) =>
+      client.request({ type: 'arm', target: side.target, run, posts: capacity, capture: capture && client.index === 0 }),
+    ),
+  );
+
+  return new Promise((resolve, reject) => {
+    const workersDone = new Uint8Array(capacity);
+    const reports = [];
+    let publishing = true;
+    let collecting = false;
+    let published = 0;
+    let completed = 0;
+    let acks = 0;
+    const lostBefore = side.lost;
+    let firstPublishAt = 0;
+    let lastProgressAt = performance.now();
+    let finished = false;
+    let captured;
+    const cpuBefore = server.cpuTimeMs();
+
+    const publishMore = () => {
+      if (publishing && published > 0 && (published >= capacity || now() - firstPublishAt >= seconds * 1000)) publishing = false;
+      while (publishing && published < capacity && published - completed < config.window) {
+        const seq = published++;
+        if (seq === 0) firstPublishAt = now();
+        publisher.send(side.message(content(run, seq, config.contentBytes)));
+      }
+      if (!publishing && completed === published) collect();
+    };
+    const onPublisherMessage = (data) => {
+      const text = data.toString('utf8');
+      if (text.includes('"event":"ack"')) acks += 1;
+      else if (text.includes('"event":"error"')) finish(new Error(`${side.label} refused a post: ${text}`));
+    };
+    const onPublisherClose = (code) => finish(new Error(`${side.label} closed the publisher connection (${code})`));
+    const collect = () => {
+      if (collecting) return;
+      collecting = true;
+      clients.forEach((client) => client.send({ type: 'collect', target: side.target }));
+      setTimeout(() => finish(new Error('the subscriber processes did not report')), config.stallMs).unref();
+    };
+    const watchdog = setInterval(() => {
+      if (performance.now() - lastProgressAt > config.stallMs) {
+        clearInterval(watchdog);
+        publishing = false;
+        collect();
+      }
+    }, 250);
+
+    const finish = (error) => {
+      if (finished) return;
+      finished = true;
+      clearInterval(watchdog);
+      publisher.off('message', onPublisherMessage);
+      publisher.off('close', onPublisherClose);
+      if (error) {
+        reject(error);
+        return;
+      }
+      const cpuMs = server.cpuTimeMs() - cpuBefore;
+      const deliveries = reports.reduce((sum, report) => sum + report.distinct, 0);
+      const posts = published;
+      const expected = posts * config.clients;
+      const lastDeliveryAt = Math.max(...reports.map((report) => report.lastAt));
+      const elapsedMs = lastDeliveryAt - firstPublishAt;
+      const latencies = sortedConcat(reports.map((report) => report.latencies));
+      resolve({
+        run,
+        posts,
+        deliveries,
+        missing: expected - deliveries,
+        duplicates: reports.reduce((sum, report) => sum + report.duplicates, 0),
+        stale: reports.reduce((sum, report) => sum + report.stale, 0),
+        lostConnections: side.lost - lostBefore,
+        acks,
+        elapsedMs: deliveries > 0 ? round(elapsedMs, 4) : null,
+        deliveriesPerSecond: deliveries > 0 ? Math.round((deliveries / elapsedMs) * 1000) : 0,
+        p50Ms: round(percentile(latencies, 50), 3),
+        p99Ms: round(percentile(latencies, 99), 3),
+        maxMs: round(percentile(latencies, 100), 3),
+        serverCpuMsPer1kDeliveries: Number.isFinite(cpuMs) && deliveries > 0 ? round((cpuMs / deliveries) * 1000, 3) : null,
+        serverRssMiB: server.rssMiB() ?? null,
+        captured,
+      });
+    };
+
+    for (const client of clients) {
+      client.on('delivered', (message) => {
+        if (message.target !== side.target || message.run !== run) return;
+        lastProgressAt = performance.now();
+        if (++workersDone[message.seq] === clients.length) {
+          completed += 1;
+          publishMore();
+        }
+      });
+      client.on('report', (message) => {
+        if (message.target !== side.target || message.run !== run) return;
+        reports.push(message);
+        if (reports.length === clients.length) finish();
+      });
+      client.on('captured', (message) => {
+        captured = message.frame;
+      });
+    }
+    publisher.on('message', onPublisherMessage);
+    publisher.once('close', onPublisherClose);
+    publishMore();
+  });
+}
+
+function summarize(runs) {
+  return {
+    deliveriesPerSecond: median(runs.map((r) => r.deliveriesPerSecond)),
+    p50Ms: median(runs.map((r) => r.p50Ms)),
+    p99Ms: median(runs.map((r) => r.p99Ms)),
+    serverCpuMsPer1kDeliveries: runs.some((r) => r.serverCpuMsPer1kDeliveries === null)
+      ? null
+      : median(runs.map((r) => r.serverCpuMsPer1kDeliveries)),
+    missing: runs.reduce((sum, r) => sum + r.missing, 0),
+    duplicates: runs.reduce((sum, r) => sum + r.duplicates, 0),
+    lostConnections: runs.reduce((sum, r) => sum + r.lostConnections, 0),
+  };
+}
+
+function figure(name, unit, ours, bare, extra = {}) {
+  return {
+    figure: name,
+    value: ours,
+    unit,
+    baseline: 'bare ws',
+    baselineValue: bare,
+    ratio: ours === null || bare === null || bare === 0 ? null : round(ours / bare, 3),
+    target: null,
+    met: null,
+    ...extra,
+  };
+}
+
+export async function run(options = {}) {
+  const config = parseConfig(options.flags);
+  const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  const dir = await mkdtemp(join(tmpdir(), 'stream-posts-bench-'));
+  const seedPath = join(dir, 'seed.json');
+  await writeFile(seedPath, JSON.stringify(SEED));
+
+  const sides = [];
+  const clients = [];
+  try {
+    sides.push(await ourSide(seedPath, config));
+    sides.push(await bareSide(config));
+    const [ours, bare] = sides;
+    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(i));
+    for (const client of clients) {
+      client.on('lost', (message) => {
+        const side = sides.find((candidate) => candidate.target === message.target);
+        side.lost += 1;
+        // 1, 10, 100, 1000: enough to see it happen without a line per socket.
+        if (Number.isInteger(Math.log10(side.lost))) log(`  ${side.label}: ${side.lost} subscriber(s) lost; last close code ${message.code}`);
+      });
+    }
+    const perProcess = config.clients / config.workers;
+    for (const side of sides) {
+      const started = performance.now();
+      await Promise.all(
+        clients.map((client) =>
+          client.request({
+            type: 'connect',
+            target: side.target,
+            url: side.subscriberUrl,
+            headers: side.subscriberHeaders,
+            subscribe: side.subscribe,
+            count: perProcess,
+          }),
+        ),
+      );
+      log(`  ${side.label}: ${config.clients} subscribers ready in ${Math.round(performance.now() - started)} ms`);
+    }
+
+    let runId = 1;
+    // Warm-up: lets both processes optimize their hot paths, and gives the real
+    // frame the bare server is to send.
+    const warmOurs = await measure(ours, clients, config, runId++, config.warmupSeconds, { capture: true });
+    if (!warmOurs.captured) throw new Error('no stream.post.created frame was captured from stream-posts');
+    bare.message = frameTemplate(warmOurs.captured, config.contentBytes);
+    const oursFrameBytes = Buffer.byteLength(warmOurs.captured);
+    const bareFrameBytes = Buffer.byteLength(bare.message(content(0, 0, config.contentBytes)));
+    if (oursFrameBytes !== bareFrameBytes) throw new Error(`frame sizes differ: ${oursFrameBytes} vs ${bareFrameBytes}`);
+    const warmBare = await measure(bare, clients, config, runId++, config.warmupSeconds);
+    log(`  warmed up (${warmOurs.posts} and ${warmBare.posts} posts; frame ${oursFrameBytes} bytes)`);
+
+    const results = { ours: [], bare: [] };
+    for (let i = 0; i < config.runs; i++) {
+      // Alternate which side goes first, so drift over time favours neither.
+      const order = i % 2 === 0 ? [ours, bare] : [bare, ours];
+      for (const side of order) {
+        const result = await measure(side, clients, config, runId++, config.seconds);
+        delete result.captured;
+        results[side.target].push(result);
+        log(
+          `  run ${i + 1}/${config.runs} ${side.label.padEnd(18)} ${String(result.posts).padStart(5)} posts ${String(result.deliveriesPerSecond).padStart(8)} deliveries/s` +
+            `  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  missing ${result.missing}` +
+            `  server CPU ${result.serverCpuMsPer1kDeliveries} ms/1k  RSS ${result.serverRssMiB} MiB`,
+        );
+      }
+    }
+
+    const o = summarize(results.ours);
+    const b = summarize(results.bare);
+    const ratio = round(o.deliveriesPerSecond / b.deliveriesPerSecond, 3);
+    return {
+      name: 'fanout',
+      figures: [
+        figure('deliveries per second', 'deliveries/s', o.deliveriesPerSecond, b.deliveriesPerSecond, {
+          ratio,
+          target: `ratio >= ${config.target}`,
+          met: ratio >= config.target,
+        }),
+        figure('publish-to-delivery p50', 'ms', o.p50Ms, b.p50Ms),
+        figure('publish-to-delivery p99', 'ms', o.p99Ms, b.p99Ms),
+        figure('missing deliveries', 'deliveries', o.missing, b.missing, {
+          ratio: null,
+          target: '0',
+          met: o.missing === 0 && o.duplicates === 0 && o.lostConnections === 0,
+        }),
+        figure('server CPU per 1,000 deliveries', 'ms', o.serverCpuMsPer1kDeliveries, b.serverCpuMsPer1kDeliveries),
+      ],
+      notes:
+        `${config.clients} subscribers of one stream in ${config.workers} subscriber processes; each server in its own process. ` +
+        `Posts (${config.contentBytes}-byte content, ${oursFrameBytes}-byte frame) published back to back for ${config.seconds} s per run ` +
+        `while fewer than ${config.window} are undelivered; ` +
+        `median of ${config.runs} runs per side, alternating, after a ${config.warmupSeconds} s warm-up each. ` +
+        `Deliveries/s = deliveries / (first publish to last delivery). Server CPU from /proc (10 ms ticks).`,
+      config,
+      runs: results,
+    };
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+    for (const side of sides) side.publisher?.terminate();
+    await Promise.all(sides.map((side) => side.server.stop()));
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+/**
+ * Benchmark runner. `node bench/run.mjs` runs every benchmark; `node bench/run.mjs
+ * fanout` (or `npm run bench -- fanout`) runs the named ones. `--name=value`
+ * flags are passed to the benchmarks (e.g. `fanout --runs=1 --seconds=2` for a quick look).
+ *
+ * A benchmark is a module in this folder exporting
+ *   async function run({ flags, log }) → { name, figures, notes, ...details }
+ * where each figure is { figure, value, unit, baseline, baselineValue, ratio, target, met }.
+ * To add one, write bench/<name>.mjs and list it in BENCHMARKS below.
+ *
+ * Prints a table per benchmark and merges the results into bench/results.json,
+ * keyed by benchmark name, with the date, Node version and CPU. Expects the
+ * built CLI (`npm run bench` builds first).
+ */
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT } from './lib/processes.mjs';
+
+/** Benchmark name → module (relative to this folder), in the order `run.mjs` runs them. */
+const BENCHMARKS = {
+  fanout: './fanout.mjs',
+};
+
+const RESULTS = join(REPO_ROOT, 'bench', 'results.json');
+
+function parseArgs(argv) {
+  const names = [];
+  const flags = {};
+  for (const arg of argv) {
+    const flag = /^--([\w-]+)(?:=(.*))?$/.exec(arg);
+    if (flag) flags[flag[1].replace(/-(\w)/g, (_, c) => c.toUpperCase())] = flag[2] ?? 'true';
+    else names.push(arg);
+  }
+  return { names, flags };
+}
+
+function formatValue(value, unit) {
+  if (value === null || value === undefined) return '—';
+  const text = typeof value === 'number' ? value.toLocaleString('en-US', { maximumFractionDigits: 3 }) : String(value);
+  return unit ? `${text} ${unit}` : text;
+}
+
+function table(result) {
+  const rows = [['figure', 'ours', 'baseline', 'ratio', 'target', 'met']];
+  for (const f of result.figures) {
+    rows.push([
+      f.figure,
+      formatValue(f.value, f.unit),
+      f.baseline ? `${formatValue(f.baselineValue, f.unit)} (${f.baseline})` : '—',
+      f.ratio === null || f.ratio === undefined ? '—' : f.ratio.toFixed(3),
+      f.target ?? '—',
+      f.met === null || f.met === undefined ? '—' : f.met ? 'yes' : 'NO',
+    ]);
+  }
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  const line = (row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
+  return [line(rows[0]), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}
+
+function environment() {
+  const cpu = cpus();
+  return {
+    node: process.version,
+    platform: `${platform()} ${release()}`,
+    cpu: { model: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length },
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+  };
+}
+
+/** Load averages (1, 5, 15 min) rounded; others' work on the machine makes figures noisy. */
+function load() {
+  return loadavg().map((value) => Math.round(value * 100) / 100);
+}
+
+async function mergeResults(results) {
+  let all = {};
+  if (existsSync(RESULTS)) {
+    try {
+      all = JSON.parse(await readFile(RESULTS, 'utf8'));
+    } catch (error) {
+      throw new Error(`cannot read ${RESULTS}: ${error.message}`);
+    }
+  }
+  const env = environment();
+  for (const { result, date, loadBefore, loadAfter } of results) {
+    all[result.name] = { date, ...env, loadAverage: { before: loadBefore, after: loadAfter }, ...result };
+  }
+  await writeFile(RESULTS, `${JSON.stringify(all, null, 2)}\n`);
+}
+
+async function main() {
+  const { names, flags } = parseArgs(process.argv.slice(2));
+  const unknown = names.filter((name) => !(name in BENCHMARKS));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown benchmark ${unknown.join(', ')}; available: ${Object.keys(BENCHMARKS).join(', ')}\n`);
+    return 2;
+  }
+  if (!existsSync(join(REPO_ROOT, 'dist', 'cli.js'))) {
+    process.stderr.write('dist/cli.js is missing: run `npm run build` first (or `npm run bench`)\n');
+    return 2;
+  }
+  const log = (line) => process.stderr.write(`${line}\n`);
+  const results = [];
+  let failed = false;
+  for (const name of names.length > 0 ? names : Object.keys(BENCHMARKS)) {
+    log(`\n${name}`);
+    const started = performance.now();
+    const date = new Date().toISOString();
+    const loadBefore = load();
+    if (loadBefore[0] > cpus().length / 2) {
+      log(`  note: load average ${loadBefore[0]} on ${cpus().length} cores; other work on this machine makes the figures noisy`);
+    }
+    try {
+      const { run } = await import(BENCHMARKS[name]);
+      const result = await run({ flags, log });
+      results.push({ result, date, loadBefore, loadAfter: load() });
+      log(`  done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      process.stdout.write(`\n${name}\n${table(result)}\n`);
+      if (result.notes) process.stdout.write(`${result.notes}\n`);
+    } catch (error) {
+      failed = true;
+      log(`  ${name} failed: ${error.stack ?? error.message}`);
+    }
+  }
+  if (results.length > 0) {
+    await mergeResults(results);
+    log(`\nresults merged into ${RESULTS}`);
+  }
+  return failed ? 1 : 0;
+}
+
+process.exitCode = await main();
