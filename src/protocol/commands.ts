@@ -108,7 +108,7 @@ export function parsePublishArgs(data: unknown): PublishArgs {
   return parseWith(publishSchema, data, PUBLISH_COMMAND);
 }
 
-function isCommandName(value: string): value is CommandName {
+export function isCommandName(value: string): value is CommandName {
   return (COMMANDS as readonly string[]).includes(value);
 }
 
@@ -192,4 +192,3 @@ export function queryToArgs(params: URLSearchParams): Record<string, string> {
   return args;
 }
 
-export { isCommandName };

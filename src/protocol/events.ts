@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { epochToIso } from './dates.js';
 import { isErrorCode, type ErrorCode } from './errors.js';
-import type { Envelope, Post, ServerEventName, StreamSummary, TreeItem } from './types.js';
+import type { Envelope, Post, ServerEventName, TreeItem } from './types.js';
 
 /** One serialized server event: `{"event","data"[,"requestId"]}`. */
 export function encodeEvent(event: ServerEventName, data: unknown, requestId?: string): string {
@@ -126,4 +126,3 @@ export function parseServerMessage(text: string): ServerMessage {
   }
 }
 
-export type { StreamSummary };

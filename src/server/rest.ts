@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseCommandArgs } from '../protocol/commands.js';
+import { parsePublishArgs } from '../protocol/commands.js';
 import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
 import { MAX_FRAME_BYTES, MAX_LAST_POSTS, REST_DEFAULT_LIMIT } from '../protocol/limits.js';
-import { PUBLISH_COMMAND } from '../protocol/types.js';
 import { BodyTooLargeError, decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
 import type { Logger } from './logger.js';
 import type { TokenBucket } from './rate-limiter.js';
@@ -59,9 +58,7 @@ export function createRestHandler(context: RestContext) {
       throw error;
     }
     const fields = parseJsonObject(body);
-    const command = parseCommandArgs(PUBLISH_COMMAND, { ...fields, streamId });
-    if (command.event !== PUBLISH_COMMAND) throw new Error('unreachable');
-    const result = await service.publish(identity, command.data);
+    const result = await service.publish(identity, parsePublishArgs({ ...fields, streamId }));
     logger.log('info', 'published', {
       via: 'rest',
       user: identity.userId,

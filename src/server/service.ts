@@ -1,5 +1,6 @@
 import { parseIsoDateTime } from '../protocol/dates.js';
 import { ProtocolError } from '../protocol/errors.js';
+import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import { PUBLISH_COMMAND, type PublishArgs } from '../protocol/types.js';
 import type { Identity, PostRecord, PublishResult, Store, StreamRecord, UserRecord } from './store.js';
 import { canSee } from './store.js';
@@ -100,9 +101,9 @@ export class StreamPostsService {
     if (perStream === 0) return [];
     const all: PostRecord[] = [];
     for (const stream of resolved.streams) {
-      const visible = (await this.store.recent(stream.id, Number.MAX_SAFE_INTEGER)).filter((post) =>
-        canSee(resolved.user, stream, post),
-      );
+      // Only a custom stream filters by target, so only there must the whole history be read.
+      const recent = await this.store.recent(stream.id, stream.custom ? MAX_LAST_POSTS : perStream);
+      const visible = stream.custom ? recent.filter((post) => canSee(resolved.user, stream, post)) : recent;
       all.push(...visible.slice(Math.max(visible.length - perStream, 0)));
     }
     // ULIDs sort by creation time.
