@@ -43,7 +43,7 @@ async function loadSeed(path: string | undefined): Promise<Seed> {
 }
 
 /** Environment for `--exec`: where the server is and every key of the seed. */
-export function execEnvironment(server: StreamPostsServer, seed: Seed): Record<string, string> {
+function execEnvironment(server: StreamPostsServer, seed: Seed): Record<string, string> {
   const env: Record<string, string> = {
     STREAM_POSTS_URL: server.url,
     STREAM_POSTS_HTTP_URL: server.httpUrl,

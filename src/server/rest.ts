@@ -6,6 +6,7 @@ import { BodyTooLargeError, decodeSegment, keyFromRequest, parseJsonObject, read
 import type { Logger } from './logger.js';
 import type { TokenBucket } from './rate-limiter.js';
 import type { StreamPostsService } from './service.js';
+import type { StreamSummary } from '../protocol/types.js';
 import { canSee, toWirePost, type Identity } from './store.js';
 
 export interface RestContext {
@@ -95,7 +96,12 @@ export function createRestHandler(context: RestContext) {
     const identity = await authenticate(req, url);
     const streams = await service.store.streamsOf(identity.userId);
     sendJson(res, 200, {
-      streams: streams.map(({ id, name, custom, customTargets }) => ({ id, name, custom, customTargets })),
+      streams: streams.map(({ id, name, custom, customTargets }): StreamSummary => ({
+        id,
+        name,
+        custom,
+        customTargets: [...customTargets],
+      })),
     });
   }
 

@@ -44,7 +44,7 @@ export interface ServerOptions {
 
 const WS_PATH = '/v1/ws';
 
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
@@ -147,7 +147,7 @@ export class StreamPostsServer {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const route = routeUpgrade(url);
       if (route === undefined) {
-        this.#logger.log('warn', 'upgrade to unknown path', { path: redactUrl(url.pathname) });
+        this.#logger.log('warn', 'upgrade to unknown path', { path: url.pathname });
         socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
         return;
       }

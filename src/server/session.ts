@@ -9,9 +9,7 @@ import type { TokenBucket } from './rate-limiter.js';
 import type { StreamPostsService } from './service.js';
 import { toWirePost, type Identity, type UserRecord } from './store.js';
 
-export const CLOSE_NORMAL = 1000;
 export const CLOSE_GOING_AWAY = 1001;
-export const CLOSE_TOO_LARGE = 1009;
 export const CLOSE_INTERNAL_ERROR = 1011;
 export const CLOSE_SLOW_CONSUMER = 1013;
 export const CLOSE_UNAUTHORIZED = 4401;
@@ -78,10 +76,6 @@ export class Session implements Subscriber {
     return this.start.id;
   }
 
-  get subscriptionCount(): number {
-    return this.#subscriptions.size;
-  }
-
   sendFrame(frame: Buffer | string): void {
     const ws = this.#ws;
     if (ws.readyState !== OPEN) return;
@@ -90,7 +84,7 @@ export class Session implements Subscriber {
   }
 
   ping(keepAliveFrame: Buffer): void {
-    if (this.#ws.readyState !== this.#ws.OPEN) return;
+    if (this.#ws.readyState !== OPEN) return;
     this.isAlive = false;
     this.#ws.ping();
     this.sendFrame(keepAliveFrame);

@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { encodeError, encodeEvent, parsePost, parseServerMessage } from '../../src/protocol/events.js';
 import type { Post } from '../../src/protocol/types.js';
+import { samplePost } from '../support/fixtures.js';
 
-const wirePost: Post = {
-  id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
-  streamId: 'crypto-legal',
-  streamName: 'Crypto Legal Updates',
-  text: 'SEC v. Binance: stipulation of dismissal filed',
-  contentType: 'markdown',
-  createdAt: '2026-11-21T12:00:00.000Z',
-  releaseAt: null,
-  hidden: false,
-  customTarget: null,
-};
+const wirePost: Post = samplePost({ streamId: 'crypto-legal' });
 
 describe('encodeEvent / encodeError', () => {
   it.each<[string, Parameters<typeof encodeEvent>, Record<string, unknown>]>([

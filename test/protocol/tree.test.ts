@@ -1,21 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { cashtags, firstLink, toTreeItem } from '../../src/protocol/tree.js';
-import type { Post } from '../../src/protocol/types.js';
+import { samplePost } from '../support/fixtures.js';
 
-function post(change: Partial<Post> = {}): Post {
-  return {
-    id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
-    streamId: '01J366WJBXF6BN036SXVNRAP8A',
-    streamName: 'Crypto Legal Updates',
-    text: 'SEC v. Binance: stipulation of dismissal filed',
-    contentType: 'markdown',
-    createdAt: '2026-11-21T12:00:00.000Z',
-    releaseAt: null,
-    hidden: false,
-    customTarget: null,
-    ...change,
-  };
-}
+const post = samplePost;
 
 describe('firstLink', () => {
   it.each([
