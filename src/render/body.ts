@@ -1,0 +1,49 @@
+import type { ChalkInstance } from 'chalk';
+import { firstLink } from '../protocol/tree.js';
+import { hyperlink } from './hyperlinks.js';
+import { terminalSafe } from './text.js';
+
+/** How text is shown: what `listen` and `tree` share. */
+export interface TextView {
+  color: boolean;
+  /** OSC 8 links; only with colour. */
+  hyperlinks: boolean;
+  /** Renders markdown for the terminal (see `loadMarkdownRenderer`); used only with colour. */
+  markdown?: (text: string) => string;
+  /** Matches are highlighted; only with colour, so plain output stays as sent. */
+  match?: RegExp;
+}
+
+// SGR and OSC (hyperlink) sequences already in a rendered text.
+const ESCAPE_SEQUENCE = /(\u001B\[[0-?]*[ -/]*[@-~]|\u001B\][^\u0007\u001B]*(?:\u0007|\u001B\\))/;
+
+/**
+ * Marks every match of `view.match` in text that may already be styled. Escape
+ * sequences are skipped so a pattern never matches (and breaks) one; inverse
+ * is used because its reset code touches no other style around it.
+ */
+export function markMatches(text: string, view: TextView, c: ChalkInstance): string {
+  if (!view.color || view.match === undefined) return text;
+  const global = new RegExp(view.match.source, `${view.match.flags.replace(/[gy]/g, '')}g`);
+  return text
+    .split(ESCAPE_SEQUENCE)
+    .map((part, index) => (index % 2 === 1 ? part : part.replace(global, (found) => c.inverse(found))))
+    .join('');
+}
+
+/** The text of a post or tree item: as sent when plain, rendered and highlighted with colour. */
+export function formatBodyText(text: string, markdown: boolean, view: TextView, c: ChalkInstance): string {
+  const safe = terminalSafe(text).trimEnd();
+  if (!view.color) return safe;
+  if (markdown && view.markdown) return markMatches(view.markdown(safe), view, c);
+  if (!view.hyperlinks) return markMatches(safe, view, c);
+  // A URL the terminal wraps over two lines is no longer detected; a hyperlink still is.
+  let rest = safe;
+  let shown = '';
+  for (let url = firstLink(rest); url !== undefined; url = firstLink(rest)) {
+    const at = rest.indexOf(url);
+    shown += markMatches(rest.slice(0, at), view, c) + hyperlink(url, markMatches(url, view, c));
+    rest = rest.slice(at + url.length);
+  }
+  return shown + markMatches(rest, view, c);
+}

@@ -1,0 +1,118 @@
+import type { ChalkInstance } from 'chalk';
+import { formatBodyText, markMatches, type TextView } from './body.js';
+import { hyperlink, isWebUrl } from './hyperlinks.js';
+import { createChalk, streamColour } from './style.js';
+import { clockTime, oneLine, terminalSafe } from './text.js';
+
+export { supportsHyperlinks } from './hyperlinks.js';
+
+type Fields = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A field meant as text; feeds of this family also send numbers there. Anything else counts as missing. */
+function textField(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.trim() === '' ? undefined : value;
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
+}
+
+function labelField(value: unknown): string | undefined {
+  const text = textField(value);
+  return text === undefined ? undefined : oneLine(text);
+}
+
+/** Epoch milliseconds; feeds of this family send milliseconds, seconds, numeric strings or ISO strings. */
+function itemTime(value: unknown): number | undefined {
+  if (typeof value === 'string') {
+    const trimmed = value.trim();
+    if (/^\d+(?:\.\d+)?$/.test(trimmed)) return itemTime(Number(trimmed));
+    const parsed = Date.parse(trimmed);
+    return Number.isNaN(parsed) ? undefined : parsed;
+  }
+  if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
+  // 1e12 ms is September 2001; no news item of this family is older, so a smaller number is seconds.
+  return value < 1e12 ? value * 1000 : value;
+}
+
+/** `coin`, `suggestions[].coin` and `symbols[]`, each once, upper-case, without a `$`. */
+function coinTags(fields: Fields): string[] {
+  const candidates: unknown[] = [fields['coin']];
+  if (Array.isArray(fields['suggestions'])) {
+    for (const suggestion of fields['suggestions']) candidates.push(isRecord(suggestion) ? suggestion['coin'] : undefined);
+  }
+  if (Array.isArray(fields['symbols'])) candidates.push(...fields['symbols']);
+  const tags = new Set<string>();
+  for (const candidate of candidates) {
+    const tag = typeof candidate === 'string' ? oneLine(candidate)?.replace(/^\$/, '').toUpperCase() : undefined;
+    if (tag) tags.add(tag);
+  }
+  return [...tags];
+}
+
+/** Small marks for tweets (`info` of Tree-of-Alpha-style feeds); anything else in `info` is ignored. */
+function tweetMarks(info: unknown, color: boolean, c: ChalkInstance): string[] {
+  if (!isRecord(info)) return [];
+  const marks: [symbol: string, label: string][] = [];
+  if (info['isRetweet'] === true) marks.push(['⟲', 'retweet']);
+  if (info['isReply'] === true) marks.push(['↩', 'reply']);
+  if (info['isQuote'] === true) {
+    const user = labelField(info['quotedUser'])?.replace(/^@/, '');
+    marks.push(['❝', user === undefined ? 'quote' : `quote of @${user}`]);
+  }
+  return marks.map(([symbol, label]) => (color ? c.dim(`${symbol} ${label}`) : `(${label})`));
+}
+
+function itemLink(fields: Fields): string | undefined {
+  for (const value of [fields['link'], fields['url']]) {
+    const url = typeof value === 'string' ? terminalSafe(value).trim() : '';
+    if (isWebUrl(url)) return url;
+  }
+  return undefined;
+}
+
+function formatLink(url: string, view: TextView, c: ChalkInstance): string {
+  if (!view.color || !view.hyperlinks) return c.blue.underline(url);
+  // The full address is in the link; the visible text only has to say where it goes.
+  const shown = url.replace(/^https?:\/\//i, '');
+  return hyperlink(url, c.blue.underline(shown.length > 60 ? `${shown.slice(0, 59)}…` : shown));
+}
+
+/**
+ * One tree item as a news terminal shows it: time, source badge and title, then
+ * the body (or a locked line), the link and the coin tags. Items of other feeds
+ * of the Tree of Alpha family render too (`en`, `url`, `symbols`, tweet `info`);
+ * fields of the wrong type are treated as missing, so no item makes it throw.
+ */
+export function formatTreeItem(item: Record<string, unknown>, view: TextView): string {
+  const fields: Fields = isRecord(item) ? item : {};
+  const c = createChalk(view.color);
+  const source = labelField(fields['source']);
+  const title = labelField(fields['title']) ?? labelField(fields['en']);
+
+  const header = [c.dim(clockTime(itemTime(fields['time'])))];
+  if (source !== undefined) {
+    const colour = streamColour(labelField(fields['streamId']) ?? source);
+    header.push(view.color ? c[colour].inverse(` ${source} `) : `[${source}]`);
+  }
+  // Our items repeat the stream name as title and source.
+  if (title !== undefined && title !== source) header.push(c.bold(markMatches(title, view, c)));
+  header.push(...tweetMarks(fields['info'], view.color, c));
+  const lines = [header.join(' ')];
+
+  if (fields['hidden'] === true) {
+    lines.push(view.color ? c.yellow('🔒 locked until release') : '[locked until release]');
+  } else {
+    // Some feeds carry the English text in `en` only; it is the body when it is not the title.
+    const english = textField(fields['en']);
+    const body = textField(fields['body']) ?? (english !== undefined && oneLine(english) !== title ? english : undefined);
+    if (body !== undefined) lines.push(formatBodyText(body, fields['contentType'] === 'markdown', view, c));
+  }
+
+  const link = itemLink(fields);
+  if (link !== undefined) lines.push(formatLink(link, view, c));
+  const coins = coinTags(fields);
+  if (coins.length > 0) lines.push(coins.map((coin) => c.yellow(`$${coin}`)).join(' '));
+  return lines.join('\n');
+}

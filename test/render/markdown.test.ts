@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { loadMarkdownRenderer } from '../../src/render/markdown.js';
+
+const ESC = /\u001B/;
+const sample = [
+  '# Ruling',
+  '',
+  'The **court** dismissed it; read [the order](https://example.org/order) or https://example.org/raw.',
+  '',
+  '- first **point**',
+  '- second',
+  '',
+  '```js',
+  'const x = 1;',
+  '```',
+  '',
+  '| a | b |',
+  '|---|---|',
+  '| 1 | 2 |',
+  '',
+  '---',
+  '',
+].join('\n');
+
+describe('loadMarkdownRenderer', () => {
+  it('without colour: readable text, links as "text (url)", and no escape sequence at all', async () => {
+    const render = await loadMarkdownRenderer({ color: false, width: 10 });
+    const text = render(sample);
+    expect(text).not.toMatch(ESC);
+    expect(text).toContain('# Ruling');
+    expect(text).toContain('The court dismissed it; read the order (https://example.org/order) or https://example.org/raw.');
+    expect(text).toContain('* first point\n  * second');
+    expect(text).toContain('const x = 1;');
+    expect(text).toContain('│ 1 │ 2 │');
+    expect(text.endsWith('-'.repeat(10))).toBe(true);
+  });
+
+  it('with colour: bold and links styled, link text and URL both visible', async () => {
+    const render = await loadMarkdownRenderer({ color: true, width: 40 });
+    const text = render(sample);
+    expect(text).toContain('\u001B[1mcourt\u001B[22m');
+    expect(text).toContain('\u001B[1mpoint\u001B[22m');
+    expect(text).toContain('\u001B[34mthe order\u001B[39m (\u001B[34m\u001B[4mhttps://example.org/order\u001B[24m\u001B[39m)');
+    expect(text).not.toContain('\u001B]8;;');
+  });
+
+  it('with colour and hyperlinks: links are OSC 8 hyperlinks showing their text', async () => {
+    const render = await loadMarkdownRenderer({ color: true, width: 40, hyperlinks: true });
+    const text = render('[the order](https://example.org/order)');
+    expect(text).toBe('\u001B]8;;https://example.org/order\u0007\u001B[34m\u001B[4mthe order\u001B[24m\u001B[39m\u001B]8;;\u0007');
+  });
+
+  it('hyperlinks are never used without colour', async () => {
+    const render = await loadMarkdownRenderer({ color: false, width: 40, hyperlinks: true });
+    expect(render('[the order](https://example.org/order)')).toBe('the order (https://example.org/order)');
+  });
+
+  it('drops trailing blank lines', async () => {
+    const render = await loadMarkdownRenderer({ color: false, width: 40 });
+    expect(render('one\n\ntwo\n\n\n')).toBe('one\n\ntwo');
+  });
+
+  it('escape sequences in the markdown do not reach the terminal', async () => {
+    const render = await loadMarkdownRenderer({ color: true, width: 40 });
+    expect(render('a \u001B[2J b [x](https://e.org/\u0007\u001B]8;;y)')).not.toMatch(/\u001B\[2J|\u0007\u001B\]8;;y/);
+  });
+
+  it('refuses a width that is not a positive integer', async () => {
+    await expect(loadMarkdownRenderer({ color: false, width: 0 })).rejects.toThrow(RangeError);
+  });
+});

@@ -1,0 +1,91 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { isPromptCancelled, promptForPost, type PostAnswers, type PromptOptions } from '../../src/render/prompts.js';
+
+const ENTER = '\r';
+const DOWN = '\u001B[B';
+const CTRL_C = '\u0003';
+
+/**
+ * Runs the prompts, typing each key once the screen has changed since the previous
+ * key and then stayed still: a key typed between two prompts would be lost.
+ */
+async function answer(known: Partial<PostAnswers>, keys: string[], options: Partial<PromptOptions> = {}) {
+  const input = new PassThrough();
+  // inquirer pipes each prompt into the output, which ends it unless it is process.stdout or stderr.
+  const output: PassThrough = Object.assign(new PassThrough(), { end: () => output });
+  let screen = '';
+  output.on('data', (chunk: Buffer) => (screen += chunk.toString()));
+  const settled = promptForPost(known, {
+    streams: [],
+    validateReleaseAt: (value) => (value.startsWith('2030') ? true : 'expected an ISO 8601 date-time'),
+    ...options,
+    input,
+    output,
+  }).then(
+    (result) => ({ result, error: undefined }),
+    (error: unknown) => ({ result: undefined, error }),
+  );
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 25));
+  let seen = 0;
+  for (const key of keys) {
+    while (screen.length === seen) await pause();
+    do {
+      seen = screen.length;
+      await pause();
+    } while (screen.length !== seen);
+    input.write(key);
+  }
+  return { ...(await settled), screen };
+}
+
+describe('promptForPost', () => {
+  it('asks for everything missing: stream from the list, content, type, release time, confirmation', async () => {
+    const streams = [
+      { id: 'legal', name: 'Crypto Legal Updates' },
+      { id: 'macro', name: 'Macro' },
+    ];
+    const { result, screen } = await answer({}, [DOWN, ENTER, 'rates held', ENTER, DOWN, ENTER, '2030-01-01T00:00:00Z', ENTER, ENTER], { streams });
+    expect(result).toEqual({ streamId: 'macro', content: 'rates held', contentType: 'markdown', releaseAt: '2030-01-01T00:00:00Z' });
+    expect(screen).toContain('Crypto Legal Updates (legal)');
+    expect(screen).toContain('Publish to Macro, hidden until 2030-01-01T00:00:00Z?');
+  });
+
+  it('types the stream id when there is no list, and an empty release time means none', async () => {
+    const { result, screen } = await answer({}, ['alice-stream', ENTER, 'hello', ENTER, ENTER, ENTER, ENTER]);
+    expect(result).toEqual({ streamId: 'alice-stream', content: 'hello', contentType: 'rawtext', releaseAt: null });
+    expect(screen).toContain('Publish to alice-stream?');
+  });
+
+  it('asks only for what is missing; the type is not asked for given content', async () => {
+    const { result, screen } = await answer({ streamId: 's', content: 'from a flag', releaseAt: null }, [ENTER]);
+    expect(result).toEqual({ streamId: 's', content: 'from a flag', contentType: 'rawtext', releaseAt: null });
+    expect(screen).not.toContain('Content');
+    expect(screen).not.toContain('Release at');
+  });
+
+  it('shows the validator message for a refused release time, and gives it the trimmed text', async () => {
+    const validated: string[] = [];
+    const validateReleaseAt = (value: string) => {
+      validated.push(value);
+      return 'expected an ISO 8601 date-time';
+    };
+    // Ctrl-C ends a prompt that would otherwise wait for a valid answer.
+    const { error, screen } = await answer({ streamId: 's', content: 'x', contentType: 'rawtext' }, [' tomorrow ', ENTER, CTRL_C], { validateReleaseAt });
+    expect(validated).toEqual(['tomorrow']);
+    expect(screen).toContain('expected an ISO 8601 date-time');
+    expect(isPromptCancelled(error)).toBe(true);
+  });
+
+  it('returns undefined when the user declines', async () => {
+    const { result, error } = await answer({ streamId: 's', content: 'x', releaseAt: null }, ['n', ENTER]);
+    expect(error).toBeUndefined();
+    expect(result).toBeUndefined();
+  });
+
+  it('rejects with a cancellation on Ctrl-C', async () => {
+    const { error } = await answer({ streamId: 's', releaseAt: null }, [CTRL_C]);
+    expect(isPromptCancelled(error)).toBe(true);
+    expect(isPromptCancelled(new Error('other'))).toBe(false);
+  });
+});

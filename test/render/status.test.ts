@@ -1,0 +1,80 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createStatusReporter, type StatusOptions } from '../../src/render/status.js';
+
+function capture(): { stream: NodeJS.WriteStream; text: () => string } {
+  const stream = new PassThrough();
+  let written = '';
+  stream.on('data', (chunk: Buffer) => (written += chunk.toString()));
+  return { stream: stream as unknown as NodeJS.WriteStream, text: () => written };
+}
+
+async function run(options: Omit<StatusOptions, 'stream'>): Promise<string> {
+  const { stream, text } = capture();
+  const status = await createStatusReporter({ ...options, stream });
+  status.connecting('ws://127.0.0.1:8080/v1/ws');
+  status.connected('connected as alice (streams: a, b)');
+  status.reconnecting(2000, 'connection closed: 1006');
+  status.info('attempt 2');
+  status.warn('duplicate post');
+  status.stop();
+  await new Promise((resolve) => setImmediate(resolve));
+  return text();
+}
+
+describe('createStatusReporter without a spinner', () => {
+  it('prints one prefixed line per event', async () => {
+    expect(await run({ spinner: false, color: false, quiet: false, verbose: false })).toBe(
+      [
+        'stream-posts: connecting to ws://127.0.0.1:8080/v1/ws',
+        'stream-posts: connected as alice (streams: a, b)',
+        'stream-posts: reconnecting in 2.0s (connection closed: 1006)',
+        'stream-posts: warning: duplicate post',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('prints info lines only when verbose', async () => {
+    expect(await run({ spinner: false, color: false, quiet: false, verbose: true })).toContain('stream-posts: attempt 2\n');
+  });
+
+  it('prints only warnings when quiet, even with a spinner asked for', async () => {
+    expect(await run({ spinner: true, color: false, quiet: true, verbose: true })).toBe('stream-posts: warning: duplicate post\n');
+  });
+
+  it('colours the warning only with colour', async () => {
+    expect(await run({ spinner: false, color: true, quiet: false, verbose: false })).toContain('stream-posts: \u001B[33mwarning:\u001B[39m duplicate post');
+  });
+});
+
+describe('createStatusReporter with a spinner', () => {
+  it('persists the connected line and writes warnings and verbose info', async () => {
+    const text = await run({ spinner: true, color: true, quiet: false, verbose: true });
+    expect(text).toContain('\u001B[32m✔\u001B[39m connected as alice (streams: a, b)\n');
+    expect(text).toContain('reconnecting in 2.0s (connection closed: 1006)');
+    expect(text).toContain('\u001B[2mℹ attempt 2\u001B[22m\n');
+    expect(text).toContain('\u001B[33m⚠ duplicate post\u001B[39m\n');
+  });
+});
+
+describe('createStatusReporter with a spinner on a terminal', () => {
+  // ora draws frames only where it sees an interactive terminal.
+  const interactive = !('CI' in process.env) && process.env['TERM'] !== 'dumb';
+
+  it.runIf(interactive)('spins while connecting and stops spinning once connected', async () => {
+    const terminal = Object.assign(new PassThrough(), { isTTY: true, columns: 80, cursorTo: () => true, clearLine: () => true, moveCursor: () => true });
+    let written = '';
+    terminal.on('data', (chunk: Buffer) => (written += chunk.toString()));
+    const status = await createStatusReporter({ stream: terminal as unknown as NodeJS.WriteStream, spinner: true, color: true, quiet: false, verbose: false });
+    status.connecting('ws://127.0.0.1:8080/v1/ws');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    status.connected('connected as alice');
+    const afterConnected = written.length;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(written.length).toBe(afterConnected);
+    status.stop();
+    expect(written).toMatch(/[⠋⠙⠹⠸](?:\u001B\[39m)? connecting to ws:\/\/127\.0\.0\.1:8080\/v1\/ws/);
+    expect(written).toContain('\u001B[32m✔\u001B[39m connected as alice\n');
+  });
+});
