@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseIsoDateTime } from './dates.js';
 import { ProtocolError } from './errors.js';
+import { splitStreamIds } from './stream-ids.js';
 import {
   MAX_CONTENT_BYTES,
   MAX_IDEMPOTENCY_KEY_LENGTH,
@@ -32,11 +33,7 @@ const lastPostsSchema = z
       .max(MAX_LAST_POSTS, { error: `lastPosts must be an integer from 0 to ${MAX_LAST_POSTS}` }),
   );
 
-/** Splits "a, b,,c" into ["a","b","c"]; an array is trimmed the same way. */
-export function splitStreamIds(value: string | readonly string[]): string[] {
-  const parts = typeof value === 'string' ? value.split(',') : value;
-  return [...new Set(parts.map((part) => part.trim()).filter((part) => part !== ''))];
-}
+export { splitStreamIds };
 
 const streamIdsSchema = z
   .union([z.string(), z.array(z.string())], {

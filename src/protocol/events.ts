@@ -52,7 +52,36 @@ const postSchema = z
     }),
   );
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const nullableString = (value: unknown) => value === null || typeof value === 'string';
+
+/** A post exactly as this contract writes it: the common case, read without the schema's cost. */
+function canonicalPost(value: Record<string, unknown>): Post | undefined {
+  const { id, streamId, streamName, text, contentType, createdAt, releaseAt, hidden, customTarget } = value;
+  if (
+    !('content' in value) &&
+    typeof id === 'string' &&
+    typeof streamId === 'string' &&
+    typeof streamName === 'string' &&
+    nullableString(text) &&
+    (contentType === 'rawtext' || contentType === 'markdown') &&
+    typeof createdAt === 'string' &&
+    nullableString(releaseAt) &&
+    typeof hidden === 'boolean' &&
+    nullableString(customTarget)
+  ) {
+    return { id, streamId, streamName, text, contentType, createdAt, releaseAt, hidden, customTarget } as Post;
+  }
+  return undefined;
+}
+
 export function parsePost(value: unknown): Post | undefined {
+  if (!isRecord(value)) return undefined;
+  const canonical = canonicalPost(value);
+  if (canonical) return canonical;
   const result = postSchema.safeParse(value);
   return result.success ? result.data : undefined;
 }
@@ -66,8 +95,6 @@ export type ServerMessage =
   | { kind: 'tree'; item: TreeItem }
   | { kind: 'ignored'; event?: string };
 
-const objectSchema = z.record(z.string(), z.unknown());
-
 /** Reads one server frame the tolerant way; unknown events come back as `ignored`. */
 export function parseServerMessage(text: string): ServerMessage {
   let raw: unknown;
@@ -76,15 +103,14 @@ export function parseServerMessage(text: string): ServerMessage {
   } catch {
     return { kind: 'ignored' };
   }
-  const parsed = objectSchema.safeParse(raw);
-  if (!parsed.success) return { kind: 'ignored' };
-  const message = parsed.data;
+  if (!isRecord(raw)) return { kind: 'ignored' };
+  const message = raw;
   const event = message['event'];
   if (typeof event !== 'string') {
     return typeof message['_id'] === 'string' ? { kind: 'tree', item: message as unknown as TreeItem } : { kind: 'ignored' };
   }
   const requestId = typeof message['requestId'] === 'string' ? { requestId: message['requestId'] } : {};
-  const data = objectSchema.safeParse(message['data']).data ?? {};
+  const data = isRecord(message['data']) ? message['data'] : {};
   switch (event) {
     case 'connected':
       return {

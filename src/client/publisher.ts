@@ -1,0 +1,127 @@
+import type { ServerMessage } from '../protocol/events.js';
+import { PUBLISH_COMMAND, type Post, type PublishArgs } from '../protocol/types.js';
+
+/** `add-stream-post` data: validated arguments, or a batch line the service will validate. */
+export type PublishData = PublishArgs | (Record<string, unknown> & { streamId: string });
+import { backoffDelay } from './backoff.js';
+import { Connection, type ConnectionOptions, type ConnectionState } from './connection.js';
+import { ClientError } from './errors.js';
+
+export type PublishOutcome =
+  | { ok: true; post: Post; duplicate: boolean; attempts: number }
+  | { ok: false; code: string; message: string; status?: number };
+
+interface InFlight {
+  requestId: string;
+  frame: string;
+  attempts: number;
+  rateLimited: number;
+  resolve(outcome: PublishOutcome): void;
+  reject(error: ClientError): void;
+  retry?: NodeJS.Timeout;
+}
+
+const RATE_LIMIT_BACKOFF = { initialMs: 250, maxMs: 5_000 };
+/** Reconnect attempts in a row before a publisher gives up (about a minute of backoff). */
+export const PUBLISH_MAX_ATTEMPTS = 8;
+
+/**
+ * Publishes over one connection, pipelined: every command carries a requestId,
+ * replies are matched by it (or, from a service that does not echo it, in
+ * order). Unacknowledged posts are resent after a reconnect and after a
+ * `rate-limited` reply, with the same idempotency key, so the service
+ * publishes each at most once.
+ */
+export class Publisher {
+  readonly connection: Connection;
+  readonly #inFlight = new Map<string, InFlight>();
+  #nextId = 1;
+  #failure: ClientError | undefined;
+  #markReady!: () => void;
+  readonly #firstReady = new Promise<void>((resolve) => {
+    this.#markReady = resolve;
+  });
+
+  constructor(connectionOptions: ConnectionOptions, onState?: (state: ConnectionState) => void) {
+    this.connection = new Connection({ maxAttempts: PUBLISH_MAX_ATTEMPTS, ...connectionOptions }, {
+      onState,
+      onReady: () => {
+        this.#markReady();
+        for (const entry of this.#inFlight.values()) {
+          if (entry.retry === undefined) this.#send(entry);
+        }
+      },
+      onMessage: (message) => this.#receive(message),
+    });
+    this.connection.done.then(
+      () => this.#failAll(new ClientError('unreachable', 'the connection was closed before every post was acknowledged')),
+      (error: ClientError) => this.#failAll(error),
+    );
+  }
+
+  /** Connects; rejects with a ClientError when the service cannot be reached or refuses the key. */
+  async start(): Promise<void> {
+    this.connection.start();
+    await Promise.race([this.#firstReady, this.connection.done]);
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  publish(args: PublishData): Promise<PublishOutcome> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    const requestId = String(this.#nextId++);
+    const data: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(args)) if (value !== null && value !== undefined) data[key] = value;
+    // Serialized once: a resend after a reconnect sends the very same bytes, idempotency key included.
+    const frame = JSON.stringify({ event: PUBLISH_COMMAND, data, requestId });
+    return new Promise((resolve, reject) => {
+      const entry: InFlight = { requestId, frame, attempts: 0, rateLimited: 0, resolve, reject };
+      this.#inFlight.set(entry.requestId, entry);
+      this.#send(entry);
+    });
+  }
+
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+
+  #send(entry: InFlight): void {
+    entry.retry = undefined;
+    if (this.connection.sendText(entry.frame)) entry.attempts += 1;
+  }
+
+  #take(requestId: string | undefined): InFlight | undefined {
+    const entry = requestId !== undefined ? this.#inFlight.get(requestId) : this.#inFlight.values().next().value;
+    if (entry) this.#inFlight.delete(entry.requestId);
+    return entry;
+  }
+
+  #receive(message: ServerMessage): void {
+    if (message.kind === 'ack') {
+      const entry = this.#take(message.requestId);
+      entry?.resolve({ ok: true, post: message.post, duplicate: message.duplicate, attempts: entry.attempts });
+      return;
+    }
+    if (message.kind !== 'error') return;
+    if (message.code === 'rate-limited') {
+      const entry = message.requestId !== undefined ? this.#inFlight.get(message.requestId) : undefined;
+      if (entry) {
+        const delay = backoffDelay(entry.rateLimited++, RATE_LIMIT_BACKOFF);
+        entry.retry = setTimeout(() => this.#send(entry), delay);
+        return;
+      }
+    }
+    this.#take(message.requestId)?.resolve({ ok: false, code: message.code, message: message.message });
+  }
+
+  #failAll(error: ClientError): void {
+    this.#failure = error;
+    for (const entry of this.#inFlight.values()) {
+      clearTimeout(entry.retry);
+      entry.reject(error);
+    }
+    this.#inFlight.clear();
+  }
+}
