@@ -1,6 +1,10 @@
 // Bundles the CLI into dist/ so `npx stream-posts` loads one file instead of
 // resolving hundreds of modules; heavy, rarely needed modules stay separate chunks.
+import { rm } from 'node:fs/promises';
 import { build } from 'esbuild';
+
+// Chunk names are content hashes: stale chunks from earlier builds would pile up.
+await rm('dist', { recursive: true, force: true });
 
 await build({
   entryPoints: { cli: 'src/cli/main.ts' },

@@ -1,13 +1,47 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
+import { splitStreamIds } from '../protocol/stream-ids.js';
+import { MAX_LAST_POSTS } from '../protocol/limits.js';
+import type { SubscribeCommandName } from '../protocol/types.js';
 import { DEFAULTS } from '../server/defaults.js';
+import { ClientError } from '../client/errors.js';
+import { addClientOptions, colorWanted, commonOptions, exitCodeFor, positiveInteger, regex } from './common.js';
 import { EXIT, ExitError } from './exit.js';
 import { parseBytes, parseDuration, parseNonNegativeInteger, parsePort } from './parse.js';
 
-function colorWanted(stream: NodeJS.WriteStream, flag: boolean | undefined): boolean {
-  if (flag === false || 'NO_COLOR' in process.env) return false;
-  if (process.env['FORCE_COLOR'] !== undefined && process.env['FORCE_COLOR'] !== '0') return true;
-  return stream.isTTY === true;
+function lastPosts(text: string): number {
+  const value = parseNonNegativeInteger(text);
+  if (value > MAX_LAST_POSTS) throw new InvalidArgumentError(`expected 0 to ${MAX_LAST_POSTS} (the service keeps the last ${MAX_LAST_POSTS} posts per stream), got "${text}"`);
+  return value;
+}
+
+function addSubscribeCommand(program: Command, name: 'listen' | 'tree', command: SubscribeCommandName, description: string): void {
+  addClientOptions(
+    program
+      .command(name)
+      .description(description)
+      .option('--streams <ids>', 'comma-separated stream ids (default: every stream you follow or own)', (text: string) => splitStreamIds(text))
+      .option('--last <n>', `first show up to N recent posts from each stream (0-${MAX_LAST_POSTS})`, lastPosts, 0)
+      .option('--count <n>', 'exit 0 after N posts (a release counts as one)', positiveInteger)
+      .addOption(new Option('--idle-timeout <duration>', 'exit 0 when no post arrived for this long (e.g. 30s, 5m)').argParser(parseDuration))
+      .option('--match <regex>', 'only posts whose text matches (case-insensitive), matches highlighted', regex)
+      .option('--bell', 'ring the terminal bell for each post')
+      .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting'),
+  ).action(async (options: Record<string, unknown>) => {
+    const common = await commonOptions(options);
+    const { listen } = await import('./listen.js');
+    process.exitCode = await listen({
+      ...common,
+      command,
+      streams: options['streams'] as string[] | undefined,
+      last: options['last'] as number,
+      count: options['count'] as number | undefined,
+      idleTimeoutMs: options['idleTimeout'] as number | undefined,
+      match: options['match'] as RegExp | undefined,
+      bell: options['bell'] === true,
+      reconnect: options['reconnect'] !== false,
+    });
+  });
 }
 
 function buildProgram(): Command {
@@ -66,6 +100,111 @@ function buildProgram(): Command {
         color: colorWanted(process.stdout, options['color'] as boolean | undefined),
       });
     });
+  addSubscribeCommand(program, 'listen', 'on-stream-post', 'follow streams: print posts as they arrive (on-stream-post)');
+  addSubscribeCommand(program, 'tree', 'on-stream-post-tree', 'follow streams as a news terminal: tree items, markdown rendered (on-stream-post-tree)');
+
+  addClientOptions(
+    program
+      .command('post')
+      .description('publish a post (add-stream-post); --batch publishes NDJSON lines from standard input')
+      .argument('[content]', 'the post text (or --file)')
+      .option('-s, --stream <id>', 'stream to publish to (required; prompted for on a terminal)')
+      .option('--markdown', 'the content is markdown (same as --content-type markdown)')
+      .addOption(new Option('--content-type <type>', 'rawtext or markdown').choices(['rawtext', 'markdown']))
+      .option('--release-at <when>', 'hide the content until then: ISO 8601 with a zone, or +10m, +2h, +1d')
+      .option('--custom-target <target>', 'custom target (custom streams only)')
+      .option('--idempotency-key <key>', 'deduplication key (default: a new one per post, so retries never publish twice)')
+      .option('-f, --file <file>', 'read the content from a file, or - for standard input')
+      .addOption(new Option('--via <transport>', 'publish over the WebSocket or the REST form').choices(['ws', 'rest']).default('ws'))
+      .option('--dry-run', 'validate and print the command; send nothing')
+      .option('--batch', 'publish NDJSON lines from standard input, one add-stream-post data object per line')
+      .option('--window <n>', 'with --batch: most posts in flight, unacknowledged', positiveInteger, 64),
+  ).action(async (content: string | undefined, options: Record<string, unknown>) => {
+    if (options['markdown'] === true && options['contentType'] === 'rawtext') {
+      throw new ExitError(EXIT.usage, '--markdown and --content-type rawtext contradict each other');
+    }
+    const common = await commonOptions(options);
+    const { post } = await import('./post.js');
+    process.exitCode = await post({
+      ...common,
+      content,
+      stream: options['stream'] as string | undefined,
+      contentType: options['markdown'] === true ? 'markdown' : ((options['contentType'] as 'rawtext' | 'markdown' | undefined) ?? 'rawtext'),
+      releaseAt: options['releaseAt'] as string | undefined,
+      customTarget: options['customTarget'] as string | undefined,
+      idempotencyKey: options['idempotencyKey'] as string | undefined,
+      file: options['file'] as string | undefined,
+      via: options['via'] as 'ws' | 'rest',
+      dryRun: options['dryRun'] === true,
+      batch: options['batch'] === true,
+      window: options['window'] as number,
+    });
+  });
+  program
+    .command('demo')
+    .description('the one-command showcase: serve with the demo seed, a publisher of sample posts, and the tree view')
+    .option('--port <port>', 'port for the embedded serve (a free one if taken)', parsePort, DEFAULTS.port)
+    .option('--count <n>', 'stop after publishing N posts (and showing them)', positiveInteger)
+    .addOption(new Option('--duration <duration>', 'stop after this long (e.g. 30s, 2m)').argParser(parseDuration))
+    .addOption(new Option('--interval <duration>', 'time between sample posts').argParser(parseDuration).default(1500, '1.5s'))
+    .addOption(new Option('--view <view>', 'how to show the posts').choices(['tree', 'listen']).default('tree'))
+    .option('--json', 'machine output: the view as JSON lines')
+    .option('--no-color', 'no colours (also NO_COLOR=1)')
+    .option('-q, --quiet', 'no status lines on stderr')
+    .option('-v, --verbose', 'more status detail on stderr')
+    .action(async (options: Record<string, unknown>) => {
+      const { demo } = await import('./demo.js');
+      const json = options['json'] === true;
+      const colorFlag = options['color'] as boolean | undefined;
+      process.exitCode = await demo({
+        port: options['port'] as number,
+        count: options['count'] as number | undefined,
+        durationMs: options['duration'] as number | undefined,
+        intervalMs: options['interval'] as number,
+        view: options['view'] as 'tree' | 'listen',
+        json,
+        color: !json && colorWanted(process.stdout, colorFlag),
+        stderrColor: colorWanted(process.stderr, colorFlag),
+        quiet: options['quiet'] === true,
+        verbose: options['verbose'] === true,
+      });
+    });
+  const config = program
+    .command('config')
+    .description('named profiles of URL and key, in $XDG_CONFIG_HOME/stream-posts/config.json (use with --profile NAME)');
+  config
+    .command('set <name>')
+    .description('create or update a profile (a profile named "default" applies when none is chosen)')
+    .option('--url <url>', 'service base URL')
+    .option('--api-key <key>', 'API key (visible in `ps`: prefer the two below)')
+    .option('--api-key-file <file>', 'read the key from this file')
+    .option('--api-key-stdin', 'read the key from standard input')
+    .action(async (name: string, options: Record<string, unknown>) => {
+      const { configSet } = await import('./config.js');
+      process.exitCode = await configSet(name, options);
+    });
+  config
+    .command('list')
+    .description('list profiles (keys are never shown)')
+    .option('--json', 'one JSON object per profile')
+    .action(async (options: Record<string, unknown>) => {
+      const { configList } = await import('./config.js');
+      process.exitCode = await configList(options['json'] === true);
+    });
+  config
+    .command('remove <name>')
+    .description('delete a profile')
+    .action(async (name: string) => {
+      const { configRemove } = await import('./config.js');
+      process.exitCode = await configRemove(name);
+    });
+  config
+    .command('path')
+    .description('print where the config file is')
+    .action(async () => {
+      const { configShowPath } = await import('./config.js');
+      process.exitCode = configShowPath();
+    });
   return program;
 }
 
@@ -76,6 +215,11 @@ async function main(argv: string[]): Promise<void> {
     if (error instanceof CommanderError) {
       // Commander has already printed its message; help and version are successes.
       process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return;
+    }
+    if (error instanceof ClientError) {
+      process.stderr.write(`stream-posts: ${error.message}\n`);
+      process.exitCode = exitCodeFor(error);
       return;
     }
     if (error instanceof ExitError) {

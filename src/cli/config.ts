@@ -1,0 +1,89 @@
+import { readFile } from 'node:fs/promises';
+import { configPath, readConfig, writeConfig } from '../client/config.js';
+import { resolveEndpoint } from '../client/endpoint.js';
+import { rethrowClientError } from './common.js';
+import { EXIT, usageError } from './exit.js';
+
+export interface ConfigSetOptions {
+  url?: string | undefined;
+  apiKey?: string | undefined;
+  apiKeyFile?: string | undefined;
+  apiKeyStdin?: boolean | undefined;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function keyFrom(options: ConfigSetOptions): Promise<string | undefined> {
+  const sources = [options.apiKey !== undefined, options.apiKeyFile !== undefined, options.apiKeyStdin === true].filter(Boolean).length;
+  if (sources > 1) throw usageError('give the key once: --api-key, --api-key-file or --api-key-stdin');
+  let key: string | undefined = options.apiKey;
+  if (options.apiKeyFile !== undefined) {
+    key = await readFile(options.apiKeyFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw usageError(`--api-key-file ${options.apiKeyFile}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+    });
+  }
+  if (options.apiKeyStdin === true) key = await readStdin();
+  if (key !== undefined && key.trim() === '') throw usageError('the API key is empty');
+  return key?.trim();
+}
+
+/** `config set NAME`: creates or updates a profile; the key never goes to the screen. */
+export async function configSet(name: string, options: ConfigSetOptions): Promise<number> {
+  if (!/^[\w.-]{1,64}$/.test(name)) throw usageError(`profile names are 1-64 characters of letters, digits, "_", "." or "-", got "${name}"`);
+  const path = configPath(process.env);
+  const config = await readConfig(path).catch(rethrowClientError);
+  const key = await keyFrom(options);
+  if (options.url === undefined && key === undefined) throw usageError('nothing to set: give --url and/or a key (--api-key-file FILE or --api-key-stdin)');
+  if (options.url !== undefined) {
+    try {
+      resolveEndpoint(options.url);
+    } catch (error) {
+      rethrowClientError(error);
+    }
+  }
+  const profile = { ...config.profiles[name] };
+  if (options.url !== undefined) profile.url = options.url;
+  if (key !== undefined) profile.apiKey = key;
+  config.profiles[name] = profile;
+  await writeConfig(path, config);
+  process.stderr.write(`profile "${name}" saved in ${path}\n`);
+  return EXIT.ok;
+}
+
+export async function configList(json: boolean): Promise<number> {
+  const path = configPath(process.env);
+  const config = await readConfig(path).catch(rethrowClientError);
+  const rows = Object.entries(config.profiles).map(([name, profile]) => ({ name, url: profile.url ?? null, key: profile.apiKey !== undefined }));
+  if (json) {
+    for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
+    return EXIT.ok;
+  }
+  if (rows.length === 0) {
+    process.stderr.write(`no profiles in ${path}; add one with: stream-posts config set NAME --url URL --api-key-file FILE\n`);
+    return EXIT.ok;
+  }
+  const width = Math.max(...rows.map((row) => row.name.length));
+  for (const row of rows) {
+    process.stdout.write(`${row.name.padEnd(width)}  ${row.url ?? '(default url)'}  ${row.key ? 'key set' : 'no key'}\n`);
+  }
+  return EXIT.ok;
+}
+
+export async function configRemove(name: string): Promise<number> {
+  const path = configPath(process.env);
+  const config = await readConfig(path).catch(rethrowClientError);
+  if (!(name in config.profiles)) throw usageError(`no profile named "${name}" in ${path}`);
+  delete config.profiles[name];
+  await writeConfig(path, config);
+  process.stderr.write(`profile "${name}" removed from ${path}\n`);
+  return EXIT.ok;
+}
+
+export function configShowPath(): number {
+  process.stdout.write(`${configPath(process.env)}\n`);
+  return EXIT.ok;
+}

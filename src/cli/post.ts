@@ -1,0 +1,159 @@
+import { readFile } from 'node:fs/promises';
+import { buildPublishArgs } from '../client/publish-args.js';
+import type { PublishOutcome } from '../client/publisher.js';
+import { parseIsoDateTime } from '../protocol/dates.js';
+import { ProtocolError } from '../protocol/errors.js';
+import { PUBLISH_COMMAND, type ContentType, type PublishArgs } from '../protocol/types.js';
+import { requireKey, rethrowClientError, type CommonOptions } from './common.js';
+import { EXIT, ExitError, usageError } from './exit.js';
+
+// Network, terminal and prompt modules load only on the paths that use them:
+// `post --dry-run` in a script should start as fast as the runtime allows.
+
+export interface PostOptions extends CommonOptions {
+  content: string | undefined;
+  stream: string | undefined;
+  contentType: ContentType;
+  releaseAt: string | undefined;
+  customTarget: string | undefined;
+  idempotencyKey: string | undefined;
+  file: string | undefined;
+  via: 'ws' | 'rest';
+  dryRun: boolean;
+  batch: boolean;
+  window: number;
+}
+
+const MISSING_CONTENT = 'no content: give it as an argument, with --file FILE, or --file - to read standard input';
+
+async function readContent(options: PostOptions): Promise<string | undefined> {
+  if (options.file === undefined) return options.content;
+  if (options.content !== undefined) throw usageError('give the content as an argument or with --file, not both');
+  if (options.file === '-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  try {
+    return await readFile(options.file, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    throw usageError(`--file ${options.file}: ${reason}`);
+  }
+}
+
+function canPrompt(): boolean {
+  return process.stdin.isTTY === true && process.stderr.isTTY === true;
+}
+
+function validateArgs(fields: Record<string, unknown>, options: PostOptions): PublishArgs {
+  try {
+    return buildPublishArgs(fields, { streamId: options.stream, contentType: options.contentType });
+  } catch (error) {
+    if (error instanceof ProtocolError) throw usageError(`invalid post: ${error.message}`);
+    throw error;
+  }
+}
+
+export function commandFrame(args: PublishArgs): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args)) if (value !== null) data[key] = value;
+  return { event: PUBLISH_COMMAND, data };
+}
+
+/** `post`: one post from flags, a file or prompts; or `--batch` NDJSON from standard input. */
+export async function post(options: PostOptions): Promise<number> {
+  if (options.batch) {
+    const { postBatch } = await import('./post-batch.js');
+    return postBatch(options);
+  }
+  let content = await readContent(options);
+  let streamId = options.stream;
+  let contentType = options.contentType;
+  let releaseAt = options.releaseAt;
+  if (streamId === undefined || content === undefined) {
+    if (!canPrompt() || options.json || options.dryRun) throw usageError(streamId === undefined ? 'missing --stream ID' : MISSING_CONTENT);
+    const { isPromptCancelled } = await import('../render/prompts.js');
+    const answers = await askForPost(options, { streamId, content, releaseAt }).catch((error: unknown) => {
+      if (isPromptCancelled(error)) throw new ExitError(EXIT.usage, 'cancelled; nothing was published');
+      throw error;
+    });
+    if (!answers) throw new ExitError(EXIT.usage, 'not confirmed; nothing was published');
+    ({ streamId, content, contentType } = answers);
+    releaseAt = answers.releaseAt ?? undefined;
+  }
+  const fields: Record<string, unknown> = { streamId, content, contentType };
+  if (releaseAt !== undefined) fields['releaseAt'] = releaseAt;
+  if (options.customTarget !== undefined) fields['customTarget'] = options.customTarget;
+  if (options.idempotencyKey !== undefined) fields['idempotencyKey'] = options.idempotencyKey;
+  const args = validateArgs(fields, options);
+  if (options.dryRun) {
+    process.stdout.write(`${JSON.stringify(commandFrame(args))}\n`);
+    return EXIT.ok;
+  }
+  const apiKey = requireKey(options.settings);
+  const { describeState, statusFor } = await import('./status.js');
+  const status = await statusFor(options, true);
+  if (options.verbose) status.info(`publishing to ${args.streamId} via ${options.via === 'rest' ? options.settings.endpoint.httpBase : options.settings.endpoint.wsUrl}`);
+  let outcome: PublishOutcome;
+  try {
+    if (options.via === 'rest') {
+      const { publishRest } = await import('../client/rest.js');
+      status.connecting(`${options.settings.endpoint.httpBase}/v1/streams/${args.streamId}/post`);
+      outcome = await publishRest(options.settings.endpoint, apiKey, args);
+    } else {
+      const { Publisher } = await import('../client/publisher.js');
+      const publisher = new Publisher(
+        { endpoint: options.settings.endpoint, apiKey, authQuery: options.authQuery },
+        (state) => describeState(state, status),
+      );
+      try {
+        await publisher.start();
+        outcome = await publisher.publish(args);
+      } finally {
+        await publisher.close();
+      }
+    }
+  } catch (error) {
+    status.stop();
+    rethrowClientError(error);
+  }
+  status.stop();
+  if (!outcome.ok) {
+    const http = outcome.status !== undefined ? `HTTP ${outcome.status} ` : '';
+    throw new ExitError(EXIT.failed, `the service refused the post: ${http}${outcome.code}: ${outcome.message}`);
+  }
+  const duplicate = outcome.duplicate && outcome.attempts <= 1;
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify({ post: outcome.post, duplicate })}\n`);
+  } else {
+    process.stdout.write(`${outcome.post.id}\n`);
+    if (duplicate) status.warn(`duplicate: an earlier post with idempotency key ${args.idempotencyKey} was returned; nothing new was published`);
+    if (outcome.post.hidden && outcome.post.releaseAt) status.info(`hidden until ${outcome.post.releaseAt}`);
+  }
+  return EXIT.ok;
+}
+
+async function askForPost(options: PostOptions, known: { streamId: string | undefined; content: string | undefined; releaseAt: string | undefined }) {
+  const [{ listStreams }, { promptForPost }] = await Promise.all([import('../client/streams.js'), import('../render/prompts.js')]);
+  const streams = options.settings.apiKey !== undefined ? await listStreams(options.settings.endpoint, options.settings.apiKey).catch(() => []) : [];
+  return promptForPost(
+    {
+      ...(known.streamId !== undefined ? { streamId: known.streamId } : {}),
+      ...(known.content !== undefined ? { content: known.content, contentType: options.contentType } : {}),
+      ...(known.releaseAt !== undefined ? { releaseAt: known.releaseAt } : {}),
+    },
+    {
+      streams,
+      validateReleaseAt: (value: string) => {
+        if (value.trim() === '') return true;
+        try {
+          const args = buildPublishArgs({ streamId: 'x', content: 'x', releaseAt: value }, { contentType: 'rawtext' });
+          return args.releaseAt !== null && parseIsoDateTime(args.releaseAt) !== undefined ? true : 'expected an ISO 8601 date-time or +10m, +2h, +1d';
+        } catch (error) {
+          return error instanceof ProtocolError ? error.message : 'expected an ISO 8601 date-time or +10m, +2h, +1d';
+        }
+      },
+    },
+  );
+}
