@@ -124,7 +124,7 @@ function buildProgram(): Command {
       throw new ExitError(EXIT.usage, '--markdown and --content-type rawtext contradict each other');
     }
     const common = await commonOptions(options);
-    const { post } = await import('./post.js');
+    const { post } = options['batch'] === true ? { post: (await import('./post-batch.js')).postBatch } : await import('./post.js');
     process.exitCode = await post({
       ...common,
       content,

@@ -2,13 +2,12 @@ import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { prepareBatchLine, runBatch, type BatchResult } from '../client/batch.js';
-import { buildPublishArgs } from '../client/publish-args.js';
+import { commandFrame } from '../client/publish-args.js';
 import { Publisher, type PublishData } from '../client/publisher.js';
 import { publishRest } from '../client/rest.js';
-import { ProtocolError } from '../protocol/errors.js';
 import { requireKey, rethrowClientError } from './common.js';
 import { EXIT, usageError } from './exit.js';
-import { commandFrame, type PostOptions } from './post.js';
+import type { PostOptions } from './post.js';
 import { describeState, statusFor } from './status.js';
 
 /** Lines go out in one write per turn of the event loop, not one system call each. */
@@ -39,6 +38,7 @@ function input(options: PostOptions): NodeJS.ReadableStream {
 
 /** `--batch --dry-run`: every line validated here as the service would, nothing sent. */
 async function dryRun(options: PostOptions, out: LineWriter): Promise<number> {
+  const [{ buildPublishArgs }, { ProtocolError }] = await Promise.all([import('../client/validate-post.js'), import('../protocol/errors.js')]);
   const defaults = { streamId: options.stream, contentType: options.contentType };
   let failed = 0;
   let line = 0;

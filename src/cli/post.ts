@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { buildPublishArgs } from '../client/publish-args.js';
+import { commandFrame } from '../client/publish-args.js';
+import { buildPublishArgs } from '../client/validate-post.js';
 import type { PublishOutcome } from '../client/publisher.js';
 import { parseIsoDateTime } from '../protocol/dates.js';
 import { ProtocolError } from '../protocol/errors.js';
-import { PUBLISH_COMMAND, type ContentType, type PublishArgs } from '../protocol/types.js';
+import type { ContentType, PublishArgs } from '../protocol/types.js';
 import { requireKey, rethrowClientError, type CommonOptions } from './common.js';
 import { EXIT, ExitError, usageError } from './exit.js';
 
@@ -55,18 +56,8 @@ function validateArgs(fields: Record<string, unknown>, options: PostOptions): Pu
   }
 }
 
-export function commandFrame(args: PublishArgs): Record<string, unknown> {
-  const data: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(args)) if (value !== null) data[key] = value;
-  return { event: PUBLISH_COMMAND, data };
-}
-
-/** `post`: one post from flags, a file or prompts; or `--batch` NDJSON from standard input. */
+/** `post`: one post from flags, a file or prompts (`--batch` is post-batch.ts). */
 export async function post(options: PostOptions): Promise<number> {
-  if (options.batch) {
-    const { postBatch } = await import('./post-batch.js');
-    return postBatch(options);
-  }
   let content = await readContent(options);
   let streamId = options.stream;
   let contentType = options.contentType;

@@ -1,7 +1,6 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
 import { DEFAULT_URL, resolveEndpoint, type Endpoint } from './endpoint.js';
 import { ClientError } from './errors.js';
 
@@ -10,16 +9,14 @@ import { ClientError } from './errors.js';
  * `{"profiles": {"NAME": {"url": "wss://…", "apiKey": "…"}}}`.
  * A profile named `default` applies when no other is chosen.
  */
-const profileSchema = z.object({
-  url: z.string().optional(),
-  apiKey: z.string().optional(),
-});
-const configSchema = z.object({
-  profiles: z.record(z.string(), profileSchema).default({}),
-});
+export interface Profile {
+  url?: string | undefined;
+  apiKey?: string | undefined;
+}
 
-export type Profile = z.infer<typeof profileSchema>;
-export type ConfigFile = z.infer<typeof configSchema>;
+export interface ConfigFile {
+  profiles: Record<string, Profile>;
+}
 
 export const DEFAULT_PROFILE = 'default';
 
@@ -42,6 +39,8 @@ export async function readConfig(path: string): Promise<ConfigFile> {
   } catch {
     throw new ClientError('usage', `the config file ${path} is not valid JSON`);
   }
+  // The schema (and its library) loads only when there is a file to check.
+  const { configSchema } = await import('./config-schema.js');
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

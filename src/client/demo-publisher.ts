@@ -1,6 +1,6 @@
 import type { Seed } from '../server/seed.js';
 import type { Endpoint } from './endpoint.js';
-import { buildPublishArgs } from './publish-args.js';
+import { buildPublishArgs } from './validate-post.js';
 import { Publisher } from './publisher.js';
 
 /** A sample post of the demo; `releaseInMs` makes it hidden for that long. */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { parsePublishArgs } from '../protocol/commands.js';
-import type { ContentType, PublishArgs } from '../protocol/types.js';
+import { PUBLISH_COMMAND, type ContentType } from '../protocol/types.js';
 
 const RELATIVE = /^\+(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$/i;
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -22,20 +21,13 @@ export interface PublishDefaults {
   contentType: ContentType;
 }
 
-/**
- * Turns one post's fields (flags, a prompt's answers or a batch line) into
- * validated `add-stream-post` arguments, filling in the defaults and an
- * idempotency key. Throws a ProtocolError naming the bad field.
- */
-export function buildPublishArgs(input: Record<string, unknown>, defaults: PublishDefaults, now: number = Date.now()): PublishArgs {
-  const data: Record<string, unknown> = { ...input };
-  data['streamId'] ??= defaults.streamId;
-  data['contentType'] ??= defaults.contentType;
-  if (typeof data['releaseAt'] === 'string') data['releaseAt'] = resolveReleaseAt(data['releaseAt'], now);
-  const args = parsePublishArgs(data);
-  return args.idempotencyKey === null ? { ...args, idempotencyKey: generateIdempotencyKey() } : args;
-}
-
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The `add-stream-post` frame for some arguments, without the fields that are unset. */
+export function commandFrame(args: object): { event: typeof PUBLISH_COMMAND; data: Record<string, unknown> } {
+  const data: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args)) if (value !== null && value !== undefined) data[key] = value;
+  return { event: PUBLISH_COMMAND, data };
 }

@@ -1,11 +1,12 @@
 import type { ServerMessage } from '../protocol/events.js';
-import { PUBLISH_COMMAND, type Post, type PublishArgs } from '../protocol/types.js';
+import type { Post, PublishArgs } from '../protocol/types.js';
 
 /** `add-stream-post` data: validated arguments, or a batch line the service will validate. */
 export type PublishData = PublishArgs | (Record<string, unknown> & { streamId: string });
 import { backoffDelay } from './backoff.js';
 import { Connection, type ConnectionOptions, type ConnectionState } from './connection.js';
 import { ClientError } from './errors.js';
+import { commandFrame } from './publish-args.js';
 
 export type PublishOutcome =
   | { ok: true; post: Post; duplicate: boolean; attempts: number }
@@ -72,10 +73,8 @@ export class Publisher {
   publish(args: PublishData): Promise<PublishOutcome> {
     if (this.#failure) return Promise.reject(this.#failure);
     const requestId = String(this.#nextId++);
-    const data: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(args)) if (value !== null && value !== undefined) data[key] = value;
     // Serialized once: a resend after a reconnect sends the very same bytes, idempotency key included.
-    const frame = JSON.stringify({ event: PUBLISH_COMMAND, data, requestId });
+    const frame = JSON.stringify({ ...commandFrame(args), requestId });
     return new Promise((resolve, reject) => {
       const entry: InFlight = { requestId, frame, attempts: 0, rateLimited: 0, resolve, reject };
       this.#inFlight.set(entry.requestId, entry);

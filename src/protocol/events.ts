@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { epochToIso } from './dates.js';
 import { isErrorCode, type ErrorCode } from './errors.js';
 import type { Envelope, Post, ServerEventName, TreeItem } from './types.js';
@@ -15,42 +14,56 @@ export function encodeError(code: ErrorCode, message: string, command?: string, 
 
 // --- tolerant reading (PROTOCOL.md B3): what a client accepts from any server ---
 
-const dateLike = z.union([z.string(), z.number()]).transform((value, context) => {
-  if (typeof value === 'string') return value;
-  const iso = epochToIso(value);
-  if (iso === undefined) {
-    context.addIssue({ code: 'custom', message: 'not a representable epoch time' });
-    return z.NEVER;
-  }
-  return iso;
-});
+// A hand-written reader rather than a schema: it normalizes more than it
+// validates, runs for every post a client receives, and keeps the validation
+// library off the client's start-up path.
 
-const postSchema = z
-  .object({
-    id: z.string(),
-    streamId: z.string(),
-    streamName: z.string().optional(),
-    text: z.string().nullish(),
-    content: z.string().nullish(),
-    contentType: z.string().optional(),
-    createdAt: dateLike.optional(),
-    releaseAt: dateLike.nullish(),
-    hidden: z.boolean().optional(),
-    customTarget: z.string().nullish(),
-  })
-  .transform(
-    (raw): Post => ({
-      id: raw.id,
-      streamId: raw.streamId,
-      streamName: raw.streamName ?? raw.streamId,
-      text: raw.text ?? raw.content ?? null,
-      contentType: raw.contentType === 'markdown' ? 'markdown' : 'rawtext',
-      createdAt: raw.createdAt ?? new Date(0).toISOString(),
-      releaseAt: raw.releaseAt ?? null,
-      hidden: raw.hidden ?? false,
-      customTarget: raw.customTarget ?? null,
-    }),
-  );
+/** A date as an ISO string: strings pass as they are, epoch milliseconds are converted; null when unusable. */
+function readDate(value: unknown): string | null | undefined {
+  if (value === undefined || value === null) return value;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return epochToIso(value) ?? null;
+  return null;
+}
+
+const WRONG_TYPE = Symbol('wrong type');
+
+/** Optional field of one type: the value, undefined when absent, or WRONG_TYPE. */
+function optional<T>(value: unknown, check: (value: unknown) => value is T): T | undefined | typeof WRONG_TYPE {
+  if (value === undefined || value === null) return undefined;
+  return check(value) ? value : WRONG_TYPE;
+}
+
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
+
+/** Any post a server might send: `content` for `text`, epoch ms for dates, missing fields defaulted; undefined when unusable. */
+function tolerantPost(raw: Record<string, unknown>): Post | undefined {
+  const { id, streamId } = raw;
+  if (typeof id !== 'string' || typeof streamId !== 'string') return undefined;
+  const streamName = optional(raw['streamName'], isString);
+  const text = optional(raw['text'], isString);
+  const content = optional(raw['content'], isString);
+  const contentType = optional(raw['contentType'], isString);
+  const hidden = optional(raw['hidden'], isBoolean);
+  const customTarget = optional(raw['customTarget'], isString);
+  const createdAt = readDate(raw['createdAt']);
+  const releaseAt = readDate(raw['releaseAt']);
+  if ([streamName, text, content, contentType, hidden, customTarget].includes(WRONG_TYPE)) return undefined;
+  if (createdAt === null && raw['createdAt'] !== null) return undefined;
+  if (releaseAt === null && raw['releaseAt'] !== null) return undefined;
+  return {
+    id,
+    streamId,
+    streamName: (streamName as string | undefined) ?? streamId,
+    text: (text as string | undefined) ?? (content as string | undefined) ?? null,
+    contentType: contentType === 'markdown' ? 'markdown' : 'rawtext',
+    createdAt: createdAt ?? new Date(0).toISOString(),
+    releaseAt: releaseAt ?? null,
+    hidden: (hidden as boolean | undefined) ?? false,
+    customTarget: (customTarget as string | undefined) ?? null,
+  };
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -78,12 +91,15 @@ function canonicalPost(value: Record<string, unknown>): Post | undefined {
   return undefined;
 }
 
+function stringArray(value: unknown): string[] {
+  return Array.isArray(value) && value.every(isString) ? value : [];
+}
+
 export function parsePost(value: unknown): Post | undefined {
   if (!isRecord(value)) return undefined;
   const canonical = canonicalPost(value);
   if (canonical) return canonical;
-  const result = postSchema.safeParse(value);
-  return result.success ? result.data : undefined;
+  return tolerantPost(value);
 }
 
 export type ServerMessage =
@@ -116,14 +132,14 @@ export function parseServerMessage(text: string): ServerMessage {
       return {
         kind: 'connected',
         userId: String(data['userId'] ?? ''),
-        streams: z.array(z.string()).catch([]).parse(data['streams']),
+        streams: stringArray(data['streams']),
         ...requestId,
       };
     case 'sub_ack':
       return {
         kind: 'sub_ack',
         command: String(data['command'] ?? ''),
-        streamIds: z.array(z.string()).catch([]).parse(data['streamIds']),
+        streamIds: stringArray(data['streamIds']),
         lastPosts: Number(data['lastPosts'] ?? 0),
         ...requestId,
       };
