@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { REPO_ROOT, startServerProcess, startStreamPosts } from './lib/processes.mjs';
-import { median, percentile, round, sortedConcat } from './lib/stats.mjs';
+import { comparison, median, percentile, round, sortedConcat } from './lib/stats.mjs';
 
 const DEFAULTS = {
   clients: 1000,
@@ -375,19 +375,7 @@ function summarize(runs) {
   };
 }
 
-function figure(name, unit, ours, bare, extra = {}) {
-  return {
-    figure: name,
-    value: ours,
-    unit,
-    baseline: 'bare ws',
-    baselineValue: bare,
-    ratio: ours === null || bare === null || bare === 0 ? null : round(ours / bare, 3),
-    target: null,
-    met: null,
-    ...extra,
-  };
-}
+const figure = (...args) => comparison('bare ws', ...args);
 
 export async function run(options = {}) {
   const config = parseConfig(options.flags);

@@ -22,6 +22,8 @@ import { REPO_ROOT } from './lib/processes.mjs';
 /** Benchmark name → module (relative to this folder), in the order `run.mjs` runs them. */
 const BENCHMARKS = {
   fanout: './fanout.mjs',
+  startup: './startup.mjs',
+  batch: './batch.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');

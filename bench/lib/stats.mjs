@@ -33,3 +33,18 @@ export function round(value, digits = 3) {
   const scale = 10 ** (digits - 1 - Math.floor(Math.log10(Math.abs(value))));
   return Math.round(value * scale) / scale;
 }
+
+/** A figure row for bench/run.mjs: ours next to a baseline from the same run, with their ratio. */
+export function comparison(baseline, name, unit, ours, baselineValue, extra = {}) {
+  return {
+    figure: name,
+    value: ours,
+    unit,
+    baseline,
+    baselineValue,
+    ratio: ours === null || ours === undefined || baselineValue === null || baselineValue === undefined || baselineValue === 0 ? null : round(ours / baselineValue, 3),
+    target: null,
+    met: null,
+    ...extra,
+  };
+}
