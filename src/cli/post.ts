@@ -51,7 +51,10 @@ function validateArgs(fields: Record<string, unknown>, options: PostOptions): Pu
   try {
     return buildPublishArgs(fields, { streamId: options.stream, contentType: options.contentType });
   } catch (error) {
-    if (error instanceof ProtocolError) throw usageError(`invalid post: ${error.message}`);
+    if (error instanceof ProtocolError) {
+      const relative = error.message.startsWith('releaseAt') ? ', or a time from now such as +10m, +2h, +1d' : '';
+      throw usageError(`invalid post: ${error.message}${relative}`);
+    }
     throw error;
   }
 }
