@@ -1,14 +1,15 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { ConfigFile } from './config.js';
 
-export const configSchema: z.ZodType<ConfigFile> = z.object({
-  profiles: z
-    .record(
+export const configSchema: z.ZodMiniType<ConfigFile> = z.object({
+  profiles: z._default(
+    z.record(
       z.string(),
       z.object({
-        url: z.string().optional(),
-        apiKey: z.string().optional(),
+        url: z.optional(z.string()),
+        apiKey: z.optional(z.string()),
       }),
-    )
-    .default({}),
+    ),
+    {},
+  ),
 });

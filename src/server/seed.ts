@@ -1,44 +1,49 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import { CONTENT_TYPES } from '../protocol/types.js';
 import { MAX_CONTENT_BYTES, STREAM_ID_PATTERN } from '../protocol/limits.js';
 
-const idSchema = z.string().regex(STREAM_ID_PATTERN, { error: 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"' });
-const keySchema = z.string().min(8, { error: 'must be at least 8 characters' }).max(256);
+// zod's English messages, so a seed error reads "expected string, received number".
+z.config(en());
+
+const idSchema = z.string().check(z.regex(STREAM_ID_PATTERN, { error: 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"' }));
+const keySchema = z.string().check(z.minLength(8, { error: 'must be at least 8 characters' }), z.maxLength(256));
+const nonEmpty = () => z.string().check(z.minLength(1));
 
 const userSchema = z.strictObject({
   id: idSchema,
-  name: z.string().min(1),
+  name: nonEmpty(),
   readerKey: keySchema,
-  follows: z.array(idSchema).default([]),
-  customTargets: z.record(idSchema, z.array(z.string().min(1))).default({}),
+  follows: z._default(z.array(idSchema), []),
+  customTargets: z._default(z.record(idSchema, z.array(nonEmpty())), {}),
 });
 
 const streamSchema = z.strictObject({
   id: idSchema,
-  name: z.string().min(1),
+  name: nonEmpty(),
   owner: idSchema,
   key: keySchema,
-  custom: z.boolean().default(false),
-  customTargets: z.array(z.string().min(1)).default([]),
+  custom: z._default(z.boolean(), false),
+  customTargets: z._default(z.array(nonEmpty()), []),
 });
 
 const seedPostSchema = z.strictObject({
   streamId: idSchema,
-  content: z
-    .string()
-    .min(1)
-    .refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_CONTENT_BYTES, {
+  content: z.string().check(
+    z.minLength(1),
+    z.refine((text: string) => Buffer.byteLength(text, 'utf8') <= MAX_CONTENT_BYTES, {
       error: `must be at most ${MAX_CONTENT_BYTES} bytes`,
     }),
+  ),
   contentType: z.enum(CONTENT_TYPES),
-  createdAt: z.iso.datetime({ offset: true }).optional(),
-  customTarget: z.string().min(1).optional(),
+  createdAt: z.optional(z.iso.datetime({ offset: true })),
+  customTarget: z.optional(nonEmpty()),
 });
 
 export const seedSchema = z.strictObject({
-  users: z.array(userSchema).min(1),
-  streams: z.array(streamSchema).default([]),
-  posts: z.array(seedPostSchema).default([]),
+  users: z.array(userSchema).check(z.minLength(1)),
+  streams: z._default(z.array(streamSchema), []),
+  posts: z._default(z.array(seedPostSchema), []),
 });
 
 export type Seed = z.output<typeof seedSchema>;
