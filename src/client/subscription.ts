@@ -26,41 +26,38 @@ export interface SubscriptionHandlers {
 }
 
 const SEEN_BASE = 10_000;
-// A post created this long before the newest one seen may still be arriving
-// late (publishes race), so the replay after a reconnect does not cut it off.
-const REPLAY_SLACK_MS = 1_000;
-// With nothing seen yet, the replay is cut at the first connection by the
-// local clock, allowing this much difference between the clocks.
-const CLOCK_SKEW_MS = 5_000;
+const SUBSCRIBE_ID = 'subscribe';
+const HISTORY_END_ID = 'history-end';
+// A service that never acknowledges the marker subscription still gets its history shown.
+const HISTORY_END_TIMEOUT_MS = 3_000;
 
-function timeOf(value: unknown): number | undefined {
-  if (typeof value === 'number' && Number.isFinite(value)) return value < 1e12 ? value * 1000 : value;
-  if (typeof value === 'string') {
-    const parsed = Date.parse(value);
-    return Number.isNaN(parsed) ? undefined : parsed;
-  }
-  return undefined;
-}
+type Candidate = { streamKey: string; hidden: boolean; id: string; released: boolean; make: (kind: Delivery['kind']) => Delivery };
 
 /**
- * A subscription that outlives its connection. After a reconnect it asks for
- * the last 100 posts of each stream again, and shows only what it has not
- * shown: posts it has seen are dropped by id, and posts older than anything it
- * had seen (the history before it started) are dropped by time. A hidden post
- * whose release happened during the outage is shown as released.
+ * A subscription that outlives its connection.
+ *
+ * To know later what is new, it first learns what already exists: the first
+ * subscription asks for the last 100 posts of each stream (the most the
+ * service keeps), followed at once by a second, history-less subscription
+ * whose acknowledgement marks where that history ends. It remembers every id
+ * and shows only the last `lastPosts` of each stream. After a reconnect it
+ * asks for the last 100 posts again and shows the ones it has not seen: the
+ * posts from the outage, never the older history. A hidden post whose release
+ * happened during the outage is shown as released. No clock is compared.
  */
 export class Subscription {
   readonly connection: Connection;
   readonly #seen = new SeenPosts(SEEN_BASE);
-  #newestSeen: number | undefined;
-  #firstReadyAt: number | undefined;
-  #replaying = false;
+  #history: Candidate[] | undefined;
+  #historyTimer: NodeJS.Timeout | undefined;
+  #acksThisConnection = 0;
+  #reconnected = false;
+  #streamIds: string[] = [];
 
   constructor(
     connectionOptions: ConnectionOptions,
     private readonly options: SubscriptionOptions,
     private readonly handlers: SubscriptionHandlers,
-    private readonly now: () => number = Date.now,
   ) {
     this.connection = new Connection(connectionOptions, {
       onState: (state) => handlers.onState?.(state),
@@ -71,31 +68,45 @@ export class Subscription {
 
   start(): Promise<void> {
     this.connection.start();
-    return this.connection.done;
+    return this.connection.done.finally(() => clearTimeout(this.#historyTimer));
   }
 
   close(): Promise<void> {
+    clearTimeout(this.#historyTimer);
     return this.connection.close();
   }
 
   #subscribe(info: ReadyInfo): void {
-    this.#firstReadyAt ??= this.now();
-    this.#replaying = info.reconnected;
-    const data: Record<string, unknown> = {
-      lastPosts: info.reconnected ? MAX_LAST_POSTS : this.options.lastPosts,
-    };
-    if (this.options.streamIds !== undefined) data['streamIds'] = this.options.streamIds.join(',');
-    this.connection.send({ event: this.options.command, data, requestId: 'subscribe' });
+    this.#acksThisConnection = 0;
+    clearTimeout(this.#historyTimer);
+    // A drop before the first history was complete leaves nothing known: start over.
+    const learning = !info.reconnected || this.#history !== undefined;
+    this.#reconnected = !learning;
+    const streamIds = this.options.streamIds !== undefined ? { streamIds: this.options.streamIds.join(',') } : {};
+    this.connection.send({ event: this.options.command, data: { ...streamIds, lastPosts: MAX_LAST_POSTS }, requestId: SUBSCRIBE_ID });
+    if (!learning) return;
+    this.#history = [];
+    this.connection.send({ event: this.options.command, data: { ...streamIds, lastPosts: 0 }, requestId: HISTORY_END_ID });
   }
 
   #receive(message: ServerMessage, raw: string): void {
     switch (message.kind) {
-      case 'sub_ack':
+      case 'sub_ack': {
+        this.#acksThisConnection += 1;
+        // Matched by requestId, or by order from a service that does not echo it.
+        const endOfHistory = message.requestId === HISTORY_END_ID || (message.requestId === undefined && this.#acksThisConnection === 2);
+        if (endOfHistory) {
+          this.#showHistory();
+          return;
+        }
         this.#seen.ensureCapacity(SEEN_BASE + MAX_LAST_POSTS * 2 * message.streamIds.length);
-        this.handlers.onSubscribed?.({ streamIds: message.streamIds, lastPosts: message.lastPosts, reconnected: this.#replaying });
+        this.#streamIds = message.streamIds;
+        if (this.#history) this.#historyTimer = setTimeout(() => this.#showHistory(), HISTORY_END_TIMEOUT_MS);
+        else this.#announce();
         return;
+      }
       case 'error':
-        if (message.command === this.options.command || message.requestId === 'subscribe') {
+        if (message.requestId === SUBSCRIBE_ID || message.requestId === HISTORY_END_ID || (message.requestId === undefined && message.command === this.options.command)) {
           this.connection.fail(new ClientError('refused', `the service refused the subscription: ${message.code}: ${message.message}`, message.code));
         }
         return;
@@ -103,8 +114,13 @@ export class Subscription {
         this.handlers.onActivity?.();
         if (this.options.command !== 'on-stream-post') return;
         const { post } = message;
-        const kind = this.#admit(post.id, post.hidden, timeOf(post.createdAt), message.released);
-        if (kind) this.handlers.onDelivery({ format: 'post', kind, post, raw });
+        this.#offer({
+          streamKey: post.streamId,
+          hidden: post.hidden,
+          id: post.id,
+          released: message.released,
+          make: (kind) => ({ format: 'post', kind, post, raw }),
+        });
         return;
       }
       case 'tree': {
@@ -112,8 +128,8 @@ export class Subscription {
         if (this.options.command !== 'on-stream-post-tree') return;
         const item = message.item as unknown as Record<string, unknown>;
         const id = String(item['_id']);
-        const kind = this.#admit(id, item['hidden'] === true, timeOf(item['time']), false);
-        if (kind) this.handlers.onDelivery({ format: 'tree', kind, item, id, raw });
+        const streamKey = typeof item['streamId'] === 'string' ? item['streamId'] : typeof item['source'] === 'string' ? item['source'] : '';
+        this.#offer({ streamKey, hidden: item['hidden'] === true, id, released: false, make: (kind) => ({ format: 'tree', kind, item, id, raw }) });
         return;
       }
       default:
@@ -121,35 +137,46 @@ export class Subscription {
     }
   }
 
-  /** Decides whether a post frame shows something new, and as what. */
-  #admit(id: string, hidden: boolean, time: number | undefined, releasedEvent: boolean): Delivery['kind'] | undefined {
+  #offer(candidate: Candidate): void {
+    if (this.#history) {
+      this.#history.push(candidate);
+      return;
+    }
+    const kind = this.#admit(candidate);
+    if (kind) this.handlers.onDelivery(candidate.make(kind));
+  }
+
+  #announce(): void {
+    this.handlers.onSubscribed?.({ streamIds: this.#streamIds, lastPosts: this.options.lastPosts, reconnected: this.#reconnected });
+  }
+
+  /** The first history is all remembered; only the last `lastPosts` of each stream are shown. */
+  #showHistory(): void {
+    clearTimeout(this.#historyTimer);
+    const history = this.#history;
+    this.#history = undefined;
+    if (!history) return;
+    this.#announce();
+    const remaining = new Map<string, number>();
+    for (const candidate of history) remaining.set(candidate.streamKey, (remaining.get(candidate.streamKey) ?? 0) + 1);
+    for (const candidate of history) {
+      const left = remaining.get(candidate.streamKey)!;
+      remaining.set(candidate.streamKey, left - 1);
+      const kind = this.#admit(candidate);
+      if (kind && left <= this.options.lastPosts) this.handlers.onDelivery(candidate.make(kind));
+    }
+  }
+
+  /** Decides whether a post frame shows something new, and as what; remembers it either way. */
+  #admit({ id, hidden, released }: Candidate): Delivery['kind'] | undefined {
     const shown = this.#seen.get(id);
     if (shown === 'visible') return undefined;
     if (hidden) {
-      if (shown === 'hidden' || !this.#isNew(time)) return undefined;
-      this.#remember(id, 'hidden', time);
+      if (shown === 'hidden') return undefined;
+      this.#seen.mark(id, 'hidden');
       return 'created';
     }
-    if (shown === 'hidden') {
-      this.#remember(id, 'visible', time);
-      return 'released';
-    }
-    if (!this.#isNew(time)) return undefined;
-    this.#remember(id, 'visible', time);
-    return releasedEvent ? 'released' : 'created';
-  }
-
-  /** After a reconnect, unseen posts older than what was already seen are the history from before. */
-  #isNew(time: number | undefined): boolean {
-    if (!this.#replaying || time === undefined) return true;
-    // The first subscription asked for history and none came: every post since is new.
-    if (this.#newestSeen === undefined && this.options.lastPosts > 0) return true;
-    const cutoff = this.#newestSeen !== undefined ? this.#newestSeen - REPLAY_SLACK_MS : (this.#firstReadyAt ?? 0) - CLOCK_SKEW_MS;
-    return time >= cutoff;
-  }
-
-  #remember(id: string, shown: 'hidden' | 'visible', time: number | undefined): void {
-    this.#seen.mark(id, shown);
-    if (time !== undefined && (this.#newestSeen === undefined || time > this.#newestSeen)) this.#newestSeen = time;
+    this.#seen.mark(id, 'visible');
+    return shown === 'hidden' || released ? 'released' : 'created';
   }
 }
