@@ -102,7 +102,7 @@ export async function listen(options: ListenOptions): Promise<number> {
             : delivery.raw;
       text = `${raw}\n`;
     } else {
-      const block = delivery.format === 'post' ? formatPost(delivery.post, delivery.kind, view) : formatTreeItem(delivery.item, view);
+      const block = delivery.format === 'post' ? formatPost(delivery.post, delivery.kind, view) : formatTreeItem(delivery.item, view, delivery.kind);
       text = `${block}\n\n`;
     }
     out.write(text);

@@ -81,11 +81,11 @@ function formatLink(url: string, view: TextView, c: ChalkInstance): string {
 
 /**
  * One tree item as a news terminal shows it: time, source badge and title, then
- * the body (or a locked line), the link and the coin tags. Items of other feeds
+ * the body (or a locked line), the link and the coin tags; a release is marked. Items of other feeds
  * of the Tree of Alpha family render too (`en`, `url`, `symbols`, tweet `info`);
  * fields of the wrong type are treated as missing, so no item makes it throw.
  */
-export function formatTreeItem(item: Record<string, unknown>, view: TextView): string {
+export function formatTreeItem(item: Record<string, unknown>, view: TextView, kind: 'created' | 'released' = 'created'): string {
   const fields: Fields = isRecord(item) ? item : {};
   const c = createChalk(view.color);
   const source = labelField(fields['source']);
@@ -99,6 +99,8 @@ export function formatTreeItem(item: Record<string, unknown>, view: TextView): s
   // Our items repeat the stream name as title and source.
   if (title !== undefined && title !== source) header.push(c.bold(markMatches(title, view, c)));
   header.push(...tweetMarks(fields['info'], view.color, c));
+  // The re-send of an item that was locked: say so, as listen does.
+  if (kind === 'released') header.push(view.color ? c.green('🔓 released') : '[released]');
   const lines = [header.join(' ')];
 
   if (fields['hidden'] === true) {

@@ -174,3 +174,13 @@ describe('formatTreeItem on items of other feeds', () => {
     expect(formatTreeItem(fixtures[name]!, { ...plain, hyperlinks: true, match: /a/ })).not.toMatch(ESC);
   });
 });
+
+describe('formatTreeItem, released', () => {
+  const item = { _id: 'p1', title: 'Crypto Legal Updates', source: 'Crypto Legal Updates', body: 'now public', time: 1763726400000, hidden: false };
+
+  it('marks the re-send of a locked item as its release, and only then', () => {
+    const view = { color: false, hyperlinks: false };
+    expect(formatTreeItem(item, view, 'released').split('\n')[0]).toMatch(/\[released\]$/);
+    expect(formatTreeItem(item, view)).not.toContain('released');
+  });
+});
