@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import WebSocket from 'ws';
 import { TestClient } from '../support/harness.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = fileURLToPath(new URL('../../bin/stream-posts.js', import.meta.url));
+/** The CLI under test; STREAM_POSTS_E2E_BIN points the e2e tests at another build (a packed or installed copy). */
+export const BIN = process.env['STREAM_POSTS_E2E_BIN'] || fileURLToPath(new URL('../../bin/stream-posts.js', import.meta.url));
 const WAIT_MS = 10_000;
 
 export interface Exit {
@@ -20,7 +21,11 @@ export class CliProcess {
   readonly exited: Promise<Exit>;
   readonly #waiters = new Set<() => void>();
 
-  constructor(readonly child: ChildProcess) {
+  /** `processGroup`: the child leads its own process group, and the whole group is killed after the test. */
+  constructor(
+    readonly child: ChildProcess,
+    readonly processGroup = false,
+  ) {
     const wake = () => this.#waiters.forEach((waiter) => waiter());
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
@@ -82,27 +87,71 @@ export class CliProcess {
 }
 
 const running = new Set<CliProcess>();
+const runningForFile = new Set<CliProcess>();
 const sockets = new Set<WebSocket>();
+
+async function killAll(set: Set<CliProcess>): Promise<void> {
+  const processes = [...set];
+  set.clear();
+  for (const cli of processes) {
+    if (cli.processGroup && cli.child.pid !== undefined) {
+      try {
+        // A shell pipeline's other processes hold the output pipes open: end them with it.
+        process.kill(-cli.child.pid, 'SIGKILL');
+      } catch {
+        // The group has already gone.
+      }
+    } else cli.child.kill('SIGKILL');
+  }
+  await Promise.all(processes.map((cli) => cli.exited));
+}
 
 afterEach(async () => {
   for (const ws of sockets) ws.terminate();
   sockets.clear();
-  const processes = [...running];
-  running.clear();
-  for (const cli of processes) cli.child.kill('SIGKILL');
-  await Promise.all(processes.map((cli) => cli.exited));
+  await killAll(running);
 });
 
-/** Runs `node bin/stream-posts.js ...args` from the repository root; killed after the test. */
-export function runCli(args: string[]): CliProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
+afterAll(() => killAll(runningForFile));
+
+export interface RunOptions {
+  /** `'pipe'` leaves `child.stdin` open for the test to write; a string is written and closed. Default: no stdin. */
+  stdin?: 'ignore' | 'pipe' | string;
+  /** Added to the environment; `undefined` removes a variable. `NO_COLOR=1` is set unless overridden here. */
+  env?: Record<string, string | undefined>;
+  /** Working directory, default the repository root. */
+  cwd?: string;
+  /** `'file'`: kept for every test of the file (a shared `serve`), killed after the last. Default `'test'`. */
+  scope?: 'test' | 'file';
+  /** Run in a new process group, killed as a whole (for shells and `script` that start processes of their own). */
+  processGroup?: boolean;
+}
+
+/** Runs any program with recorded output; killed after the test like `runCli`. */
+export function runProcess(file: string, args: string[], options: RunOptions = {}): CliProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  const stdin = options.stdin ?? 'ignore';
+  const child = spawn(file, args, {
+    cwd: options.cwd ?? ROOT,
+    stdio: [stdin === 'ignore' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    env,
+    detached: options.processGroup === true,
   });
-  const cli = new CliProcess(child);
-  running.add(cli);
+  // A process that exits before reading everything must not fail the test with EPIPE.
+  child.stdin?.on('error', () => {});
+  if (stdin !== 'ignore' && stdin !== 'pipe') child.stdin!.end(stdin);
+  const cli = new CliProcess(child, options.processGroup === true);
+  (options.scope === 'file' ? runningForFile : running).add(cli);
   return cli;
+}
+
+/** Runs `node bin/stream-posts.js ...args` from the repository root; killed after the test. */
+export function runCli(args: string[], options: RunOptions = {}): CliProcess {
+  return runProcess(process.execPath, [BIN, ...args], options);
 }
 
 /** Opens a recording WebSocket client (terminated after the test). */

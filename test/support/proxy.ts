@@ -1,50 +1,76 @@
-import { createServer, connect as tcpConnect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { afterEach } from 'vitest';
+import { createServer, connect, type Server, type Socket } from 'node:net';
 
-/** A TCP relay in front of a server whose connections a test can cut, to simulate network drops. */
-export class CuttableProxy {
+/**
+ * A TCP hop between a client and `serve` that a test can break: `hold()` stops
+ * passing the service's bytes on (the service has the commands, the client gets
+ * no replies), `cut()` resets every connection, `refuse(true)` resets new ones
+ * at once (the service looks down).
+ */
+export class TcpProxy {
   readonly #sockets = new Set<Socket>();
-  #server: Server | undefined;
-  cuts = 0;
+  #holding = false;
+  #refusing = false;
   connections = 0;
 
-  constructor(private readonly targetPort: number) {}
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+  ) {}
 
-  async start(): Promise<number> {
-    this.#server = createServer((client) => {
-      this.connections += 1;
-      const upstream = tcpConnect(this.targetPort, '127.0.0.1');
-      for (const socket of [client, upstream]) {
-        this.#sockets.add(socket);
-        socket.on('close', () => this.#sockets.delete(socket));
-        socket.on('error', () => {
-          client.destroy();
+  static async start(targetPort: number): Promise<TcpProxy> {
+    let proxy!: TcpProxy;
+    const server = createServer((downstream) => {
+      if (proxy.#refusing) {
+        downstream.destroy();
+        return;
+      }
+      proxy.connections += 1;
+      const upstream = connect(targetPort, '127.0.0.1');
+      for (const socket of [downstream, upstream]) {
+        proxy.#sockets.add(socket);
+        socket.on('error', () => {});
+        socket.on('close', () => {
+          proxy.#sockets.delete(socket);
+          downstream.destroy();
           upstream.destroy();
         });
       }
-      client.pipe(upstream);
-      upstream.pipe(client);
+      downstream.on('data', (chunk) => upstream.write(chunk));
+      upstream.on('data', (chunk) => {
+        if (!proxy.#holding) downstream.write(chunk);
+      });
     });
-    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve));
-    proxies.add(this);
-    return (this.#server!.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('proxy has no port');
+    proxy = new TcpProxy(server, address.port);
+    return proxy;
   }
 
-  /** Drops every relayed connection at once, as a network failure would (no close frames). */
+  get url(): string {
+    return `ws://127.0.0.1:${this.port}`;
+  }
+
+  get open(): number {
+    return this.#sockets.size / 2;
+  }
+
+  hold(): void {
+    this.#holding = true;
+  }
+
   cut(): void {
-    this.cuts += 1;
-    for (const socket of this.#sockets) socket.destroy();
+    for (const socket of this.#sockets) socket.resetAndDestroy();
     this.#sockets.clear();
+    this.#holding = false;
+  }
+
+  refuse(refusing: boolean): void {
+    this.#refusing = refusing;
   }
 
   async close(): Promise<void> {
     this.cut();
-    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
-
-const proxies = new Set<CuttableProxy>();
-afterEach(async () => {
-  await Promise.all([...proxies].map((proxy) => proxy.close()));
-  proxies.clear();
-});

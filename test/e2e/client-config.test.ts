@@ -1,0 +1,163 @@
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ensureBuilt, expectCleanError, jsonLines, KEYS, runToEnd, startServe, type Finished, type Serve } from './client-support.js';
+
+let serve: Serve;
+let tmp: string;
+let home: string;
+let deadUrl: string;
+
+beforeAll(async () => {
+  ensureBuilt();
+  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-config-'));
+  serve = await startServe([], 0, 'file');
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  deadUrl = `ws://127.0.0.1:${(probe.address() as { port: number }).port}`;
+  await new Promise((resolve) => probe.close(resolve));
+});
+afterAll(() => rm(tmp, { recursive: true, force: true }));
+
+let counter = 0;
+beforeEach(() => {
+  counter += 1;
+  home = join(tmp, `xdg-${counter}`);
+});
+
+/** A command with its own config directory and the given extra environment. */
+function run(args: string[], env: Record<string, string> = {}, stdin?: string): Promise<Finished> {
+  return runToEnd(args, { env: { XDG_CONFIG_HOME: home, ...env }, ...(stdin === undefined ? {} : { stdin }) });
+}
+
+async function setProfile(name: string, url: string, key: string): Promise<void> {
+  const result = await run(['config', 'set', name, '--url', url, '--api-key-stdin'], {}, `${key}\n`);
+  expect(result.code, result.stderr).toBe(0);
+  expect(result.stdout + result.stderr).not.toContain(key);
+}
+
+/**
+ * Who the command connected as, told apart by what each user sees of
+ * whale-alerts' history: bob selected SOL, alice BTC and ETH, the newsdesk owns it.
+ */
+async function whoListens(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const result = await run(['listen', '--json', '--streams', 'whale-alerts', '--last', '5', '--idle-timeout', '400ms', ...args], env);
+  expect(result.code, result.stderr).toBe(0);
+  const targets = jsonLines(result.stdout).map((event) => event.data.customTarget).join(',');
+  return { SOL: 'bob', BTC: 'alice', 'BTC,SOL': 'newsdesk' }[targets] ?? `unknown (${targets})`;
+}
+
+describe('config', () => {
+  it('set reads the key from stdin, list never shows it, path says where, the file is private, a profile connects', async () => {
+    await setProfile('work', serve.url, KEYS.bob);
+
+    const path = await run(['config', 'path']);
+    const file = join(home, 'stream-posts', 'config.json');
+    expect(path).toMatchObject({ code: 0, stdout: `${file}\n` });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ profiles: { work: { url: serve.url, apiKey: KEYS.bob } } });
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+
+    const [list, listJson] = await Promise.all([run(['config', 'list']), run(['config', 'list', '--json'])]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain('work');
+    expect(list.stdout).toContain(serve.url);
+    expect(jsonLines(listJson.stdout)).toEqual([{ name: 'work', url: serve.url, key: true }]);
+    for (const result of [list, listJson]) expect(result.stdout + result.stderr).not.toContain(KEYS.bob);
+
+    expect(await whoListens(['--profile', 'work'])).toBe('bob');
+  });
+
+  it('flags beat the environment, which beats the profile', async () => {
+    await setProfile('work', serve.url, KEYS.bob);
+    const keyFile = join(home, 'newsdesk.key');
+    await writeFile(keyFile, `${KEYS.newsdesk}\n`);
+    const envAlice = { STREAM_POSTS_API_KEY: KEYS.alice };
+    const [profileOnly, envOverProfile, flagOverEnv, keyFileOverEnv, envProfile] = await Promise.all([
+      whoListens(['--profile', 'work']),
+      whoListens(['--profile', 'work'], envAlice),
+      whoListens(['--profile', 'work', '--api-key', KEYS.newsdesk], envAlice),
+      whoListens(['--profile', 'work', '--api-key-file', keyFile], envAlice),
+      whoListens([], { STREAM_POSTS_PROFILE: 'work' }),
+    ]);
+    expect({ profileOnly, envOverProfile, flagOverEnv, keyFileOverEnv, envProfile }).toEqual({
+      profileOnly: 'bob',
+      envOverProfile: 'alice',
+      flagOverEnv: 'newsdesk',
+      keyFileOverEnv: 'newsdesk',
+      envProfile: 'bob',
+    });
+  });
+
+  it('the URL too: flag over environment over profile', async () => {
+    await setProfile('dead', deadUrl, KEYS.bob);
+    await setProfile('live', serve.url, KEYS.bob);
+    const [envOverProfile, flagOverEnv, profileUrl, envDead] = await Promise.all([
+      whoListens(['--profile', 'dead'], { STREAM_POSTS_URL: serve.url }),
+      whoListens(['--profile', 'dead', '--url', serve.url], { STREAM_POSTS_URL: deadUrl }),
+      whoListens(['--profile', 'live']),
+      run(['listen', '--profile', 'live'], { STREAM_POSTS_URL: deadUrl }),
+    ]);
+    expect([envOverProfile, flagOverEnv, profileUrl]).toEqual(['bob', 'bob', 'bob']);
+    // The environment's URL wins over a working profile's: nothing listens there.
+    expect(envDead.code).toBe(3);
+    expect(envDead.stderr).toContain(deadUrl.replace(/^ws:/, ''));
+    expectCleanError(envDead.stderr);
+  });
+
+  it('a profile named default applies when none is chosen; --profile beats STREAM_POSTS_PROFILE', async () => {
+    await setProfile('default', serve.url, KEYS.alice);
+    await setProfile('work', serve.url, KEYS.bob);
+    const [implicit, chosen, flagOverEnv] = await Promise.all([
+      whoListens([]),
+      whoListens(['--profile', 'work']),
+      whoListens(['--profile', 'default'], { STREAM_POSTS_PROFILE: 'work' }),
+    ]);
+    expect({ implicit, chosen, flagOverEnv }).toEqual({ implicit: 'alice', chosen: 'bob', flagOverEnv: 'alice' });
+  });
+
+  it('remove deletes a profile; using a missing one is exit 2 naming it', async () => {
+    await setProfile('work', serve.url, KEYS.bob);
+    expect((await run(['config', 'remove', 'work'])).code).toBe(0);
+    const [list, use, removeAgain] = await Promise.all([
+      run(['config', 'list', '--json']),
+      run(['listen', '--profile', 'work']),
+      run(['config', 'remove', 'work']),
+    ]);
+    expect(list.stdout).toBe('');
+    expect(use.code).toBe(2);
+    expect(use.stderr).toContain('"work"');
+    expect(removeAgain.code).toBe(2);
+    expectCleanError(use.stderr);
+  });
+
+  it('a config file that is not valid is exit 2 naming the file, for every command that reads it', async () => {
+    const file = join(home, 'stream-posts', 'config.json');
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, '{"profiles": {"work": ');
+    const [listen, list] = await Promise.all([run(['listen', '--url', serve.url, '--api-key', KEYS.bob]), run(['config', 'list'])]);
+    for (const result of [listen, list]) {
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(file);
+      expectCleanError(result.stderr);
+    }
+    await writeFile(file, JSON.stringify({ profiles: { work: { url: 42 } } }));
+    const wrongShape = await run(['listen', '--profile', 'work']);
+    expect(wrongShape.code).toBe(2);
+    expect(wrongShape.stderr).toContain('profiles.work.url');
+  });
+
+  it('set rejects a bad URL, an empty key and two key sources (exit 2), writing nothing', async () => {
+    const [badUrl, emptyKey, twoSources] = await Promise.all([
+      run(['config', 'set', 'x', '--url', 'foo://x', '--api-key', KEYS.bob]),
+      run(['config', 'set', 'x', '--url', serve.url, '--api-key-stdin'], {}, '\n'),
+      run(['config', 'set', 'x', '--url', serve.url, '--api-key', KEYS.bob, '--api-key-stdin'], {}, `${KEYS.alice}\n`),
+    ]);
+    for (const result of [badUrl, emptyKey, twoSources]) {
+      expect(result.code, result.stderr).toBe(2);
+      expectCleanError(result.stderr);
+    }
+    expect((await run(['config', 'list', '--json'])).stdout).toBe('');
+  });
+});

@@ -1,0 +1,218 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminState, ensureBuilt, expectCleanError, jsonLines, KEYS, runToEnd, startServe, type Finished, type Serve } from './client-support.js';
+
+let serve: Serve;
+let tmp: string;
+let deadUrl: string;
+
+/** A port nothing listens on: bound once, then released. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+beforeAll(async () => {
+  ensureBuilt();
+  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-exit-'));
+  serve = await startServe([], 0, 'file');
+  deadUrl = `ws://127.0.0.1:${await freePort()}`;
+});
+afterAll(() => rm(tmp, { recursive: true, force: true }));
+
+/** Runs every case at once; returns the results by name. */
+async function runAll(cases: Record<string, string[]>, options: { stdin?: string } = {}): Promise<Record<string, Finished>> {
+  const entries = await Promise.all(Object.entries(cases).map(async ([name, args]) => [name, await runToEnd(args, options)] as const));
+  return Object.fromEntries(entries);
+}
+
+function expectExit(results: Record<string, Finished>, code: number, stderrPattern?: Record<string, RegExp>): void {
+  for (const [name, result] of Object.entries(results)) {
+    expect(result.code, `${name}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(code);
+    expect(result.stderr.trim(), `${name}: says why`).not.toBe('');
+    expectCleanError(result.stderr);
+    const pattern = stderrPattern?.[name];
+    if (pattern) expect(result.stderr, name).toMatch(pattern);
+  }
+}
+
+describe('exit 0', () => {
+  it('listen, tree and post that succeed exit 0; a dry run needs no key and no service', async () => {
+    const results = await runAll({
+      listen: ['listen', '--url', serve.url, '--api-key', KEYS.bob, '--last', '1', '--count', '1', '--streams', 'macro-wire', '--json'],
+      tree: ['tree', '--url', `${serve.url}/v1/ws`, '--api-key', KEYS.bob, '--last', '1', '--count', '1', '--streams', 'macro-wire', '--json'],
+      post: ['post', '--url', serve.url, '--api-key', KEYS.macroWire, '--stream', 'macro-wire', 'exit code zero'],
+      dryRun: ['post', '--dry-run', '--url', deadUrl, '--stream', 'crypto-legal', '--idempotency-key', 'dry-1', '--markdown', 'dry *run*'],
+    });
+    for (const [name, result] of Object.entries(results)) expect(result.code, `${name}: ${result.stderr}`).toBe(0);
+    expect(jsonLines(results['listen']!.stdout)).toMatchObject([{ event: 'stream.post.created', data: { streamId: 'macro-wire' } }]);
+    expect(jsonLines(results['tree']!.stdout)).toMatchObject([{ streamId: 'macro-wire', type: 'stream-post' }]);
+    // Human output of `post` is the post id and nothing else.
+    expect(results['post']!.stdout).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}\n$/);
+    expect(results['post']!.stderr).toBe('');
+    expect(JSON.parse(results['dryRun']!.stdout)).toEqual({
+      event: 'add-stream-post',
+      data: { streamId: 'crypto-legal', content: 'dry *run*', contentType: 'markdown', idempotencyKey: 'dry-1' },
+    });
+  });
+});
+
+describe('exit 1: the service refused', () => {
+  it('names the service’s code and message', async () => {
+    const results = await runAll({
+      otherStreamsKey: ['post', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'macro-wire', 'wrong stream'],
+      otherStreamsKeyRest: ['post', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'macro-wire', '--via', 'rest', 'wrong stream'],
+      readerKeyPublishes: ['post', '--url', serve.url, '--api-key', KEYS.alice, '--stream', 'macro-wire', 'readers cannot publish'],
+      customTargetMissing: ['post', '--url', serve.url, '--api-key', KEYS.whaleAlerts, '--stream', 'whale-alerts', 'no target'],
+      unknownStream: ['post', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'no-such-stream', 'nowhere'],
+      unknownStreamRest: ['post', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'no-such-stream', '--via', 'rest', 'nowhere'],
+      listenNonexistent: ['listen', '--url', serve.url, '--api-key', KEYS.alice, '--streams', 'nonexistent'],
+      treeNotFollowed: ['tree', '--url', serve.url, '--api-key', KEYS.bob, '--streams', 'crypto-legal'],
+    });
+    expectExit(results, 1, {
+      otherStreamsKey: /forbidden: .*macro-wire/,
+      otherStreamsKeyRest: /403.*forbidden/,
+      readerKeyPublishes: /forbidden/,
+      customTargetMissing: /invalid-argument: .*customTarget/,
+      unknownStream: /not-found: .*no-such-stream/,
+      unknownStreamRest: /404.*not-found/,
+      listenNonexistent: /not-found: .*nonexistent/,
+      treeNotFollowed: /forbidden: .*crypto-legal/,
+    });
+    for (const result of Object.values(results)) expect(result.stdout).toBe('');
+  });
+});
+
+describe('exit 2: bad usage or input, nothing sent', () => {
+  it('rejects malformed flags and values before connecting', async () => {
+    const before = (await adminState(serve)).posts;
+    const big = join(tmp, 'big.txt');
+    await writeFile(big, 'x'.repeat(64 * 1024 + 1));
+    const emptyKeyFile = join(tmp, 'empty.key');
+    await writeFile(emptyKeyFile, '\n');
+    const key = ['--api-key', KEYS.cryptoLegal];
+    const post = ['post', '--url', serve.url, ...key, '--stream', 'crypto-legal'];
+    const results = await runAll({
+      schemeFoo: ['post', '--url', 'foo://x', ...key, '--stream', 'crypto-legal', 'hi'],
+      notAUrl: ['listen', '--url', 'not a url', ...key],
+      urlWithKeyInQuery: ['listen', '--url', `${serve.url}/v1/ws?apiKey=${KEYS.alice}`],
+      missingStream: ['post', '--url', serve.url, ...key, 'no stream given'],
+      missingContent: ['post', '--url', serve.url, ...key, '--stream', 'crypto-legal'],
+      missingKey: ['post', '--url', serve.url, '--stream', 'crypto-legal', 'no key'],
+      missingKeyListen: ['listen', '--url', serve.url],
+      badReleaseAt: [...post, '--release-at', 'tomorrow', 'hi'],
+      releaseAtWithoutZone: [...post, '--release-at', '2030-01-01T10:00:00', 'hi'],
+      tooBig: [...post, '--file', big],
+      emptyContent: [...post, ''],
+      missingFile: [...post, '--file', join(tmp, 'nope.txt')],
+      unknownFlag: [...post, '--bogus', 'hi'],
+      lastTooMany: ['listen', '--url', serve.url, ...key, '--last', '101'],
+      countZero: ['listen', '--url', serve.url, ...key, '--count', '0'],
+      badIdleTimeout: ['listen', '--url', serve.url, ...key, '--idle-timeout', 'soon'],
+      badRegex: ['listen', '--url', serve.url, ...key, '--match', '(unclosed'],
+      badContentType: [...post, '--content-type', 'html', 'hi'],
+      markdownAndRawtext: [...post, '--markdown', '--content-type', 'rawtext', 'hi'],
+      unknownProfile: ['listen', '--url', serve.url, ...key, '--profile', 'nobody'],
+      missingKeyFile: ['listen', '--url', serve.url, '--api-key-file', join(tmp, 'no-such.key')],
+      emptyKeyFile: ['listen', '--url', serve.url, '--api-key-file', emptyKeyFile],
+      twoKeys: ['listen', '--url', serve.url, ...key, '--api-key-file', emptyKeyFile],
+      unknownCommand: ['subscribe'],
+    });
+    expectExit(results, 2, {
+      schemeFoo: /--url/,
+      notAUrl: /--url/,
+      urlWithKeyInQuery: /--url/,
+      missingStream: /--stream/,
+      missingContent: /content/,
+      missingKey: /API key/i,
+      missingKeyListen: /API key/i,
+      badReleaseAt: /release/i,
+      releaseAtWithoutZone: /zone/i,
+      tooBig: /65536|64 KiB/,
+      emptyContent: /content/,
+      missingFile: /nope\.txt/,
+      unknownFlag: /--bogus/,
+      lastTooMany: /--last/,
+      countZero: /--count/,
+      badIdleTimeout: /--idle-timeout/,
+      badRegex: /--match|regular expression/,
+      badContentType: /--content-type|html/,
+      markdownAndRawtext: /--markdown/,
+      unknownProfile: /nobody/,
+      missingKeyFile: /no-such\.key/,
+      emptyKeyFile: /empty/,
+      twoKeys: /--api-key/,
+      unknownCommand: /subscribe/,
+    });
+    for (const result of Object.values(results)) expect(result.stdout).toBe('');
+    // The environment's URL is checked like the flag's.
+    const badEnvUrl = await runToEnd(['listen', ...key], { env: { STREAM_POSTS_URL: 'foo://x' } });
+    expect(badEnvUrl.code).toBe(2);
+    expect(badEnvUrl.stderr).toContain('foo://x');
+    expect((await adminState(serve)).posts).toBe(before);
+  });
+});
+
+describe('exit 3: cannot connect or not authorized', () => {
+  it('connection refused, a refused key, and a wrong path (HTTP 404 on the upgrade)', async () => {
+    const wrongKey = 'sp_wrong_key_0123456789';
+    const results = await runAll({
+      refusedListen: ['listen', '--url', deadUrl, '--api-key', KEYS.alice],
+      refusedTree: ['tree', '--url', deadUrl, '--api-key', KEYS.alice, '--json'],
+      refusedPost: ['post', '--url', deadUrl, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', 'hi'],
+      refusedRest: ['post', '--url', deadUrl, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', '--via', 'rest', 'hi'],
+      refusedBatch: ['post', '--batch', '--url', deadUrl, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal'],
+      wrongKeyListen: ['listen', '--url', serve.url, '--api-key', wrongKey],
+      wrongKeyTreeQuery: ['tree', '--url', serve.url, '--api-key', wrongKey, '--auth-query'],
+      wrongKeyPost: ['post', '--url', serve.url, '--api-key', wrongKey, '--stream', 'crypto-legal', 'hi'],
+      wrongKeyRest: ['post', '--url', serve.url, '--api-key', wrongKey, '--stream', 'crypto-legal', '--via', 'rest', 'hi'],
+      wrongPathListen: ['listen', '--url', `${serve.url}/nope`, '--api-key', KEYS.alice],
+      wrongPathPost: ['post', '--url', `${serve.url}/nope`, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', 'hi'],
+    }, { stdin: `${JSON.stringify({ content: 'batch' })}\n` });
+    expectExit(results, 3, {
+      refusedListen: /refused/,
+      refusedTree: /refused/,
+      refusedPost: /refused/,
+      refusedRest: /refused/,
+      refusedBatch: /refused/,
+      wrongKeyListen: /Invalid secret key|unauthorized/,
+      wrongKeyTreeQuery: /Invalid secret key|unauthorized/,
+      wrongKeyPost: /Invalid secret key|unauthorized/,
+      wrongKeyRest: /401/,
+      wrongPathListen: /404/,
+      wrongPathPost: /404/,
+    });
+    for (const [name, result] of Object.entries(results)) {
+      expect(result.stdout, name).toBe('');
+      expect(result.stderr, name).not.toContain(wrongKey);
+    }
+  });
+});
+
+describe('keys never reach the output', () => {
+  it('not with -v, not in the query form, not when refused', async () => {
+    const refusedKey = 'sp_refused_key_abcdef123';
+    const results = await runAll({
+      wrongStream: ['post', '-v', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'whale-alerts', '--custom-target', 'BTC', 'x'],
+      wrongStreamQuery: ['post', '-v', '--auth-query', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'macro-wire', 'x'],
+      refusedQuery: ['listen', '-v', '--auth-query', '--url', serve.url, '--api-key', refusedKey],
+      refusedQueryPath: ['listen', '-v', '--auth-query', '--url', `${serve.url}/nope`, '--api-key', refusedKey],
+      refusedHeader: ['post', '-v', '--url', serve.url, '--api-key', refusedKey, '--stream', 'crypto-legal', 'x'],
+      refusedQueryDead: ['post', '-v', '--auth-query', '--url', deadUrl, '--api-key', refusedKey, '--stream', 'crypto-legal', 'x'],
+      keyInUrl: ['listen', '-v', '--url', `${serve.url}/v1/ws?apiKey=${refusedKey}`],
+    });
+    for (const [name, result] of Object.entries(results)) {
+      expect(result.code, `${name}: ${result.stderr}`).not.toBe(0);
+      expectCleanError(result.stderr, [...Object.values(KEYS), refusedKey]);
+      expect(result.stdout, name).not.toContain(refusedKey);
+      expect(result.stdout, name).not.toContain(KEYS.cryptoLegal);
+    }
+  });
+});

@@ -1,0 +1,222 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  cliCommandLine,
+  client,
+  ensureBuilt,
+  expectedTreeItem,
+  finish,
+  hiddenView,
+  jsonLines,
+  KEYS,
+  inMs,
+  publish,
+  publishWs,
+  restPosts,
+  shell,
+  startServe,
+  subscribed,
+  waitForLines,
+  type Serve,
+} from './client-support.js';
+
+// One serve for the tests that only look at posts they publish themselves; tests run one at a time.
+let shared: Serve;
+beforeAll(async () => {
+  ensureBuilt();
+  shared = await startServe([], 0, 'file');
+});
+
+const created = (post: unknown) => ({ event: 'stream.post.created', data: post });
+const released = (post: unknown) => ({ event: 'stream.post.released', data: post });
+
+describe('post → listen --json and tree --json', () => {
+  it('delivers every kind of post exactly as `post --json` returned it', async () => {
+    const { url } = shared;
+    const base = ['--url', url, '--api-key', KEYS.alice, '--json'];
+    const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
+
+    const [raw, markdown, hidden, custom, rest, first] = await Promise.all([
+      publish(url, 'crypto-legal', 'Court filing: a plain rawtext body'),
+      publish(url, 'macro-wire', '**Rates** held, $BTC and $ETH up; see https://example.org/fed today', ['--markdown']),
+      publish(url, 'crypto-legal', 'Embargoed ruling on $SOL', ['--release-at', '+2s']),
+      publish(url, 'whale-alerts', '900 $ETH moved to cold storage', ['--custom-target', 'ETH']),
+      publish(url, 'macro-wire', 'published through the REST form', ['--via', 'rest']),
+      publish(url, 'crypto-legal', 'only once, whatever the retries', ['--idempotency-key', 'e2e-idem-1', '--content-type', 'rawtext']),
+    ]);
+    const repeat = await publish(url, 'crypto-legal', 'only once, whatever the retries', ['--idempotency-key', 'e2e-idem-1']);
+
+    // What `post --json` says: the fields as sent, the full text even while hidden.
+    expect(raw).toMatchObject({ duplicate: false, post: { streamId: 'crypto-legal', streamName: 'Crypto Legal Updates', contentType: 'rawtext', text: 'Court filing: a plain rawtext body', hidden: false, releaseAt: null, customTarget: null } });
+    expect(markdown).toMatchObject({ duplicate: false, post: { streamId: 'macro-wire', contentType: 'markdown', hidden: false } });
+    expect(hidden).toMatchObject({ duplicate: false, post: { text: 'Embargoed ruling on $SOL', hidden: true, contentType: 'rawtext' } });
+    const hiddenFor = Date.parse(hidden.post.releaseAt) - Date.parse(hidden.post.createdAt);
+    expect(hiddenFor).toBeGreaterThan(1_000);
+    expect(hiddenFor).toBeLessThanOrEqual(2_000);
+    expect(custom).toMatchObject({ duplicate: false, post: { streamId: 'whale-alerts', customTarget: 'ETH', text: '900 $ETH moved to cold storage' } });
+    expect(rest).toMatchObject({ duplicate: false, post: { streamId: 'macro-wire', text: 'published through the REST form', hidden: false } });
+    expect(first.duplicate).toBe(false);
+    expect(repeat).toEqual({ post: first.post, duplicate: true });
+
+    const visible = [raw, markdown, custom, rest, first].map((result) => result.post);
+    const releasedPost = { ...hidden.post, hidden: false };
+
+    // listen --json: the server's events unchanged, one per line, the release last (2 s later).
+    await waitForLines(listen, 7, 'six posts and one release');
+    await listen.waitFor((out) => out.stdout.includes('"stream.post.released"'), 'the release');
+    const finalEvents = jsonLines(listen.stdout);
+    expect(finalEvents).toHaveLength(7);
+    expect(finalEvents).toEqual(expect.arrayContaining([...visible.map(created), created(hiddenView(hidden.post)), released(releasedPost)]));
+    expect(finalEvents.at(-1)).toEqual(released(releasedPost));
+
+    // tree --json: bare items; the hidden one first with an empty body, then with it under the same _id.
+    await tree.waitFor((out) => out.stdout.split('\n').length - 1 >= 7, 'seven tree items');
+    const items = jsonLines(tree.stdout);
+    expect(items).toHaveLength(7);
+    expect(items).toEqual(
+      expect.arrayContaining([
+        expectedTreeItem(raw.post, false),
+        expectedTreeItem(markdown.post, false, {
+          link: 'https://example.org/fed',
+          coin: 'BTC',
+          suggestions: [
+            { coin: 'BTC', found: ['$BTC'] },
+            { coin: 'ETH', found: ['$ETH'] },
+          ],
+        }),
+        expectedTreeItem(custom.post, false, { coin: 'ETH', suggestions: [{ coin: 'ETH', found: ['$ETH'] }] }),
+        expectedTreeItem(rest.post, false),
+        expectedTreeItem(first.post, false),
+        expectedTreeItem(hidden.post, true),
+      ]),
+    );
+    expect(items.at(-1)).toEqual(expectedTreeItem(releasedPost, false, { coin: 'SOL', suggestions: [{ coin: 'SOL', found: ['$SOL'] }] }));
+    for (const item of items) expect(item).not.toHaveProperty('event');
+
+    listen.child.kill('SIGINT');
+    tree.child.kill('SIGINT');
+    expect((await finish(listen)).code).toBe(0);
+    expect((await finish(tree)).code).toBe(0);
+  });
+});
+
+describe('custom targets decide who gets a post', () => {
+  it('a SOL post reaches bob and the owner, not alice; an ETH post reaches alice and the owner, not bob', async () => {
+    const { url } = shared;
+    const listen = (key: string, count: number) => subscribed(['listen', '--url', url, '--api-key', key, '--json', '--count', String(count)]);
+    // alice follows whale-alerts with BTC, ETH; bob with SOL; newsdesk owns it.
+    const [alice, bob, newsdesk] = await Promise.all([listen(KEYS.alice, 2), listen(KEYS.bob, 2), listen(KEYS.newsdesk, 3)]);
+
+    const sol = await publishWs(url, 'whale-alerts', '250,000 $SOL unstaked', { customTarget: 'SOL' });
+    const eth = await publishWs(url, 'whale-alerts', '40,000 $ETH withdrawn', { customTarget: 'ETH' });
+    // Published after the others, seen by everyone: once it is shown, the earlier ones would have been too.
+    const after = await publishWs(url, 'macro-wire', 'payrolls beat expectations');
+
+    const ids = async (cli: typeof alice) => {
+      const { code, stdout } = await finish(cli);
+      expect(code).toBe(0);
+      return jsonLines(stdout).map((event) => event.data.id);
+    };
+    expect(await ids(alice)).toEqual([eth.post.id, after.post.id]);
+    expect(await ids(bob)).toEqual([sol.post.id, after.post.id]);
+    expect(await ids(newsdesk)).toEqual([sol.post.id, eth.post.id, after.post.id]);
+  });
+});
+
+describe('listen options', () => {
+  it('--count N exits 0 after N posts; a release counts as one', async () => {
+    const { url } = shared;
+    const listen = await subscribed(['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--count', '2', '--streams', 'macro-wire']);
+    const hidden = await publishWs(url, 'macro-wire', 'hidden for a second', { releaseAt: inMs(1_000) });
+    const { code, stdout } = await finish(listen);
+    expect(code).toBe(0);
+    expect(jsonLines(stdout)).toEqual([created(hiddenView(hidden.post)), released({ ...hidden.post, hidden: false })]);
+  });
+
+  it('--idle-timeout exits 0 once no post arrived for that long, after showing what came', async () => {
+    const { url } = shared;
+    const listen = await subscribed(['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--idle-timeout', '800ms']);
+    const sent = await publishWs(url, 'macro-wire', 'before the quiet');
+    const { code, stdout } = await finish(listen);
+    expect(code).toBe(0);
+    expect(jsonLines(stdout)).toEqual([created(sent.post)]);
+  });
+
+  it('--idle-timeout also ends a listener that never gets a post', async () => {
+    const { url } = shared;
+    const listen = await subscribed(['tree', '--url', url, '--api-key', KEYS.alice, '--json', '--idle-timeout', '300ms']);
+    const { code, stdout } = await finish(listen);
+    expect(code).toBe(0);
+    expect(stdout).toBe('');
+  });
+
+  it('--last N shows the recent history of each stream, the same posts REST lists, respecting custom targets', async () => {
+    const serve = await startServe();
+    const run = async (key: string, n: number, streams: string) => {
+      const cli = await subscribed(['listen', '--url', serve.url, '--api-key', key, '--json', '--last', String(n), '--streams', streams, '--idle-timeout', '600ms']);
+      const { code, stdout } = await finish(cli);
+      expect(code).toBe(0);
+      return jsonLines(stdout);
+    };
+    const [legal, bobWhales, aliceWhales, ownerWhales] = await Promise.all([
+      run(KEYS.alice, 2, 'crypto-legal'),
+      run(KEYS.bob, 5, 'whale-alerts'),
+      run(KEYS.alice, 5, 'whale-alerts'),
+      run(KEYS.newsdesk, 5, 'whale-alerts'),
+    ]);
+    // Oldest first, exactly the posts REST returns newest first.
+    const restLegal = await restPosts(serve, 'crypto-legal', KEYS.alice);
+    expect(legal).toEqual(restLegal.slice(0, 2).reverse().map(created));
+    const restWhales = (await restPosts(serve, 'whale-alerts')).reverse();
+    expect(restWhales.map((post) => post.customTarget)).toEqual(['BTC', 'SOL']);
+    expect(ownerWhales).toEqual(restWhales.map(created));
+    expect(bobWhales).toEqual(restWhales.filter((post) => post.customTarget === 'SOL').map(created));
+    expect(aliceWhales).toEqual(restWhales.filter((post) => post.customTarget === 'BTC').map(created));
+  });
+
+  it('--streams: empty means every stream the user follows; spaces around ids are ignored; -q leaves stderr empty', async () => {
+    const { url } = shared;
+    const run = (streams: string, flags: string[] = []) =>
+      finish(client(['listen', '--url', url, '--api-key', KEYS.bob, '--streams', streams, '--idle-timeout', '200ms', ...flags]));
+    const [empty, commas, spaced, quiet] = await Promise.all([run(''), run(' , '), run(' whale-alerts , macro-wire '), run('macro-wire', ['-q'])]);
+    for (const result of [empty, commas, spaced, quiet]) expect(result.code, result.stderr).toBe(0);
+    expect(empty.stderr).toMatch(/^stream-posts: subscribed: macro-wire, whale-alerts$/m);
+    expect(commas.stderr).toMatch(/^stream-posts: subscribed: macro-wire, whale-alerts$/m);
+    expect(spaced.stderr).toMatch(/^stream-posts: subscribed: (whale-alerts, macro-wire|macro-wire, whale-alerts)$/m);
+    expect(quiet.stderr).toBe('');
+  });
+
+  it('--bell rings once per post shown, on stderr; stdout keeps only the posts', async () => {
+    const { url } = shared;
+    const args = ['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--last', '1', '--count', '1', '--streams', 'macro-wire'];
+    const [ringing, silent] = await Promise.all([finish(client([...args, '--bell'])), finish(client(args))]);
+    expect(ringing.code).toBe(0);
+    expect(ringing.stderr.split('\u0007')).toHaveLength(2);
+    expect(jsonLines(ringing.stdout)).toHaveLength(1);
+    expect(silent.stderr).not.toContain('\u0007');
+  });
+
+  it('a reader that goes away (listen | head -n 1) is a normal end: exit 0', async () => {
+    const { url } = shared;
+    const listenArgs = ['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--streams', 'macro-wire'];
+    const pipeline = shell(`${cliCommandLine(listenArgs)} | head -n 1; echo "listen exit: \${PIPESTATUS[0]}"`);
+    await pipeline.waitFor((out) => /^stream-posts: subscribed: /m.test(out.stderr), 'the subscription');
+    const first = await publishWs(url, 'macro-wire', 'the one line head reads');
+    await pipeline.waitFor((out) => out.stdout.includes(first.post.id), 'the line through head');
+    // head has gone: the next write fails with EPIPE, which ends listen normally.
+    await publishWs(url, 'macro-wire', 'nobody reads this one');
+    const { code, stdout } = await finish(pipeline);
+    expect(code).toBe(0);
+    expect(stdout).toBe(`${JSON.stringify(created(first.post))}\nlisten exit: 0\n`);
+  });
+
+  it('--match shows only posts whose text matches, case-insensitively', async () => {
+    const { url } = shared;
+    const listen = await subscribed(['listen', '--url', url, '--api-key', KEYS.alice, '--json', '--match', 'bitcoin|\\$btc', '--count', '2']);
+    const first = await publishWs(url, 'macro-wire', 'BITCOIN rallies into the close');
+    await publishWs(url, 'macro-wire', 'ether slides, nothing else moves');
+    const second = await publishWs(url, 'whale-alerts', '1,000 $btc moved', { customTarget: 'BTC' });
+    const { code, stdout } = await finish(listen);
+    expect(code).toBe(0);
+    expect(jsonLines(stdout)).toEqual([created(first.post), created(second.post)]);
+  });
+});

@@ -1,0 +1,105 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminState, ensureBuilt, jsonLines, KEYS, publish, restPosts, runToEnd, startServe, type Serve } from './client-support.js';
+
+let serve: Serve;
+let tmp: string;
+beforeAll(async () => {
+  ensureBuilt();
+  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-post-'));
+  serve = await startServe([], 0, 'file');
+});
+afterAll(() => rm(tmp, { recursive: true, force: true }));
+
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+describe('post', () => {
+  it('prints only the new post id; content can come from --file or from stdin with --file -', async () => {
+    const file = join(tmp, 'post.md');
+    const fromFile = '# Heading\n\nA *markdown* post\nwith several lines.\n';
+    await writeFile(file, fromFile);
+    const fromStdin = 'line one from stdin\nline two\n';
+    const base = ['post', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal'];
+    const [viaFile, viaStdin] = await Promise.all([
+      runToEnd([...base, '--markdown', '--file', file]),
+      runToEnd([...base, '--file', '-'], { stdin: fromStdin }),
+    ]);
+    for (const result of [viaFile, viaStdin]) {
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.trimEnd()).toMatch(ULID);
+      expect(result.stdout.split('\n')).toHaveLength(2);
+    }
+    const stored = new Map((await restPosts(serve, 'crypto-legal')).map((post) => [post.id, post]));
+    expect(stored.get(viaFile.stdout.trim())).toMatchObject({ text: fromFile, contentType: 'markdown' });
+    expect(stored.get(viaStdin.stdout.trim())).toMatchObject({ text: fromStdin, contentType: 'rawtext' });
+  });
+
+  it('accepts the URL with /v1/ws, in the http form, and the key in the query (--auth-query)', async () => {
+    const http = serve.url.replace(/^ws/, 'http');
+    const results = await Promise.all([
+      publish(`${serve.url}/v1/ws`, 'macro-wire', 'url with the path'),
+      publish(http, 'macro-wire', 'url pasted from the REST docs'),
+      publish(`${serve.url}/v1/ws/`, 'macro-wire', 'trailing slash'),
+      publish(serve.url, 'macro-wire', 'key in the query', ['--auth-query']),
+      publish(http, 'macro-wire', 'REST with an http url', ['--via', 'rest']),
+    ]);
+    const stored = new Map((await restPosts(serve, 'macro-wire')).map((post) => [post.id, post]));
+    for (const { post } of results) expect(stored.get(post.id)).toEqual(post);
+  });
+
+  it('--release-at takes ISO 8601 with a zone and relative times; the post is hidden until then', async () => {
+    const at = new Date(Date.now() + 3 * 3600_000);
+    at.setUTCMilliseconds(0);
+    const inOffset = `${new Date(at.getTime() + 2 * 3600_000).toISOString().slice(0, 19)}+02:00`;
+    const [iso, offset, days, seconds] = await Promise.all([
+      publish(serve.url, 'crypto-legal', 'iso release', ['--release-at', at.toISOString()]),
+      publish(serve.url, 'crypto-legal', 'offset release', ['--release-at', inOffset]),
+      publish(serve.url, 'crypto-legal', 'in a day', ['--release-at', '+1d']),
+      publish(serve.url, 'crypto-legal', 'in 30 seconds', ['--release-at', '+30s']),
+    ]);
+    expect(iso.post).toMatchObject({ hidden: true, releaseAt: at.toISOString(), text: 'iso release' });
+    expect(offset.post).toMatchObject({ hidden: true, releaseAt: at.toISOString() });
+    const ahead = (result: typeof days) => Date.parse(result.post.releaseAt) - Date.parse(result.post.createdAt);
+    expect(ahead(days)).toBeGreaterThan(86_400_000 - 5_000);
+    expect(ahead(days)).toBeLessThanOrEqual(86_400_000);
+    expect(ahead(seconds)).toBeGreaterThan(25_000);
+    expect(ahead(seconds)).toBeLessThanOrEqual(30_000);
+    // A time in the past publishes at once, visible.
+    const past = await publish(serve.url, 'crypto-legal', 'already released', ['--release-at', '2020-01-01T00:00:00Z']);
+    expect(past.post).toMatchObject({ hidden: false, text: 'already released' });
+  });
+
+  it('content of exactly 64 KiB of UTF-8 is published; one byte more is exit 2 and nothing is sent', async () => {
+    const before = (await adminState(serve)).posts;
+    const exact = join(tmp, 'exact.txt');
+    const over = join(tmp, 'over.txt');
+    await writeFile(exact, 'é'.repeat(32 * 1024)); // 2 bytes each: 65,536 bytes
+    await writeFile(over, `${'é'.repeat(32 * 1024 - 1)}ab!`); // 65,537 bytes
+    const base = ['post', '--json', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', '--file'];
+    const [fits, tooBig] = await Promise.all([runToEnd([...base, exact]), runToEnd([...base, over])]);
+    expect(fits.code, fits.stderr).toBe(0);
+    expect(jsonLines(fits.stdout)[0].post.text).toBe('é'.repeat(32 * 1024));
+    expect(tooBig.code).toBe(2);
+    expect(tooBig.stdout).toBe('');
+    expect((await adminState(serve)).posts).toBe(before + 1);
+  });
+
+  it('an idempotency key deduplicates across the WebSocket and REST forms: same post, duplicate: true', async () => {
+    const key = ['--idempotency-key', 'cross-transport-1'];
+    const first = await publish(serve.url, 'macro-wire', 'sent twice, published once', key);
+    const [overRest, overWs] = await Promise.all([
+      publish(serve.url, 'macro-wire', 'sent twice, published once', [...key, '--via', 'rest']),
+      publish(serve.url, 'macro-wire', 'sent twice, published once', key),
+    ]);
+    expect(first.duplicate).toBe(false);
+    expect(overRest).toEqual({ post: first.post, duplicate: true });
+    expect(overWs).toEqual({ post: first.post, duplicate: true });
+    // The human form says so on stderr and still prints the (original) id.
+    const human = await runToEnd(['post', '--url', serve.url, '--api-key', KEYS.macroWire, '--stream', 'macro-wire', ...key, 'sent twice, published once']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe(`${first.post.id}\n`);
+    expect(human.stderr).toMatch(/duplicate/);
+  });
+});

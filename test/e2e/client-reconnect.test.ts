@@ -1,0 +1,289 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  adminState,
+  client,
+  ensureBuilt,
+  expectCleanError,
+  expectedTreeItem,
+  finish,
+  jsonLines,
+  KEYS,
+  inMs,
+  publishWs,
+  restPosts,
+  startServe,
+  subscribed,
+  TcpProxy,
+  waitForLines,
+} from './client-support.js';
+import type { CliProcess } from './spawn.js';
+
+beforeAll(ensureBuilt);
+
+const proxies: TcpProxy[] = [];
+afterEach(async () => {
+  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
+});
+
+async function proxyTo(port: number): Promise<TcpProxy> {
+  const proxy = await TcpProxy.start(port);
+  proxies.push(proxy);
+  return proxy;
+}
+
+/** Polls an async condition (server state) until it holds. */
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const created = (post: unknown) => ({ event: 'stream.post.created', data: post });
+
+/** Each id appears exactly once among the printed events' ids. */
+function expectEachOnce(ids: string[], expected: string[]): void {
+  expect(new Set(ids).size, `an id was printed twice: ${ids.join(' ')}`).toBe(ids.length);
+  for (const id of expected) expect(ids.filter((seen) => seen === id), id).toHaveLength(1);
+}
+
+const reconnectedLine = /^stream-posts: reconnected: /m;
+
+let clockShift: string | undefined;
+/** A module for NODE_OPTIONS=--import that moves Date.now by E2E_CLOCK_OFFSET_MS: a client clock that is off. */
+async function clockShiftModule(): Promise<string> {
+  if (clockShift) return clockShift;
+  const dir = await mkdtemp(join(tmpdir(), 'stream-posts-clock-'));
+  clockShift = join(dir, 'shift-clock.mjs');
+  await writeFile(clockShift, 'const offset = Number(process.env.E2E_CLOCK_OFFSET_MS ?? 0);\nconst realNow = Date.now;\nDate.now = () => realNow() + offset;\n');
+  return clockShift;
+}
+afterAll(async () => {
+  if (clockShift) await rm(dirname(clockShift), { recursive: true, force: true });
+});
+
+describe('listen across a drop', () => {
+  it('a serve restart on the same port: posts before, while down and after are each printed once', async () => {
+    const first = await startServe();
+    const proxy = await proxyTo(first.port);
+    const args = ['listen', '--api-key', KEYS.alice, '--json'];
+    // `direct` reconnects whenever it can; `held` only once C is on the new serve, so C reaches it through the replay.
+    const [direct, held] = await Promise.all([subscribed([...args, '--url', first.url]), subscribed([...args, '--url', proxy.url])]);
+    const listeners = [direct, held];
+    const a = await publishWs(first.url, 'crypto-legal', 'A: before the restart');
+    const b = await publishWs(first.url, 'macro-wire', 'B: before the restart');
+    await Promise.all(listeners.map((cli) => waitForLines(cli, 2)));
+
+    proxy.refuse(true);
+    first.cli.child.kill('SIGTERM');
+    expect((await first.cli.exit()).code).toBe(0);
+    await Promise.all(listeners.map((cli) => cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line')));
+    const second = await startServe([], first.port);
+    const c = await publishWs(second.url, 'crypto-legal', 'C: on the new serve');
+    proxy.refuse(false);
+    await Promise.all(listeners.map((cli) => cli.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection')));
+    await Promise.all(listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(c.post.id), 'C')));
+    const d = await publishWs(second.url, 'macro-wire', 'D: after the reconnection');
+    const e = await publishWs(second.url, 'whale-alerts', 'E: after the reconnection', { customTarget: 'ETH' });
+    await Promise.all(listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(e.post.id), 'E')));
+
+    const mine = [a, b, c, d, e].map((result) => result.post);
+    // The new serve's seed posts are the only others allowed (they are new to these listeners).
+    const seedIds = new Set((await Promise.all(['crypto-legal', 'macro-wire', 'whale-alerts'].map((id) => restPosts(second, id, KEYS.alice)))).flat().map((post) => post.id));
+    for (const cli of listeners) {
+      const events = jsonLines(cli.stdout);
+      const ids = events.map((event) => event.data.id);
+      expectEachOnce(ids, mine.map((post) => post.id));
+      expect(events).toEqual(expect.arrayContaining(mine.map(created)));
+      for (const id of ids.filter((id) => !mine.some((post) => post.id === id))) expect(seedIds.has(id), id).toBe(true);
+      expect(events.every((event) => event.event === 'stream.post.created')).toBe(true);
+    }
+  });
+
+  it('a dropped connection to a serve that stays up: the replay repeats nothing and loses nothing (listen and tree)', async () => {
+    const serve = await startServe();
+    const proxy = await proxyTo(serve.port);
+    const base = ['--url', proxy.url, '--api-key', KEYS.bob, '--json'];
+    const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
+    const a = await publishWs(serve.url, 'macro-wire', 'A: before the drop');
+    const b = await publishWs(serve.url, 'whale-alerts', 'B: before the drop, for SOL readers', { customTarget: 'SOL' });
+    await Promise.all([waitForLines(listen, 2), waitForLines(tree, 2)]);
+
+    proxy.refuse(true);
+    proxy.cut();
+    await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line')));
+    const c = await publishWs(serve.url, 'macro-wire', 'C: while the connection is down');
+    proxy.refuse(false);
+    await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => out.stdout.includes(c.post.id), 'C from the replay')));
+    const d = await publishWs(serve.url, 'macro-wire', 'D: after the reconnection');
+    await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => out.stdout.includes(d.post.id), 'D')));
+
+    const mine = [a, b, c, d].map((result) => result.post);
+    expect(jsonLines(listen.stdout)).toEqual(mine.map(created));
+    expect(jsonLines(tree.stdout)).toEqual(mine.map((post) => expectedTreeItem(post, false)));
+    for (const cli of [listen, tree]) expect(cli.stderr).toMatch(reconnectedLine);
+  });
+
+  it('a release that happens while the connection is down is printed as a release after reconnecting', async () => {
+    const serve = await startServe();
+    const proxy = await proxyTo(serve.port);
+    const base = ['--url', proxy.url, '--api-key', KEYS.alice, '--json', '--streams', 'crypto-legal'];
+    const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
+    const hidden = await publishWs(serve.url, 'crypto-legal', 'released during the outage $SOL', { releaseAt: inMs(1_000) });
+    await Promise.all([waitForLines(listen, 1), waitForLines(tree, 1)]);
+
+    proxy.refuse(true);
+    proxy.cut();
+    // Wait out the release on the service while nothing reaches the listeners.
+    await until(async () => (await restPosts(serve, 'crypto-legal'))[0]?.hidden === false, 'the release');
+    proxy.refuse(false);
+    const after = await (async () => {
+      await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection')));
+      return publishWs(serve.url, 'crypto-legal', 'after the outage');
+    })();
+    await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => out.stdout.includes(after.post.id), 'the post after the outage')));
+
+    const releasedPost = { ...hidden.post, hidden: false };
+    expect(jsonLines(listen.stdout)).toEqual([
+      created({ ...hidden.post, text: null }),
+      { event: 'stream.post.released', data: releasedPost },
+      created(after.post),
+    ]);
+    expect(jsonLines(tree.stdout)).toEqual([
+      expectedTreeItem(hidden.post, true),
+      expectedTreeItem(releasedPost, false, { coin: 'SOL', suggestions: [{ coin: 'SOL', found: ['$SOL'] }] }),
+      expectedTreeItem(after.post, false),
+    ]);
+  });
+
+  /**
+   * Starts two listeners on crypto-legal through a proxy right after a post was
+   * published, drops them, publishes one post while they are away and one after.
+   */
+  async function historyAcrossADrop(lasts: string[]) {
+    const serve = await startServe();
+    const proxy = await proxyTo(serve.port);
+    const before = await publishWs(serve.url, 'crypto-legal', 'published just before anyone listened');
+    const listeners = await Promise.all(
+      lasts.map((last) => subscribed(['listen', '--url', proxy.url, '--api-key', KEYS.alice, '--json', '--streams', 'crypto-legal', '--last', last])),
+    );
+    await Promise.all(listeners.map((cli, i) => waitForLines(cli, Number(lasts[i]))));
+
+    proxy.refuse(true);
+    proxy.cut();
+    await Promise.all(listeners.map((cli) => cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line')));
+    const during = await publishWs(serve.url, 'crypto-legal', 'published during the outage');
+    proxy.refuse(false);
+    await Promise.all(listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(during.post.id), 'the post from the outage')));
+    const after = await publishWs(serve.url, 'crypto-legal', 'published after the outage');
+    await Promise.all(listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(after.post.id), 'the post after')));
+    return { serve, listeners, before: before.post, during: during.post, after: after.post };
+  }
+
+  it('--last 1 then a drop: the one post of history, then only newer posts, never the older history the replay carries', async () => {
+    const { serve, listeners, before, during, after } = await historyAcrossADrop(['1', '2']);
+    const [one, two] = listeners;
+    const stored = await restPosts(serve, 'crypto-legal', KEYS.alice);
+    const previous = stored[stored.findIndex((post) => post.id === before.id) + 1];
+    expect(previous).toBeDefined();
+    expect(jsonLines(one!.stdout)).toEqual([created(before), created(during), created(after)]);
+    expect(jsonLines(two!.stdout)).toEqual([created(previous), created(before), created(during), created(after)]);
+  });
+
+  it('--last 0 then a drop: a post published just before listen started is not shown after the reconnect', async () => {
+    // A cut-off by clock (first connection - a few seconds of allowed skew) would let this post through.
+    const { listeners, during, after } = await historyAcrossADrop(['0']);
+    expect(jsonLines(listeners[0]!.stdout)).toEqual([created(during), created(after)]);
+  });
+
+  it('a listener whose clock runs ahead of the service still shows posts after a reconnect, having shown none before', async () => {
+    // A replay cut-off taken from the local clock would take every post after the reconnect
+    // (live ones included) for old history here, and show nothing ever again.
+    const serve = await startServe();
+    const proxy = await proxyTo(serve.port);
+    const clockAhead = { NODE_OPTIONS: `--import=${await clockShiftModule()}`, E2E_CLOCK_OFFSET_MS: '60000' };
+    const args = ['--api-key', KEYS.alice, '--json', '--streams', 'macro-wire'];
+    // The control: the same clock, no drop.
+    const [listen, control] = await Promise.all([
+      subscribed(['listen', '--url', proxy.url, ...args], { env: clockAhead }),
+      subscribed(['listen', '--url', serve.url, ...args], { env: clockAhead }),
+    ]);
+    proxy.refuse(true);
+    proxy.cut();
+    await listen.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line');
+    const during = await publishWs(serve.url, 'macro-wire', 'published during the outage');
+    proxy.refuse(false);
+    await listen.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection');
+    const after = await publishWs(serve.url, 'macro-wire', 'published after the reconnection');
+    const marker = await publishWs(serve.url, 'macro-wire', 'last one');
+    await control.waitFor((out) => out.stdout.includes(marker.post.id), 'the last post without a drop');
+    const expected = [created(during.post), created(after.post), created(marker.post)];
+    expect(jsonLines(control.stdout)).toEqual(expected);
+    await listen.waitFor((out) => out.stdout.includes(marker.post.id), 'the last post after the drop', 2_000);
+    expect(jsonLines(listen.stdout)).toEqual(expected);
+  });
+
+  it('with --no-reconnect, a drop ends listen with exit 3 and says why', async () => {
+    const serve = await startServe();
+    const listen = await subscribed(['listen', '--url', serve.url, '--api-key', KEYS.alice, '--json', '--no-reconnect']);
+    serve.cli.child.kill('SIGTERM');
+    const { code, stderr, stdout } = await finish(listen);
+    expect(code).toBe(3);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/1001/);
+    expectCleanError(stderr);
+  });
+});
+
+describe('post --batch across drops', () => {
+  it('resends unacknowledged posts after two cuts and publishes each line exactly once', async () => {
+    const serve = await startServe();
+    const proxy = await proxyTo(serve.port);
+    const before = (await adminState(serve)).posts;
+    const cli = client(['post', '--batch', '--url', proxy.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', '--window', '16', '-v'], { stdin: 'pipe' });
+    const total = 300;
+    const feed = (from: number, to: number) => {
+      let text = '';
+      for (let i = from; i <= to; i += 1) text += `${JSON.stringify({ content: `drop test ${i}` })}\n`;
+      cli.child.stdin!.write(text);
+    };
+    const results = (process: CliProcess) => process.stdout.split('\n').length - 1;
+
+    /** Lets the service take posts whose acks never reach the client, then resets the connection. */
+    const cutWithAcksInFlight = async () => {
+      proxy.hold();
+      await until(async () => (await adminState(serve)).posts - before > results(cli), 'posts published whose acks are held back');
+      proxy.cut();
+    };
+
+    feed(1, 100);
+    await cli.waitFor((out) => out.stdout.split('\n').length - 1 >= 50, '50 results');
+    await cutWithAcksInFlight();
+    feed(101, 200);
+    await cli.waitFor((out) => out.stdout.split('\n').length - 1 >= 150, '150 results after the first cut');
+    await cutWithAcksInFlight();
+    feed(201, total);
+    cli.child.stdin!.end();
+
+    const { code, stdout, stderr } = await finish(cli, 15_000);
+    expect(code, stderr).toBe(0);
+    expect(proxy.connections).toBeGreaterThanOrEqual(3);
+    const lines = jsonLines(stdout);
+    expect(lines).toHaveLength(total);
+    lines.forEach((result, i) => {
+      expect(result).toMatchObject({ line: i + 1, duplicate: false, post: { streamId: 'crypto-legal', text: `drop test ${i + 1}` } });
+    });
+    expect(new Set(lines.map((result) => result.post.id)).size).toBe(total);
+    // Exactly one post per line on the service: a resend of a post it already had was deduplicated.
+    expect((await adminState(serve)).posts - before).toBe(total);
+    // What the service holds under each text is the post that line reported.
+    const reported = new Map(lines.map((result) => [result.post.text, result.post]));
+    const newest = await restPosts(serve, 'crypto-legal');
+    expect(newest).toHaveLength(100);
+    for (const post of newest) expect(post).toEqual(reported.get(post.text));
+  });
+});

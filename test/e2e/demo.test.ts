@@ -1,0 +1,72 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SAMPLE_POSTS } from '../../src/client/demo-publisher.js';
+import { ANSI, client, ensureBuilt, expectCleanError, finish, jsonLines, runToEnd, startServe, waitForLines } from './client-support.js';
+
+beforeAll(ensureBuilt);
+
+// The first four samples: all for alice (the demo's viewer); the fourth is hidden for a few seconds.
+const samples = SAMPLE_POSTS.slice(0, 4);
+const hiddenSample = samples[3]!;
+
+describe('demo', () => {
+  it('--count 4 shows the four posts and the hidden one’s release, then exits 0 (tree and listen views, text and JSON)', async () => {
+    expect(samples.map((sample) => sample.releaseInMs !== undefined)).toEqual([false, false, false, true]);
+    const taken = await startServe();
+    const demo = (flags: string[]) => runToEnd(['demo', '--count', '4', '--interval', '200ms', '--port', '0', ...flags], {}, 15_000);
+    const interrupted = (async () => {
+      const cli = client(['demo', '--interval', '200ms', '--port', '0', '--json']);
+      await waitForLines(cli, 1);
+      cli.child.kill('SIGINT');
+      return finish(cli);
+    })();
+    const [text, treeJson, listenJson, timed, portTaken, stopped] = await Promise.all([
+      demo(['--no-color']),
+      demo(['--json']),
+      demo(['--json', '--view', 'listen']),
+      runToEnd(['demo', '--duration', '1s', '--interval', '200ms', '--port', '0', '--json', '-q']),
+      runToEnd(['demo', '--duration', '1s', '--interval', '200ms', '--port', String(taken.port), '--json']),
+      interrupted,
+    ]);
+    for (const result of [text, treeJson, listenJson, timed, portTaken, stopped]) {
+      expect(result.code, result.stderr).toBe(0);
+      // The demo's banner names a demo key on purpose (like serve's), so only stack traces are checked.
+      expectCleanError(result.stderr, []);
+    }
+
+    const items = jsonLines(treeJson.stdout);
+    expect(items).toHaveLength(5);
+    expect(items.slice(0, 3).map((item) => [item.streamId, item.body, item.hidden])).toEqual(samples.slice(0, 3).map((sample) => [sample.streamId, sample.content, false]));
+    expect(items[3]).toMatchObject({ streamId: hiddenSample.streamId, body: '', hidden: true, type: 'stream-post' });
+    expect(items[4]).toMatchObject({ _id: items[3]._id, streamId: hiddenSample.streamId, body: hiddenSample.content, hidden: false });
+
+    const events = jsonLines(listenJson.stdout);
+    expect(events.map((event) => event.event)).toEqual([...Array(4).fill('stream.post.created'), 'stream.post.released']);
+    expect(events.slice(0, 3).map((event) => event.data.text)).toEqual(samples.slice(0, 3).map((sample) => sample.content));
+    expect(events[3].data).toMatchObject({ text: null, hidden: true, streamId: hiddenSample.streamId });
+    expect(events[4].data).toMatchObject({ id: events[3].data.id, text: hiddenSample.content, hidden: false });
+
+    // Text view: no colour, every post and the release, the embargoed text only once (after its release).
+    expect(text.stdout).not.toMatch(ANSI);
+    const embargoed = hiddenSample.content.slice(0, 30);
+    expect(text.stdout.split(embargoed)).toHaveLength(2);
+    let from = 0;
+    for (const name of ['Crypto Legal Updates', 'Macro Wire', 'Whale Alerts', 'Crypto Legal Updates']) {
+      const at = text.stdout.indexOf(name, from);
+      expect(at, `${name} after offset ${from}`).toBeGreaterThanOrEqual(0);
+      from = at + name.length;
+    }
+    expect(text.stdout.indexOf(embargoed)).toBeGreaterThan(from);
+    expect(text.stderr).toMatch(/serve on ws:\/\/127\.0\.0\.1:\d+/);
+
+    // --duration ends the demo on time with whatever was shown; -q keeps stderr empty.
+    expect(jsonLines(timed.stdout).length).toBeGreaterThanOrEqual(1);
+    expect(timed.stderr).toBe('');
+    // The port in use by a serve: the demo takes another one.
+    const port = Number(/serve on ws:\/\/127\.0\.0\.1:(\d+)/.exec(portTaken.stderr)?.[1]);
+    expect(port).toBeGreaterThan(0);
+    expect(port).not.toBe(taken.port);
+    expect(jsonLines(portTaken.stdout).length).toBeGreaterThanOrEqual(1);
+    // Ctrl-C is a normal end.
+    expect(jsonLines(stopped.stdout).length).toBeGreaterThanOrEqual(1);
+  });
+});
