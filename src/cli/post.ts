@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { commandFrame } from '../client/publish-args.js';
+import { commandFrame, resolveReleaseAt } from '../client/publish-args.js';
 import { buildPublishArgs } from '../client/validate-post.js';
 import type { PublishOutcome } from '../client/publisher.js';
 import { parseIsoDateTime } from '../protocol/dates.js';
@@ -65,6 +65,7 @@ export async function post(options: PostOptions): Promise<number> {
   let streamId = options.stream;
   let contentType = options.contentType;
   let releaseAt = options.releaseAt;
+  let customTarget = options.customTarget;
   if (streamId === undefined || content === undefined) {
     if (!canPrompt() || options.json || options.dryRun) throw usageError(streamId === undefined ? 'missing --stream ID' : MISSING_CONTENT);
     const { isPromptCancelled } = await import('../render/prompts.js');
@@ -75,10 +76,11 @@ export async function post(options: PostOptions): Promise<number> {
     if (!answers) throw new ExitError(EXIT.usage, 'not confirmed; nothing was published');
     ({ streamId, content, contentType } = answers);
     releaseAt = answers.releaseAt ?? undefined;
+    customTarget = answers.customTarget ?? undefined;
   }
   const fields: Record<string, unknown> = { streamId, content, contentType };
   if (releaseAt !== undefined) fields['releaseAt'] = releaseAt;
-  if (options.customTarget !== undefined) fields['customTarget'] = options.customTarget;
+  if (customTarget !== undefined) fields['customTarget'] = customTarget;
   if (options.idempotencyKey !== undefined) fields['idempotencyKey'] = options.idempotencyKey;
   const args = validateArgs(fields, options);
   if (options.dryRun) {
@@ -136,9 +138,11 @@ async function askForPost(options: PostOptions, known: { streamId: string | unde
       ...(known.streamId !== undefined ? { streamId: known.streamId } : {}),
       ...(known.content !== undefined ? { content: known.content, contentType: options.contentType } : {}),
       ...(known.releaseAt !== undefined ? { releaseAt: known.releaseAt } : {}),
+      ...(options.customTarget !== undefined ? { customTarget: options.customTarget } : {}),
     },
     {
       streams,
+      describeReleaseAt: (value: string) => new Date(Date.parse(resolveReleaseAt(value, Date.now()))).toLocaleString(),
       validateReleaseAt: (value: string) => {
         if (value.trim() === '') return true;
         try {

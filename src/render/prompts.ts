@@ -6,11 +6,13 @@ export interface PostAnswers {
   contentType: ContentType;
   /** As typed (the CLI's validator decides what it accepts); null publishes at once. */
   releaseAt: string | null;
+  /** Asked for only on a custom stream; null elsewhere. */
+  customTarget: string | null;
 }
 
 export interface PromptOptions {
   /** Offered as a list; when empty, the stream id is typed. */
-  streams: { id: string; name: string }[];
+  streams: { id: string; name: string; customTargets?: string[] }[];
   input?: NodeJS.ReadableStream;
   /**
    * Defaults to stderr: stdout carries only the command's result. inquirer ends
@@ -19,6 +21,8 @@ export interface PromptOptions {
   output?: NodeJS.WritableStream;
   /** `true`, or the message to show for a release time the CLI would refuse. */
   validateReleaseAt: (value: string) => string | true;
+  /** How an accepted release time is shown in the confirmation (e.g. "+1h" as a date). */
+  describeReleaseAt?: (value: string) => string;
 }
 
 /**
@@ -75,9 +79,17 @@ export async function promptForPost(known: Partial<PostAnswers>, options: Prompt
     releaseAt = typed.trim() === '' ? null : typed.trim();
   }
 
-  const name = streams.find((stream) => stream.id === streamId)?.name ?? streamId;
-  const publish = await confirm({ message: `Publish to ${name}${releaseAt === null ? '' : `, hidden until ${releaseAt}`}?`, default: true }, context);
-  return publish ? { streamId, content, contentType, releaseAt } : undefined;
+  const stream = streams.find((candidate) => candidate.id === streamId);
+  let customTarget = known.customTarget ?? null;
+  const targets = stream?.customTargets ?? [];
+  if (customTarget === null && targets.length > 0) {
+    customTarget = await select({ message: 'Custom target (who receives it)', choices: targets.map((target) => ({ value: target, name: target })) }, context);
+  }
+
+  const name = stream?.name ?? streamId;
+  const when = releaseAt === null ? '' : `, hidden until ${options.describeReleaseAt?.(releaseAt) ?? releaseAt}`;
+  const publish = await confirm({ message: `Publish to ${name}${customTarget === null ? '' : ` → ${customTarget}`}${when}?`, default: true }, context);
+  return publish ? { streamId, content, contentType, releaseAt, customTarget } : undefined;
 }
 
 /** Ctrl-C during a prompt. Matched by name so the check does not load inquirer. */

@@ -46,22 +46,32 @@ describe('promptForPost', () => {
       { id: 'macro', name: 'Macro' },
     ];
     const { result, screen } = await answer({}, [DOWN, ENTER, 'rates held', ENTER, DOWN, ENTER, '2030-01-01T00:00:00Z', ENTER, ENTER], { streams });
-    expect(result).toEqual({ streamId: 'macro', content: 'rates held', contentType: 'markdown', releaseAt: '2030-01-01T00:00:00Z' });
+    expect(result).toEqual({ streamId: 'macro', content: 'rates held', contentType: 'markdown', releaseAt: '2030-01-01T00:00:00Z', customTarget: null });
     expect(screen).toContain('Crypto Legal Updates (legal)');
     expect(screen).toContain('Publish to Macro, hidden until 2030-01-01T00:00:00Z?');
   });
 
   it('types the stream id when there is no list, and an empty release time means none', async () => {
     const { result, screen } = await answer({}, ['alice-stream', ENTER, 'hello', ENTER, ENTER, ENTER, ENTER]);
-    expect(result).toEqual({ streamId: 'alice-stream', content: 'hello', contentType: 'rawtext', releaseAt: null });
+    expect(result).toEqual({ streamId: 'alice-stream', content: 'hello', contentType: 'rawtext', releaseAt: null, customTarget: null });
     expect(screen).toContain('Publish to alice-stream?');
   });
 
   it('asks only for what is missing; the type is not asked for given content', async () => {
     const { result, screen } = await answer({ streamId: 's', content: 'from a flag', releaseAt: null }, [ENTER]);
-    expect(result).toEqual({ streamId: 's', content: 'from a flag', contentType: 'rawtext', releaseAt: null });
+    expect(result).toEqual({ streamId: 's', content: 'from a flag', contentType: 'rawtext', releaseAt: null, customTarget: null });
     expect(screen).not.toContain('Content');
     expect(screen).not.toContain('Release at');
+  });
+
+  it('on a custom stream, asks who receives the post; the confirmation shows the target and the release time resolved', async () => {
+    const streams = [{ id: 'whales', name: 'Whale Alerts', customTargets: ['BTC', 'ETH'] }];
+    const { result, screen } = await answer({ content: 'x', contentType: 'rawtext' }, [ENTER, '2030-01-01T00:00:00Z', ENTER, DOWN, ENTER, ENTER], {
+      streams,
+      describeReleaseAt: () => 'New Year 2030',
+    });
+    expect(result).toEqual({ streamId: 'whales', content: 'x', contentType: 'rawtext', releaseAt: '2030-01-01T00:00:00Z', customTarget: 'ETH' });
+    expect(screen).toContain('Publish to Whale Alerts → ETH, hidden until New Year 2030?');
   });
 
   it('shows the validator message for a refused release time, and gives it the trimmed text', async () => {
