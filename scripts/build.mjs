@@ -20,5 +20,8 @@ await build({
   external: ['bufferutil', 'utf-8-validate'],
   // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
   banner: { js: "import { createRequire as __spCreateRequire } from 'node:module'; const require = __spCreateRequire(import.meta.url);" },
+  // Comments and whitespace out, names kept (stack traces stay readable): less to parse at start-up.
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: 'warning',
 });

@@ -45,7 +45,7 @@ async function dryRun(options: PostOptions, out: LineWriter): Promise<number> {
   for await (const text of createInterface({ input: input(options), crlfDelay: Number.POSITIVE_INFINITY })) {
     line += 1;
     if (text.trim() === '') continue;
-    const prepared = prepareBatchLine(text, defaults, Date.now());
+    const prepared = prepareBatchLine(text, defaults, Date.now(), false);
     let result: BatchResult | { line: number; command: Record<string, unknown> };
     if (!prepared.ok) result = { line, error: prepared.error };
     else {

@@ -82,11 +82,13 @@ export async function post(options: PostOptions): Promise<number> {
   if (releaseAt !== undefined) fields['releaseAt'] = releaseAt;
   if (customTarget !== undefined) fields['customTarget'] = customTarget;
   if (options.idempotencyKey !== undefined) fields['idempotencyKey'] = options.idempotencyKey;
-  const args = validateArgs(fields, options);
+  const validated = validateArgs(fields, options);
   if (options.dryRun) {
-    process.stdout.write(`${JSON.stringify(commandFrame(args))}\n`);
+    process.stdout.write(`${JSON.stringify(commandFrame(validated))}\n`);
     return EXIT.ok;
   }
+  const { withIdempotencyKey } = await import('../client/idempotency.js');
+  const args = withIdempotencyKey(validated);
   const apiKey = requireKey(options.settings);
   const { describeState, statusFor } = await import('./status.js');
   const status = await statusFor(options, true);

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Post } from '../protocol/types.js';
-import { generateIdempotencyKey, isPlainObject, resolveReleaseAt, type PublishDefaults } from './publish-args.js';
+import { generateIdempotencyKey } from './idempotency.js';
+import { isPlainObject, resolveReleaseAt, type PublishDefaults } from './publish-args.js';
 import type { PublishData, PublishOutcome } from './publisher.js';
 
 export type BatchResult =
@@ -32,7 +33,7 @@ export interface BatchSummary {
  */
 export type PreparedLine = { ok: true; data: PublishData } | { ok: false; error: { code: string; message: string } };
 
-export function prepareBatchLine(text: string, defaults: PublishDefaults, now: number): PreparedLine {
+export function prepareBatchLine(text: string, defaults: PublishDefaults, now: number, generateKey = true): PreparedLine {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -47,7 +48,7 @@ export function prepareBatchLine(text: string, defaults: PublishDefaults, now: n
   const data: PublishData = { ...value, streamId };
   data['contentType'] ??= defaults.contentType;
   if (typeof data['releaseAt'] === 'string') data['releaseAt'] = resolveReleaseAt(data['releaseAt'], now);
-  data['idempotencyKey'] ??= generateIdempotencyKey();
+  if (generateKey) data['idempotencyKey'] ??= generateIdempotencyKey();
   return { ok: true, data };
 }
 

@@ -1,5 +1,6 @@
 import type { Seed } from '../server/seed.js';
 import type { Endpoint } from './endpoint.js';
+import { withIdempotencyKey } from './idempotency.js';
 import { buildPublishArgs } from './validate-post.js';
 import { Publisher } from './publisher.js';
 
@@ -89,7 +90,7 @@ export class DemoPublisher {
     for (let index = 0; !this.#stopped && (this.options.count === undefined || published < this.options.count); index++) {
       const sample = SAMPLE_POSTS[index % SAMPLE_POSTS.length]!;
       const now = Date.now();
-      const args = buildPublishArgs(
+      const args = withIdempotencyKey(buildPublishArgs(
         {
           streamId: sample.streamId,
           content: sample.content,
@@ -99,7 +100,7 @@ export class DemoPublisher {
         },
         { contentType: sample.contentType },
         now,
-      );
+      ));
       const outcome = await (await this.#publisherFor(sample.streamId)).publish(args);
       if (outcome.ok) {
         published += 1;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { PUBLISH_COMMAND, type ContentType } from '../protocol/types.js';
 
 const RELATIVE = /^\+(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$/i;
@@ -9,11 +8,6 @@ export function resolveReleaseAt(text: string, now: number): string {
   const relative = RELATIVE.exec(text.trim());
   if (!relative) return text.trim();
   return new Date(now + Number(relative[1]) * UNIT_MS[relative[2]!.toLowerCase()]!).toISOString();
-}
-
-/** A key unique to this post, so the client's own retries can never publish it twice. */
-export function generateIdempotencyKey(): string {
-  return `sp-${randomUUID()}`;
 }
 
 export interface PublishDefaults {

@@ -10,6 +10,7 @@ import { DEFAULT_URL, resolveEndpoint } from '../../src/client/endpoint.js';
 import { ClientError } from '../../src/client/errors.js';
 import { resolveReleaseAt } from '../../src/client/publish-args.js';
 import { buildPublishArgs } from '../../src/client/validate-post.js';
+import { withIdempotencyKey } from '../../src/client/idempotency.js';
 import type { PublishData, PublishOutcome } from '../../src/client/publisher.js';
 import { SeenPosts } from '../../src/client/seen.js';
 import { samplePost } from '../support/fixtures.js';
@@ -138,13 +139,15 @@ describe('publish arguments', () => {
     expect(resolveReleaseAt(text, now)).toBe(expected);
   });
 
-  it('fills in defaults and generates a distinct idempotency key per post', () => {
-    const first = buildPublishArgs({ content: 'hi' }, { streamId: 's1', contentType: 'markdown' }, now);
-    const second = buildPublishArgs({ content: 'hi' }, { streamId: 's1', contentType: 'markdown' }, now);
-    expect(first).toMatchObject({ streamId: 's1', content: 'hi', contentType: 'markdown', releaseAt: null, customTarget: null });
+  it('fills in defaults; a distinct idempotency key per post is added for sending, never over one given', () => {
+    const validated = buildPublishArgs({ content: 'hi' }, { streamId: 's1', contentType: 'markdown' }, now);
+    expect(validated).toEqual({ streamId: 's1', content: 'hi', contentType: 'markdown', releaseAt: null, customTarget: null, idempotencyKey: null });
+    const first = withIdempotencyKey(validated);
+    const second = withIdempotencyKey(validated);
     expect(first.idempotencyKey).toMatch(/^sp-[0-9a-f-]{36}$/);
     expect(second.idempotencyKey).not.toBe(first.idempotencyKey);
-    expect(buildPublishArgs({ content: 'hi', idempotencyKey: 'mine' }, { streamId: 's1', contentType: 'rawtext' }).idempotencyKey).toBe('mine');
+    const mine = buildPublishArgs({ content: 'hi', idempotencyKey: 'mine' }, { streamId: 's1', contentType: 'rawtext' });
+    expect(withIdempotencyKey(mine).idempotencyKey).toBe('mine');
   });
 
   it.each([
