@@ -15,7 +15,7 @@
  * A command that fails its probe (e.g. `post --dry-run` before it exists) is
  * reported as not measured (value null, met: no) and the others still run.
  *
- * Flags (through bench/run.mjs): --runs (measured rounds, default 20),
+ * Flags (through bench/run.mjs): --runs (measured rounds, default 60),
  * --warmup (rounds, default 3).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -24,7 +24,8 @@ import { CLI, REPO_ROOT } from './lib/processes.mjs';
 import { median, percentile, round } from './lib/stats.mjs';
 import { describeFailure, runTimed } from './lib/timed-process.mjs';
 
-const DEFAULTS = { runs: 20, warmup: 3 };
+// Start-up times on a shared machine move by ±10 ms from run to run: enough rounds to steady the median.
+const DEFAULTS = { runs: 60, warmup: 3 };
 
 const WSCAT = join(REPO_ROOT, 'node_modules', 'wscat', 'bin', 'wscat');
 
