@@ -18,7 +18,7 @@ export interface ConfigFile {
   profiles: Record<string, Profile>;
 }
 
-export const DEFAULT_PROFILE = 'default';
+const DEFAULT_PROFILE = 'default';
 
 export function configPath(env: NodeJS.ProcessEnv): string {
   const base = env['XDG_CONFIG_HOME'] || join(homedir(), '.config');

@@ -5,14 +5,14 @@ import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js
 import type { Endpoint } from './endpoint.js';
 import { ClientError } from './errors.js';
 
-export const CLOSE_UNAUTHORIZED = 4401;
+const CLOSE_UNAUTHORIZED = 4401;
 
 export interface HeartbeatOptions {
   intervalMs: number;
   timeoutMs: number;
 }
 
-export const DEFAULT_HEARTBEAT: HeartbeatOptions = { intervalMs: 15_000, timeoutMs: 10_000 };
+const DEFAULT_HEARTBEAT: HeartbeatOptions = { intervalMs: 15_000, timeoutMs: 10_000 };
 
 export interface ConnectionOptions {
   endpoint: Endpoint;
@@ -60,7 +60,7 @@ const CLOSE_REASONS: Record<number, string> = {
   4401: 'unauthorized',
 };
 
-export function describeClose(code: number, reason: string): string {
+function describeClose(code: number, reason: string): string {
   const words = reason || CLOSE_REASONS[code];
   return words ? `close ${code}, ${words}` : `close ${code}`;
 }

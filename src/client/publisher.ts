@@ -24,7 +24,7 @@ interface InFlight {
 
 const RATE_LIMIT_BACKOFF = { initialMs: 250, maxMs: 5_000 };
 /** Reconnect attempts in a row before a publisher gives up (about a minute of backoff). */
-export const PUBLISH_MAX_ATTEMPTS = 8;
+const PUBLISH_MAX_ATTEMPTS = 8;
 
 /**
  * Publishes over one connection, pipelined: every command carries a requestId,
