@@ -49,7 +49,19 @@ function buildProgram(): Command {
     .description('Follow, publish and serve Stream Posts over WebSocket.')
     .version(packageJson.version, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
-    .exitOverride();
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Examples:
+  stream-posts demo                                        serve + sample publisher + tree view
+  STREAM_POSTS_API_KEY=sp_demo_reader_alice stream-posts listen --last 2
+  stream-posts post --stream macro-wire --api-key-file key.txt --markdown '**Fed holds** $BTC'
+  stream-posts post --batch --stream macro-wire < posts.ndjson
+
+Exit codes: 0 ok; 1 refused by the service; 2 bad usage or input (nothing sent);
+3 cannot connect or authenticate.`,
+    );
 
   program
     .command('serve')
