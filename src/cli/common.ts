@@ -47,12 +47,17 @@ export async function commonOptions(options: Record<string, unknown>): Promise<C
       profile: options['profile'] as string | undefined,
     },
     process.env,
-  ).catch(rethrowClientError);
+  );
+  return { settings, authQuery: options['authQuery'] === true, ...outputOptions(options) };
+}
+
+export type OutputOptions = Omit<CommonOptions, 'settings' | 'authQuery'>;
+
+/** `--json`, `--no-color`, `--quiet`, `--verbose` and the environment, for every command that prints. */
+export function outputOptions(options: Record<string, unknown>): OutputOptions {
   const json = options['json'] === true;
   const colorFlag = options['color'] as boolean | undefined;
   return {
-    settings,
-    authQuery: options['authQuery'] === true,
     json,
     color: !json && colorWanted(process.stdout, colorFlag),
     stderrColor: colorWanted(process.stderr, colorFlag),
@@ -71,12 +76,6 @@ export function exitCodeFor(error: ClientError): number {
     case 'unauthorized':
       return EXIT.unreachable;
   }
-}
-
-/** Client errors become ExitErrors with their exit code; anything else is a bug and passes through. */
-export function rethrowClientError(error: unknown): never {
-  if (error instanceof ClientError) throw new ExitError(exitCodeFor(error), error.message);
-  throw error;
 }
 
 export function requireKey(settings: ConnectionSettings): string {

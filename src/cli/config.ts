@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { configPath, readConfig, writeConfig } from '../client/config.js';
 import { resolveEndpoint } from '../client/endpoint.js';
-import { rethrowClientError } from './common.js';
+import { readStdinText, readTextFile } from '../client/files.js';
 import { EXIT, usageError } from './exit.js';
 
 export interface ConfigSetOptions {
@@ -11,22 +10,12 @@ export interface ConfigSetOptions {
   apiKeyStdin?: boolean | undefined;
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 async function keyFrom(options: ConfigSetOptions): Promise<string | undefined> {
   const sources = [options.apiKey !== undefined, options.apiKeyFile !== undefined, options.apiKeyStdin === true].filter(Boolean).length;
   if (sources > 1) throw usageError('give the key once: --api-key, --api-key-file or --api-key-stdin');
   let key: string | undefined = options.apiKey;
-  if (options.apiKeyFile !== undefined) {
-    key = await readFile(options.apiKeyFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw usageError(`--api-key-file ${options.apiKeyFile}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
-    });
-  }
-  if (options.apiKeyStdin === true) key = await readStdin();
+  if (options.apiKeyFile !== undefined) key = await readTextFile(options.apiKeyFile, '--api-key-file');
+  if (options.apiKeyStdin === true) key = await readStdinText();
   if (key !== undefined && key.trim() === '') throw usageError('the API key is empty');
   return key?.trim();
 }
@@ -35,16 +24,11 @@ async function keyFrom(options: ConfigSetOptions): Promise<string | undefined> {
 export async function configSet(name: string, options: ConfigSetOptions): Promise<number> {
   if (!/^[\w.-]{1,64}$/.test(name)) throw usageError(`profile names are 1-64 characters of letters, digits, "_", "." or "-", got "${name}"`);
   const path = configPath(process.env);
-  const config = await readConfig(path).catch(rethrowClientError);
+  const config = await readConfig(path);
   const key = await keyFrom(options);
   if (options.url === undefined && key === undefined) throw usageError('nothing to set: give --url and/or a key (--api-key-file FILE or --api-key-stdin)');
-  if (options.url !== undefined) {
-    try {
-      resolveEndpoint(options.url);
-    } catch (error) {
-      rethrowClientError(error);
-    }
-  }
+  // Checked now, so that a profile never holds a URL every command would refuse.
+  if (options.url !== undefined) resolveEndpoint(options.url);
   const profile = { ...config.profiles[name] };
   if (options.url !== undefined) profile.url = options.url;
   if (key !== undefined) profile.apiKey = key;
@@ -56,7 +40,7 @@ export async function configSet(name: string, options: ConfigSetOptions): Promis
 
 export async function configList(json: boolean): Promise<number> {
   const path = configPath(process.env);
-  const config = await readConfig(path).catch(rethrowClientError);
+  const config = await readConfig(path);
   const rows = Object.entries(config.profiles).map(([name, profile]) => ({ name, url: profile.url ?? null, key: profile.apiKey !== undefined }));
   if (json) {
     for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
@@ -75,7 +59,7 @@ export async function configList(json: boolean): Promise<number> {
 
 export async function configRemove(name: string): Promise<number> {
   const path = configPath(process.env);
-  const config = await readConfig(path).catch(rethrowClientError);
+  const config = await readConfig(path);
   if (!(name in config.profiles)) throw usageError(`no profile named "${name}" in ${path}`);
   delete config.profiles[name];
   await writeConfig(path, config);

@@ -3,11 +3,11 @@ import { resolveEndpoint } from '../client/endpoint.js';
 import { DEMO_SEED } from '../server/demo-seed.js';
 import { silentLogger } from '../server/logger.js';
 import { startServer, type StreamPostsServer } from '../server/server.js';
-import type { CommonOptions } from './common.js';
+import type { OutputOptions } from './common.js';
 import { listen } from './listen.js';
 import { statusFor } from './status.js';
 
-export interface DemoOptions extends Omit<CommonOptions, 'settings' | 'authQuery'> {
+export interface DemoOptions extends OutputOptions {
   port: number;
   count: number | undefined;
   durationMs: number | undefined;
@@ -59,6 +59,10 @@ export async function demo(options: DemoOptions): Promise<number> {
   const durationTimer = options.durationMs !== undefined ? setTimeout(stopAll, options.durationMs) : undefined;
   process.once('SIGINT', stopAll);
   process.once('SIGTERM', stopAll);
+  let startPublishing!: () => void;
+  const subscribed = new Promise<void>((resolve) => {
+    startPublishing = resolve;
+  });
   try {
     const view = listen({
       ...options,
@@ -74,11 +78,8 @@ export async function demo(options: DemoOptions): Promise<number> {
       reconnect: true,
       signal: stopView.signal,
       status,
+      // The publisher starts once the view is subscribed, so the view misses nothing.
       onSubscribed: () => startPublishing(),
-    });
-    let startPublishing!: () => void;
-    const subscribed = new Promise<void>((resolve) => {
-      startPublishing = resolve;
     });
     const published = subscribed.then(() => publisher.run()).then(async ({ lastReleaseAt }) => {
       // With --count, let the view show the last posts and the pending release before ending.
@@ -88,6 +89,7 @@ export async function demo(options: DemoOptions): Promise<number> {
       }
     });
     const code = await view;
+    // A view that ended before subscribing (an error) must not leave the publisher waiting.
     publisher.stop();
     startPublishing();
     await published;

@@ -1,13 +1,12 @@
 import { describeSettings } from '../client/describe.js';
 import { Subscription, type Delivery } from '../client/subscription.js';
-import { encodeEvent } from '../protocol/events.js';
 import type { SubscribeCommandName } from '../protocol/types.js';
 import { supportsHyperlinks } from '../render/hyperlinks.js';
 import { loadMarkdownRenderer } from '../render/markdown.js';
 import { formatPost } from '../render/posts.js';
 import type { StatusReporter } from '../render/status.js';
 import { formatTreeItem } from '../render/tree.js';
-import { requireKey, rethrowClientError, type CommonOptions } from './common.js';
+import { requireKey, type CommonOptions } from './common.js';
 import { EXIT } from './exit.js';
 import { describeState, statusFor } from './status.js';
 
@@ -92,15 +91,7 @@ export async function listen(options: ListenOptions): Promise<number> {
   function write(delivery: Delivery): void {
     let text: string;
     if (options.json) {
-      // A release seen only through the replay after a reconnect arrives as a
-      // `created` event with the content; it is reported as the release it is.
-      const raw =
-        delivery.format === 'post' && delivery.kind === 'released' && !delivery.raw.includes('"stream.post.released"')
-          ? encodeEvent('stream.post.released', JSON.parse(delivery.raw).data)
-          : delivery.raw.includes('\n')
-            ? JSON.stringify(JSON.parse(delivery.raw))
-            : delivery.raw;
-      text = `${raw}\n`;
+      text = `${delivery.raw}\n`;
     } else {
       const block = delivery.format === 'post' ? formatPost(delivery.post, delivery.kind, view) : formatTreeItem(delivery.item, view, delivery.kind);
       text = `${block}\n\n`;
@@ -132,8 +123,6 @@ export async function listen(options: ListenOptions): Promise<number> {
   });
   try {
     await subscription.start();
-  } catch (error) {
-    rethrowClientError(error);
   } finally {
     clearTimeout(idleTimer);
     process.off('SIGINT', onSignal);

@@ -5,7 +5,7 @@ import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { SubscribeCommandName } from '../protocol/types.js';
 import { DEFAULTS } from '../server/defaults.js';
 import { ClientError } from '../client/errors.js';
-import { addClientOptions, colorWanted, commonOptions, exitCodeFor, positiveInteger, regex } from './common.js';
+import { addClientOptions, colorWanted, commonOptions, exitCodeFor, outputOptions, positiveInteger, regex } from './common.js';
 import { EXIT, ExitError } from './exit.js';
 import { parseBytes, parseDuration, parseNonNegativeInteger, parsePort } from './parse.js';
 
@@ -166,19 +166,13 @@ Exit codes: 0 ok; 1 refused by the service; 2 bad usage or input (nothing sent);
     .option('-v, --verbose', 'more status detail on stderr')
     .action(async (options: Record<string, unknown>) => {
       const { demo } = await import('./demo.js');
-      const json = options['json'] === true;
-      const colorFlag = options['color'] as boolean | undefined;
       process.exitCode = await demo({
+        ...outputOptions(options),
         port: options['port'] as number,
         count: options['count'] as number | undefined,
         durationMs: options['duration'] as number | undefined,
         intervalMs: options['interval'] as number,
         view: options['view'] as 'tree' | 'listen',
-        json,
-        color: !json && colorWanted(process.stdout, colorFlag),
-        stderrColor: colorWanted(process.stderr, colorFlag),
-        quiet: options['quiet'] === true,
-        verbose: options['verbose'] === true,
       });
     });
   const config = program

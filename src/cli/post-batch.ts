@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
-import { access } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import { checkReadable } from '../client/files.js';
 import { prepareBatchLine, runBatch, type BatchResult } from '../client/batch.js';
 import { commandFrame } from '../client/publish-args.js';
 import { Publisher, type PublishData } from '../client/publisher.js';
 import { publishRest } from '../client/rest.js';
-import { requireKey, rethrowClientError } from './common.js';
+import { requireKey } from './common.js';
 import { EXIT, usageError } from './exit.js';
 import type { PostOptions } from './post.js';
 import { describeState, statusFor } from './status.js';
@@ -74,9 +74,7 @@ export async function postBatch(options: PostOptions): Promise<number> {
     throw usageError('--batch takes releaseAt, customTarget and idempotencyKey from each line, not from flags');
   }
   if (options.file !== undefined && options.file !== '-') {
-    await access(options.file).catch((error: NodeJS.ErrnoException) => {
-      throw usageError(`--file ${options.file}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
-    });
+    await checkReadable(options.file, '--file');
   }
   const out = new LineWriter();
   if (options.dryRun) return dryRun(options, out);
@@ -100,17 +98,14 @@ export async function postBatch(options: PostOptions): Promise<number> {
       send,
       onResult: (result) => out.write(result),
     });
-    out.flush();
-    status.stop();
     if (!options.quiet && (summary.failed > 0 || options.verbose)) {
       process.stderr.write(`stream-posts: ${summary.published} published, ${summary.failed} failed\n`);
     }
     return summary.failed === 0 ? EXIT.ok : EXIT.failed;
-  } catch (error) {
+  } finally {
+    // Results already settled stand, whatever ended the batch.
     out.flush();
     status.stop();
-    return rethrowClientError(error);
-  } finally {
     await publisher?.close();
   }
 }

@@ -1,11 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { readStdinText, readTextFile } from '../client/files.js';
 import { commandFrame, resolveReleaseAt } from '../client/publish-args.js';
 import { buildPublishArgs } from '../client/validate-post.js';
 import type { PublishOutcome } from '../client/publisher.js';
 import { parseIsoDateTime } from '../protocol/dates.js';
 import { ProtocolError } from '../protocol/errors.js';
 import type { ContentType, PublishArgs } from '../protocol/types.js';
-import { requireKey, rethrowClientError, type CommonOptions } from './common.js';
+import { requireKey, type CommonOptions } from './common.js';
 import { EXIT, ExitError, usageError } from './exit.js';
 
 // Network, terminal and prompt modules load only on the paths that use them:
@@ -30,17 +30,7 @@ const MISSING_CONTENT = 'no content: give it as an argument, with --file FILE, o
 async function readContent(options: PostOptions): Promise<string | undefined> {
   if (options.file === undefined) return options.content;
   if (options.content !== undefined) throw usageError('give the content as an argument or with --file, not both');
-  if (options.file === '-') {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
-  }
-  try {
-    return await readFile(options.file, 'utf8');
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
-    throw usageError(`--file ${options.file}: ${reason}`);
-  }
+  return options.file === '-' ? readStdinText() : readTextFile(options.file, '--file');
 }
 
 function canPrompt(): boolean {
@@ -112,11 +102,9 @@ export async function post(options: PostOptions): Promise<number> {
         await publisher.close();
       }
     }
-  } catch (error) {
+  } finally {
     status.stop();
-    rethrowClientError(error);
   }
-  status.stop();
   if (!outcome.ok) {
     const http = outcome.status !== undefined ? `HTTP ${outcome.status} ` : '';
     throw new ExitError(EXIT.failed, `the service refused the post: ${http}${outcome.code}: ${outcome.message}`);
@@ -145,15 +133,9 @@ async function askForPost(options: PostOptions, known: { streamId: string | unde
     {
       streams,
       describeReleaseAt: (value: string) => new Date(Date.parse(resolveReleaseAt(value, Date.now()))).toLocaleString(),
-      validateReleaseAt: (value: string) => {
-        if (value.trim() === '') return true;
-        try {
-          const args = buildPublishArgs({ streamId: 'x', content: 'x', releaseAt: value }, { contentType: 'rawtext' });
-          return args.releaseAt !== null && parseIsoDateTime(args.releaseAt) !== undefined ? true : 'expected an ISO 8601 date-time or +10m, +2h, +1d';
-        } catch (error) {
-          return error instanceof ProtocolError ? error.message : 'expected an ISO 8601 date-time or +10m, +2h, +1d';
-        }
-      },
+      // The check the service's schema makes, on the time the relative form stands for.
+      validateReleaseAt: (value: string) =>
+        parseIsoDateTime(resolveReleaseAt(value, Date.now())) !== undefined || 'expected an ISO 8601 date-time with a time zone, or +10m, +2h, +1d',
     },
   );
 }

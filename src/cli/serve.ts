@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readTextFile } from '../client/files.js';
 import { formatServeBanner, keyVariable } from '../render/serve-banner.js';
 import { DEMO_SEED } from '../server/demo-seed.js';
 import { createLogger, silentLogger, type LogFormat } from '../server/logger.js';
@@ -24,18 +24,10 @@ export interface ServeOptions {
   color: boolean;
 }
 
-async function readInput(path: string, what: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    throw usageError(`cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-}
-
 async function loadSeed(path: string | undefined): Promise<Seed> {
   if (path === undefined) return DEMO_SEED;
   try {
-    return parseSeedText(await readInput(path, 'seed file'));
+    return parseSeedText(await readTextFile(path, 'seed file'));
   } catch (error) {
     if (error instanceof SeedError) throw usageError(`invalid seed file ${path}: ${error.message}`);
     throw error;
@@ -97,7 +89,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   const seed = await loadSeed(options.seed);
   const tls =
     options.tlsCert !== undefined && options.tlsKey !== undefined
-      ? { cert: await readInput(options.tlsCert, 'TLS certificate'), key: await readInput(options.tlsKey, 'TLS key') }
+      ? { cert: await readTextFile(options.tlsCert, 'TLS certificate'), key: await readTextFile(options.tlsKey, 'TLS key') }
       : undefined;
   // Handlers go in before anything is printed: a script that reads the
   // listening line and signals at once must still get a clean stop.

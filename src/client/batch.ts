@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline';
 import type { Post } from '../protocol/types.js';
 import { generateIdempotencyKey } from './idempotency.js';
-import { isPlainObject, resolveReleaseAt, type PublishDefaults } from './publish-args.js';
+import { isPlainObject } from '../protocol/objects.js';
+import { resolveReleaseAt, type PublishDefaults } from './publish-args.js';
 import type { PublishData, PublishOutcome } from './publisher.js';
 
 export type BatchResult =

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DEFAULT_URL, resolveEndpoint, type Endpoint } from './endpoint.js';
 import { ClientError } from './errors.js';
+import { readTextFile } from './files.js';
 
 /**
  * `$XDG_CONFIG_HOME/stream-posts/config.json` (default `~/.config/…`):
@@ -74,14 +75,7 @@ export interface ConnectionSettings {
 }
 
 async function readKeyFile(path: string): Promise<string> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
-    throw new ClientError('usage', `--api-key-file ${path}: ${reason}`);
-  }
-  const key = text.trim();
+  const key = (await readTextFile(path, '--api-key-file')).trim();
   if (key === '') throw new ClientError('usage', `--api-key-file ${path} is empty`);
   return key;
 }
@@ -93,23 +87,15 @@ export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.Proces
   }
   const path = configPath(env);
   const named = flags.profile ?? (env['STREAM_POSTS_PROFILE'] || undefined);
-  let profile: Profile | undefined;
-  let profileName: string | undefined;
-  if (named !== undefined) {
-    const config = await readConfig(path);
-    profile = config.profiles[named];
-    if (!profile) {
-      const known = Object.keys(config.profiles);
-      throw new ClientError(
-        'usage',
-        `no profile named "${named}" in ${path}${known.length > 0 ? ` (profiles: ${known.join(', ')})` : ''}; add one with: stream-posts config set ${named} --url URL --api-key-file FILE`,
-      );
-    }
-    profileName = named;
-  } else {
-    const config = await readConfig(path);
-    profile = config.profiles[DEFAULT_PROFILE];
-    if (profile) profileName = DEFAULT_PROFILE;
+  const config = await readConfig(path);
+  const profileName = named ?? (DEFAULT_PROFILE in config.profiles ? DEFAULT_PROFILE : undefined);
+  const profile: Profile | undefined = profileName !== undefined ? config.profiles[profileName] : undefined;
+  if (named !== undefined && !profile) {
+    const known = Object.keys(config.profiles);
+    throw new ClientError(
+      'usage',
+      `no profile named "${named}" in ${path}${known.length > 0 ? ` (profiles: ${known.join(', ')})` : ''}; add one with: stream-posts config set ${named} --url URL --api-key-file FILE`,
+    );
   }
   const url = flags.url ?? (env['STREAM_POSTS_URL'] || undefined) ?? profile?.url ?? DEFAULT_URL;
   const apiKey =

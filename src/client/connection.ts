@@ -3,7 +3,7 @@ import { parseServerMessage, type ServerMessage } from '../protocol/events.js';
 import { redactUrl } from '../protocol/redact.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';
 import type { Endpoint } from './endpoint.js';
-import { ClientError } from './errors.js';
+import { ClientError, describeNetworkError } from './errors.js';
 
 const CLOSE_UNAUTHORIZED = 4401;
 
@@ -65,21 +65,6 @@ function describeClose(code: number, reason: string): string {
   return words ? `close ${code}, ${words}` : `close ${code}`;
 }
 
-function describeSocketError(error: Error & { code?: string }): string {
-  switch (error.code) {
-    case 'ECONNREFUSED':
-      return 'connection refused (is the service running?)';
-    case 'ENOTFOUND':
-      return 'host not found';
-    case 'ETIMEDOUT':
-      return 'connection timed out';
-    case 'ECONNRESET':
-      return 'connection reset';
-    default:
-      return error.message;
-  }
-}
-
 /**
  * One logical connection to the service that survives drops: it reconnects
  * with backoff, checks liveness with pings, and tells its owner when it is
@@ -125,15 +110,6 @@ export class Connection {
     this.done.catch(() => {});
   }
 
-  get isReady(): boolean {
-    return this.#ready;
-  }
-
-  /** The endpoint as shown to people: never with a key in it. */
-  get displayUrl(): string {
-    return this.#options.endpoint.wsUrl;
-  }
-
   start(): this {
     this.#open(0);
     return this;
@@ -149,11 +125,6 @@ export class Connection {
     if (!this.#ready || !ws || ws.readyState !== WebSocket.OPEN) return false;
     ws.send(frame);
     return true;
-  }
-
-  /** Bytes queued in the socket, for owners that pace themselves. */
-  get bufferedAmount(): number {
-    return this.#ws?.bufferedAmount ?? 0;
   }
 
   /** Ends the connection for a reason the owner found (a refused subscription, say). */
@@ -234,7 +205,7 @@ export class Connection {
       ws.terminate();
     });
     ws.on('error', (error) => {
-      socketError = redactUrl(describeSocketError(error));
+      socketError = redactUrl(describeNetworkError(error));
     });
     ws.on('open', () => {
       this.#startHeartbeat(ws);

@@ -15,3 +15,19 @@ export class ClientError extends Error {
     this.name = 'ClientError';
   }
 }
+
+/** A socket or fetch failure in words people know; the system's own message otherwise. */
+export function describeNetworkError(error: { code?: string | undefined; message: string }): string {
+  switch (error.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused (is the service running?)';
+    case 'ENOTFOUND':
+      return 'host not found';
+    case 'ETIMEDOUT':
+      return 'connection timed out';
+    case 'ECONNRESET':
+      return 'connection reset';
+    default:
+      return error.message;
+  }
+}

@@ -15,10 +15,6 @@ export interface PublishDefaults {
   contentType: ContentType;
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The `add-stream-post` frame for some arguments, without the fields that are unset. */
 export function commandFrame(args: object): { event: typeof PUBLISH_COMMAND; data: Record<string, unknown> } {
   const data: Record<string, unknown> = {};

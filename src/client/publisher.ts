@@ -66,10 +66,6 @@ export class Publisher {
     await Promise.race([this.#firstReady, this.connection.done]);
   }
 
-  get inFlight(): number {
-    return this.#inFlight.size;
-  }
-
   publish(args: PublishData): Promise<PublishOutcome> {
     if (this.#failure) return Promise.reject(this.#failure);
     const requestId = String(this.#nextId++);

@@ -1,18 +1,12 @@
 import { parsePost } from '../protocol/events.js';
 import { backoffDelay } from './backoff.js';
 import type { Endpoint } from './endpoint.js';
-import { ClientError } from './errors.js';
+import { ClientError, describeNetworkError } from './errors.js';
+import { commandFrame } from './publish-args.js';
 import type { PublishData, PublishOutcome } from './publisher.js';
 
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 const MAX_TRIES = 4;
-
-function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code === 'ECONNREFUSED') return 'connection refused (is the service running?)';
-  if (cause?.code === 'ENOTFOUND') return 'host not found';
-  return cause?.message ?? (error as Error).message;
-}
 
 /**
  * `POST /v1/streams/{id}/post`. Retries a refused connection, 429 and 5xx
@@ -20,8 +14,7 @@ function describeFetchError(error: unknown): string {
  */
 export async function publishRest(endpoint: Endpoint, apiKey: string | undefined, args: PublishData): Promise<PublishOutcome> {
   const url = `${endpoint.httpBase}/v1/streams/${encodeURIComponent(args.streamId)}/post`;
-  const body: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(args)) if (key !== 'streamId' && value !== null && value !== undefined) body[key] = value;
+  const { streamId: _inPath, ...body } = commandFrame(args).data;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (apiKey !== undefined) headers['x-api-key'] = apiKey;
   for (let attempt = 1; ; attempt++) {
@@ -29,7 +22,7 @@ export async function publishRest(endpoint: Endpoint, apiKey: string | undefined
     try {
       response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
     } catch (error) {
-      if (attempt >= MAX_TRIES) throw new ClientError('unreachable', `cannot reach ${url}: ${describeFetchError(error)}`);
+      if (attempt >= MAX_TRIES) throw new ClientError('unreachable', `cannot reach ${url}: ${describeNetworkError((error as { cause?: Error & { code?: string } }).cause ?? (error as Error))}`);
       await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt - 1)));
       continue;
     }

@@ -1,4 +1,4 @@
-import type { ServerMessage } from '../protocol/events.js';
+import { encodeEvent, type ServerMessage } from '../protocol/events.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { Post, SubscribeCommandName } from '../protocol/types.js';
 import { Connection, type ConnectionOptions, type ConnectionState, type ReadyInfo } from './connection.js';
@@ -12,7 +12,10 @@ export interface SubscriptionOptions {
   lastPosts: number;
 }
 
-/** A post ready to show: first sight (`created`) or its content becoming visible (`released`). */
+/**
+ * A post ready to show: first sight (`created`) or its content becoming visible
+ * (`released`). `raw` is the service's frame on one line, for `--json`.
+ */
 export type Delivery =
   | { format: 'post'; kind: 'created' | 'released'; post: Post; raw: string }
   | { format: 'tree'; kind: 'created' | 'released'; item: Record<string, unknown>; id: string; raw: string };
@@ -23,6 +26,11 @@ export interface SubscriptionHandlers {
   onState?(state: ConnectionState): void;
   /** Any post frame arrived, shown or not (idle timers listen to this). */
   onActivity?(): void;
+}
+
+/** A frame as one line of NDJSON: as the service sent it, unless it spread it over several lines. */
+function asLine(raw: string): string {
+  return raw.includes('\n') ? JSON.stringify(JSON.parse(raw)) : raw;
 }
 
 const SEEN_BASE = 10_000;
@@ -119,7 +127,14 @@ export class Subscription {
           hidden: post.hidden,
           id: post.id,
           released: message.released,
-          make: (kind) => ({ format: 'post', kind, post, raw }),
+          make: (kind) => ({
+            format: 'post',
+            kind,
+            post,
+            // A release seen only through the replay after a reconnect arrives as a
+            // `created` event with the content: it is reported as the release it is.
+            raw: kind === 'released' && !message.released ? encodeEvent('stream.post.released', JSON.parse(raw).data) : asLine(raw),
+          }),
         });
         return;
       }
@@ -129,7 +144,7 @@ export class Subscription {
         const item = message.item as unknown as Record<string, unknown>;
         const id = String(item['_id']);
         const streamKey = typeof item['streamId'] === 'string' ? item['streamId'] : typeof item['source'] === 'string' ? item['source'] : '';
-        this.#offer({ streamKey, hidden: item['hidden'] === true, id, released: false, make: (kind) => ({ format: 'tree', kind, item, id, raw }) });
+        this.#offer({ streamKey, hidden: item['hidden'] === true, id, released: false, make: (kind) => ({ format: 'tree', kind, item, id, raw: asLine(raw) }) });
         return;
       }
       default:

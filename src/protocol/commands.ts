@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { parseIsoDateTime } from './dates.js';
 import { ProtocolError } from './errors.js';
+import { isPlainObject } from './objects.js';
 import { splitStreamIds } from './stream-ids.js';
 import {
   MAX_CONTENT_BYTES,
@@ -104,10 +105,6 @@ export function parsePublishArgs(data: unknown): PublishArgs {
 
 export function isCommandName(value: string): value is CommandName {
   return (COMMANDS as readonly string[]).includes(value);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Validates the arguments of a known command, whichever way they arrived. */

@@ -1,5 +1,6 @@
 import { epochToIso } from './dates.js';
 import { isErrorCode, type ErrorCode } from './errors.js';
+import { isPlainObject } from './objects.js';
 import type { Envelope, Post, ServerEventName, TreeItem } from './types.js';
 
 /** One serialized server event: `{"event","data"[,"requestId"]}`. */
@@ -65,10 +66,6 @@ function tolerantPost(raw: Record<string, unknown>): Post | undefined {
   };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 const nullableString = (value: unknown) => value === null || typeof value === 'string';
 
 /** A post exactly as this contract writes it: the common case, read without the schema's cost. */
@@ -96,7 +93,7 @@ function stringArray(value: unknown): string[] {
 }
 
 export function parsePost(value: unknown): Post | undefined {
-  if (!isRecord(value)) return undefined;
+  if (!isPlainObject(value)) return undefined;
   const canonical = canonicalPost(value);
   if (canonical) return canonical;
   return tolerantPost(value);
@@ -119,14 +116,14 @@ export function parseServerMessage(text: string): ServerMessage {
   } catch {
     return { kind: 'ignored' };
   }
-  if (!isRecord(raw)) return { kind: 'ignored' };
+  if (!isPlainObject(raw)) return { kind: 'ignored' };
   const message = raw;
   const event = message['event'];
   if (typeof event !== 'string') {
     return typeof message['_id'] === 'string' ? { kind: 'tree', item: message as unknown as TreeItem } : { kind: 'ignored' };
   }
   const requestId = typeof message['requestId'] === 'string' ? { requestId: message['requestId'] } : {};
-  const data = isRecord(message['data']) ? message['data'] : {};
+  const data = isPlainObject(message['data']) ? message['data'] : {};
   switch (event) {
     case 'connected':
       return {

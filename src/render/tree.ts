@@ -1,4 +1,5 @@
 import type { ChalkInstance } from 'chalk';
+import { isPlainObject } from '../protocol/objects.js';
 import { formatBodyText, markMatches, type TextView } from './body.js';
 import { hyperlink, isWebUrl } from './hyperlinks.js';
 import { createChalk, streamColour } from './style.js';
@@ -7,10 +8,6 @@ import { clockTime, oneLine, terminalSafe } from './text.js';
 export { supportsHyperlinks } from './hyperlinks.js';
 
 type Fields = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A field meant as text; feeds of this family also send numbers there. Anything else counts as missing. */
 function textField(value: unknown): string | undefined {
@@ -40,7 +37,7 @@ function itemTime(value: unknown): number | undefined {
 function coinTags(fields: Fields): string[] {
   const candidates: unknown[] = [fields['coin']];
   if (Array.isArray(fields['suggestions'])) {
-    for (const suggestion of fields['suggestions']) candidates.push(isRecord(suggestion) ? suggestion['coin'] : undefined);
+    for (const suggestion of fields['suggestions']) candidates.push(isPlainObject(suggestion) ? suggestion['coin'] : undefined);
   }
   if (Array.isArray(fields['symbols'])) candidates.push(...fields['symbols']);
   const tags = new Set<string>();
@@ -53,7 +50,7 @@ function coinTags(fields: Fields): string[] {
 
 /** Small marks for tweets (`info` of Tree-of-Alpha-style feeds); anything else in `info` is ignored. */
 function tweetMarks(info: unknown, color: boolean, c: ChalkInstance): string[] {
-  if (!isRecord(info)) return [];
+  if (!isPlainObject(info)) return [];
   const marks: [symbol: string, label: string][] = [];
   if (info['isRetweet'] === true) marks.push(['⟲', 'retweet']);
   if (info['isReply'] === true) marks.push(['↩', 'reply']);
@@ -86,7 +83,7 @@ function formatLink(url: string, view: TextView, c: ChalkInstance): string {
  * fields of the wrong type are treated as missing, so no item makes it throw.
  */
 export function formatTreeItem(item: Record<string, unknown>, view: TextView, kind: 'created' | 'released' = 'created'): string {
-  const fields: Fields = isRecord(item) ? item : {};
+  const fields: Fields = isPlainObject(item) ? item : {};
   const c = createChalk(view.color);
   const source = labelField(fields['source']);
   const title = labelField(fields['title']) ?? labelField(fields['en']);

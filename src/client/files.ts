@@ -1,0 +1,32 @@
+import { access, readFile } from 'node:fs/promises';
+import { ClientError } from './errors.js';
+
+function reason(error: NodeJS.ErrnoException): string {
+  if (error.code === 'ENOENT') return 'no such file';
+  if (error.code === 'EACCES') return 'permission denied';
+  if (error.code === 'EISDIR') return 'is a directory';
+  return error.message;
+}
+
+/** A file a flag names, as text; a usage error naming the flag when it cannot be read. */
+export async function readTextFile(path: string, label: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ClientError('usage', `cannot read ${label} ${path}: ${reason(error as NodeJS.ErrnoException)}`);
+  }
+}
+
+/** Checks a file can be read before a command starts streaming from it. */
+export async function checkReadable(path: string, label: string): Promise<void> {
+  await access(path).catch((error: NodeJS.ErrnoException) => {
+    throw new ClientError('usage', `cannot read ${label} ${path}: ${reason(error)}`);
+  });
+}
+
+/** All of standard input, as text. */
+export async function readStdinText(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
