@@ -9,7 +9,9 @@ export function parseIsoDateTime(text: string): number | undefined {
   const [, local = '', zone = ''] = match;
   // Date.parse rolls 2030-02-30 over into March; a date that does not exist is an error.
   const [year, month, day] = local.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const calendar = new Date(Date.UTC(year, month - 1, day));
+  // setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999.
+  const calendar = new Date(0);
+  calendar.setUTCFullYear(year, month - 1, day);
   if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) {
     return undefined;
   }

@@ -18,7 +18,7 @@ import { TokenBucket } from './rate-limiter.js';
 import { createRestHandler } from './rest.js';
 import type { Seed } from './seed.js';
 import { StreamPostsService } from './service.js';
-import { CLOSE_GOING_AWAY, Session, type SessionStart } from './session.js';
+import { CLOSE_GOING_AWAY, Session, type SessionContext, type SessionStart } from './session.js';
 import type { Store } from './store.js';
 
 export interface ServerOptions {
@@ -43,6 +43,8 @@ export interface ServerOptions {
 
 
 const WS_PATH = '/v1/ws';
+/** How long a peer has to answer the close handshake on shutdown before it is dropped. */
+const CLOSE_DEADLINE_MS = 2000;
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -81,6 +83,8 @@ export class StreamPostsServer {
   readonly #unsubscribeStore: () => void;
   #keepAliveTimer: NodeJS.Timeout | undefined;
   #nextSessionId = 1;
+  #closing: Promise<void> | undefined;
+  readonly #sessionContext: SessionContext;
   #address: AddressInfo | undefined;
 
   constructor(options: ServerOptions) {
@@ -123,7 +127,7 @@ export class StreamPostsServer {
           counts: () => ({ connections: this.#sessions.size, subscriptions: this.#fanout.size }),
         })
       : undefined;
-    const sessionContext = {
+    this.#sessionContext = {
       service: this.#service,
       fanout: this.#fanout,
       logger: this.#logger,
@@ -151,17 +155,32 @@ export class StreamPostsServer {
         socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
         return;
       }
+      if (this.#closing) {
+        socket.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+        return;
+      }
       socket.on('error', () => socket.destroy());
-      this.#wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
-        const start: SessionStart = { id: `c${this.#nextSessionId++}`, key: keyFromRequest(req, url) };
-        if (route !== 'plain') start.urlCommand = route;
-        const session = new Session(ws, sessionContext, start);
-        this.#sessions.add(session);
-        ws.on('close', () => this.#sessions.delete(session));
-      });
+      // What the session needs is taken out now: a closure over `req` would keep the whole
+      // upgrade request (headers, URL) alive for as long as the connection lasts.
+      const start: SessionStart = { id: '', key: keyFromRequest(req, url) };
+      if (route !== 'plain') start.urlCommand = route;
+      this.#wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.#accept(ws, start));
     });
     // Request bodies and idle keep-alive sockets must not hold the process open on close.
     this.#http.keepAliveTimeout = 5_000;
+  }
+
+  #accept(ws: WebSocket, start: SessionStart): void {
+    if (this.#closing) {
+      // The handshake finished after shutdown began.
+      ws.close(CLOSE_GOING_AWAY, 'server shutting down');
+      setTimeout(() => ws.terminate(), CLOSE_DEADLINE_MS).unref();
+      return;
+    }
+    start.id = `c${this.#nextSessionId++}`;
+    const session = new Session(ws, this.#sessionContext, start);
+    this.#sessions.add(session);
+    session.onClosed(() => this.#sessions.delete(session));
   }
 
   async #handleRequest(
@@ -240,9 +259,19 @@ export class StreamPostsServer {
     return this.#sessions.size;
   }
 
-  /** Closes every client with 1001, stops listening, releases the store. */
-  async close(): Promise<void> {
+  /**
+   * Stops accepting at once (a handshake that arrives later gets 503, one already under way
+   * is closed with 1001), closes every client with 1001, releases the store. Calling it again
+   * returns the same promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
     if (this.#keepAliveTimer) clearInterval(this.#keepAliveTimer);
+    const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()));
     const closing = [...this.#sessions].map(
       (session) =>
         new Promise<void>((resolve) => {
@@ -251,14 +280,12 @@ export class StreamPostsServer {
         }),
     );
     // A peer that does not answer the close handshake is dropped.
-    const deadline = setTimeout(() => this.#sessions.forEach((session) => session.terminate()), 2000);
+    const deadline = setTimeout(() => this.#sessions.forEach((session) => session.terminate()), CLOSE_DEADLINE_MS);
     await Promise.all(closing);
     clearTimeout(deadline);
     this.#unsubscribeStore();
-    await new Promise<void>((resolve) => {
-      this.#http.close(() => resolve());
-      this.#http.closeAllConnections();
-    });
+    this.#http.closeAllConnections();
+    await stopped;
     this.#wss.close();
     await this.store.close();
   }

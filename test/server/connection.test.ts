@@ -246,6 +246,24 @@ describe('closing', () => {
     expect(closes.map((close) => close.code)).toEqual([1001, 1001, 1001]);
   });
 
+  it('accepts no connection once closing has begun, and finishes once the slow peer is done', async () => {
+    const server = await startTestServer();
+    const slow = await connectAs(server, KEYS.alice);
+    // A peer that is slow to answer the close handshake keeps the server closing for a while.
+    (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+    let closed = false;
+    const closing = server.close().then(() => {
+      closed = true;
+    });
+    await expect(connectAs(server, KEYS.bob)).rejects.toThrow();
+    expect(server.connectionCount).toBe(1);
+    expect(closed).toBe(false);
+    (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    expect((await closedWithin(slow, 2000)).code).toBe(1001);
+    await closing;
+    expect(server.connectionCount).toBe(0);
+  });
+
   it('a frame over 1 MiB closes with 1009; exactly 1 MiB does not; new connections still work', async () => {
     const server = await startTestServer();
     const atLimit = await connectAs(server, KEYS.alice);
