@@ -60,6 +60,7 @@ export class MemoryStore implements Store {
   readonly #users = new Map<string, UserRecord>();
   readonly #streams = new Map<string, StreamRecord>();
   readonly #history = new Map<string, RingBuffer<PostRecord>>();
+  readonly #streamsOf = new Map<string, StreamRecord[]>();
   readonly #hiddenById = new Map<string, PostRecord>();
   // Insertion order is expiry order (one window, a clock that only moves
   // forward), so expired entries are always at the front.
@@ -149,10 +150,16 @@ export class MemoryStore implements Store {
   }
 
   async streamsOf(userId: string): Promise<StreamRecord[]> {
-    const user = this.#users.get(userId);
-    if (!user) return [];
-    const follows = new Set(user.follows);
-    return [...this.#streams.values()].filter((stream) => follows.has(stream.id) || stream.owner === userId);
+    let streams = this.#streamsOf.get(userId);
+    if (!streams) {
+      const user = this.#users.get(userId);
+      if (!user) return [];
+      // Users and streams change only on reset: one scan per user, not one per connection.
+      const follows = new Set(user.follows);
+      streams = [...this.#streams.values()].filter((stream) => follows.has(stream.id) || stream.owner === userId);
+      this.#streamsOf.set(userId, streams);
+    }
+    return [...streams];
   }
 
   async publish(request: PublishRequest): Promise<PublishResult> {
@@ -212,8 +219,7 @@ export class MemoryStore implements Store {
   }
 
   async recent(streamId: string, limit: number): Promise<PostRecord[]> {
-    const posts = this.#history.get(streamId)?.toArray() ?? [];
-    return limit >= posts.length ? posts : posts.slice(posts.length - limit);
+    return this.#history.get(streamId)?.last(limit) ?? [];
   }
 
   onEvent(listener: (event: StoreEvent) => void): () => void {
@@ -237,6 +243,7 @@ export class MemoryStore implements Store {
     this.#keys.clear();
     this.#users.clear();
     this.#streams.clear();
+    this.#streamsOf.clear();
     this.#history.clear();
     this.#postCount = 0;
     this.#load();

@@ -24,8 +24,15 @@ export class RingBuffer<T> {
 
   /** Items oldest first. */
   toArray(): T[] {
-    const out: T[] = [];
-    for (let i = 0; i < this.#length; i += 1) out.push(this.#items[(this.#start + i) % this.capacity] as T);
+    return this.last(this.#length);
+  }
+
+  /** The newest `count` items (all of them if there are fewer), oldest first. */
+  last(count: number): T[] {
+    const n = Math.min(Math.max(count, 0), this.#length);
+    const out = new Array<T>(n);
+    const from = this.#start + this.#length - n;
+    for (let i = 0; i < n; i += 1) out[i] = this.#items[(from + i) % this.capacity] as T;
     return out;
   }
 

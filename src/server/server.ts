@@ -164,13 +164,13 @@ export class StreamPostsServer {
       // upgrade request (headers, URL) alive for as long as the connection lasts.
       const start: SessionStart = { id: '', key: keyFromRequest(req, url) };
       if (route !== 'plain') start.urlCommand = route;
-      this.#wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.#accept(ws, start));
+      this.#wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.#accept(ws, start, socket));
     });
     // Request bodies and idle keep-alive sockets must not hold the process open on close.
     this.#http.keepAliveTimeout = 5_000;
   }
 
-  #accept(ws: WebSocket, start: SessionStart): void {
+  #accept(ws: WebSocket, start: SessionStart, socket: Duplex): void {
     if (this.#closing) {
       // The handshake finished after shutdown began.
       ws.close(CLOSE_GOING_AWAY, 'server shutting down');
@@ -178,7 +178,7 @@ export class StreamPostsServer {
       return;
     }
     start.id = `c${this.#nextSessionId++}`;
-    const session = new Session(ws, this.#sessionContext, start);
+    const session = new Session(ws, this.#sessionContext, start, socket);
     this.#sessions.add(session);
     session.onClosed(() => this.#sessions.delete(session));
   }

@@ -106,7 +106,8 @@ export class StreamPostsService {
       const visible = stream.custom ? recent.filter((post) => canSee(resolved.user, stream, post)) : recent;
       all.push(...visible.slice(Math.max(visible.length - perStream, 0)));
     }
-    // ULIDs sort by creation time.
-    return all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    // Ids are monotonic ULIDs, so id order is the order posts were stored; one stream's
+    // history already is in it.
+    return resolved.streams.length === 1 ? all : all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 }

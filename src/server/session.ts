@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { parseCommandArgs, parseCommandFrame } from '../protocol/commands.js';
 import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
@@ -51,9 +52,21 @@ export class Session implements Subscriber {
   // Commands run one after another so replies come in the order commands were sent.
   #queue: Promise<void>;
   #closed = false;
+  readonly #socket: Duplex;
+  #corked = false;
+  readonly #uncork = (): void => {
+    this.#corked = false;
+    this.#socket.uncork();
+  };
 
-  constructor(ws: WebSocket, context: SessionContext, readonly start: SessionStart) {
+  constructor(
+    ws: WebSocket,
+    context: SessionContext,
+    readonly start: SessionStart,
+    socket: Duplex,
+  ) {
     this.#ws = ws;
+    this.#socket = socket;
     this.#context = context;
     this.#rateLimiter = context.createRateLimiter?.();
     ws.on('pong', () => {
@@ -79,6 +92,14 @@ export class Session implements Subscriber {
   sendFrame(frame: Buffer | string): void {
     const ws = this.#ws;
     if (ws.readyState !== OPEN) return;
+    if (!this.#corked) {
+      // Every frame sent in this turn of the event loop goes out in one write: a history of
+      // hundreds of posts, or several posts published together, cost one system call, not one
+      // per frame. Uncorked before any I/O, so nothing waits.
+      this.#corked = true;
+      this.#socket.cork();
+      process.nextTick(this.#uncork);
+    }
     ws.send(frame, TEXT_FRAME);
     if (ws.bufferedAmount > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
   }
