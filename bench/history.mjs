@@ -1,0 +1,336 @@
+/**
+ * bench/history — 1,000 streams of 100 posts each; 1,000 subscribers arrive
+ * at once, each subscribing to 10 streams with `lastPosts=100`: the time
+ * until every subscriber has its whole history (1,000,000 history deliveries),
+ * for `stream-posts serve` side by side with a bare `ws` server
+ * (bench/history-bare-server.mjs) that holds the same posts as ready-made
+ * frames and, on subscribe, sends an ack and the last 100 frames of each
+ * requested stream.
+ *
+ * Posts come from the seed file (round-robin over the streams, so each
+ * subscriber's streams interleave in time); both servers read the same file.
+ * Subscriber i has its own reader key, following streams (i × 10 + j) mod
+ * streams, j < 10, so every stream is asked for by subscribers / streams × 10
+ * subscribers. The subscribers live in `workers` forked processes
+ * (bench/history-client.mjs), the same clients for both servers; each server
+ * has a process to itself.
+ *
+ * A run: every subscriber connects (not timed), then both client processes
+ * get `go` and each client sends one `on-stream-post` command naming its 10
+ * streams with lastPosts; the run's time runs from that `go` to the last
+ * history post reaching the last subscriber. Checks: each subscriber gets
+ * each expected post once (missing, duplicates, unexpected posts) and a
+ * stream's posts in order (PROTOCOL.md B4: history oldest first). Then every
+ * client disconnects. stream-posts also merges a subscriber's 10 streams into
+ * one history sorted by post id, which the bare server does not.
+ *
+ * The first run of each side is a warm-up, reported on its own as the cold
+ * run: it is when stream-posts encodes every post's frame, which it then
+ * keeps for later subscribers. Then `runs` runs per side, alternating which
+ * side goes first; figures are medians.
+ *
+ * Flags (through bench/run.mjs): --streams (1000), --posts-per-stream (100),
+ * --subscribers (1000), --streams-per-subscriber (10), --last-posts (100),
+ * --workers (2), --runs (3), --content-bytes (200), and --profile[=DIR] to
+ * have both servers write a .cpuprofile (read it with bench/profile-summary.mjs).
+ */
+import { fork } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT, startServerProcess, startStreamPosts } from './lib/processes.mjs';
+import { comparison, median, percentile, round } from './lib/stats.mjs';
+
+const DEFAULTS = {
+  streams: 1000,
+  postsPerStream: 100,
+  subscribers: 1000,
+  streamsPerSubscriber: 10,
+  lastPosts: 100,
+  workers: 2,
+  runs: 3,
+  contentBytes: 200,
+};
+
+/** MAX_LAST_POSTS in src/protocol/limits.ts. */
+const MAX_LAST_POSTS = 100;
+const streamId = (index) => `hist-${String(index).padStart(6, '0')}`;
+
+const FILLER =
+  ' Court filings: motion to compel granted in part; hearing moved to the 14th. $BTC $SOL flows steady. ' +
+  'Docket and exhibits: https://example.org/docket/2291 ';
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** Post content: `bench:SSSSSS:PPPPPP:` (stream number, post number), read by history-client.mjs, then filler. */
+function content(stream, post, contentBytes) {
+  const head = `bench:${String(stream).padStart(6, '0')}:${String(post).padStart(6, '0')}:`;
+  return (head + FILLER.repeat(Math.ceil(contentBytes / FILLER.length))).slice(0, contentBytes);
+}
+
+function parseConfig(flags = {}) {
+  const config = { ...DEFAULTS, profile: undefined };
+  for (const [name, value] of Object.entries(flags)) {
+    if (name === 'profile') {
+      config.profile = value === 'true' ? join(REPO_ROOT, 'bench', 'profiles') : value;
+      continue;
+    }
+    if (!(name in DEFAULTS)) continue;
+    const number = Number(value);
+    if (!Number.isInteger(number) || number <= 0) throw new RangeError(`--${name} must be a positive whole number, got "${value}"`);
+    config[name] = number;
+  }
+  if (config.streams >= 1e6 || config.postsPerStream >= 1e6) throw new RangeError('--streams and --posts-per-stream must be below 1,000,000');
+  if (config.lastPosts > MAX_LAST_POSTS) throw new RangeError(`--last-posts must be at most ${MAX_LAST_POSTS}`);
+  if (config.subscribers < config.workers) throw new RangeError('--subscribers must be at least --workers');
+  if (config.streamsPerSubscriber > config.streams) throw new RangeError('--streams-per-subscriber must be at most --streams');
+  if (config.contentBytes < 24) throw new RangeError('--content-bytes must be at least 24 (the header the subscribers read)');
+  return config;
+}
+
+function buildSeed(config) {
+  const streams = Array.from({ length: config.streams }, (_, i) => ({
+    id: streamId(i),
+    name: `Court wire ${i}`,
+    owner: 'publisher',
+    key: `sp_bench_history_stream_${i}`,
+  }));
+  const subscriberStreams = Array.from({ length: config.subscribers }, (_, i) =>
+    Array.from({ length: config.streamsPerSubscriber }, (_, j) => (i * config.streamsPerSubscriber + j) % config.streams),
+  );
+  const users = [
+    { id: 'publisher', name: 'Publisher', readerKey: 'sp_bench_history_publisher', follows: [] },
+    ...subscriberStreams.map((numbers, i) => ({
+      id: `reader-${i}`,
+      name: `Reader ${i}`,
+      readerKey: `sp_bench_history_reader_${i}`,
+      follows: numbers.map(streamId),
+    })),
+  ];
+  const posts = [];
+  for (let p = 0; p < config.postsPerStream; p++) {
+    for (let s = 0; s < config.streams; s++) posts.push({ streamId: streamId(s), content: content(s, p, config.contentBytes), contentType: 'rawtext' });
+  }
+  return { seed: { users, streams, posts }, subscriberStreams };
+}
+
+/** A subscriber process (history-client.mjs) and its IPC. */
+class ClientProcess {
+  #child;
+  #waiting = new Map();
+
+  constructor(index) {
+    this.index = index;
+    this.#child = fork(join(REPO_ROOT, 'bench', 'history-client.mjs'), [], {
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.exited = new Promise((resolve) => this.#child.once('exit', resolve));
+    this.#child.once('exit', (code, signal) => {
+      for (const waiter of this.#waiting.values()) waiter.reject(new Error(`subscriber process ${index} exited (${code ?? signal})`));
+      this.#waiting.clear();
+    });
+    this.#child.on('message', (message) => {
+      const key = message.type === 'error' ? `${message.request}:ok` : message.type;
+      const waiter = this.#waiting.get(key);
+      if (!waiter) return;
+      this.#waiting.delete(key);
+      if (message.type === 'error') waiter.reject(new Error(`subscriber process ${index}: ${message.message}`));
+      else waiter.resolve(message);
+    });
+  }
+
+  /** Sends a request and resolves with the message of type `answer`. */
+  request(message, answer = `${message.type}:ok`) {
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(answer, { resolve, reject });
+      this.#child.send(message);
+    });
+  }
+
+  async close() {
+    if (this.#child.exitCode !== null || !this.#child.connected) return;
+    const timeout = new Promise((resolve) => setTimeout(resolve, 5_000, 'timeout'));
+    const closed = this.request({ type: 'close' }).catch(() => undefined);
+    if ((await Promise.race([closed, timeout])) === 'timeout') this.#child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+function profileArgs(config, name) {
+  return config.profile ? ['--cpu-prof', '--cpu-prof-dir', config.profile, '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`] : [];
+}
+
+/** One run on one side: connect everyone, subscribe everyone at once, wait for every history. */
+async function measure(side, clients, config, run, subscriberStreams) {
+  const exit = side.server.exitStatus();
+  if (exit) throw new Error(`${side.label} exited (code ${exit.code}, signal ${exit.signal}) before run ${run}\n${side.server.stderr().trim()}`);
+  const perProcess = Math.ceil(config.subscribers / clients.length);
+  const connectStarted = performance.now();
+  await Promise.all(
+    clients.map((client) => {
+      const subscribers = [];
+      for (let i = client.index * perProcess; i < Math.min((client.index + 1) * perProcess, config.subscribers); i++) {
+        const streams = subscriberStreams[i];
+        subscribers.push({
+          key: side.keyOf(i),
+          streams,
+          subscribe: JSON.stringify({ event: 'on-stream-post', data: { streamIds: streams.map(streamId).join(','), lastPosts: config.lastPosts } }),
+        });
+      }
+      return client.request({ type: 'connect', target: side.target, url: side.url, subscribers });
+    }),
+  );
+  const connectMs = performance.now() - connectStarted;
+
+  const perStream = Math.min(config.lastPosts, config.postsPerStream);
+  const cpuBefore = side.server.cpuTimeMs();
+  const startedAt = now();
+  const reports = await Promise.all(
+    clients.map((client) =>
+      client.request({ type: 'go', target: side.target, run, perStream, firstSeq: config.postsPerStream - perStream }, 'report'),
+    ),
+  );
+  const cpuMs = side.server.cpuTimeMs() - cpuBefore;
+  await Promise.all(clients.map((client) => client.request({ type: 'disconnect', target: side.target })));
+
+  const sum = (pick) => reports.reduce((total, report) => total + pick(report), 0);
+  const doneAt = reports.flatMap((report) => [...report.doneAt]);
+  const waits = Float64Array.from(doneAt.filter(Number.isFinite).map((at) => at - startedAt)).sort();
+  const deliveries = sum((report) => report.distinct);
+  const expected = config.subscribers * config.streamsPerSubscriber * perStream;
+  const allMs = doneAt.every(Number.isFinite) ? waits[waits.length - 1] : null;
+  const firstError = reports.find((report) => report.firstError)?.firstError;
+  return {
+    run,
+    connectMs: Math.round(connectMs),
+    allMs: allMs === null ? null : round(allMs, 4),
+    p50Ms: round(percentile(waits, 50), 4),
+    p99Ms: round(percentile(waits, 99), 4),
+    deliveries,
+    deliveriesPerSecond: allMs ? Math.round((deliveries / allMs) * 1000) : null,
+    missing: expected - deliveries,
+    duplicates: sum((report) => report.duplicates),
+    outOfOrder: sum((report) => report.outOfOrder),
+    unexpected: sum((report) => report.unexpected),
+    errors: sum((report) => report.errors),
+    lostConnections: sum((report) => report.lost),
+    ...(firstError ? { firstError } : {}),
+    bytesPerDelivery: deliveries > 0 ? round(sum((report) => report.bytes) / deliveries, 4) : null,
+    serverCpuMs: Number.isFinite(cpuMs) ? Math.round(cpuMs) : null,
+    serverRssMiB: side.server.rssMiB() ?? null,
+  };
+}
+
+function summarize(runs) {
+  const middle = (pick) => (runs.some((r) => pick(r) === null) ? null : median(runs.map(pick)));
+  const total = (pick) => runs.reduce((sum, r) => sum + pick(r), 0);
+  return {
+    allMs: middle((r) => r.allMs),
+    p50Ms: middle((r) => r.p50Ms),
+    deliveriesPerSecond: middle((r) => r.deliveriesPerSecond),
+    serverCpuMs: middle((r) => r.serverCpuMs),
+    missing: total((r) => r.missing),
+    duplicates: total((r) => r.duplicates),
+    outOfOrder: total((r) => r.outOfOrder),
+    unexpected: total((r) => r.unexpected),
+    errors: total((r) => r.errors),
+    lostConnections: total((r) => r.lostConnections),
+  };
+}
+
+function describe(side, result) {
+  return (
+    `${side.label.padEnd(18)} all histories in ${result.allMs} ms (p50 ${result.p50Ms} ms), ${result.deliveriesPerSecond} deliveries/s,` +
+    ` missing ${result.missing}, duplicates ${result.duplicates}, out of order ${result.outOfOrder}, server CPU ${result.serverCpuMs} ms,` +
+    ` RSS ${result.serverRssMiB} MiB (connect ${result.connectMs} ms)`
+  );
+}
+
+const figure = (...args) => comparison('bare ws', ...args);
+
+export async function run(options = {}) {
+  const config = parseConfig(options.flags);
+  const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  const dir = await mkdtemp(join(tmpdir(), 'stream-posts-bench-history-'));
+  const seedPath = join(dir, 'seed.json');
+  const { seed, subscriberStreams } = buildSeed(config);
+  await writeFile(seedPath, JSON.stringify(seed));
+
+  const sides = [];
+  const clients = [];
+  try {
+    let started = performance.now();
+    const ours = await startStreamPosts(['--seed', seedPath, '--rate-limit', '0'], {
+      timeoutMs: 60_000,
+      nodeArgs: profileArgs(config, 'stream-posts'),
+    });
+    sides.push({ target: 'ours', label: 'stream-posts serve', server: ours, url: `${ours.url}/v1/ws`, keyOf: (i) => seed.users[i + 1].readerKey });
+    log(`  stream-posts serve up with ${seed.posts.length} seed posts in ${Math.round(performance.now() - started)} ms`);
+    started = performance.now();
+    const bare = await startServerProcess(process.execPath, [join(REPO_ROOT, 'bench', 'history-bare-server.mjs'), seedPath], {
+      name: 'bare ws server',
+      timeoutMs: 60_000,
+      nodeArgs: profileArgs(config, 'bare-ws'),
+    });
+    sides.push({ target: 'bare', label: 'bare ws', server: bare, url: `${bare.url}/`, keyOf: () => undefined });
+    log(`  bare ws server up in ${Math.round(performance.now() - started)} ms`);
+    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(i));
+
+    let runId = 1;
+    const cold = {};
+    for (const side of sides) {
+      cold[side.target] = await measure(side, clients, config, runId++, subscriberStreams);
+      log(`  cold  ${describe(side, cold[side.target])}`);
+    }
+    const results = { ours: [], bare: [] };
+    for (let i = 0; i < config.runs; i++) {
+      // Alternate which side goes first, so drift over time favours neither.
+      for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
+        const result = await measure(side, clients, config, runId++, subscriberStreams);
+        results[side.target].push(result);
+        log(`  run ${i + 1}/${config.runs} ${describe(side, result)}`);
+      }
+    }
+
+    const o = summarize(results.ours);
+    const b = summarize(results.bare);
+    const all = [...results.ours, ...results.bare, cold.ours, cold.bare];
+    const verified = (s) => s.missing + s.duplicates + s.outOfOrder + s.unexpected + s.errors + s.lostConnections;
+    const coldOurs = summarize([cold.ours]);
+    const coldBare = summarize([cold.bare]);
+    const perStream = Math.min(config.lastPosts, config.postsPerStream);
+    const deliveries = config.subscribers * config.streamsPerSubscriber * perStream;
+    const firstError = all.find((r) => r.firstError)?.firstError;
+    return {
+      name: 'history',
+      figures: [
+        figure('time until all histories delivered', 'ms', o.allMs, b.allMs),
+        figure('history deliveries per second', 'deliveries/s', o.deliveriesPerSecond, b.deliveriesPerSecond),
+        figure('time until a subscriber has its history, p50', 'ms', o.p50Ms, b.p50Ms),
+        figure('first (cold) run: time until all histories delivered', 'ms', coldOurs.allMs, coldBare.allMs),
+        figure('server CPU per run', 'ms', o.serverCpuMs, b.serverCpuMs),
+        figure('missing, duplicate, out-of-order or unexpected deliveries', 'deliveries', verified(o) + verified(coldOurs), verified(b) + verified(coldBare), {
+          ratio: null,
+          target: '0',
+          met: verified(o) + verified(coldOurs) === 0,
+        }),
+      ],
+      notes:
+        `${config.streams} streams × ${config.postsPerStream} posts (${config.contentBytes}-byte content) from the seed; ` +
+        `${config.subscribers} subscribers in ${config.workers} processes, each sending one on-stream-post for ${config.streamsPerSubscriber} streams ` +
+        `with lastPosts ${config.lastPosts}, all at once: ${deliveries.toLocaleString('en-US')} history deliveries per run ` +
+        `(${results.ours[0]?.bytesPerDelivery} bytes per frame from stream-posts, ${results.bare[0]?.bytesPerDelivery} from the bare server). ` +
+        `Time from the go signal to the last history post at the last subscriber; median of ${config.runs} runs per side, alternating, ` +
+        `after a cold first run each (stream-posts encodes and caches every post's frame then; the bare server has them from the start). ` +
+        `Server CPU from /proc (10 ms ticks).` +
+        (firstError ? ` First error event: ${firstError}` : ''),
+      config,
+      runs: { ...results, cold },
+    };
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+    await Promise.all(sides.map((side) => side.server.stop()));
+    await rm(dir, { recursive: true, force: true });
+  }
+}
