@@ -87,20 +87,19 @@ export class FanOut {
     this.#size -= 1;
   }
 
-  /** The serialized frame of a post event in a format, built once per post state. */
+  /**
+   * The serialized frame of a post event in a format, built once per post state and kept
+   * while the post is: history replays send the same posts to subscriber after subscriber.
+   */
   frame(type: StoreEvent['type'], post: PostRecord, format: Format): Buffer {
     let cache = this.#frames.get(post);
     if (!cache || cache.hidden !== post.hidden) {
       cache = { hidden: post.hidden };
       this.#frames.set(post, cache);
     }
-    if (format === 'tree') {
-      return (cache.tree ??= ownBuffer(JSON.stringify(toTreeItem(toWirePost(post)))));
-    }
-    if (type === 'released') {
-      return (cache.released ??= ownBuffer(encodeEvent('stream.post.released', toWirePost(post))));
-    }
-    return (cache.created ??= ownBuffer(encodeEvent('stream.post.created', toWirePost(post))));
+    if (format === 'tree') return (cache.tree ??= ownBuffer(encodeFrame(type, post, format)));
+    if (type === 'released') return (cache.released ??= ownBuffer(encodeFrame(type, post, format)));
+    return (cache.created ??= ownBuffer(encodeFrame(type, post, format)));
   }
 
   dispatch(event: StoreEvent): void {
@@ -108,7 +107,10 @@ export class FanOut {
     if (!entry) return;
     const seq = ++this.#seq;
     const { post, type } = event;
-    // Resolved once per event, not per subscriber: the loop below runs 1,000s of times.
+    // Resolved once per event, not per subscriber: the loop below runs 1,000s of times. Not
+    // cached: keeping every live post's frame until its post leaves the history made the
+    // heap grow by megabytes a second under load, and the full collections that followed
+    // delayed deliveries by tens of milliseconds.
     let envelope: Buffer | undefined;
     let tree: Buffer | undefined;
     for (const subscription of entry.subscriptions) {
@@ -122,8 +124,8 @@ export class FanOut {
         subscriber.envelopeStamp = seq;
       }
       if (subscription.pending) subscription.pending.push(event);
-      else if (format === 'tree') subscriber.sendFrame((tree ??= this.frame(type, post, format)));
-      else subscriber.sendFrame((envelope ??= this.frame(type, post, format)));
+      else if (format === 'tree') subscriber.sendFrame((tree ??= Buffer.from(encodeFrame(type, post, format))));
+      else subscriber.sendFrame((envelope ??= Buffer.from(encodeFrame(type, post, format))));
     }
   }
 
@@ -143,6 +145,11 @@ export class FanOut {
     }
     subscription.pending = null;
   }
+}
+
+function encodeFrame(type: StoreEvent['type'], post: PostRecord, format: Format): string {
+  if (format === 'tree') return JSON.stringify(toTreeItem(toWirePost(post)));
+  return encodeEvent(type === 'released' ? 'stream.post.released' : 'stream.post.created', toWirePost(post));
 }
 
 /**

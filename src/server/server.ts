@@ -45,6 +45,8 @@ export interface ServerOptions {
 const WS_PATH = '/v1/ws';
 /** How long a peer has to answer the close handshake on shutdown before it is dropped. */
 const CLOSE_DEADLINE_MS = 2000;
+/** Sessions pinged per turn of the event loop in a keep-alive round. */
+const KEEP_ALIVE_SLICE = 200;
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -219,8 +221,14 @@ export class StreamPostsServer {
     return this;
   }
 
-  #keepAlive(frame: Buffer): void {
-    for (const session of this.#sessions) {
+  /**
+   * One keep-alive round, in slices of KEEP_ALIVE_SLICE sessions with I/O between them:
+   * 10,000 pings in one go held deliveries up for tens of milliseconds.
+   */
+  #keepAlive(frame: Buffer, sessions = [...this.#sessions], from = 0): void {
+    const to = Math.min(from + KEEP_ALIVE_SLICE, sessions.length);
+    for (let i = from; i < to; i += 1) {
+      const session = sessions[i]!;
       if (!session.isAlive) {
         this.#logger.log('warn', 'terminating unresponsive peer', { conn: session.id });
         session.terminate();
@@ -228,6 +236,7 @@ export class StreamPostsServer {
       }
       session.ping(frame);
     }
+    if (to < sessions.length && this.#closing === undefined) setImmediate(() => this.#keepAlive(frame, sessions, to));
   }
 
   get adminEnabled(): boolean {

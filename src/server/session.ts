@@ -92,21 +92,27 @@ export class Session implements Subscriber {
   sendFrame(frame: Buffer | string): void {
     const ws = this.#ws;
     if (ws.readyState !== OPEN) return;
-    if (!this.#corked) {
-      // Every frame sent in this turn of the event loop goes out in one write: a history of
-      // hundreds of posts, or several posts published together, cost one system call, not one
-      // per frame. Uncorked before any I/O, so nothing waits.
-      this.#corked = true;
-      this.#socket.cork();
-      process.nextTick(this.#uncork);
-    }
+    this.#corkForThisTurn();
     ws.send(frame, TEXT_FRAME);
     if (ws.bufferedAmount > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
+  }
+
+  /**
+   * Everything sent in this turn of the event loop goes out in one write: a history of
+   * hundreds of posts, several posts published together, or a ping and its keep-alive frame
+   * cost one system call, not one per frame. Uncorked before any I/O, so nothing waits.
+   */
+  #corkForThisTurn(): void {
+    if (this.#corked) return;
+    this.#corked = true;
+    this.#socket.cork();
+    process.nextTick(this.#uncork);
   }
 
   ping(keepAliveFrame: Buffer): void {
     if (this.#ws.readyState !== OPEN) return;
     this.isAlive = false;
+    this.#corkForThisTurn();
     this.#ws.ping();
     this.sendFrame(keepAliveFrame);
   }

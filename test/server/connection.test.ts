@@ -230,6 +230,21 @@ describe('keep-alive', () => {
     expect((await normal.request('on-stream-post', {})).event).toBe('sub_ack');
     expect(server.connectionCount).toBe(1);
   });
+
+  it('a round over more sessions than one slice pings every one and terminates every silent one', async () => {
+    const intervalMs = 200;
+    const server = await startTestServer({ keepAliveMs: intervalMs });
+    const answering = await Promise.all(Array.from({ length: 250 }, () => connectAs(server, KEYS.alice)));
+    const silent = await Promise.all(
+      Array.from({ length: 250 }, () => connectAs(server, KEYS.bob, { wsOptions: { autoPong: false } })),
+    );
+    const closes = await Promise.all(silent.map((client) => closedWithin(client, 20 * intervalMs)));
+    expect(closes.every((close) => close.code === 1006)).toBe(true);
+    await Promise.all(answering.map((client) => client.nextEvent('keep-alive')));
+    await Promise.all(answering.map((client) => client.nextEvent('keep-alive')));
+    expect(answering.every((client) => client.ws.readyState === WebSocket.OPEN)).toBe(true);
+    expect(server.connectionCount).toBe(250);
+  });
 });
 
 describe('closing', () => {
