@@ -1,0 +1,437 @@
+/**
+ * bench/latency — publish-to-delivery latency of `stream-posts serve` under a
+ * steady load: 1,000 subscribers over 100 streams (10 per stream), 2,000
+ * posts/s for 30 s, side by side with a bare `ws` server
+ * (bench/latency-bare-server.mjs) that does the least the same clients need.
+ * Reports p50/p99/max latency, deliveries missing (must be 0) and server CPU.
+ * Target: p99 under 20 ms.
+ *
+ * Seed (a temp file for `serve --seed`): streams lat-000…, each with its own
+ * owner and stream key; one reader user per subscriber, following the one
+ * stream it subscribes to (subscriber i → stream i % streams). `--rate-limit
+ * 0`: the publisher sends far more than the default 200 commands/s.
+ *
+ * Processes: the server under test (each side in turn, alone), two subscriber
+ * processes (bench/latency-client.mjs) holding the subscribers, and this
+ * process, which publishes: one connection per stream key (a stream key may
+ * publish to its own stream only), an `add-stream-post` per post,
+ * round-robin over the streams.
+ *
+ * Pacing is open loop: every `tickMs` the publisher sends the posts that are
+ * due by then at `rate` posts/s, whatever the server does with them, so a
+ * server that falls behind shows it as latency. Each post's content carries
+ * the time its frame is sent; latency is the time a subscriber's client sees
+ * the `stream.post.created` frame minus that. How late the publisher itself
+ * was against its schedule is reported beside it (publisherLag), so a
+ * publisher starved of CPU can be told apart from a slow server.
+ *
+ * Each side: connect every subscriber, a `warmupSeconds` run at the same rate
+ * (not measured), then the measured run. After publishing ends, the run lasts
+ * until every post is acked and every subscriber has all its stream's posts
+ * (or `settleMs` pass with nothing new). Missing = expected (posts × the
+ * stream's subscribers) − distinct deliveries; duplicates, misrouted posts
+ * and lost connections are counted too. Server CPU is the server process's
+ * user + system time from the first publish to the last ack (/proc, 10 ms
+ * ticks), as % of one core and per 1,000 deliveries.
+ *
+ * Flags (through bench/run.mjs): --seconds (30), --rate (2000), --subscribers
+ * (1000), --streams (100), --warmup-seconds (5), --workers (2),
+ * --content-bytes (200), --tick-ms (1), --settle-ms (3000), --target (the
+ * p99 limit in ms, 20), and --profile[=DIR] to have both servers write a
+ * .cpuprofile (read it with bench/profile-summary.mjs).
+ */
+import { fork } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocket } from 'ws';
+import { REPO_ROOT, cpuTimeMs, startServerProcess, startStreamPosts } from './lib/processes.mjs';
+import { comparison, percentile, round, sortedConcat } from './lib/stats.mjs';
+
+const DEFAULTS = {
+  seconds: 30,
+  rate: 2000,
+  subscribers: 1000,
+  streams: 100,
+  /** Long enough for stream-posts to fill its history (100 posts per stream: 5 s at 20 posts/s per stream). */
+  warmupSeconds: 5,
+  workers: 2,
+  contentBytes: 200,
+  tickMs: 1,
+  settleMs: 3000,
+  /** p99 must stay under this many milliseconds. */
+  target: 20,
+};
+
+const FILLER =
+  ' CPI m/m 0.2% vs 0.3% expected, core 0.2%, y/y 2.9%. Treasury yields fall 6 bp after the print; ' +
+  '$BTC up 1.2% on the hour, $ETH up 0.8%. Full release: https://example.org/cpi ';
+
+const now = () => performance.timeOrigin + performance.now();
+
+const pad = (value, width) => String(value).padStart(width, '0');
+const streamId = (stream) => `lat-${pad(stream, 3)}`;
+const streamKey = (stream) => `sp_lat_stream_${pad(stream, 3)}`;
+const readerKey = (subscriber) => `sp_lat_reader_${pad(subscriber, 5)}`;
+
+/** Post content: a fixed-width header the subscribers parse (see latency-client.mjs), then filler. */
+function content(run, seq, contentBytes) {
+  const head = `lat:${pad(run, 4)}:${pad(seq, 6)}:${pad(Math.round(now() * 1000), 16)}:`;
+  return (head + FILLER.repeat(Math.ceil(contentBytes / FILLER.length))).slice(0, contentBytes);
+}
+
+function parseConfig(flags = {}) {
+  const config = { ...DEFAULTS, profile: undefined };
+  for (const [name, value] of Object.entries(flags)) {
+    if (name === 'profile') {
+      // Both servers write a V8 CPU profile (.cpuprofile) into this folder when they stop.
+      config.profile = value === 'true' ? join(REPO_ROOT, 'bench', 'profiles') : value;
+      continue;
+    }
+    if (!(name in DEFAULTS)) continue;
+    const number = Number(value);
+    if (!Number.isFinite(number) || number <= 0) throw new RangeError(`--${name} must be a positive number, got "${value}"`);
+    config[name] = number;
+  }
+  for (const name of ['subscribers', 'streams', 'workers', 'contentBytes']) {
+    if (!Number.isInteger(config[name])) throw new RangeError(`--${name} must be a whole number, got ${config[name]}`);
+  }
+  if (config.streams > 1000) throw new RangeError('--streams must be at most 1,000');
+  if (config.subscribers % config.streams !== 0) throw new RangeError('--subscribers must be a multiple of --streams');
+  if (config.subscribers % config.workers !== 0) throw new RangeError('--subscribers must be a multiple of --workers');
+  if (config.subscribers >= 100_000) throw new RangeError('--subscribers must be below 100,000');
+  if (config.rate * Math.max(config.seconds, config.warmupSeconds) >= 1e6) throw new RangeError('--rate × --seconds must be below 1,000,000 posts');
+  if (config.contentBytes < 64) throw new RangeError('--content-bytes must be at least 64 (the header the subscribers read)');
+  return config;
+}
+
+function seed(config) {
+  const users = [];
+  const streams = [];
+  for (let s = 0; s < config.streams; s++) {
+    users.push({ id: `lat-owner-${pad(s, 3)}`, name: `Latency owner ${s}`, readerKey: `sp_lat_owner_${pad(s, 3)}`, follows: [] });
+    // Named by its id, as the bare server names it, so both send frames of one size.
+    streams.push({ id: streamId(s), name: streamId(s), owner: `lat-owner-${pad(s, 3)}`, key: streamKey(s) });
+  }
+  for (let i = 0; i < config.subscribers; i++) {
+    users.push({ id: `lat-reader-${pad(i, 5)}`, name: `Latency reader ${i}`, readerKey: readerKey(i), follows: [streamId(i % config.streams)] });
+  }
+  return { users, streams };
+}
+
+/** A subscriber process (latency-client.mjs) and its IPC. */
+class ClientProcess {
+  #child;
+  #waiting = new Map();
+
+  constructor(index, onLost) {
+    this.index = index;
+    this.#child = fork(join(REPO_ROOT, 'bench', 'latency-client.mjs'), [], {
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.pid = this.#child.pid;
+    this.exited = new Promise((resolve) => this.#child.once('exit', resolve));
+    this.#child.once('exit', (code, signal) => {
+      for (const waiter of this.#waiting.values()) waiter.reject(new Error(`subscriber process ${index} exited (${code ?? signal})`));
+      this.#waiting.clear();
+    });
+    this.#child.on('message', (message) => {
+      if (message.type === 'lost') {
+        onLost(message);
+        return;
+      }
+      const key = message.type === 'error' ? `${message.request}:ok` : message.type;
+      const waiter = this.#waiting.get(key);
+      this.#waiting.delete(key);
+      if (message.type === 'error') waiter?.reject(new Error(`subscriber process ${index}: ${message.message}`));
+      else waiter?.resolve(message);
+    });
+  }
+
+  request(message) {
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(`${message.type}:ok`, { resolve, reject });
+      this.#child.send(message);
+    });
+  }
+
+  async close() {
+    if (this.#child.exitCode !== null || !this.#child.connected) return;
+    const timeout = new Promise((resolve) => setTimeout(resolve, 5_000, 'timeout'));
+    const closed = this.request({ type: 'close' }).catch(() => undefined);
+    if ((await Promise.race([closed, timeout])) === 'timeout') this.#child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+function profileArgs(config, name) {
+  return config.profile ? ['--cpu-prof', '--cpu-prof-dir', config.profile, '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`] : [];
+}
+
+/** Opens a publishing connection for one stream key and resolves once the server says `connected`. */
+function openPublisher(url, key) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers: { 'x-api-key': key }, perMessageDeflate: false });
+    ws.once('error', reject);
+    ws.once('message', (data) => {
+      const text = data.toString('utf8');
+      if (!text.includes('"event":"connected"')) reject(new Error(`publisher not accepted: ${text}`));
+      else resolve(ws);
+    });
+  });
+}
+
+/** Starts one side's server and opens its publishers (one per stream). */
+async function startSide(target, seedPath, config) {
+  const server =
+    target === 'ours'
+      ? await startStreamPosts(['--seed', seedPath, '--rate-limit', '0'], { nodeArgs: profileArgs(config, 'stream-posts') })
+      : await startServerProcess(process.execPath, [join(REPO_ROOT, 'bench', 'latency-bare-server.mjs')], {
+          name: 'bare ws server',
+          nodeArgs: profileArgs(config, 'bare-ws'),
+        });
+  const side = { target, label: target === 'ours' ? 'stream-posts serve' : 'bare ws', server, url: `${server.url}/v1/ws`, publishers: [], lost: 0 };
+  try {
+    side.publishers = await Promise.all(Array.from({ length: config.streams }, (_, s) => openPublisher(side.url, streamKey(s))));
+  } catch (error) {
+    await stopSide(side);
+    throw error;
+  }
+  return side;
+}
+
+async function stopSide(side) {
+  for (const ws of side.publishers) ws.terminate();
+  await side.server.stop();
+}
+
+/** Index of the first value ≥ `value` in an ascending-sorted array (its length when none is). */
+function lowerBound(sorted, value) {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle] < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/**
+ * Publishes `rate` posts/s for `seconds` on one side, waits for the acks and
+ * deliveries, and resolves to the run's figures.
+ */
+async function measure(side, clients, config, run, seconds) {
+  const { server, publishers } = side;
+  const exit = server.exitStatus();
+  if (exit || publishers.some((ws) => ws.readyState !== WebSocket.OPEN)) {
+    const how = exit ? `exited (code ${exit.code}, signal ${exit.signal})` : 'closed a publisher connection';
+    const stderr = server.stderr().trim();
+    throw new Error(`${side.label} ${how} before run ${run}${stderr ? `:\n${stderr}` : ''}`);
+  }
+  const total = Math.round(config.rate * seconds);
+  await Promise.all(clients.map((client) => client.request({ type: 'arm', target: side.target, run, posts: total, streams: config.streams })));
+
+  const lost = side.lost;
+  const lagMs = new Float32Array(total);
+  let acks = 0;
+  let sent = 0;
+  let failure;
+  /** Called on every ack and failure while the acks are awaited. */
+  let ackProgress;
+  const fail = (error) => {
+    failure ??= error;
+    ackProgress?.();
+  };
+  const onMessage = (data) => {
+    if (data.includes('"event":"ack"')) {
+      acks += 1;
+      ackProgress?.();
+    } else if (data.includes('"event":"error"')) {
+      fail(new Error(`${side.label} refused a post: ${data.toString('utf8').slice(0, 300)}`));
+    }
+  };
+  const onClose = (code) => fail(new Error(`${side.label} closed a publisher connection (${code})`));
+  for (const ws of publishers) {
+    ws.on('message', onMessage);
+    ws.on('close', onClose);
+  }
+  try {
+    const cpuBefore = server.cpuTimeMs();
+    const clientCpuBefore = clients.map((client) => cpuTimeMs(client.pid));
+    const ownCpuBefore = process.cpuUsage();
+    const startedAt = performance.now();
+    const intervalMs = 1000 / config.rate;
+    await new Promise((resolve) => {
+      const tick = () => {
+        const due = Math.min(total, Math.floor((performance.now() - startedAt) / intervalMs) + 1);
+        while (sent < due && !failure) {
+          const seq = sent++;
+          const stream = seq % config.streams;
+          const frame = JSON.stringify({
+            event: 'add-stream-post',
+            data: { streamId: streamId(stream), content: content(run, seq, config.contentBytes), contentType: 'rawtext' },
+          });
+          publishers[stream].send(frame);
+          lagMs[seq] = performance.now() - (startedAt + seq * intervalMs);
+        }
+        if (sent === total || failure) {
+          clearInterval(timer);
+          resolve();
+        }
+      };
+      const timer = setInterval(tick, config.tickMs);
+      tick();
+    });
+    const publishedAt = performance.now();
+    // Every ack, or `settleMs` without a new one.
+    await new Promise((resolve) => {
+      let quiet;
+      const rearm = () => {
+        clearTimeout(quiet);
+        if (acks >= sent || failure) resolve();
+        else quiet = setTimeout(resolve, config.settleMs);
+      };
+      ackProgress = rearm;
+      rearm();
+    });
+    ackProgress = undefined;
+    const ackedAt = performance.now();
+    const cpuMs = server.cpuTimeMs() - cpuBefore;
+    const clientCpuMs = clients.map((client, i) => cpuTimeMs(client.pid) - clientCpuBefore[i]);
+    const ownCpu = process.cpuUsage(ownCpuBefore);
+    if (failure) throw failure;
+
+    const reports = await Promise.all(clients.map((client) => client.request({ type: 'collect', target: side.target, run, published: sent })));
+    const deliveries = reports.reduce((sum, report) => sum + report.distinct, 0);
+    const expected = sent * (config.subscribers / config.streams);
+    const latencies = sortedConcat(reports.map((report) => report.latencies));
+    const lag = lagMs.slice(0, sent).sort();
+    const worst = reports.reduce((a, b) => (b.maxMs > a.maxMs ? b : a));
+    const wallMs = ackedAt - startedAt;
+    const sum = (field) => reports.reduce((acc, report) => acc + report[field], 0);
+    return {
+      run,
+      posts: sent,
+      publishSeconds: round((publishedAt - startedAt) / 1000, 4),
+      acks,
+      expected,
+      deliveries,
+      missing: expected - deliveries,
+      duplicates: sum('duplicates'),
+      misrouted: sum('misrouted'),
+      stale: sum('stale'),
+      lostConnections: side.lost - lost,
+      p50Ms: round(percentile(latencies, 50), 3),
+      p90Ms: round(percentile(latencies, 90), 3),
+      p99Ms: round(percentile(latencies, 99), 3),
+      p999Ms: round(percentile(latencies, 99.9), 3),
+      maxMs: round(percentile(latencies, 100), 3),
+      /** When the post of the slowest delivery was sent, in seconds into the run. */
+      maxSentAtSecond: deliveries > 0 ? round((worst.maxSentAt - performance.timeOrigin - startedAt) / 1000, 3) : null,
+      /** Deliveries that took `target` ms or more. */
+      deliveriesOverTarget: latencies.length - lowerBound(latencies, config.target),
+      publisherLag: { p50Ms: round(percentile(lag, 50), 3), p99Ms: round(percentile(lag, 99), 3), maxMs: round(percentile(lag, 100), 3) },
+      serverCpuPercent: round((cpuMs / wallMs) * 100, 3),
+      serverCpuMsPer1kDeliveries: deliveries > 0 ? round((cpuMs / deliveries) * 1000, 3) : null,
+      subscriberCpuPercent: clientCpuMs.map((ms) => round((ms / wallMs) * 100, 3)),
+      publisherCpuPercent: round(((ownCpu.user + ownCpu.system) / 1000 / wallMs) * 100, 3),
+      serverRssMiB: server.rssMiB() ?? null,
+    };
+  } finally {
+    ackProgress = undefined;
+    for (const ws of publishers) {
+      ws.off('message', onMessage);
+      ws.off('close', onClose);
+    }
+  }
+}
+
+/**
+ * Starts a side, connects every subscriber to it, warms it up and measures
+ * it; the side is stopped after, whatever happens. `sides` holds it meanwhile
+ * (for counting lost subscribers).
+ */
+async function measureSide(target, seedPath, clients, sides, config, runId, log) {
+  const side = await startSide(target, seedPath, config);
+  sides.set(target, side);
+  try {
+    const started = performance.now();
+    const perProcess = config.subscribers / config.workers;
+    await Promise.all(
+      clients.map((client) => {
+        const first = client.index * perProcess;
+        const subscribers = Array.from({ length: perProcess }, (_, j) => {
+          const i = first + j;
+          return { key: readerKey(i), streamId: streamId(i % config.streams), stream: i % config.streams };
+        });
+        return client.request({ type: 'connect', target, url: side.url, subscribers, settleMs: config.settleMs });
+      }),
+    );
+    log(`  ${side.label}: ${config.subscribers} subscribers and ${config.streams} publishers ready in ${Math.round(performance.now() - started)} ms`);
+
+    const warm = await measure(side, clients, config, runId, config.warmupSeconds);
+    log(`  ${side.label}: warmed up (${warm.posts} posts, p99 ${warm.p99Ms} ms, missing ${warm.missing})`);
+    const result = await measure(side, clients, config, runId + 1, config.seconds);
+    log(
+      `  ${side.label.padEnd(18)} ${result.posts} posts in ${result.publishSeconds} s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  max ${result.maxMs} ms` +
+        ` (post sent at ${result.maxSentAtSecond} s)  missing ${result.missing}  server CPU ${result.serverCpuPercent}% (${result.serverCpuMsPer1kDeliveries} ms/1k)` +
+        `  subscribers CPU ${result.subscriberCpuPercent.join('/')}%  publisher CPU ${result.publisherCpuPercent}% lag p99 ${result.publisherLag.p99Ms} ms`,
+    );
+    return result;
+  } finally {
+    await Promise.allSettled(clients.map((client) => client.request({ type: 'disconnect', target })));
+    sides.delete(target);
+    await stopSide(side);
+  }
+}
+
+const figure = (...args) => comparison('bare ws', ...args);
+
+export async function run(options = {}) {
+  const config = parseConfig(options.flags);
+  const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  const dir = await mkdtemp(join(tmpdir(), 'stream-posts-bench-'));
+  const seedPath = join(dir, 'seed.json');
+  await writeFile(seedPath, JSON.stringify(seed(config)));
+
+  const sides = new Map();
+  const clients = [];
+  try {
+    const onLost = (message) => {
+      const side = sides.get(message.target);
+      if (!side) return;
+      side.lost += 1;
+      // 1, 10, 100, 1000: enough to see it happen without a line per socket.
+      if (Number.isInteger(Math.log10(side.lost))) log(`  ${side.label}: ${side.lost} subscriber(s) lost; last close code ${message.code}`);
+    };
+    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(i, onLost));
+
+    const o = await measureSide('ours', seedPath, clients, sides, config, 1, log);
+    const b = await measureSide('bare', seedPath, clients, sides, config, 3, log);
+    const clean = (r) => r.missing === 0 && r.duplicates === 0 && r.misrouted === 0 && r.lostConnections === 0 && r.acks === r.posts;
+    return {
+      name: 'latency',
+      figures: [
+        figure('publish-to-delivery p50', 'ms', o.p50Ms, b.p50Ms),
+        figure('publish-to-delivery p99', 'ms', o.p99Ms, b.p99Ms, { target: `< ${config.target} ms`, met: o.p99Ms < config.target }),
+        figure('publish-to-delivery max', 'ms', o.maxMs, b.maxMs),
+        figure('missing deliveries', 'deliveries', o.missing, b.missing, { ratio: null, target: '0', met: clean(o) }),
+        figure('server CPU', '% of a core', o.serverCpuPercent, b.serverCpuPercent),
+        figure('server CPU per 1,000 deliveries', 'ms', o.serverCpuMsPer1kDeliveries, b.serverCpuMsPer1kDeliveries),
+      ],
+      notes:
+        `${config.subscribers} subscribers over ${config.streams} streams (${config.subscribers / config.streams} each) in ${config.workers} subscriber processes; ` +
+        `${config.rate} posts/s for ${config.seconds} s (${o.posts} posts, ${o.expected} deliveries expected), open loop, round-robin over the streams, ` +
+        `one publisher connection per stream key; ${config.contentBytes}-byte content. Each server alone, after a ${config.warmupSeconds} s warm-up at the same rate. ` +
+        `Latency: publisher's send to the subscriber's receive. Missing also counts duplicates, misrouted posts, lost connections and missing acks (met only when all are 0). ` +
+        `Server CPU from /proc (10 ms ticks), first publish to last ack. The machine's ${config.workers + 2} busy processes share its cores.`,
+      config,
+      runs: { ours: o, bare: b },
+    };
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+    await rm(dir, { recursive: true, force: true });
+  }
+}
