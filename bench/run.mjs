@@ -10,10 +10,11 @@
  * To add one, write bench/<name>.mjs and list it in BENCHMARKS below.
  *
  * Prints a table per benchmark and merges the results into bench/results.json,
- * keyed by benchmark name, with the date, Node version and CPU. Expects the
+ * keyed by benchmark name, with the date, Node version, CPU, load average and the
+ * share of CPU time the host stole from this (virtual) machine during the run. Expects the
  * built CLI (`npm run bench` builds first).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -24,9 +25,15 @@ const BENCHMARKS = {
   fanout: './fanout.mjs',
   startup: './startup.mjs',
   batch: './batch.mjs',
+  connections: './connections.mjs',
+  latency: './latency.mjs',
+  releases: './releases.mjs',
+  history: './history.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');
+/** CPU steal (percent of the machine's time) from which a run's timings are flagged. */
+const STEAL_WARNING_PERCENT = 5;
 
 function parseArgs(argv) {
   const names = [];
@@ -77,6 +84,26 @@ function load() {
   return loadavg().map((value) => Math.round(value * 100) / 100);
 }
 
+/** Machine-wide CPU tick counters (Linux /proc/stat): all ticks and those stolen by the host. */
+function cpuTicks() {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    return { total: fields.reduce((sum, value) => sum + value, 0), steal: fields[7] };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Share of this machine's CPU time the hypervisor gave to others (steal) between two
+ * readings, in percent; undefined where /proc/stat is missing. On a virtual machine whose
+ * host is busy it can reach 50%, and every timing figure of that run means little.
+ */
+function stealPercent(before, after) {
+  if (!before || !after || after.total === before.total) return undefined;
+  return Math.round((1000 * (after.steal - before.steal)) / (after.total - before.total)) / 10;
+}
+
 async function mergeResults(results) {
   let all = {};
   if (existsSync(RESULTS)) {
@@ -87,8 +114,8 @@ async function mergeResults(results) {
     }
   }
   const env = environment();
-  for (const { result, date, loadBefore, loadAfter } of results) {
-    all[result.name] = { date, ...env, loadAverage: { before: loadBefore, after: loadAfter }, ...result };
+  for (const { result, date, loadBefore, loadAfter, cpuSteal } of results) {
+    all[result.name] = { date, ...env, loadAverage: { before: loadBefore, after: loadAfter }, cpuStealPercent: cpuSteal, ...result };
   }
   await writeFile(RESULTS, `${JSON.stringify(all, null, 2)}\n`);
 }
@@ -115,11 +142,16 @@ async function main() {
     if (loadBefore[0] > cpus().length / 2) {
       log(`  note: load average ${loadBefore[0]} on ${cpus().length} cores; other work on this machine makes the figures noisy`);
     }
+    const ticksBefore = cpuTicks();
     try {
       const { run } = await import(BENCHMARKS[name]);
       const result = await run({ flags, log });
-      results.push({ result, date, loadBefore, loadAfter: load() });
+      const cpuSteal = stealPercent(ticksBefore, cpuTicks());
+      results.push({ result, date, loadBefore, loadAfter: load(), cpuSteal });
       log(`  done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      if (cpuSteal !== undefined && cpuSteal >= STEAL_WARNING_PERCENT) {
+        log(`  note: the host took ${cpuSteal}% of this machine's CPU time during the run (steal); its timings are not representative`);
+      }
       process.stdout.write(`\n${name}\n${table(result)}\n`);
       if (result.notes) process.stdout.write(`${result.notes}\n`);
     } catch (error) {
