@@ -8,6 +8,7 @@
  * Prints `listening on ws://127.0.0.1:PORT` once bound, like `stream-posts serve --quiet`.
  */
 import { WebSocketServer } from 'ws';
+import { announceAndStopOnSignal } from './lib/bare-server.mjs';
 
 const CONNECTED = Buffer.from(
   JSON.stringify({ event: 'connected', data: { message: 'connected', userId: 'bench-reader', streams: ['macro-wire'] } }),
@@ -37,13 +38,4 @@ wss.on('connection', (ws, req) => {
   ws.send(CONNECTED, { binary: false });
 });
 
-wss.on('listening', () => {
-  process.stdout.write(`listening on ws://127.0.0.1:${wss.address().port}\n`);
-});
-
-const stop = () => {
-  for (const client of subscribers) client.terminate();
-  wss.close(() => process.exit(0));
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+announceAndStopOnSignal(wss, subscribers);

@@ -25,8 +25,9 @@
  * Fails at once, saying so, when the built CLI has no `post --batch`.
  */
 import { join } from 'node:path';
+import { readFlags, requireWhole } from './lib/config.mjs';
 import { CLI, REPO_ROOT, startStreamPosts } from './lib/processes.mjs';
-import { comparison, median, round } from './lib/stats.mjs';
+import { comparison, medianOf, round, sumOf } from './lib/stats.mjs';
 import { describeFailure, runTimed } from './lib/timed-process.mjs';
 
 const DEFAULTS = {
@@ -48,16 +49,8 @@ const FILLER =
   'certified. Docket: https://example.org/docket ';
 
 function parseConfig(flags = {}) {
-  const config = { ...DEFAULTS, bareOnly: flags.bareOnly === 'true' };
-  for (const [name, value] of Object.entries(flags)) {
-    if (!(name in DEFAULTS)) continue;
-    const number = Number(value);
-    if (!Number.isFinite(number) || number < 0) throw new RangeError(`--${name} must be a non-negative number, got "${value}"`);
-    config[name] = number;
-  }
-  for (const name of ['posts', 'runs', 'warmup', 'window', 'contentBytes']) {
-    if (!Number.isInteger(config[name])) throw new RangeError(`--${name} must be a whole number, got ${config[name]}`);
-  }
+  const config = { ...readFlags(flags, DEFAULTS, { zero: true }), bareOnly: flags.bareOnly === 'true' };
+  requireWhole(config, ['posts', 'runs', 'warmup', 'window', 'contentBytes']);
   for (const name of ['posts', 'runs', 'window']) {
     if (config[name] < 1) throw new RangeError(`--${name} must be at least 1`);
   }
@@ -210,14 +203,13 @@ function logRun(log, label, prefix, r) {
 }
 
 function summarize(runs) {
-  const medianOf = (key) => (runs.some((r) => r[key] === null) ? null : median(runs.map((r) => r[key])));
   return {
-    postsPerSecond: medianOf('postsPerSecond'),
-    wallMs: medianOf('wallMs'),
-    steadyPostsPerSecond: medianOf('steadyPostsPerSecond'),
-    firstResultMs: medianOf('firstResultMs'),
-    serverCpuMsPer1kPosts: medianOf('serverCpuMsPer1kPosts'),
-    errors: runs.reduce((sum, r) => sum + r.errorsTotal, 0),
+    postsPerSecond: medianOf(runs, 'postsPerSecond'),
+    wallMs: medianOf(runs, 'wallMs'),
+    steadyPostsPerSecond: medianOf(runs, 'steadyPostsPerSecond'),
+    firstResultMs: medianOf(runs, 'firstResultMs'),
+    serverCpuMsPer1kPosts: medianOf(runs, 'serverCpuMsPer1kPosts'),
+    errors: sumOf(runs, 'errorsTotal'),
   };
 }
 

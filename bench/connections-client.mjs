@@ -21,8 +21,8 @@
  * The process exits when the IPC channel closes.
  */
 import { WebSocket } from 'ws';
-
-const now = () => performance.timeOrigin + performance.now();
+import { now } from './lib/clock.mjs';
+import { answerRequests, closeSockets, inLanes } from './lib/worker.mjs';
 
 /** The sockets of the current run and what became of them. */
 let group;
@@ -86,23 +86,18 @@ async function connect(options) {
   const failures = {};
   let failed = 0;
   let lastReadyAt = null;
-  let next = 0;
   const startedAt = now();
-  const lane = async () => {
-    while (next < count) {
-      const index = next++;
-      const result = await openSubscriber(options, streams[(first + index) % streams.length]);
-      if (result.failure) {
-        failed += 1;
-        failures[result.failure] = (failures[result.failure] ?? 0) + 1;
-        continue;
-      }
-      group.sockets.push(result.ws);
-      readyMs.push(result.readyMs);
-      lastReadyAt = now();
+  await inLanes(count, concurrency, async (index) => {
+    const result = await openSubscriber(options, streams[(first + index) % streams.length]);
+    if (result.failure) {
+      failed += 1;
+      failures[result.failure] = (failures[result.failure] ?? 0) + 1;
+      return;
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+    group.sockets.push(result.ws);
+    readyMs.push(result.readyMs);
+    lastReadyAt = now();
+  });
   return { ready: group.sockets.length, failed, failures, startedAt, lastReadyAt, readyMs: percentiles(readyMs) };
 }
 
@@ -115,26 +110,8 @@ function check() {
 async function close() {
   if (!group) return;
   group.closing = true;
-  const closing = [];
-  for (const ws of group.sockets) {
-    if (ws.readyState === WebSocket.CLOSED) continue;
-    closing.push(new Promise((resolve) => ws.once('close', resolve)));
-    ws.close(1000);
-  }
-  const deadline = new Promise((resolve) => setTimeout(resolve, 3_000));
-  await Promise.race([Promise.all(closing), deadline]);
-  for (const ws of group.sockets) ws.terminate();
+  await closeSockets(group.sockets);
   group = undefined;
 }
 
-const handlers = { connect, check, close };
-
-process.on('message', (message) => {
-  const handler = handlers[message.type];
-  const work = handler ? Promise.resolve().then(() => handler(message)) : Promise.reject(new Error(`unknown request ${message.type}`));
-  work.then(
-    (result) => process.send({ type: `${message.type}:ok`, ...result }),
-    (error) => process.send({ type: 'error', request: message.type, message: error.message }),
-  );
-});
-process.once('disconnect', () => process.exit(0));
+answerRequests({ connect, check, close });

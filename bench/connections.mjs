@@ -53,15 +53,15 @@
  * (4), --sample-ms (250), --timeout-ms (30000: a subscriber not ready by then
  * is a failure), --target (1.5).
  */
-import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { CLI, REPO_ROOT, startServerProcess } from './lib/processes.mjs';
-import { comparison, median, round } from './lib/stats.mjs';
+import { ClientProcess } from './lib/client-process.mjs';
+import { readFlags, requireWhole } from './lib/config.mjs';
+import { CLI, REPO_ROOT, startServerProcess, statusKiB } from './lib/processes.mjs';
+import { writeSeed } from './lib/seed.mjs';
+import { comparison, medianOf, round, sumOf } from './lib/stats.mjs';
 
 const DEFAULTS = {
   connections: 10_000,
@@ -104,20 +104,9 @@ function seed(streams) {
   };
 }
 
-function parseConfig(flags = {}) {
-  const config = { ...DEFAULTS };
-  for (const [name, value] of Object.entries(flags)) {
-    if (!(name in DEFAULTS)) continue;
-    const number = Number(value);
-    const allowZero = name === 'warmup';
-    if (!Number.isFinite(number) || number < 0 || (number === 0 && !allowZero)) {
-      throw new RangeError(`--${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got "${value}"`);
-    }
-    config[name] = number;
-  }
-  for (const name of ['connections', 'workers', 'runs', 'warmup', 'concurrency', 'streams', 'samples']) {
-    if (!Number.isInteger(config[name])) throw new RangeError(`--${name} must be a whole number, got ${config[name]}`);
-  }
+function parseConfig(flags) {
+  const config = readFlags(flags, DEFAULTS, { zero: ['warmup'] });
+  requireWhole(config, ['connections', 'workers', 'runs', 'warmup', 'concurrency', 'streams', 'samples']);
   if (config.connections % config.workers !== 0) throw new RangeError('--connections must be a multiple of --workers');
   if (config.concurrency < config.workers) throw new RangeError('--concurrency must be at least --workers (one handshake per process)');
   if (config.streams > 1000) throw new RangeError('--streams must be at most 1000');
@@ -165,22 +154,12 @@ function listenOverflows() {
   }
 }
 
-/** Resident memory of a process in KiB (VmRSS from /proc); undefined elsewhere. */
-function rssKiB(pid) {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** `samples` readings of a server's RSS, `intervalMs` apart (the first at once). */
 async function sampleRss(server, samples, intervalMs) {
   const readings = [];
   for (let i = 0; i < samples; i++) {
     if (i > 0) await sleep(intervalMs);
-    readings.push(rssKiB(server.pid));
+    readings.push(statusKiB(server.pid, 'VmRSS'));
   }
   if (readings.some((value) => value === undefined)) throw new Error(`cannot read the RSS of ${server.name} from /proc`);
   return readings;
@@ -199,60 +178,6 @@ async function probeHeap(server, nth) {
     await sleep(20);
   }
   return null;
-}
-
-/** A client process (connections-client.mjs) and its IPC: one request of each type at a time. */
-class ClientProcess {
-  #child;
-  #waiting = new Map();
-
-  constructor(index) {
-    this.index = index;
-    this.#child = fork(CLIENT, [], {
-      execPath: '/bin/sh',
-      execArgv: ['-c', RAISE_OPEN_FILES, process.execPath],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.pid = this.#child.pid;
-    this.exited = new Promise((resolve) => this.#child.once('exit', resolve));
-    this.#child.once('exit', (code, signal) => {
-      for (const waiter of this.#waiting.values()) waiter.reject(new Error(`client process ${index} exited (${code ?? signal})`));
-      this.#waiting.clear();
-    });
-    this.#child.on('error', (error) => {
-      for (const waiter of this.#waiting.values()) waiter.reject(new Error(`client process ${index}: ${error.message}`));
-      this.#waiting.clear();
-    });
-    this.#child.on('message', (message) => {
-      const key = message.type === 'error' ? `${message.request}:ok` : message.type;
-      const waiter = this.#waiting.get(key);
-      if (!waiter) return;
-      this.#waiting.delete(key);
-      if (message.type === 'error') waiter.reject(new Error(`client process ${index}: ${message.message}`));
-      else waiter.resolve(message);
-    });
-    // Answered once node (not the shell) runs the client, with its open-file limit raised.
-    this.ready = this.request({ type: 'check' });
-  }
-
-  request(message) {
-    if (!this.#child.connected) return Promise.reject(new Error(`client process ${this.index} is gone`));
-    return new Promise((resolve, reject) => {
-      this.#waiting.set(`${message.type}:ok`, { resolve, reject });
-      this.#child.send(message);
-    });
-  }
-
-  async stop() {
-    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
-    // Disconnecting makes the client exit (closing whatever it still holds).
-    if (this.#child.connected) this.#child.disconnect();
-    const timeout = sleep(5_000, 'timeout', { ref: false });
-    if ((await Promise.race([this.exited, timeout])) === 'timeout') {
-      this.#child.kill('SIGKILL');
-      await this.exited;
-    }
-  }
 }
 
 /** One side of the comparison: how to start its server, where subscribers go, where it counts them. */
@@ -342,7 +267,7 @@ async function measure(side, clients, config, run) {
     const overflows = listenOverflows() - overflowsBefore;
     const startedAt = Math.min(...connected.map((reply) => reply.startedAt));
     const readyTimes = connected.map((reply) => reply.lastReadyAt).filter((at) => at !== null);
-    const ready = connected.reduce((sum, reply) => sum + reply.ready, 0);
+    const ready = sumOf(connected, 'ready');
     const acceptMs = readyTimes.length > 0 ? Math.max(...readyTimes) - startedAt : null;
 
     await sleep(config.settleMs);
@@ -351,7 +276,7 @@ async function measure(side, clients, config, run) {
     const heapAfter = await probeHeap(server, 2);
     const state = await serverState(server, side);
     const checks = await Promise.all(clients.map((client) => client.request({ type: 'check' })));
-    const clientOpen = checks.reduce((sum, reply) => sum + reply.open, 0);
+    const clientOpen = sumOf(checks, 'open');
 
     const held = Math.min(clientOpen, state.connections, state.subscriptions);
     const failures = connected.reduce((into, reply) => addCounts(into, reply.failures), {});
@@ -362,9 +287,9 @@ async function measure(side, clients, config, run) {
       connections: config.connections,
       held,
       failed: config.connections - held,
-      handshakeFailures: connected.reduce((sum, reply) => sum + reply.failed, 0),
+      handshakeFailures: sumOf(connected, 'failed'),
       failures,
-      lostAfterReady: checks.reduce((sum, reply) => sum + reply.lost, 0),
+      lostAfterReady: sumOf(checks, 'lost'),
       lostCloseCodes: checks.reduce((into, reply) => addCounts(into, reply.lostCodes), {}),
       clientOpen,
       serverCounts: state,
@@ -406,7 +331,7 @@ async function warmUp(bare, clients, config, log) {
   const server = await bare.start();
   try {
     const replies = await connectAll(clients, config, Math.ceil(config.warmup / config.workers), server, bare);
-    const failed = replies.reduce((sum, reply) => sum + reply.failed, 0);
+    const failed = sumOf(replies, 'failed');
     log(`  client processes warmed up (${config.warmup} subscribers${failed > 0 ? `, ${failed} failed` : ''})`);
   } finally {
     await closeAll(clients);
@@ -415,14 +340,13 @@ async function warmUp(bare, clients, config, log) {
 }
 
 function summarize(runs) {
-  const medianOf = (key) => (runs.some((r) => r[key] === null) ? null : median(runs.map((r) => r[key])));
   return {
-    rssPerConnectionKiB: medianOf('rssPerConnectionKiB'),
-    heapPerConnectionKiB: medianOf('heapPerConnectionKiB'),
-    acceptMs: medianOf('acceptMs'),
-    connectionsPerSecond: medianOf('connectionsPerSecond'),
-    serverCpuMsPer1kConnections: medianOf('serverCpuMsPer1kConnections'),
-    failed: runs.reduce((sum, r) => sum + r.failed, 0),
+    rssPerConnectionKiB: medianOf(runs, 'rssPerConnectionKiB'),
+    heapPerConnectionKiB: medianOf(runs, 'heapPerConnectionKiB'),
+    acceptMs: medianOf(runs, 'acceptMs'),
+    connectionsPerSecond: medianOf(runs, 'connectionsPerSecond'),
+    serverCpuMsPer1kConnections: medianOf(runs, 'serverCpuMsPer1kConnections'),
+    failed: sumOf(runs, 'failed'),
   };
 }
 
@@ -431,20 +355,26 @@ const figure = (...args) => comparison('bare ws', ...args);
 export async function run(options = {}) {
   const config = parseConfig(options.flags);
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-  const dir = await mkdtemp(join(tmpdir(), 'stream-posts-bench-'));
-  const seedPath = join(dir, 'seed.json');
-  await writeFile(seedPath, JSON.stringify(seed(config.streams)));
+  const seedFile = await writeSeed('connections', seed(config.streams));
 
   const clients = [];
   try {
-    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(i));
-    await Promise.all(clients.map((client) => client.ready));
+    for (let i = 0; i < config.workers; i++) {
+      clients.push(
+        new ClientProcess(CLIENT, i, {
+          name: 'client process',
+          fork: { execPath: '/bin/sh', execArgv: ['-c', RAISE_OPEN_FILES, process.execPath], serialization: 'json' },
+        }),
+      );
+    }
+    // Answered once node (not the shell) runs each client, with its open-file limit raised.
+    await Promise.all(clients.map((client) => client.request({ type: 'check' })));
     const perProcess = config.connections / config.workers;
     const clientOpenFiles = clients.map((client) =>
       requireOpenFiles(client.pid, perProcess + SPARE_FILES, `client process ${client.index}`, 'more --workers'),
     );
 
-    const { ours, bare } = sides(seedPath, config);
+    const { ours, bare } = sides(seedFile.path, config);
     if (config.warmup > 0) await warmUp(bare, clients, config, log);
     const results = { ours: [], bare: [] };
     for (let i = 0; i < config.runs; i++) {
@@ -498,7 +428,7 @@ export async function run(options = {}) {
       runs: results,
     };
   } finally {
-    await Promise.all(clients.map((client) => client.stop()));
-    await rm(dir, { recursive: true, force: true });
+    await Promise.all(clients.map((client) => client.close()));
+    await seedFile.remove();
   }
 }

@@ -22,13 +22,15 @@
  * --profile[=DIR] to have both servers write a .cpuprofile (read it with
  * bench/profile-summary.mjs).
  */
-import { fork } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
+import { ClientProcess } from './lib/client-process.mjs';
+import { now, timedContent } from './lib/clock.mjs';
+import { profileArgs, readFlags, requireWhole } from './lib/config.mjs';
 import { REPO_ROOT, startServerProcess, startStreamPosts } from './lib/processes.mjs';
-import { comparison, median, percentile, round, sortedConcat } from './lib/stats.mjs';
+import { openPublisher } from './lib/publisher.mjs';
+import { writeSeed } from './lib/seed.mjs';
+import { comparison, medianOf, percentile, round, sortedConcat, sumOf } from './lib/stats.mjs';
 
 const DEFAULTS = {
   clients: 1000,
@@ -56,35 +58,13 @@ const SEED = {
   streams: [{ id: STREAM_ID, name: 'Macro Wire', owner: 'newsdesk', key: STREAM_KEY }],
 };
 
-const FILLER =
-  ' CPI m/m 0.2% vs 0.3% expected, core 0.2%, y/y 2.9%. Treasury yields fall 6 bp after the print; ' +
-  '$BTC up 1.2% on the hour, $ETH up 0.8%. Full release: https://example.org/cpi ';
+/** Starts the header of post content, which the subscribers read (see fanout-client.mjs). */
+const MARK = 'bench:';
 
-const now = () => performance.timeOrigin + performance.now();
-
-/** Post content: a fixed-width header the subscribers parse (see fanout-client.mjs), then filler. */
-function content(run, seq, contentBytes) {
-  const micros = String(Math.round(now() * 1000)).padStart(16, '0');
-  const head = `bench:${String(run).padStart(4, '0')}:${String(seq).padStart(6, '0')}:${micros}:`;
-  return (head + FILLER.repeat(Math.ceil(contentBytes / FILLER.length))).slice(0, contentBytes);
-}
-
-function parseConfig(flags = {}) {
-  const config = { ...DEFAULTS, profile: undefined };
-  for (const [name, value] of Object.entries(flags)) {
-    if (name === 'profile') {
-      // Both servers write a V8 CPU profile (.cpuprofile) into this folder when they stop.
-      config.profile = value === 'true' ? join(REPO_ROOT, 'bench', 'profiles') : value;
-      continue;
-    }
-    if (!(name in DEFAULTS)) continue;
-    const number = Number(value);
-    if (!Number.isFinite(number) || number <= 0) throw new RangeError(`--${name} must be a positive number, got "${value}"`);
-    config[name] = number;
-  }
-  for (const name of ['clients', 'workers', 'posts', 'runs', 'window', 'contentBytes']) {
-    if (!Number.isInteger(config[name])) throw new RangeError(`--${name} must be a whole number, got ${config[name]}`);
-  }
+function parseConfig(flags) {
+  // --profile: both servers write a V8 CPU profile (.cpuprofile) when they stop.
+  const config = readFlags(flags, DEFAULTS, { profile: true });
+  requireWhole(config, ['clients', 'workers', 'posts', 'runs', 'window', 'contentBytes']);
   if (config.clients % config.workers !== 0) throw new RangeError('--clients must be a multiple of --workers');
   if (config.posts >= 1e6) throw new RangeError('--posts must be below 1,000,000');
   if (config.contentBytes < 64) throw new RangeError('--content-bytes must be at least 64 (the header the subscribers read)');
@@ -92,85 +72,10 @@ function parseConfig(flags = {}) {
   return config;
 }
 
-/** A subscriber process (fanout-client.mjs) and its IPC. */
-class ClientProcess {
-  #child;
-  #waiting = new Map();
-  #events = new Map();
-
-  constructor(index) {
-    this.index = index;
-    this.#child = fork(join(REPO_ROOT, 'bench', 'fanout-client.mjs'), [], {
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.exited = new Promise((resolve) => this.#child.once('exit', resolve));
-    this.#child.once('exit', (code, signal) => {
-      for (const waiter of this.#waiting.values()) waiter.reject(new Error(`subscriber process ${index} exited (${code ?? signal})`));
-      this.#waiting.clear();
-    });
-    this.#child.on('message', (message) => {
-      if (message.type === 'error') {
-        const waiter = this.#waiting.get(`${message.request}:ok`);
-        this.#waiting.delete(`${message.request}:ok`);
-        waiter?.reject(new Error(`subscriber process ${index}: ${message.message}`));
-        return;
-      }
-      const waiter = this.#waiting.get(message.type);
-      if (waiter) {
-        this.#waiting.delete(message.type);
-        waiter.resolve(message);
-        return;
-      }
-      this.#events.get(message.type)?.(message, this);
-    });
-  }
-
-  request(message) {
-    return new Promise((resolve, reject) => {
-      this.#waiting.set(`${message.type}:ok`, { resolve, reject });
-      this.#child.send(message);
-    });
-  }
-
-  send(message) {
-    this.#child.send(message);
-  }
-
-  on(type, handler) {
-    this.#events.set(type, handler);
-  }
-
-  async close() {
-    if (this.#child.exitCode !== null || !this.#child.connected) return;
-    const timeout = new Promise((resolve) => setTimeout(resolve, 5_000, 'timeout'));
-    const closed = this.request({ type: 'close' }).catch(() => undefined);
-    if ((await Promise.race([closed, timeout])) === 'timeout') this.#child.kill('SIGKILL');
-    await this.exited;
-  }
-}
-
-/** Opens a publishing connection and resolves once the server says it is ready. */
-function openPublisher(url, headers, readyEvent) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers, perMessageDeflate: false });
-    ws.once('error', reject);
-    ws.once('message', (data) => {
-      const text = data.toString('utf8');
-      if (!text.includes(`"event":"${readyEvent}"`)) reject(new Error(`publisher not accepted: ${text}`));
-      else resolve(ws);
-    });
-  });
-}
-
 /**
  * One side of the comparison: a server process, a publisher connection, and
  * how a post becomes the message the publisher sends.
  */
-function profileArgs(config, name) {
-  return config.profile ? ['--cpu-prof', '--cpu-prof-dir', config.profile, '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`] : [];
-}
-
 async function ourSide(seedPath, config) {
   const server = await startStreamPosts([
     '--seed', seedPath,
@@ -178,7 +83,7 @@ async function ourSide(seedPath, config) {
     // A plain byte count: the size is what matters, not how a unit is spelled.
     '--max-buffered', String(64 * 1024 * 1024),
   ], { nodeArgs: profileArgs(config, 'stream-posts') });
-  const publisher = await openPublisher(`${server.url}/v1/ws`, { 'x-api-key': STREAM_KEY }, 'connected').catch(async (error) => {
+  const publisher = await openPublisher(`${server.url}/v1/ws`, { 'x-api-key': STREAM_KEY }).catch(async (error) => {
     await server.stop();
     throw error;
   });
@@ -229,7 +134,7 @@ function openControl(url) {
 
 /** Builds the bare server's message from a real `stream.post.created` frame of stream-posts. */
 function frameTemplate(frame, contentBytes) {
-  const at = frame.indexOf('bench:');
+  const at = frame.indexOf(MARK);
   const parsed = JSON.parse(frame);
   if (at < 0 || parsed.event !== 'stream.post.created') throw new Error(`unexpected captured frame: ${frame.slice(0, 200)}`);
   const prefix = frame.slice(0, at);
@@ -276,7 +181,7 @@ async function measure(side, clients, config, run, seconds, { capture = false } 
       while (publishing && published < capacity && published - completed < config.window) {
         const seq = published++;
         if (seq === 0) firstPublishAt = now();
-        publisher.send(side.message(content(run, seq, config.contentBytes)));
+        publisher.send(side.message(timedContent(MARK, run, seq, config.contentBytes)));
       }
       if (!publishing && completed === published) collect();
     };
@@ -311,7 +216,7 @@ async function measure(side, clients, config, run, seconds, { capture = false } 
         return;
       }
       const cpuMs = server.cpuTimeMs() - cpuBefore;
-      const deliveries = reports.reduce((sum, report) => sum + report.distinct, 0);
+      const deliveries = sumOf(reports, 'distinct');
       const posts = published;
       const expected = posts * config.clients;
       const lastDeliveryAt = Math.max(...reports.map((report) => report.lastAt));
@@ -322,8 +227,8 @@ async function measure(side, clients, config, run, seconds, { capture = false } 
         posts,
         deliveries,
         missing: expected - deliveries,
-        duplicates: reports.reduce((sum, report) => sum + report.duplicates, 0),
-        stale: reports.reduce((sum, report) => sum + report.stale, 0),
+        duplicates: sumOf(reports, 'duplicates'),
+        stale: sumOf(reports, 'stale'),
         lostConnections: side.lost - lostBefore,
         acks,
         elapsedMs: deliveries > 0 ? round(elapsedMs, 4) : null,
@@ -363,15 +268,13 @@ async function measure(side, clients, config, run, seconds, { capture = false } 
 
 function summarize(runs) {
   return {
-    deliveriesPerSecond: median(runs.map((r) => r.deliveriesPerSecond)),
-    p50Ms: median(runs.map((r) => r.p50Ms)),
-    p99Ms: median(runs.map((r) => r.p99Ms)),
-    serverCpuMsPer1kDeliveries: runs.some((r) => r.serverCpuMsPer1kDeliveries === null)
-      ? null
-      : median(runs.map((r) => r.serverCpuMsPer1kDeliveries)),
-    missing: runs.reduce((sum, r) => sum + r.missing, 0),
-    duplicates: runs.reduce((sum, r) => sum + r.duplicates, 0),
-    lostConnections: runs.reduce((sum, r) => sum + r.lostConnections, 0),
+    deliveriesPerSecond: medianOf(runs, 'deliveriesPerSecond'),
+    p50Ms: medianOf(runs, 'p50Ms'),
+    p99Ms: medianOf(runs, 'p99Ms'),
+    serverCpuMsPer1kDeliveries: medianOf(runs, 'serverCpuMsPer1kDeliveries'),
+    missing: sumOf(runs, 'missing'),
+    duplicates: sumOf(runs, 'duplicates'),
+    lostConnections: sumOf(runs, 'lostConnections'),
   };
 }
 
@@ -380,17 +283,15 @@ const figure = (...args) => comparison('bare ws', ...args);
 export async function run(options = {}) {
   const config = parseConfig(options.flags);
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-  const dir = await mkdtemp(join(tmpdir(), 'stream-posts-bench-'));
-  const seedPath = join(dir, 'seed.json');
-  await writeFile(seedPath, JSON.stringify(SEED));
+  const seed = await writeSeed('fanout', SEED);
 
   const sides = [];
   const clients = [];
   try {
-    sides.push(await ourSide(seedPath, config));
+    sides.push(await ourSide(seed.path, config));
     sides.push(await bareSide(config));
     const [ours, bare] = sides;
-    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(i));
+    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(join(REPO_ROOT, 'bench', 'fanout-client.mjs'), i));
     for (const client of clients) {
       client.on('lost', (message) => {
         const side = sides.find((candidate) => candidate.target === message.target);
@@ -424,7 +325,7 @@ export async function run(options = {}) {
     if (!warmOurs.captured) throw new Error('no stream.post.created frame was captured from stream-posts');
     bare.message = frameTemplate(warmOurs.captured, config.contentBytes);
     const oursFrameBytes = Buffer.byteLength(warmOurs.captured);
-    const bareFrameBytes = Buffer.byteLength(bare.message(content(0, 0, config.contentBytes)));
+    const bareFrameBytes = Buffer.byteLength(bare.message(timedContent(MARK, 0, 0, config.contentBytes)));
     if (oursFrameBytes !== bareFrameBytes) throw new Error(`frame sizes differ: ${oursFrameBytes} vs ${bareFrameBytes}`);
     const warmBare = await measure(bare, clients, config, runId++, config.warmupSeconds);
     log(`  warmed up (${warmOurs.posts} and ${warmBare.posts} posts; frame ${oursFrameBytes} bytes)`);
@@ -478,6 +379,6 @@ export async function run(options = {}) {
     await Promise.all(clients.map((client) => client.close()));
     for (const side of sides) side.publisher?.terminate();
     await Promise.all(sides.map((side) => side.server.stop()));
-    await rm(dir, { recursive: true, force: true });
+    await seed.remove();
   }
 }

@@ -14,6 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { WebSocketServer } from 'ws';
+import { announceAndStopOnSignal } from './lib/bare-server.mjs';
 
 const SEED_POST_SPACING_MS = 60_000;
 const TEXT = { binary: false };
@@ -62,13 +63,4 @@ wss.on('connection', (ws) => {
   ws.send(CONNECTED, TEXT);
 });
 
-wss.on('listening', () => {
-  process.stdout.write(`listening on ws://127.0.0.1:${wss.address().port}\n`);
-});
-
-const stop = () => {
-  for (const ws of sockets) ws.terminate();
-  wss.close(() => process.exit(0));
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+announceAndStopOnSignal(wss, sockets);

@@ -10,7 +10,8 @@
  *              comes when every client has its whole history, or after
  *              stallMs without a frame)
  *   disconnect {target}                                                → disconnect:ok
- *   close                                                              → close:ok, then exit
+ *   close                                                              → close:ok
+ * It exits when the parent closes the IPC channel.
  *
  * `streams` are the stream numbers a client subscribes to; post content starts
  * with `bench:SSSSSS:PPPPPP:` (stream number, post number within the stream),
@@ -20,6 +21,9 @@
  * across processes of one machine).
  */
 import { WebSocket } from 'ws';
+import { now } from './lib/clock.mjs';
+import { digits, startsWith } from './lib/frames.mjs';
+import { answerRequests, closeSockets, inLanes } from './lib/worker.mjs';
 
 const MARK = Buffer.from('bench:');
 const STREAM_AT = MARK.length;
@@ -29,20 +33,8 @@ const ERROR = Buffer.from('{"event":"error"');
 const CONNECT_CONCURRENCY = 50;
 const STALL_MS = 10_000;
 
-const now = () => performance.timeOrigin + performance.now();
-
 /** Per target server: its clients and the current run. */
 const groups = new Map();
-
-function startsWith(buffer, prefix) {
-  return buffer.length >= prefix.length && buffer.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
-}
-
-function digits(buffer, start, count) {
-  let value = 0;
-  for (let i = start; i < start + count; i++) value = value * 10 + (buffer[i] - 48);
-  return value;
-}
 
 function onFrame(group, client, data) {
   const state = group.state;
@@ -130,17 +122,12 @@ function openClient(group, client, url, headers) {
 async function connect({ target, url, subscribers }) {
   const group = { target, clients: [], state: undefined, lost: 0, closing: false };
   groups.set(target, group);
-  let next = 0;
-  const lane = async () => {
-    while (next < subscribers.length) {
-      const index = next++;
-      const { key, subscribe, streams } = subscribers[index];
-      const client = { index, subscribe, streams: Int32Array.from(streams), ws: undefined };
-      group.clients[index] = client;
-      client.ws = await openClient(group, client, url, key ? { 'x-api-key': key } : {});
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONNECT_CONCURRENCY, subscribers.length) }, lane));
+  await inLanes(subscribers.length, CONNECT_CONCURRENCY, async (index) => {
+    const { key, subscribe, streams } = subscribers[index];
+    const client = { index, subscribe, streams: Int32Array.from(streams), ws: undefined };
+    group.clients[index] = client;
+    client.ws = await openClient(group, client, url, key ? { 'x-api-key': key } : {});
+  });
 }
 
 function go({ target, run, perStream, firstSeq }) {
@@ -177,38 +164,17 @@ function go({ target, run, perStream, firstSeq }) {
 
 async function disconnect(group) {
   group.closing = true;
-  const closing = [];
-  for (const { ws } of group.clients) {
-    if (!ws || ws.readyState === WebSocket.CLOSED) continue;
-    closing.push(new Promise((resolve) => ws.once('close', resolve)));
-    ws.close(1000);
-  }
-  const deadline = new Promise((resolve) => setTimeout(resolve, 3_000));
-  await Promise.race([Promise.all(closing), deadline]);
-  for (const { ws } of group.clients) ws?.terminate();
+  await closeSockets(group.clients.map((client) => client.ws));
   groups.delete(group.target);
 }
 
-process.on('message', (message) => {
-  const reply = () => process.send({ type: `${message.type}:ok`, target: message.target });
-  const fail = (error) => process.send({ type: 'error', request: message.type, message: error.message });
-  switch (message.type) {
-    case 'connect':
-      connect(message).then(reply, fail);
-      break;
-    case 'go':
-      go(message);
-      break;
-    case 'disconnect':
-      disconnect(groups.get(message.target)).then(reply, fail);
-      break;
-    case 'close':
-      Promise.all([...groups.values()].map(disconnect)).then(() => {
-        reply();
-        process.disconnect();
-      }, fail);
-      break;
-    default:
-      fail(new Error(`unknown request ${message.type}`));
-  }
-});
+answerRequests(
+  {
+    connect,
+    disconnect: ({ target }) => disconnect(groups.get(target)),
+    close: async () => {
+      await Promise.all([...groups.values()].map(disconnect));
+    },
+  },
+  { go },
+);

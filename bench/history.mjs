@@ -34,12 +34,13 @@
  * --workers (2), --runs (3), --content-bytes (200), and --profile[=DIR] to
  * have both servers write a .cpuprofile (read it with bench/profile-summary.mjs).
  */
-import { fork } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ClientProcess } from './lib/client-process.mjs';
+import { now } from './lib/clock.mjs';
+import { profileArgs, readFlags } from './lib/config.mjs';
 import { REPO_ROOT, startServerProcess, startStreamPosts } from './lib/processes.mjs';
-import { comparison, median, percentile, round } from './lib/stats.mjs';
+import { writeSeed } from './lib/seed.mjs';
+import { comparison, medianOf, percentile, round, sumOf } from './lib/stats.mjs';
 
 const DEFAULTS = {
   streams: 1000,
@@ -60,26 +61,14 @@ const FILLER =
   ' Court filings: motion to compel granted in part; hearing moved to the 14th. $BTC $SOL flows steady. ' +
   'Docket and exhibits: https://example.org/docket/2291 ';
 
-const now = () => performance.timeOrigin + performance.now();
-
 /** Post content: `bench:SSSSSS:PPPPPP:` (stream number, post number), read by history-client.mjs, then filler. */
 function content(stream, post, contentBytes) {
   const head = `bench:${String(stream).padStart(6, '0')}:${String(post).padStart(6, '0')}:`;
   return (head + FILLER.repeat(Math.ceil(contentBytes / FILLER.length))).slice(0, contentBytes);
 }
 
-function parseConfig(flags = {}) {
-  const config = { ...DEFAULTS, profile: undefined };
-  for (const [name, value] of Object.entries(flags)) {
-    if (name === 'profile') {
-      config.profile = value === 'true' ? join(REPO_ROOT, 'bench', 'profiles') : value;
-      continue;
-    }
-    if (!(name in DEFAULTS)) continue;
-    const number = Number(value);
-    if (!Number.isInteger(number) || number <= 0) throw new RangeError(`--${name} must be a positive whole number, got "${value}"`);
-    config[name] = number;
-  }
+function parseConfig(flags) {
+  const config = readFlags(flags, DEFAULTS, { whole: true, profile: true });
   if (config.streams >= 1e6 || config.postsPerStream >= 1e6) throw new RangeError('--streams and --posts-per-stream must be below 1,000,000');
   if (config.lastPosts > MAX_LAST_POSTS) throw new RangeError(`--last-posts must be at most ${MAX_LAST_POSTS}`);
   if (config.subscribers < config.workers) throw new RangeError('--subscribers must be at least --workers');
@@ -112,53 +101,6 @@ function buildSeed(config) {
     for (let s = 0; s < config.streams; s++) posts.push({ streamId: streamId(s), content: content(s, p, config.contentBytes), contentType: 'rawtext' });
   }
   return { seed: { users, streams, posts }, subscriberStreams };
-}
-
-/** A subscriber process (history-client.mjs) and its IPC. */
-class ClientProcess {
-  #child;
-  #waiting = new Map();
-
-  constructor(index) {
-    this.index = index;
-    this.#child = fork(join(REPO_ROOT, 'bench', 'history-client.mjs'), [], {
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.exited = new Promise((resolve) => this.#child.once('exit', resolve));
-    this.#child.once('exit', (code, signal) => {
-      for (const waiter of this.#waiting.values()) waiter.reject(new Error(`subscriber process ${index} exited (${code ?? signal})`));
-      this.#waiting.clear();
-    });
-    this.#child.on('message', (message) => {
-      const key = message.type === 'error' ? `${message.request}:ok` : message.type;
-      const waiter = this.#waiting.get(key);
-      if (!waiter) return;
-      this.#waiting.delete(key);
-      if (message.type === 'error') waiter.reject(new Error(`subscriber process ${index}: ${message.message}`));
-      else waiter.resolve(message);
-    });
-  }
-
-  /** Sends a request and resolves with the message of type `answer`. */
-  request(message, answer = `${message.type}:ok`) {
-    return new Promise((resolve, reject) => {
-      this.#waiting.set(answer, { resolve, reject });
-      this.#child.send(message);
-    });
-  }
-
-  async close() {
-    if (this.#child.exitCode !== null || !this.#child.connected) return;
-    const timeout = new Promise((resolve) => setTimeout(resolve, 5_000, 'timeout'));
-    const closed = this.request({ type: 'close' }).catch(() => undefined);
-    if ((await Promise.race([closed, timeout])) === 'timeout') this.#child.kill('SIGKILL');
-    await this.exited;
-  }
-}
-
-function profileArgs(config, name) {
-  return config.profile ? ['--cpu-prof', '--cpu-prof-dir', config.profile, '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`] : [];
 }
 
 /** One run on one side: connect everyone, subscribe everyone at once, wait for every history. */
@@ -194,10 +136,9 @@ async function measure(side, clients, config, run, subscriberStreams) {
   const cpuMs = side.server.cpuTimeMs() - cpuBefore;
   await Promise.all(clients.map((client) => client.request({ type: 'disconnect', target: side.target })));
 
-  const sum = (pick) => reports.reduce((total, report) => total + pick(report), 0);
   const doneAt = reports.flatMap((report) => [...report.doneAt]);
   const waits = Float64Array.from(doneAt.filter(Number.isFinite).map((at) => at - startedAt)).sort();
-  const deliveries = sum((report) => report.distinct);
+  const deliveries = sumOf(reports, 'distinct');
   const expected = config.subscribers * config.streamsPerSubscriber * perStream;
   const allMs = doneAt.every(Number.isFinite) ? waits[waits.length - 1] : null;
   const firstError = reports.find((report) => report.firstError)?.firstError;
@@ -210,32 +151,30 @@ async function measure(side, clients, config, run, subscriberStreams) {
     deliveries,
     deliveriesPerSecond: allMs ? Math.round((deliveries / allMs) * 1000) : null,
     missing: expected - deliveries,
-    duplicates: sum((report) => report.duplicates),
-    outOfOrder: sum((report) => report.outOfOrder),
-    unexpected: sum((report) => report.unexpected),
-    errors: sum((report) => report.errors),
-    lostConnections: sum((report) => report.lost),
+    duplicates: sumOf(reports, 'duplicates'),
+    outOfOrder: sumOf(reports, 'outOfOrder'),
+    unexpected: sumOf(reports, 'unexpected'),
+    errors: sumOf(reports, 'errors'),
+    lostConnections: sumOf(reports, 'lost'),
     ...(firstError ? { firstError } : {}),
-    bytesPerDelivery: deliveries > 0 ? round(sum((report) => report.bytes) / deliveries, 4) : null,
+    bytesPerDelivery: deliveries > 0 ? round(sumOf(reports, 'bytes') / deliveries, 4) : null,
     serverCpuMs: Number.isFinite(cpuMs) ? Math.round(cpuMs) : null,
     serverRssMiB: side.server.rssMiB() ?? null,
   };
 }
 
 function summarize(runs) {
-  const middle = (pick) => (runs.some((r) => pick(r) === null) ? null : median(runs.map(pick)));
-  const total = (pick) => runs.reduce((sum, r) => sum + pick(r), 0);
   return {
-    allMs: middle((r) => r.allMs),
-    p50Ms: middle((r) => r.p50Ms),
-    deliveriesPerSecond: middle((r) => r.deliveriesPerSecond),
-    serverCpuMs: middle((r) => r.serverCpuMs),
-    missing: total((r) => r.missing),
-    duplicates: total((r) => r.duplicates),
-    outOfOrder: total((r) => r.outOfOrder),
-    unexpected: total((r) => r.unexpected),
-    errors: total((r) => r.errors),
-    lostConnections: total((r) => r.lostConnections),
+    allMs: medianOf(runs, 'allMs'),
+    p50Ms: medianOf(runs, 'p50Ms'),
+    deliveriesPerSecond: medianOf(runs, 'deliveriesPerSecond'),
+    serverCpuMs: medianOf(runs, 'serverCpuMs'),
+    missing: sumOf(runs, 'missing'),
+    duplicates: sumOf(runs, 'duplicates'),
+    outOfOrder: sumOf(runs, 'outOfOrder'),
+    unexpected: sumOf(runs, 'unexpected'),
+    errors: sumOf(runs, 'errors'),
+    lostConnections: sumOf(runs, 'lostConnections'),
   };
 }
 
@@ -252,30 +191,28 @@ const figure = (...args) => comparison('bare ws', ...args);
 export async function run(options = {}) {
   const config = parseConfig(options.flags);
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-  const dir = await mkdtemp(join(tmpdir(), 'stream-posts-bench-history-'));
-  const seedPath = join(dir, 'seed.json');
   const { seed, subscriberStreams } = buildSeed(config);
-  await writeFile(seedPath, JSON.stringify(seed));
+  const seedFile = await writeSeed('history', seed);
 
   const sides = [];
   const clients = [];
   try {
     let started = performance.now();
-    const ours = await startStreamPosts(['--seed', seedPath, '--rate-limit', '0'], {
+    const ours = await startStreamPosts(['--seed', seedFile.path, '--rate-limit', '0'], {
       timeoutMs: 60_000,
       nodeArgs: profileArgs(config, 'stream-posts'),
     });
     sides.push({ target: 'ours', label: 'stream-posts serve', server: ours, url: `${ours.url}/v1/ws`, keyOf: (i) => seed.users[i + 1].readerKey });
     log(`  stream-posts serve up with ${seed.posts.length} seed posts in ${Math.round(performance.now() - started)} ms`);
     started = performance.now();
-    const bare = await startServerProcess(process.execPath, [join(REPO_ROOT, 'bench', 'history-bare-server.mjs'), seedPath], {
+    const bare = await startServerProcess(process.execPath, [join(REPO_ROOT, 'bench', 'history-bare-server.mjs'), seedFile.path], {
       name: 'bare ws server',
       timeoutMs: 60_000,
       nodeArgs: profileArgs(config, 'bare-ws'),
     });
     sides.push({ target: 'bare', label: 'bare ws', server: bare, url: `${bare.url}/`, keyOf: () => undefined });
     log(`  bare ws server up in ${Math.round(performance.now() - started)} ms`);
-    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(i));
+    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(join(REPO_ROOT, 'bench', 'history-client.mjs'), i));
 
     let runId = 1;
     const cold = {};
@@ -331,6 +268,6 @@ export async function run(options = {}) {
   } finally {
     await Promise.all(clients.map((client) => client.close()));
     await Promise.all(sides.map((side) => side.server.stop()));
-    await rm(dir, { recursive: true, force: true });
+    await seedFile.remove();
   }
 }

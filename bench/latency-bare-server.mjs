@@ -15,6 +15,7 @@
  * Prints `listening on ws://127.0.0.1:PORT` once bound, like `stream-posts serve --quiet`.
  */
 import { WebSocketServer } from 'ws';
+import { announceAndStopOnSignal } from './lib/bare-server.mjs';
 
 const TEXT = { binary: false };
 const CONNECTED = Buffer.from(JSON.stringify({ event: 'connected', data: { message: 'connected', userId: 'bench', streams: [] } }));
@@ -72,13 +73,4 @@ wss.on('connection', (ws) => {
   ws.send(CONNECTED, TEXT);
 });
 
-wss.on('listening', () => {
-  process.stdout.write(`listening on ws://127.0.0.1:${wss.address().port}\n`);
-});
-
-const stop = () => {
-  for (const client of wss.clients) client.terminate();
-  wss.close(() => process.exit(0));
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+announceAndStopOnSignal(wss, wss.clients);

@@ -10,8 +10,9 @@
  *   collect    {target, run, published}       → report, once every client has
  *              every post of its stream, or after `settleMs` with nothing new
  *   disconnect {target}                        → all of that target's clients closed
- *   close                                      → closed, then exit
+ *   close                                      → closed
  *   and, unasked: lost {target, code} when a client is closed by the server.
+ * It exits when the parent closes the IPC channel.
  *
  * Post content starts with `lat:RRRR:GGGGGG:TTTTTTTTTTTTTTTT:` — run, global
  * sequence number (post g goes to stream g % streams) and the publish time
@@ -19,29 +20,16 @@
  * performance.now(), comparable across processes of one machine). The hot
  * path reads those digits straight from the frame bytes.
  */
-import { WebSocket } from 'ws';
+import { now, timedFields } from './lib/clock.mjs';
+import { digits } from './lib/frames.mjs';
+import { answerRequests, closeSockets, inLanes, openSubscriber } from './lib/worker.mjs';
 
 const MARK = Buffer.from('lat:');
-const RUN_AT = MARK.length;
-const SEQ_AT = RUN_AT + 5;
-const TIME_AT = SEQ_AT + 7;
+const { runAt: RUN_AT, seqAt: SEQ_AT, timeAt: TIME_AT } = timedFields(MARK);
 const CONNECT_CONCURRENCY = 50;
-const CLOSE_DEADLINE_MS = 3_000;
-
-const now = () => performance.timeOrigin + performance.now();
-
-function digits(buffer, start, count) {
-  let value = 0;
-  for (let i = start; i < start + count; i++) value = value * 10 + (buffer[i] - 48);
-  return value;
-}
 
 /** Per target server: its clients and the measurement of the current run. */
 const groups = new Map();
-
-function send(message) {
-  process.send(message);
-}
 
 function newRun(group, run, posts, streams) {
   const perStream = Math.ceil(posts / streams);
@@ -106,141 +94,73 @@ function onPost(group, index, data) {
   if (state.distinct === state.expected) state.onComplete?.();
 }
 
-function collect({ target, run, published }, reply) {
+/** Resolves to the run's report once every client has every post of its stream, or after `settleMs` with nothing new. */
+function collect({ target, run, published }) {
   const group = groups.get(target);
   const state = group?.state;
   if (!state || state.run !== run) throw new Error(`${target} is not armed for run ${run}`);
   state.expected = expectedDeliveries(group, published, state.streams);
-  let timer;
-  const report = () => {
-    clearInterval(timer);
-    state.onComplete = undefined;
-    reply({
-      run,
-      expected: state.expected,
-      distinct: state.distinct,
-      duplicates: state.duplicates,
-      stale: state.stale,
-      misrouted: state.misrouted,
-      lastAt: state.lastAt,
-      maxMs: state.maxMs,
-      maxSentAt: state.maxSentAt,
-      closed: group.closed,
-      latencies: state.latencies.slice(0, state.distinct),
-    });
-  };
-  if (state.distinct >= state.expected) {
-    report();
-    return;
-  }
-  state.onComplete = report;
-  // Posts still on their way keep the run open; `settleMs` of silence ends it.
-  let seen = state.distinct;
-  let quietSince = performance.now();
-  timer = setInterval(() => {
-    if (state.distinct !== seen) {
-      seen = state.distinct;
-      quietSince = performance.now();
-    } else if (performance.now() - quietSince >= group.settleMs) {
+  return new Promise((resolve) => {
+    let timer;
+    const report = () => {
+      clearInterval(timer);
+      state.onComplete = undefined;
+      resolve({
+        run,
+        expected: state.expected,
+        distinct: state.distinct,
+        duplicates: state.duplicates,
+        stale: state.stale,
+        misrouted: state.misrouted,
+        lastAt: state.lastAt,
+        maxMs: state.maxMs,
+        maxSentAt: state.maxSentAt,
+        closed: group.closed,
+        latencies: state.latencies.slice(0, state.distinct),
+      });
+    };
+    if (state.distinct >= state.expected) {
       report();
+      return;
     }
-  }, 100);
-}
-
-/** Opens one client and resolves once it is connected and subscribed. */
-function openClient(group, index, url) {
-  const { key, streamId } = group.subscribers[index];
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers: { 'x-api-key': key }, perMessageDeflate: false, skipUTF8Validation: true });
-    let ready = false;
-    ws.on('error', (error) => {
-      if (!ready) reject(error);
-    });
-    ws.on('close', (code) => {
-      if (!ready) reject(new Error(`closed with ${code} before it was ready`));
-      else if (!group.closing) {
-        group.closed += 1;
-        send({ type: 'lost', target: group.target, code });
+    state.onComplete = report;
+    // Posts still on their way keep the run open; `settleMs` of silence ends it.
+    let seen = state.distinct;
+    let quietSince = performance.now();
+    timer = setInterval(() => {
+      if (state.distinct !== seen) {
+        seen = state.distinct;
+        quietSince = performance.now();
+      } else if (performance.now() - quietSince >= group.settleMs) {
+        report();
       }
-    });
-    ws.on('message', (data) => {
-      if (ready) {
-        onPost(group, index, data);
-        return;
-      }
-      const text = data.toString('utf8');
-      if (text.includes('"event":"error"')) {
-        reject(new Error(`server refused a subscriber: ${text}`));
-        ws.terminate();
-      } else if (text.includes('"event":"connected"')) {
-        ws.send(JSON.stringify({ event: 'on-stream-post', data: { streamIds: streamId } }));
-      } else if (text.includes('"event":"sub_ack"')) {
-        ready = true;
-        resolve(ws);
-      }
-    });
+    }, 100);
   });
 }
 
 async function connect({ target, url, subscribers, settleMs }) {
   const group = { target, subscribers, settleMs, sockets: new Array(subscribers.length), state: undefined, closed: 0, closing: false };
   groups.set(target, group);
-  let next = 0;
-  const lane = async () => {
-    while (next < subscribers.length) {
-      const index = next++;
-      group.sockets[index] = await openClient(group, index, url);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONNECT_CONCURRENCY, subscribers.length) }, lane));
+  await inLanes(subscribers.length, CONNECT_CONCURRENCY, async (index) => {
+    const { key, streamId } = subscribers[index];
+    const subscribe = JSON.stringify({ event: 'on-stream-post', data: { streamIds: streamId } });
+    group.sockets[index] = await openSubscriber(group, { url, headers: { 'x-api-key': key }, subscribe }, (data) => onPost(group, index, data));
+  });
 }
 
 async function disconnect(group) {
   if (!group) return;
   group.closing = true;
-  const closing = [];
-  for (const ws of group.sockets) {
-    if (!ws || ws.readyState === WebSocket.CLOSED) continue;
-    closing.push(new Promise((resolve) => ws.once('close', resolve)));
-    ws.close(1000);
-  }
-  const deadline = new Promise((resolve) => setTimeout(resolve, CLOSE_DEADLINE_MS));
-  await Promise.race([Promise.all(closing), deadline]);
-  for (const ws of group.sockets) ws?.terminate();
+  await closeSockets(group.sockets);
   groups.delete(group.target);
 }
 
-// Without its parent there is no one to report to.
-process.once('disconnect', () => process.exit());
-
-process.on('message', (message) => {
-  const reply = (extra = {}) => send({ type: `${message.type}:ok`, target: message.target, ...extra });
-  const fail = (error) => send({ type: 'error', request: message.type, message: error.message });
-  try {
-    switch (message.type) {
-      case 'connect':
-        connect(message).then(() => reply(), fail);
-        break;
-      case 'arm':
-        newRun(groups.get(message.target), message.run, message.posts, message.streams);
-        reply();
-        break;
-      case 'collect':
-        collect(message, reply);
-        break;
-      case 'disconnect':
-        disconnect(groups.get(message.target)).then(() => reply(), fail);
-        break;
-      case 'close':
-        Promise.all([...groups.values()].map(disconnect)).then(() => {
-          reply();
-          process.disconnect();
-        }, fail);
-        break;
-      default:
-        fail(new Error(`unknown request ${message.type}`));
-    }
-  } catch (error) {
-    fail(error);
-  }
+answerRequests({
+  connect,
+  arm: ({ target, run, posts, streams }) => newRun(groups.get(target), run, posts, streams),
+  collect,
+  disconnect: ({ target }) => disconnect(groups.get(target)),
+  close: async () => {
+    await Promise.all([...groups.values()].map(disconnect));
+  },
 });

@@ -40,13 +40,15 @@
  * p99 limit in ms, 20), and --profile[=DIR] to have both servers write a
  * .cpuprofile (read it with bench/profile-summary.mjs).
  */
-import { fork } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
+import { ClientProcess } from './lib/client-process.mjs';
+import { timedContent } from './lib/clock.mjs';
+import { profileArgs, readFlags, requireWhole } from './lib/config.mjs';
 import { REPO_ROOT, cpuTimeMs, startServerProcess, startStreamPosts } from './lib/processes.mjs';
-import { comparison, percentile, round, sortedConcat } from './lib/stats.mjs';
+import { openPublisher } from './lib/publisher.mjs';
+import { writeSeed } from './lib/seed.mjs';
+import { comparison, percentile, round, sortedConcat, sumOf } from './lib/stats.mjs';
 
 const DEFAULTS = {
   seconds: 30,
@@ -63,39 +65,18 @@ const DEFAULTS = {
   target: 20,
 };
 
-const FILLER =
-  ' CPI m/m 0.2% vs 0.3% expected, core 0.2%, y/y 2.9%. Treasury yields fall 6 bp after the print; ' +
-  '$BTC up 1.2% on the hour, $ETH up 0.8%. Full release: https://example.org/cpi ';
-
-const now = () => performance.timeOrigin + performance.now();
-
 const pad = (value, width) => String(value).padStart(width, '0');
 const streamId = (stream) => `lat-${pad(stream, 3)}`;
 const streamKey = (stream) => `sp_lat_stream_${pad(stream, 3)}`;
 const readerKey = (subscriber) => `sp_lat_reader_${pad(subscriber, 5)}`;
 
-/** Post content: a fixed-width header the subscribers parse (see latency-client.mjs), then filler. */
-function content(run, seq, contentBytes) {
-  const head = `lat:${pad(run, 4)}:${pad(seq, 6)}:${pad(Math.round(now() * 1000), 16)}:`;
-  return (head + FILLER.repeat(Math.ceil(contentBytes / FILLER.length))).slice(0, contentBytes);
-}
+/** Starts the header of post content, which the subscribers read (see latency-client.mjs). */
+const MARK = 'lat:';
 
-function parseConfig(flags = {}) {
-  const config = { ...DEFAULTS, profile: undefined };
-  for (const [name, value] of Object.entries(flags)) {
-    if (name === 'profile') {
-      // Both servers write a V8 CPU profile (.cpuprofile) into this folder when they stop.
-      config.profile = value === 'true' ? join(REPO_ROOT, 'bench', 'profiles') : value;
-      continue;
-    }
-    if (!(name in DEFAULTS)) continue;
-    const number = Number(value);
-    if (!Number.isFinite(number) || number <= 0) throw new RangeError(`--${name} must be a positive number, got "${value}"`);
-    config[name] = number;
-  }
-  for (const name of ['subscribers', 'streams', 'workers', 'contentBytes']) {
-    if (!Number.isInteger(config[name])) throw new RangeError(`--${name} must be a whole number, got ${config[name]}`);
-  }
+function parseConfig(flags) {
+  // --profile: both servers write a V8 CPU profile (.cpuprofile) when they stop.
+  const config = readFlags(flags, DEFAULTS, { profile: true });
+  requireWhole(config, ['subscribers', 'streams', 'workers', 'contentBytes']);
   if (config.streams > 1000) throw new RangeError('--streams must be at most 1,000');
   if (config.subscribers % config.streams !== 0) throw new RangeError('--subscribers must be a multiple of --streams');
   if (config.subscribers % config.workers !== 0) throw new RangeError('--subscribers must be a multiple of --workers');
@@ -119,69 +100,6 @@ function seed(config) {
   return { users, streams };
 }
 
-/** A subscriber process (latency-client.mjs) and its IPC. */
-class ClientProcess {
-  #child;
-  #waiting = new Map();
-
-  constructor(index, onLost) {
-    this.index = index;
-    this.#child = fork(join(REPO_ROOT, 'bench', 'latency-client.mjs'), [], {
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.pid = this.#child.pid;
-    this.exited = new Promise((resolve) => this.#child.once('exit', resolve));
-    this.#child.once('exit', (code, signal) => {
-      for (const waiter of this.#waiting.values()) waiter.reject(new Error(`subscriber process ${index} exited (${code ?? signal})`));
-      this.#waiting.clear();
-    });
-    this.#child.on('message', (message) => {
-      if (message.type === 'lost') {
-        onLost(message);
-        return;
-      }
-      const key = message.type === 'error' ? `${message.request}:ok` : message.type;
-      const waiter = this.#waiting.get(key);
-      this.#waiting.delete(key);
-      if (message.type === 'error') waiter?.reject(new Error(`subscriber process ${index}: ${message.message}`));
-      else waiter?.resolve(message);
-    });
-  }
-
-  request(message) {
-    return new Promise((resolve, reject) => {
-      this.#waiting.set(`${message.type}:ok`, { resolve, reject });
-      this.#child.send(message);
-    });
-  }
-
-  async close() {
-    if (this.#child.exitCode !== null || !this.#child.connected) return;
-    const timeout = new Promise((resolve) => setTimeout(resolve, 5_000, 'timeout'));
-    const closed = this.request({ type: 'close' }).catch(() => undefined);
-    if ((await Promise.race([closed, timeout])) === 'timeout') this.#child.kill('SIGKILL');
-    await this.exited;
-  }
-}
-
-function profileArgs(config, name) {
-  return config.profile ? ['--cpu-prof', '--cpu-prof-dir', config.profile, '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`] : [];
-}
-
-/** Opens a publishing connection for one stream key and resolves once the server says `connected`. */
-function openPublisher(url, key) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers: { 'x-api-key': key }, perMessageDeflate: false });
-    ws.once('error', reject);
-    ws.once('message', (data) => {
-      const text = data.toString('utf8');
-      if (!text.includes('"event":"connected"')) reject(new Error(`publisher not accepted: ${text}`));
-      else resolve(ws);
-    });
-  });
-}
-
 /** Starts one side's server and opens its publishers (one per stream). */
 async function startSide(target, seedPath, config) {
   const server =
@@ -193,7 +111,7 @@ async function startSide(target, seedPath, config) {
         });
   const side = { target, label: target === 'ours' ? 'stream-posts serve' : 'bare ws', server, url: `${server.url}/v1/ws`, publishers: [], lost: 0 };
   try {
-    side.publishers = await Promise.all(Array.from({ length: config.streams }, (_, s) => openPublisher(side.url, streamKey(s))));
+    side.publishers = await Promise.all(Array.from({ length: config.streams }, (_, s) => openPublisher(side.url, { 'x-api-key': streamKey(s) })));
   } catch (error) {
     await stopSide(side);
     throw error;
@@ -271,7 +189,7 @@ async function measure(side, clients, config, run, seconds) {
           const stream = seq % config.streams;
           const frame = JSON.stringify({
             event: 'add-stream-post',
-            data: { streamId: streamId(stream), content: content(run, seq, config.contentBytes), contentType: 'rawtext' },
+            data: { streamId: streamId(stream), content: timedContent(MARK, run, seq, config.contentBytes), contentType: 'rawtext' },
           });
           publishers[stream].send(frame);
           lagMs[seq] = performance.now() - (startedAt + seq * intervalMs);
@@ -304,13 +222,12 @@ async function measure(side, clients, config, run, seconds) {
     if (failure) throw failure;
 
     const reports = await Promise.all(clients.map((client) => client.request({ type: 'collect', target: side.target, run, published: sent })));
-    const deliveries = reports.reduce((sum, report) => sum + report.distinct, 0);
+    const deliveries = sumOf(reports, 'distinct');
     const expected = sent * (config.subscribers / config.streams);
     const latencies = sortedConcat(reports.map((report) => report.latencies));
     const lag = lagMs.slice(0, sent).sort();
     const worst = reports.reduce((a, b) => (b.maxMs > a.maxMs ? b : a));
     const wallMs = ackedAt - startedAt;
-    const sum = (field) => reports.reduce((acc, report) => acc + report[field], 0);
     return {
       run,
       posts: sent,
@@ -319,9 +236,9 @@ async function measure(side, clients, config, run, seconds) {
       expected,
       deliveries,
       missing: expected - deliveries,
-      duplicates: sum('duplicates'),
-      misrouted: sum('misrouted'),
-      stale: sum('stale'),
+      duplicates: sumOf(reports, 'duplicates'),
+      misrouted: sumOf(reports, 'misrouted'),
+      stale: sumOf(reports, 'stale'),
       lostConnections: side.lost - lost,
       p50Ms: round(percentile(latencies, 50), 3),
       p90Ms: round(percentile(latencies, 90), 3),
@@ -392,9 +309,7 @@ const figure = (...args) => comparison('bare ws', ...args);
 export async function run(options = {}) {
   const config = parseConfig(options.flags);
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-  const dir = await mkdtemp(join(tmpdir(), 'stream-posts-bench-'));
-  const seedPath = join(dir, 'seed.json');
-  await writeFile(seedPath, JSON.stringify(seed(config)));
+  const seedFile = await writeSeed('latency', seed(config));
 
   const sides = new Map();
   const clients = [];
@@ -406,10 +321,14 @@ export async function run(options = {}) {
       // 1, 10, 100, 1000: enough to see it happen without a line per socket.
       if (Number.isInteger(Math.log10(side.lost))) log(`  ${side.label}: ${side.lost} subscriber(s) lost; last close code ${message.code}`);
     };
-    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(i, onLost));
+    for (let i = 0; i < config.workers; i++) {
+      const client = new ClientProcess(join(REPO_ROOT, 'bench', 'latency-client.mjs'), i);
+      client.on('lost', onLost);
+      clients.push(client);
+    }
 
-    const o = await measureSide('ours', seedPath, clients, sides, config, 1, log);
-    const b = await measureSide('bare', seedPath, clients, sides, config, 3, log);
+    const o = await measureSide('ours', seedFile.path, clients, sides, config, 1, log);
+    const b = await measureSide('bare', seedFile.path, clients, sides, config, 3, log);
     const clean = (r) => r.missing === 0 && r.duplicates === 0 && r.misrouted === 0 && r.lostConnections === 0 && r.acks === r.posts;
     return {
       name: 'latency',
@@ -432,6 +351,6 @@ export async function run(options = {}) {
     };
   } finally {
     await Promise.all(clients.map((client) => client.close()));
-    await rm(dir, { recursive: true, force: true });
+    await seedFile.remove();
   }
 }

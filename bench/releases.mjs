@@ -50,12 +50,11 @@
  * --profile[=DIR] to have the server write a .cpuprofile (read it with
  * bench/profile-summary.mjs).
  */
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { WebSocket } from 'ws';
-import { REPO_ROOT, startStreamPosts } from './lib/processes.mjs';
+import { profileArgs, readFlags } from './lib/config.mjs';
+import { digits, startsWith } from './lib/frames.mjs';
+import { peakRssMiB, startStreamPosts } from './lib/processes.mjs';
+import { writeSeed } from './lib/seed.mjs';
 import { comparison, round } from './lib/stats.mjs';
 
 const DEFAULTS = {
@@ -101,18 +100,8 @@ function content(tag, index) {
   return (head + FILLER.repeat(Math.ceil(CONTENT_BYTES / FILLER.length))).slice(0, CONTENT_BYTES);
 }
 
-function parseConfig(flags = {}) {
-  const config = { ...DEFAULTS, profile: undefined };
-  for (const [name, value] of Object.entries(flags)) {
-    if (name === 'profile') {
-      config.profile = value === 'true' ? join(REPO_ROOT, 'bench', 'profiles') : value;
-      continue;
-    }
-    if (!(name in DEFAULTS)) continue;
-    const number = Number(value);
-    if (!Number.isInteger(number) || number <= 0) throw new RangeError(`--${name} must be a positive whole number, got "${value}"`);
-    config[name] = number;
-  }
+function parseConfig(flags) {
+  const config = readFlags(flags, DEFAULTS, { whole: true, profile: true });
   if (config.posts >= 1e7) throw new RangeError('--posts must be below 10,000,000 (the content holds 7 digits)');
   if (config.steps > config.days * 24 * 60) throw new RangeError('--steps must be at most one per minute of --days');
   if (config.streams > 9999) throw new RangeError('--streams must be at most 9,999');
@@ -129,26 +118,6 @@ function prng(seed) {
     state >>>= 0;
     return state / 2 ** 32;
   };
-}
-
-function startsWith(buffer, prefix) {
-  return buffer.length >= prefix.length && buffer.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
-}
-
-function digits(buffer, start, count) {
-  let value = 0;
-  for (let i = start; i < start + count; i++) value = value * 10 + (buffer[i] - 48);
-  return value;
-}
-
-/** Peak resident memory of a process in MiB (VmHWM, Linux /proc); undefined elsewhere. */
-function peakRssMiB(pid) {
-  try {
-    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Math.round(Number(match[1]) / 1024) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -428,18 +397,15 @@ async function openConnections(url, config, receiver, sockets) {
   return publishers;
 }
 
-function writeSeed(path, config) {
+function seed(config) {
   const ids = Array.from({ length: config.streams }, (_, i) => streamId(i));
-  return writeFile(
-    path,
-    JSON.stringify({
-      users: [
-        { id: 'bench-reader', name: 'Bench reader', readerKey: READER_KEY, follows: ids },
-        { id: 'newsdesk', name: 'Newsdesk (author)', readerKey: 'sp_bench_releases_newsdesk', follows: [] },
-      ],
-      streams: ids.map((id, i) => ({ id, name: `Embargo desk ${i}`, owner: 'newsdesk', key: streamKey(i) })),
-    }),
-  );
+  return {
+    users: [
+      { id: 'bench-reader', name: 'Bench reader', readerKey: READER_KEY, follows: ids },
+      { id: 'newsdesk', name: 'Newsdesk (author)', readerKey: 'sp_bench_releases_newsdesk', follows: [] },
+    ],
+    streams: ids.map((id, i) => ({ id, name: `Embargo desk ${i}`, owner: 'newsdesk', key: streamKey(i) })),
+  };
 }
 
 const mib = (bytes) => round(bytes / 2 ** 20, 3);
@@ -447,19 +413,16 @@ const mib = (bytes) => round(bytes / 2 ** 20, 3);
 export async function run(options = {}) {
   const config = parseConfig(options.flags);
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-  const dir = await mkdtemp(join(tmpdir(), 'stream-posts-bench-releases-'));
-  const seedPath = join(dir, 'seed.json');
-  await writeSeed(seedPath, config);
+  const seedFile = await writeSeed('releases', seed(config));
 
   let server;
   let inspector;
   const sockets = [];
   try {
-    const profile = config.profile ? ['--cpu-prof', '--cpu-prof-dir', config.profile, '--cpu-prof-name', `releases-${Date.now()}.cpuprofile`] : [];
     server = await startStreamPosts(
       // Large enough that a single step releasing everything cannot trip the slow-consumer close.
-      ['--seed', seedPath, '--rate-limit', '0', '--max-buffered', String(512 * 1024 * 1024)],
-      { nodeArgs: ['--inspect=127.0.0.1:0', ...profile] },
+      ['--seed', seedFile.path, '--rate-limit', '0', '--max-buffered', String(512 * 1024 * 1024)],
+      { nodeArgs: ['--inspect=127.0.0.1:0', ...profileArgs(config, 'releases')] },
     );
     inspector = await openInspector(server);
     const httpUrl = server.url.replace(/^ws/, 'http');
@@ -620,6 +583,6 @@ export async function run(options = {}) {
     // Closed before the server stops: a process with an inspector client attached waits for it to leave.
     inspector?.close();
     await server?.stop();
-    await rm(dir, { recursive: true, force: true });
+    await seedFile.remove();
   }
 }

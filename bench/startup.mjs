@@ -20,6 +20,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readFlags } from './lib/config.mjs';
 import { CLI, REPO_ROOT } from './lib/processes.mjs';
 import { median, percentile, round } from './lib/stats.mjs';
 import { describeFailure, runTimed } from './lib/timed-process.mjs';
@@ -40,18 +41,6 @@ const COMMANDS = [
   { id: 'node', label: 'node -e 0', args: ['-e', '0'], silent: true },
 ];
 
-function parseConfig(flags = {}) {
-  const config = { ...DEFAULTS };
-  for (const [name, value] of Object.entries(flags)) {
-    if (!(name in DEFAULTS)) continue;
-    const number = Number(value);
-    const min = name === 'warmup' ? 0 : 1;
-    if (!Number.isInteger(number) || number < min) throw new RangeError(`--${name} must be a whole number >= ${min}, got "${value}"`);
-    config[name] = number;
-  }
-  return config;
-}
-
 function runCommand(command) {
   return runTimed(process.execPath, command.args, { env: ENV, name: command.label, timeoutMs: 30_000 });
 }
@@ -64,7 +53,7 @@ function failure(command, result) {
 }
 
 export async function run(options = {}) {
-  const config = parseConfig(options.flags);
+  const config = readFlags(options.flags, DEFAULTS, { whole: true, zero: ['warmup'] });
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   if (!existsSync(WSCAT)) throw new Error(`wscat not found at ${WSCAT}: run npm install (it is a dev dependency)`);
 

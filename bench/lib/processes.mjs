@@ -35,14 +35,26 @@ export function cpuTimeMs(pid) {
   }
 }
 
-/** Resident memory of a process in MiB (Linux /proc); undefined elsewhere. */
-export function rssMiB(pid) {
+/** A memory field of a process's /proc status (`VmRSS`, `VmHWM`, …) in KiB (Linux); undefined elsewhere. */
+export function statusKiB(pid, field) {
   try {
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Math.round(Number(match[1]) / 1024) : undefined;
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : undefined;
   } catch {
     return undefined;
   }
+}
+
+const toMiB = (kib) => (kib === undefined ? undefined : Math.round(kib / 1024));
+
+/** Resident memory of a process in MiB (Linux /proc); undefined elsewhere. */
+export function rssMiB(pid) {
+  return toMiB(statusKiB(pid, 'VmRSS'));
+}
+
+/** Peak resident memory of a process in MiB (VmHWM, Linux /proc); undefined elsewhere. */
+export function peakRssMiB(pid) {
+  return toMiB(statusKiB(pid, 'VmHWM'));
 }
 
 /**

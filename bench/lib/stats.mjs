@@ -15,6 +15,16 @@ export function median(values) {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+/** Median of `key` over a list of runs (objects); null when any run has null there. */
+export function medianOf(runs, key) {
+  return runs.some((run) => run[key] === null) ? null : median(runs.map((run) => run[key]));
+}
+
+/** Sum of `key` over a list of objects. */
+export function sumOf(items, key) {
+  return items.reduce((sum, item) => sum + item[key], 0);
+}
+
 /** Concatenates typed arrays into one ascending-sorted Float64Array. */
 export function sortedConcat(arrays) {
   const total = arrays.reduce((sum, array) => sum + array.length, 0);
