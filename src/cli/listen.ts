@@ -80,6 +80,8 @@ export async function listen(options: ListenOptions): Promise<number> {
       },
       onActivity: () => armIdle(),
       onDelivery: (delivery) => {
+        // Frames read in the same chunk as the one that ended it still arrive: --count 1 is one.
+        if (stopReason !== undefined) return;
         if (!matches(options.match, searchableText(delivery))) return;
         write(delivery);
         shown += 1;

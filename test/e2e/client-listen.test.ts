@@ -132,6 +132,15 @@ describe('listen options', () => {
     expect(jsonLines(stdout)).toEqual([created(hiddenView(hidden.post)), released({ ...hidden.post, hidden: false })]);
   });
 
+  it('--count N shows exactly N even when more posts arrive in the same read (a history of 5 comes in one write)', async () => {
+    const { url } = shared;
+    for (let i = 1; i <= 5; i += 1) await publishWs(url, 'macro-wire', `count me ${i}`);
+    const listen = client(['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--last', '5', '--count', '2', '--streams', 'macro-wire']);
+    const { code, stdout } = await finish(listen);
+    expect(code).toBe(0);
+    expect(jsonLines(stdout).map((line) => (line as { data: { text: string } }).data.text)).toEqual(['count me 1', 'count me 2']);
+  });
+
   it('--idle-timeout exits 0 once no post arrived for that long, after showing what came', async () => {
     const { url } = shared;
     const listen = await subscribed(['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--idle-timeout', '800ms']);
