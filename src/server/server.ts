@@ -269,9 +269,9 @@ export class StreamPostsServer {
   }
 
   /**
-   * Stops accepting at once (a handshake that arrives later gets 503, one already under way
-   * is closed with 1001), closes every client with 1001, releases the store. Calling it again
-   * returns the same promise.
+   * Stops accepting at once (new connections are refused, an upgrade on an HTTP connection
+   * already open gets 503, a handshake already under way is closed with 1001), closes every
+   * client with 1001, releases the store. Calling it again returns the same promise.
    */
   close(): Promise<void> {
     this.#closing ??= this.#shutdown();
