@@ -39,17 +39,15 @@ export class StreamPostsService {
   /** Resolves `streamIds` (empty = all of the user's streams); all-or-nothing. */
   async resolveStreams(identity: Identity, streamIds: readonly string[], command: string): Promise<ResolvedSubscription> {
     const user = await this.userOf(identity);
-    const own = await this.store.streamsOf(user.id);
-    if (streamIds.length === 0) return { user, streams: own };
-    const ownById = new Map(own.map((stream) => [stream.id, stream]));
+    if (streamIds.length === 0) return { user, streams: await this.store.streamsOf(user.id) };
     const missing: string[] = [];
     const notFollowed: string[] = [];
     const streams: StreamRecord[] = [];
     for (const id of streamIds) {
-      const stream = ownById.get(id);
-      if (stream) streams.push(stream);
-      else if (await this.store.stream(id)) notFollowed.push(id);
-      else missing.push(id);
+      const stream = await this.store.stream(id);
+      if (!stream) missing.push(id);
+      else if (stream.owner === user.id || user.follows.includes(id)) streams.push(stream);
+      else notFollowed.push(id);
     }
     if (missing.length > 0) {
       const alsoNotFollowed = notFollowed.length > 0 ? `; not followed: ${nameIds(notFollowed)}` : '';

@@ -37,6 +37,12 @@ export interface SessionStart {
   urlCommand?: { event: CommandName; args: Record<string, string> };
 }
 
+/**
+ * The `connected` frame of each user, who follows the same streams until the store is
+ * reset (which makes new user records): built once, not on every connection.
+ */
+const connectedFrames = new WeakMap<UserRecord, Buffer>();
+
 /** One WebSocket connection: authentication, commands, subscriptions, backpressure. */
 export class Session implements Subscriber {
   envelopeStamp = 0;
@@ -142,11 +148,16 @@ export class Session implements Subscriber {
     const user = await this.#context.service.userOf(identity);
     this.#identity = identity;
     this.#user = user;
-    const streams = await this.#context.service.store.streamsOf(user.id);
     this.#log('info', 'connected', { user: user.id, keyKind: identity.kind, stream: identity.streamId });
-    this.sendFrame(
-      encodeEvent('connected', { message: 'connected', userId: user.id, streams: streams.map((stream) => stream.id) }),
-    );
+    let connected = connectedFrames.get(user);
+    if (!connected) {
+      const streams = await this.#context.service.store.streamsOf(user.id);
+      connected = Buffer.from(
+        encodeEvent('connected', { message: 'connected', userId: user.id, streams: streams.map((stream) => stream.id) }),
+      );
+      connectedFrames.set(user, connected);
+    }
+    this.sendFrame(connected);
     const urlCommand = this.start.urlCommand;
     if (urlCommand) await this.#run(() => parseCommandArgs(urlCommand.event, urlCommand.args), urlCommand.event);
   }
