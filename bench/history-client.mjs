@@ -20,10 +20,9 @@
  * stream. Times are performance.timeOrigin + performance.now() (comparable
  * across processes of one machine).
  */
-import { WebSocket } from 'ws';
 import { now } from './lib/clock.mjs';
 import { digits, startsWith } from './lib/frames.mjs';
-import { answerRequests, closeSockets, inLanes } from './lib/worker.mjs';
+import { answerRequests, closeSockets, inLanes, openSubscriber } from './lib/worker.mjs';
 
 const MARK = Buffer.from('bench:');
 const STREAM_AT = MARK.length;
@@ -86,47 +85,19 @@ function report(group) {
     errors: state.errors,
     firstError: state.firstError,
     bytes: state.bytes,
-    lost: group.lost,
+    lost: group.closed,
     doneAt: state.doneAt,
   });
 }
 
-function openClient(group, client, url, headers) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers, perMessageDeflate: false, skipUTF8Validation: true });
-    let ready = false;
-    ws.on('error', (error) => {
-      if (!ready) reject(error);
-    });
-    ws.on('close', (code) => {
-      if (!ready) reject(new Error(`closed with ${code} before it was ready`));
-      else if (!group.closing) group.lost += 1;
-    });
-    ws.on('message', (data) => {
-      if (ready) {
-        onFrame(group, client, data);
-        return;
-      }
-      const text = data.toString('utf8');
-      if (text.includes('"event":"connected"')) {
-        ready = true;
-        resolve(ws);
-      } else {
-        reject(new Error(`server refused a subscriber: ${text.slice(0, 300)}`));
-        ws.terminate();
-      }
-    });
-  });
-}
-
 async function connect({ target, url, subscribers }) {
-  const group = { target, clients: [], state: undefined, lost: 0, closing: false };
+  const group = { target, clients: [], state: undefined, closed: 0, closing: false };
   groups.set(target, group);
   await inLanes(subscribers.length, CONNECT_CONCURRENCY, async (index) => {
     const { key, subscribe, streams } = subscribers[index];
     const client = { index, subscribe, streams: Int32Array.from(streams), ws: undefined };
     group.clients[index] = client;
-    client.ws = await openClient(group, client, url, key ? { 'x-api-key': key } : {});
+    client.ws = await openSubscriber(group, { url, headers: key ? { 'x-api-key': key } : {} }, (data) => onFrame(group, client, data));
   });
 }
 

@@ -164,22 +164,23 @@ export class StreamPostsServer {
       socket.on('error', () => socket.destroy());
       // What the session needs is taken out now: a closure over `req` would keep the whole
       // upgrade request (headers, URL) alive for as long as the connection lasts.
-      const start: SessionStart = { id: '', key: keyFromRequest(req, url) };
-      if (route !== 'plain') start.urlCommand = route;
-      this.#wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.#accept(ws, start, socket));
+      const key = keyFromRequest(req, url);
+      const urlCommand = route === 'plain' ? undefined : route;
+      this.#wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.#accept(ws, socket, key, urlCommand));
     });
     // Request bodies and idle keep-alive sockets must not hold the process open on close.
     this.#http.keepAliveTimeout = 5_000;
   }
 
-  #accept(ws: WebSocket, start: SessionStart, socket: Duplex): void {
+  #accept(ws: WebSocket, socket: Duplex, key: string | undefined, urlCommand: SessionStart['urlCommand']): void {
     if (this.#closing) {
       // The handshake finished after shutdown began.
       ws.close(CLOSE_GOING_AWAY, 'server shutting down');
       setTimeout(() => ws.terminate(), CLOSE_DEADLINE_MS).unref();
       return;
     }
-    start.id = `c${this.#nextSessionId++}`;
+    const start: SessionStart = { id: `c${this.#nextSessionId++}`, key };
+    if (urlCommand) start.urlCommand = urlCommand;
     const session = new Session(ws, this.#sessionContext, start, socket);
     this.#sessions.add(session);
     session.onClosed(() => this.#sessions.delete(session));

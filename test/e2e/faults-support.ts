@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import WebSocket from 'ws';
+import { Arrivals } from '../support/arrivals.js';
 import { client } from './client-support.js';
 import type { CliProcess } from './spawn.js';
 
@@ -130,7 +131,7 @@ function openPumpConnection(url: string, key: string): Promise<PumpConnection | 
 export class PostPump {
   readonly posts: PumpedPost[] = [];
   readonly #connections = new Map<string, PumpConnection>();
-  readonly #waiters = new Set<() => void>();
+  readonly #arrivals = new Arrivals();
   #stopping = false;
   #closed = false;
   #running: Promise<void> | undefined;
@@ -154,19 +155,11 @@ export class PostPump {
 
   /** Waits until `count` posts in all have been acknowledged. */
   async waitForAcked(count: number, what: string, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.acked < count) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${this.acked}/${count} posts acknowledged)`);
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          this.#waiters.delete(wake);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(wake, 100);
-        this.#waiters.add(wake);
-      });
-    }
+    await this.#arrivals.until(
+      () => this.acked >= count,
+      timeoutMs,
+      () => new Error(`timed out waiting for ${what} (${this.acked}/${count} posts acknowledged)`),
+    );
   }
 
   /** Stops after the post in flight. */
@@ -229,7 +222,7 @@ export class PostPump {
     const reply = await connection.request('add-stream-post', { streamId: stream.id, content, contentType: 'rawtext' }, `p${post.seq}`);
     if (reply?.event === 'ack') post.id = reply.data.post.id;
     else if (reply !== undefined) throw new Error(`publish refused: ${JSON.stringify(reply)}`);
-    for (const wake of this.#waiters) wake();
+    this.#arrivals.notify();
     return post;
   }
 }

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
 import WebSocket from 'ws';
+import { Arrivals } from '../support/arrivals.js';
 import { TestClient } from '../support/harness.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -19,14 +20,15 @@ export class CliProcess {
   stdout = '';
   stderr = '';
   readonly exited: Promise<Exit>;
-  readonly #waiters = new Set<() => void>();
+  readonly #arrivals = new Arrivals();
+  #ended = false;
 
   /** `processGroup`: the child leads its own process group, and the whole group is killed after the test. */
   constructor(
     readonly child: ChildProcess,
     readonly processGroup = false,
   ) {
-    const wake = () => this.#waiters.forEach((waiter) => waiter());
+    const wake = () => this.#arrivals.notify();
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
       wake();
@@ -35,7 +37,13 @@ export class CliProcess {
       this.stderr += chunk;
       wake();
     });
-    this.exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+    this.exited = new Promise((resolve) =>
+      child.on('close', (code, signal) => {
+        this.#ended = true;
+        resolve({ code, signal });
+        wake();
+      }),
+    );
   }
 
   /** Complete stdout lines so far. */
@@ -47,25 +55,16 @@ export class CliProcess {
 
   /** Waits until `check` holds for the output (or the process ends, or time runs out). */
   async waitFor(check: (out: { stdout: string; stderr: string }) => boolean, what: string, timeoutMs = WAIT_MS): Promise<void> {
-    let ended = false;
-    void this.exited.then(() => {
-      ended = true;
-    });
-    const deadline = Date.now() + timeoutMs;
-    while (!check(this)) {
-      if (ended || Date.now() > deadline) {
-        throw new Error(`${ended ? 'process ended' : 'timed out'} waiting for ${what}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
-      }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          this.#waiters.delete(done);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(done, 50);
-        this.#waiters.add(done);
-      });
-    }
+    const failure = (why: string) => new Error(`${why} waiting for ${what}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
+    await this.#arrivals.until(
+      () => {
+        if (check(this)) return true;
+        if (this.#ended) throw failure('process ended');
+        return false;
+      },
+      timeoutMs,
+      () => failure('timed out'),
+    );
   }
 
   /** Waits for the `listening on …` line (stdout, or stderr with --exec) and returns the URL. */

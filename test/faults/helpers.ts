@@ -10,6 +10,7 @@ import type { StreamPostsServer } from '../../src/server/server.js';
 // Evaluated before this module's body, so the harness's afterEach (closing
 // servers) is registered before ours whatever order a test file imports them in.
 import '../support/harness.js';
+import { Arrivals } from '../support/arrivals.js';
 
 // With vitest's stacked hooks this runs before the harness closes the server:
 // sockets that would never answer a close handshake are gone by then and do
@@ -50,8 +51,8 @@ export class WireClient {
   /** performance.now() of each ping the server sent. */
   readonly pings: number[] = [];
   readonly closed: Promise<CloseInfo>;
-  #isClosed = false;
-  readonly #waiters = new Set<() => void>();
+  #closeInfo: CloseInfo | undefined;
+  readonly #arrivals = new Arrivals();
 
   constructor(
     readonly ws: WebSocket,
@@ -67,46 +68,37 @@ export class WireClient {
       }
       const message = isPlainObject(parsed) ? (options.summarize?.(parsed) ?? parsed) : undefined;
       this.received.push({ at: performance.now(), binary: isBinary, message, ...(message ? {} : { raw: text.slice(0, 200) }) });
-      this.#wake();
+      this.#arrivals.notify();
     });
     ws.on('ping', () => {
       this.pings.push(performance.now());
-      this.#wake();
+      this.#arrivals.notify();
     });
     this.closed = new Promise((resolve) => {
       ws.on('close', (code, reason) => {
-        this.#isClosed = true;
-        resolve({ code, reason: reason.toString(), at: performance.now() });
-        this.#wake();
+        this.#closeInfo = { code, reason: reason.toString(), at: performance.now() };
+        resolve(this.#closeInfo);
+        this.#arrivals.notify();
       });
     });
     ws.on('error', () => {});
   }
 
   get isClosed(): boolean {
-    return this.#isClosed;
+    return this.#closeInfo !== undefined;
   }
 
   /** Resolves once `ready()` is true; fails after `timeoutMs` (or at close, if `failOnClose`). */
   async until(ready: () => boolean, what: string, timeoutMs: number, failOnClose = true): Promise<void> {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      if (ready()) return;
-      if (failOnClose && this.#isClosed) {
-        throw new Error(`closed (${JSON.stringify(await this.closed)}) while waiting for ${what}`);
-      }
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          this.#waiters.delete(wake);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(wake, remaining);
-        this.#waiters.add(wake);
-      });
-    }
+    await this.#arrivals.until(
+      () => {
+        if (ready()) return true;
+        if (failOnClose && this.#closeInfo) throw new Error(`closed (${JSON.stringify(this.#closeInfo)}) while waiting for ${what}`);
+        return false;
+      },
+      timeoutMs,
+      () => new Error(`timed out after ${timeoutMs} ms waiting for ${what}`),
+    );
   }
 
   /** Index of the first received message at or after `from` that matches. */
@@ -127,10 +119,6 @@ export class WireClient {
 
   send(data: string | Buffer, binary = false): void {
     this.ws.send(data, { binary });
-  }
-
-  #wake(): void {
-    for (const wake of this.#waiters) wake();
   }
 }
 

@@ -2,6 +2,7 @@ import { afterEach } from 'vitest';
 import WebSocket from 'ws';
 import { DEMO_SEED } from '../../src/server/demo-seed.js';
 import { startServer, type ServerOptions, type StreamPostsServer } from '../../src/server/server.js';
+import { Arrivals } from './arrivals.js';
 
 /** Demo-seed keys, by role, for tests. */
 export const KEYS = {
@@ -48,18 +49,18 @@ export interface ConnectOptions {
 export class TestClient {
   readonly messages: Message[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
-  readonly #waiters = new Set<() => void>();
+  readonly #arrivals = new Arrivals();
   #cursor = 0;
 
   constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
       this.messages.push(JSON.parse(data.toString()) as Message);
-      for (const wake of this.#waiters) wake();
+      this.#arrivals.notify();
     });
     this.closed = new Promise((resolve) => {
       ws.on('close', (code, reason) => {
         resolve({ code, reason: reason.toString() });
-        for (const wake of this.#waiters) wake();
+        this.#arrivals.notify();
       });
     });
     ws.on('error', () => {});
@@ -71,29 +72,23 @@ export class TestClient {
 
   /** Waits for the first message after the cursor matching `match`, moves the cursor past it. */
   async next(match: (message: Message) => boolean = () => true, timeoutMs = 2000): Promise<Message> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+    let found: Message | undefined;
+    const ready = () => {
       for (let i = this.#cursor; i < this.messages.length; i += 1) {
-        const message = this.messages[i]!;
-        if (match(message)) {
+        if (match(this.messages[i]!)) {
+          found = this.messages[i]!;
           this.#cursor = i + 1;
-          return message;
+          return true;
         }
       }
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) {
-        throw new Error(`no matching message within ${timeoutMs} ms; got ${JSON.stringify(this.messages.slice(this.#cursor))}`);
-      }
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          this.#waiters.delete(wake);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(wake, remaining);
-        this.#waiters.add(wake);
-      });
-    }
+      return false;
+    };
+    await this.#arrivals.until(
+      ready,
+      timeoutMs,
+      () => new Error(`no matching message within ${timeoutMs} ms; got ${JSON.stringify(this.messages.slice(this.#cursor))}`),
+    );
+    return found!;
   }
 
   /** Waits for the next message with this event name. */
