@@ -60,10 +60,6 @@ export class Session implements Subscriber {
   #closed = false;
   readonly #socket: Duplex;
   #corked = false;
-  readonly #uncork = (): void => {
-    this.#corked = false;
-    this.#socket.uncork();
-  };
 
   constructor(
     ws: WebSocket,
@@ -112,7 +108,13 @@ export class Session implements Subscriber {
     if (this.#corked) return;
     this.#corked = true;
     this.#socket.cork();
-    process.nextTick(this.#uncork);
+    process.nextTick(Session.#uncork, this);
+  }
+
+  // Static, so that no session carries a closure of its own for it.
+  static #uncork(session: Session): void {
+    session.#corked = false;
+    session.#socket.uncork();
   }
 
   ping(keepAliveFrame: Buffer): void {
