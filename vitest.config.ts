@@ -1,9 +1,21 @@
 import { defineConfig } from 'vitest/config';
 
+const timeouts = { testTimeout: 20_000, hookTimeout: 20_000 };
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    projects: [
+      { test: { name: 'memory', include: ['test/**/*.test.ts'], ...timeouts } },
+      {
+        // The protocol suite again, every server on a Redis store (a redis-server per test file).
+        test: {
+          name: 'redis',
+          include: ['test/server/**/*.test.ts', 'test/faults/**/*.test.ts'],
+          exclude: ['test/server/units.test.ts', 'test/server/seed.test.ts'],
+          env: { STREAM_POSTS_TEST_STORE: 'redis' },
+          ...timeouts,
+        },
+      },
+    ],
   },
 });

@@ -4,14 +4,18 @@
  * connect to `/`; a publisher on `/control` sends already-serialized post
  * frames, and each one is written as-is to every subscriber with
  * `client.send(frame)` (as a text frame, like stream-posts sends), then acked.
+ * With `--cork`, writes are batched per event-loop turn as serve does (lib/bare-server.mjs).
  *
  * Prints `listening on ws://127.0.0.1:PORT` once bound, like `stream-posts serve --quiet`.
  */
 import { WebSocketServer } from 'ws';
-import { announceAndStopOnSignal } from './lib/bare-server.mjs';
+import { announceAndStopOnSignal, sendText } from './lib/bare-server.mjs';
 
 const CONNECTED = Buffer.from(
-  JSON.stringify({ event: 'connected', data: { message: 'connected', userId: 'bench-reader', streams: ['macro-wire'] } }),
+  JSON.stringify({
+    event: 'connected',
+    data: { message: 'connected', userId: 'bench-reader', streams: ['macro-wire'] },
+  }),
 );
 const ACK = Buffer.from(JSON.stringify({ event: 'ack', data: { duplicate: false } }));
 
@@ -28,14 +32,14 @@ wss.on('connection', (ws, req) => {
   ws.on('error', () => ws.terminate());
   if (req.url === '/control') {
     ws.on('message', (frame) => {
-      for (const client of subscribers) client.send(frame, { binary: false });
-      ws.send(ACK, { binary: false });
+      for (const client of subscribers) sendText(client, frame);
+      sendText(ws, ACK);
     });
     return;
   }
   subscribers.add(ws);
   ws.on('close', () => subscribers.delete(ws));
-  ws.send(CONNECTED, { binary: false });
+  sendText(ws, CONNECTED);
 });
 
 announceAndStopOnSignal(wss, subscribers);

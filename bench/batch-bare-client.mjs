@@ -82,7 +82,11 @@ function addLine(text) {
     return;
   }
   const requestId = String(lineNumber);
-  ready.push({ line: lineNumber, requestId, frame: JSON.stringify({ event: 'add-stream-post', data: { streamId, ...args }, requestId }) });
+  ready.push({
+    line: lineNumber,
+    requestId,
+    frame: JSON.stringify({ event: 'add-stream-post', data: { streamId, ...args }, requestId }),
+  });
 }
 
 function pump() {
@@ -104,7 +108,11 @@ function pump() {
 const ws = new WebSocket(wsUrl, { headers: { 'x-api-key': apiKey }, perMessageDeflate: false });
 ws.on('error', (error) => fail(3, `cannot connect to ${wsUrl}: ${error.message}`));
 ws.on('close', (code) => {
-  if (!done) fail(3, `the server closed the connection (${code}) with ${inFlight.size + ready.length - next} post(s) unanswered`);
+  if (!done)
+    fail(
+      3,
+      `the server closed the connection (${code}) with ${inFlight.size + ready.length - next} post(s) unanswered`,
+    );
 });
 ws.on('message', (data) => {
   const message = JSON.parse(data.toString('utf8'));

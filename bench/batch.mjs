@@ -63,7 +63,10 @@ function input(run, config) {
   const lines = [];
   for (let i = 1; i <= config.posts; i++) {
     const head = `post ${i} $BTC`;
-    const content = (head + FILLER.repeat(Math.ceil(config.contentBytes / FILLER.length))).slice(0, config.contentBytes);
+    const content = (head + FILLER.repeat(Math.ceil(config.contentBytes / FILLER.length))).slice(
+      0,
+      config.contentBytes,
+    );
     lines.push(JSON.stringify({ content, contentType: 'rawtext', idempotencyKey: `bench-${run}-${i}` }));
   }
   return `${lines.join('\n')}\n`;
@@ -98,7 +101,8 @@ function checkResults(stdout, posts) {
     if (seen[result.line]++ > 0) repeated += 1;
     if (result.error !== undefined || typeof result.post?.id !== 'string') {
       errors += 1;
-      if (problems.length < 3) problems.push(`line ${result.line}: ${JSON.stringify(result.error ?? result).slice(0, 200)}`);
+      if (problems.length < 3)
+        problems.push(`line ${result.line}: ${JSON.stringify(result.error ?? result).slice(0, 200)}`);
     } else if (result.duplicate === true) {
       // Keys are unique per run and the store is reset: a duplicate means the server did less work.
       duplicates += 1;
@@ -112,7 +116,11 @@ function checkResults(stdout, posts) {
 
 async function admin(server, method, path) {
   const httpUrl = server.url.replace(/^ws/, 'http');
-  const response = await fetch(`${httpUrl}/_admin/${path}`, { method });
+  // Admin POSTs must say they are JSON (a web page cannot send that cross-site).
+  const response = await fetch(`${httpUrl}/_admin/${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+  });
   const body = await response.text();
   if (!response.ok) throw new Error(`${method} /_admin/${path}: HTTP ${response.status} ${body.slice(0, 200)}`);
   return JSON.parse(body);
@@ -125,7 +133,18 @@ function sides(server, config) {
     {
       target: 'ours',
       label: 'stream-posts post --batch',
-      args: [CLI, 'post', '--batch', '--stream', STREAM_ID, '--window', String(config.window), '--url', server.url, '--json'],
+      args: [
+        CLI,
+        'post',
+        '--batch',
+        '--stream',
+        STREAM_ID,
+        '--window',
+        String(config.window),
+        '--url',
+        server.url,
+        '--json',
+      ],
       env,
     },
     {
@@ -139,7 +158,10 @@ function sides(server, config) {
 
 /** Fails clearly when the built CLI has no `post --batch` (yet). */
 async function requireBatchCommand() {
-  const help = await runTimed(process.execPath, [CLI, 'post', '--help'], { name: 'stream-posts post --help', timeoutMs: 30_000 });
+  const help = await runTimed(process.execPath, [CLI, 'post', '--help'], {
+    name: 'stream-posts post --help',
+    timeoutMs: 30_000,
+  });
   if (help.code !== 0 || !/--batch\b/.test(help.stdout)) {
     throw new Error(
       'the built CLI has no `post --batch`: `node bin/stream-posts.js post --help` ' +
@@ -221,14 +243,22 @@ export async function run(options = {}) {
   // --bare-only checks the harness and the baseline without the CLI's post --batch.
   if (!config.bareOnly) await requireBatchCommand();
 
-  const server = await startStreamPosts(['--rate-limit', '0']);
+  const server = await startStreamPosts([
+    '--rate-limit',
+    '0',
+    '--max-idempotency-keys',
+    '0',
+    '--max-idempotency-bytes',
+    '0',
+  ]);
   try {
     const active = sides(server, config).filter((side) => !config.bareOnly || side.target === 'bare');
     const results = { ours: [], bare: [] };
 
     let runId = 1;
     for (let i = 0; i < config.warmup; i++) {
-      for (const side of active) logRun(log, side.label, `warm-up ${i + 1}/${config.warmup}`, await measure(server, side, runId++, config));
+      for (const side of active)
+        logRun(log, side.label, `warm-up ${i + 1}/${config.warmup}`, await measure(server, side, runId++, config));
     }
     for (let i = 0; i < config.runs; i++) {
       // Alternate which side goes first, so drift over time favours neither.
@@ -253,7 +283,12 @@ export async function run(options = {}) {
           met: ratio !== null && ratio >= config.target,
         }),
         figure(`wall time for ${config.posts.toLocaleString('en-US')} posts`, 'ms', pick('wallMs'), b.wallMs),
-        figure('posts per second, first result to last', 'posts/s', pick('steadyPostsPerSecond'), b.steadyPostsPerSecond),
+        figure(
+          'posts per second, first result to last',
+          'posts/s',
+          pick('steadyPostsPerSecond'),
+          b.steadyPostsPerSecond,
+        ),
         figure('spawn to first result', 'ms', pick('firstResultMs'), b.firstResultMs),
         figure('server CPU per 1,000 posts', 'ms', pick('serverCpuMsPer1kPosts'), b.serverCpuMsPer1kPosts),
         figure('errors', 'posts', o.errors ?? null, b.errors, {

@@ -75,7 +75,8 @@ function openSubscriber({ url, headers, timeoutMs }, streamId) {
 
 function percentiles(values) {
   const sorted = Float64Array.from(values).sort();
-  const at = (p) => (sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]);
+  const at = (p) =>
+    sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
   return { p50: at(50), p99: at(99), max: at(100) };
 }
 

@@ -2,8 +2,12 @@
  * bench/connections — 10,000 idle subscribers on `stream-posts serve`: how long
  * the server takes to accept them, how many fail (must be 0), and how much
  * memory it holds per connection, side by side with a bare `ws` server
- * (bench/idle-ws-server.mjs) holding the same 10,000. Target: no more than
- * 1.5× the bare server's memory per connection.
+ * (bench/idle-ws-server.mjs) holding the same 10,000. Targets for the memory
+ * store: no more than 1.1× the bare server's memory and 1.2× its CPU per
+ * connection. With --store=redis, serve on a Redis store of the benchmark's own
+ * is a side too, and `serve --workers N` (--server-workers, 2) on it; --hold=N
+ * adds one run of that side alone holding N (20,000: more than one process may
+ * open here).
  *
  * A subscriber is a real WebSocket with the reader key of the benchmark seed
  * (one reader following `streams` streams, 100 by default): it connects,
@@ -51,7 +55,8 @@
  * (2), --warmup (2000; 0 skips it), --concurrency (400 handshakes in flight
  * over all client processes), --streams (100), --settle-ms (1500), --samples
  * (4), --sample-ms (250), --timeout-ms (30000: a subscriber not ready by then
- * is a failure), --target (1.5).
+ * is a failure), --target (1.1), --cpu-target (1.2), --store (memory; redis
+ * adds the Redis sides), --server-workers (2), --hold (0).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -59,7 +64,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { ClientProcess } from './lib/client-process.mjs';
 import { readFlags, requireWhole } from './lib/config.mjs';
-import { CLI, REPO_ROOT, startServerProcess, statusKiB } from './lib/processes.mjs';
+import { CLI, REPO_ROOT, cpuTimeMs, startServerProcess, statusKiB } from './lib/processes.mjs';
+import { startRedis } from './lib/redis.mjs';
 import { writeSeed } from './lib/seed.mjs';
 import { comparison, medianOf, round, sumOf } from './lib/stats.mjs';
 
@@ -74,7 +80,14 @@ const DEFAULTS = {
   samples: 4,
   sampleMs: 250,
   timeoutMs: 30_000,
-  target: 1.5,
+  /** Memory per connection, memory store against bare: at most this ratio. */
+  target: 1.1,
+  /** Accept CPU per connection, memory store against bare: at most this ratio. */
+  cpuTarget: 1.2,
+  /** With --store=redis: serve processes (--workers) of the extra Redis side; 1 leaves it out. */
+  serverWorkers: 2,
+  /** With a --workers side: after the runs, one more of that side alone holding this many (0: none). */
+  hold: 0,
 };
 
 /** The soft open-file limit every process asks for (or its hard limit, when lower). */
@@ -105,10 +118,25 @@ function seed(streams) {
 }
 
 function parseConfig(flags) {
-  const config = readFlags(flags, DEFAULTS, { zero: ['warmup'] });
-  requireWhole(config, ['connections', 'workers', 'runs', 'warmup', 'concurrency', 'streams', 'samples']);
+  const config = readFlags(flags, DEFAULTS, { zero: ['warmup', 'hold'] });
+  requireWhole(config, [
+    'connections',
+    'workers',
+    'runs',
+    'warmup',
+    'concurrency',
+    'streams',
+    'samples',
+    'serverWorkers',
+    'hold',
+  ]);
+  config.store = flags?.store ?? 'memory';
+  if (!['memory', 'redis'].includes(config.store))
+    throw new RangeError(`--store must be memory or redis, got "${config.store}"`);
+  if (config.hold % config.workers !== 0) throw new RangeError('--hold must be a multiple of --workers');
   if (config.connections % config.workers !== 0) throw new RangeError('--connections must be a multiple of --workers');
-  if (config.concurrency < config.workers) throw new RangeError('--concurrency must be at least --workers (one handshake per process)');
+  if (config.concurrency < config.workers)
+    throw new RangeError('--concurrency must be at least --workers (one handshake per process)');
   if (config.streams > 1000) throw new RangeError('--streams must be at most 1000');
   return config;
 }
@@ -136,7 +164,9 @@ function openFileLimit(pid) {
 function requireOpenFiles(pid, needed, what, instead) {
   const limit = openFileLimit(pid);
   if (limit !== undefined && limit < needed) {
-    throw new Error(`${what} may open ${limit} files but needs ${needed}: raise the hard limit (\`ulimit -Hn\`) or run with ${instead}`);
+    throw new Error(
+      `${what} may open ${limit} files but needs ${needed}: raise the hard limit (\`ulimit -Hn\`) or run with ${instead}`,
+    );
   }
   return limit;
 }
@@ -154,14 +184,29 @@ function listenOverflows() {
   }
 }
 
-/** `samples` readings of a server's RSS, `intervalMs` apart (the first at once). */
+/** A server's process and, for `serve --workers`, its worker processes (Linux /proc). */
+function serverPids(server) {
+  try {
+    const children = readFileSync(`/proc/${server.pid}/task/${server.pid}/children`, 'utf8').trim();
+    return [server.pid, ...(children ? children.split(/\s+/).map(Number) : [])];
+  } catch {
+    return [server.pid];
+  }
+}
+
+/** Summed over a server's processes; NaN when one cannot be read. */
+const sumOver = (server, read) => serverPids(server).reduce((total, pid) => total + (read(pid) ?? NaN), 0);
+
+/** `samples` readings of a server's RSS (all its processes), `intervalMs` apart (the first at once). */
 async function sampleRss(server, samples, intervalMs) {
   const readings = [];
   for (let i = 0; i < samples; i++) {
     if (i > 0) await sleep(intervalMs);
-    readings.push(statusKiB(server.pid, 'VmRSS'));
+    const kib = sumOver(server, (pid) => statusKiB(pid, 'VmRSS'));
+    readings.push(Number.isNaN(kib) ? undefined : kib);
   }
-  if (readings.some((value) => value === undefined)) throw new Error(`cannot read the RSS of ${server.name} from /proc`);
+  if (readings.some((value) => value === undefined))
+    throw new Error(`cannot read the RSS of ${server.name} from /proc`);
   return readings;
 }
 
@@ -181,25 +226,63 @@ async function probeHeap(server, nth) {
 }
 
 /** One side of the comparison: how to start its server, where subscribers go, where it counts them. */
-function sides(seedPath, config) {
-  const viaShell = (nodeArgs) => ['-c', RAISE_OPEN_FILES, process.execPath, '--expose-gc', '--import', PROBE, ...nodeArgs];
-  return {
-    ours: {
-      target: 'ours',
-      label: 'stream-posts serve',
-      start: () =>
-        startServerProcess(
-          '/bin/sh',
-          viaShell([CLI, 'serve', '--port', '0', '--quiet', '--seed', seedPath, '--rate-limit', '0']),
-          { name: 'stream-posts serve' },
-        ),
-      path: '/v1/ws',
-      headers: { 'x-api-key': READER_KEY },
-      statePath: '/_admin/state',
+function sides(seedPath, config, redis) {
+  const viaShell = (nodeArgs) => [
+    '-c',
+    RAISE_OPEN_FILES,
+    process.execPath,
+    '--expose-gc',
+    '--import',
+    PROBE,
+    ...nodeArgs,
+  ];
+  const serve = (target, label, flags = [], workers = 1) => ({
+    target,
+    label,
+    workers,
+    start: async () => {
+      // Each Redis side starts from an empty keyspace.
+      if (flags.length > 0) await redis.flush();
+      return startServerProcess(
+        '/bin/sh',
+        viaShell([
+          CLI,
+          'serve',
+          '--port',
+          '0',
+          '--quiet',
+          '--seed',
+          seedPath,
+          '--rate-limit',
+          '0',
+          '--max-connections-per-key',
+          '0',
+          ...flags,
+        ]),
+        { name: label },
+      );
     },
+    path: '/v1/ws',
+    headers: { 'x-api-key': READER_KEY },
+    // With workers, each answers for its own connections: the clients' count is used instead.
+    statePath: workers > 1 ? undefined : '/_admin/state',
+  });
+  return {
+    ours: serve('ours', 'serve (memory)'),
+    ...(redis && { redis: serve('redis', 'serve (redis)', ['--store', redis.url]) }),
+    ...(redis &&
+      config.serverWorkers > 1 && {
+        workers: serve(
+          'workers',
+          `serve (redis) --workers ${config.serverWorkers}`,
+          ['--store', redis.url, '--workers', String(config.serverWorkers)],
+          config.serverWorkers,
+        ),
+      }),
     bare: {
       target: 'bare',
       label: 'bare ws',
+      workers: 1,
       start: () =>
         startServerProcess('/bin/sh', viaShell([BARE_SERVER, `--streams=${config.streams}`, `--user=${READER}`]), {
           name: 'bare ws server',
@@ -213,9 +296,11 @@ function sides(seedPath, config) {
 
 /** The server's own count of connections and subscriptions. */
 async function serverState(server, side) {
+  if (!side.statePath) return { connections: Infinity, subscriptions: Infinity };
   const response = await fetch(`${server.url.replace(/^ws/, 'http')}${side.statePath}`);
   const body = await response.text();
-  if (!response.ok) throw new Error(`${side.label}: GET ${side.statePath}: HTTP ${response.status} ${body.slice(0, 200)}`);
+  if (!response.ok)
+    throw new Error(`${side.label}: GET ${side.statePath}: HTTP ${response.status} ${body.slice(0, 200)}`);
   const state = JSON.parse(body);
   return { connections: state.connections, subscriptions: state.subscriptions };
 }
@@ -250,20 +335,29 @@ function connectAll(clients, config, perProcess, server, side) {
 const closeAll = (clients) => Promise.allSettled(clients.map((client) => client.request({ type: 'close' })));
 
 /** Opens `connections` subscribers on a fresh server of one side, measures, and closes everything again. */
-async function measure(side, clients, config, run) {
+async function measure(side, clients, config, run, connections = config.connections) {
   const server = await side.start();
   let clientsConnected = false;
   try {
-    const openFiles = requireOpenFiles(server.pid, config.connections + SPARE_FILES, side.label, 'fewer --connections');
+    const pids = serverPids(server);
+    if (pids.length !== side.workers + (side.workers > 1 ? 1 : 0))
+      throw new Error(`${side.label}: ${pids.length} processes, expected ${side.workers} worker(s) and their primary`);
+    const openFiles = Math.min(
+      ...pids.map((pid) =>
+        requireOpenFiles(pid, Math.ceil(connections / side.workers) + SPARE_FILES, side.label, 'fewer --connections'),
+      ),
+    );
     await sleep(IDLE_MS);
     const rssBefore = (await sampleRss(server, 3, 100)).at(-1);
-    const heapBefore = await probeHeap(server, 1);
-    const cpuBefore = server.cpuTimeMs();
+    // The probe answers for the primary only: no heap figure for a side with workers.
+    const probe = (nth) => (side.workers > 1 ? null : probeHeap(server, nth));
+    const heapBefore = await probe(1);
+    const cpuBefore = sumOver(server, cpuTimeMs);
     const overflowsBefore = listenOverflows();
 
     clientsConnected = true;
-    const connected = await connectAll(clients, config, config.connections / config.workers, server, side);
-    const cpuMs = server.cpuTimeMs() - cpuBefore;
+    const connected = await connectAll(clients, config, connections / config.workers, server, side);
+    const cpuMs = sumOver(server, cpuTimeMs) - cpuBefore;
     const overflows = listenOverflows() - overflowsBefore;
     const startedAt = Math.min(...connected.map((reply) => reply.startedAt));
     const readyTimes = connected.map((reply) => reply.lastReadyAt).filter((at) => at !== null);
@@ -273,7 +367,7 @@ async function measure(side, clients, config, run) {
     await sleep(config.settleMs);
     const rssAfterSamples = await sampleRss(server, config.samples, config.sampleMs);
     const rssAfter = Math.max(...rssAfterSamples);
-    const heapAfter = await probeHeap(server, 2);
+    const heapAfter = await probe(2);
     const state = await serverState(server, side);
     const checks = await Promise.all(clients.map((client) => client.request({ type: 'check' })));
     const clientOpen = sumOf(checks, 'open');
@@ -284,15 +378,16 @@ async function measure(side, clients, config, run) {
     return {
       run,
       server: side.target,
-      connections: config.connections,
+      serverProcesses: pids.length,
+      connections,
       held,
-      failed: config.connections - held,
+      failed: connections - held,
       handshakeFailures: sumOf(connected, 'failed'),
       failures,
       lostAfterReady: sumOf(checks, 'lost'),
       lostCloseCodes: checks.reduce((into, reply) => addCounts(into, reply.lostCodes), {}),
       clientOpen,
-      serverCounts: state,
+      serverCounts: side.statePath ? state : null,
       acceptMs: acceptMs === null ? null : round(acceptMs, 4),
       connectionsPerSecond: acceptMs ? Math.round((ready / acceptMs) * 1000) : null,
       serverCpuMsPer1kConnections: Number.isFinite(cpuMs) && ready > 0 ? round((cpuMs / ready) * 1000, 3) : null,
@@ -304,7 +399,8 @@ async function measure(side, clients, config, run) {
       rssAfterGcKiB: heapAfter ? Math.round(heapAfter.rss / 1024) : null,
       heapUsedBeforeKiB: heapBefore ? Math.round(heapBefore.heapUsed / 1024) : null,
       heapUsedAfterKiB: heapAfter ? Math.round(heapAfter.heapUsed / 1024) : null,
-      heapPerConnectionKiB: heapBefore && heapAfter ? perConnection(heapBefore.heapUsed / 1024, heapAfter.heapUsed / 1024) : null,
+      heapPerConnectionKiB:
+        heapBefore && heapAfter ? perConnection(heapBefore.heapUsed / 1024, heapAfter.heapUsed / 1024) : null,
       openFileLimit: openFiles,
       clientProcesses: connected.map((reply, index) => ({
         process: index,
@@ -350,15 +446,15 @@ function summarize(runs) {
   };
 }
 
-const figure = (...args) => comparison('bare ws', ...args);
-
 export async function run(options = {}) {
   const config = parseConfig(options.flags);
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   const seedFile = await writeSeed('connections', seed(config.streams));
 
   const clients = [];
+  let redis;
   try {
+    if (config.store === 'redis') redis = await startRedis();
     for (let i = 0; i < config.workers; i++) {
       clients.push(
         new ClientProcess(CLIENT, i, {
@@ -374,47 +470,150 @@ export async function run(options = {}) {
       requireOpenFiles(client.pid, perProcess + SPARE_FILES, `client process ${client.index}`, 'more --workers'),
     );
 
-    const { ours, bare } = sides(seedFile.path, config);
+    const all = sides(seedFile.path, config, redis);
+    const { bare } = all;
+    const list = Object.values(all);
     if (config.warmup > 0) await warmUp(bare, clients, config, log);
-    const results = { ours: [], bare: [] };
+    const results = Object.fromEntries(list.map((side) => [side.target, []]));
+    const report = (side, result) => {
+      log(
+        `  ${side.label.padEnd(18)} ${result.held} held, ${result.failed} failed` +
+          `  accepted in ${result.acceptMs} ms (${result.connectionsPerSecond}/s)` +
+          `  RSS ${Math.round(result.rssBeforeKiB / 1024)} → ${Math.round(result.rssAfterKiB / 1024)} MiB` +
+          ` = ${result.rssPerConnectionKiB} KiB/connection  heap ${result.heapPerConnectionKiB} KiB/connection  CPU ${result.serverCpuMsPer1kConnections} ms/1k`,
+      );
+      if (result.listenOverflowsMachineWide > 0) {
+        log(
+          `    ${result.listenOverflowsMachineWide} connection(s) overflowed a listen queue on this machine during the run; dropped SYNs are retried after 1 s`,
+        );
+      }
+      if (result.failed > 0) {
+        log(
+          `    failures: ${JSON.stringify(result.failures)}; lost after ready ${result.lostAfterReady}; server counts ${JSON.stringify(result.serverCounts)}`,
+        );
+      }
+    };
     for (let i = 0; i < config.runs; i++) {
-      // Alternate which side goes first, so drift over time favours neither.
-      const order = i % 2 === 0 ? [ours, bare] : [bare, ours];
+      // Each run starts with the next side, so drift over time favours none.
+      const order = list.map((_, k) => list[(k + i) % list.length]);
+      log(`  run ${i + 1}/${config.runs}`);
       for (const side of order) {
         const result = await measure(side, clients, config, i + 1);
         results[side.target].push(result);
-        log(
-          `  run ${i + 1}/${config.runs} ${side.label.padEnd(18)} ${result.held} held, ${result.failed} failed` +
-            `  accepted in ${result.acceptMs} ms (${result.connectionsPerSecond}/s)` +
-            `  RSS ${Math.round(result.rssBeforeKiB / 1024)} → ${Math.round(result.rssAfterKiB / 1024)} MiB` +
-            ` = ${result.rssPerConnectionKiB} KiB/connection  heap ${result.heapPerConnectionKiB} KiB/connection`,
-        );
-        if (result.listenOverflowsMachineWide > 0) {
-          log(`    ${result.listenOverflowsMachineWide} connection(s) overflowed a listen queue on this machine during the run; dropped SYNs are retried after 1 s`);
-        }
-        if (result.failed > 0) {
-          log(`    failures: ${JSON.stringify(result.failures)}; lost after ready ${result.lostAfterReady}; server counts ${JSON.stringify(result.serverCounts)}`);
-        }
+        report(side, result);
       }
+    }
+    let hold;
+    if (config.hold > 0 && all.workers) {
+      log(`  ${all.workers.label} alone, ${config.hold} connections`);
+      hold = await measure(all.workers, clients, config, config.runs + 1, config.hold);
+      report(all.workers, hold);
     }
 
     const o = summarize(results.ours);
     const b = summarize(results.bare);
-    const memoryRatio = o.rssPerConnectionKiB !== null && b.rssPerConnectionKiB ? round(o.rssPerConnectionKiB / b.rssPerConnectionKiB, 3) : null;
+    const figure = (...args) => comparison('bare ws', ...args);
+    const memoryRatio =
+      o.rssPerConnectionKiB !== null && b.rssPerConnectionKiB
+        ? round(o.rssPerConnectionKiB / b.rssPerConnectionKiB, 3)
+        : null;
+    const cpuRatio =
+      o.serverCpuMsPer1kConnections !== null && b.serverCpuMsPer1kConnections
+        ? round(o.serverCpuMsPer1kConnections / b.serverCpuMsPer1kConnections, 3)
+        : null;
+    const figures = [
+      figure('memory store: server memory per connection (RSS)', 'KiB', o.rssPerConnectionKiB, b.rssPerConnectionKiB, {
+        ratio: memoryRatio,
+        target: `ratio <= ${config.target}`,
+        met: memoryRatio !== null && memoryRatio <= config.target,
+      }),
+      figure(
+        'memory store: server CPU per 1,000 connections',
+        'ms',
+        o.serverCpuMsPer1kConnections,
+        b.serverCpuMsPer1kConnections,
+        {
+          ratio: cpuRatio,
+          target: `ratio <= ${config.cpuTarget}`,
+          met: cpuRatio !== null && cpuRatio <= config.cpuTarget,
+        },
+      ),
+      figure(
+        `memory store: time to accept ${config.connections.toLocaleString('en-US')}`,
+        'ms',
+        o.acceptMs,
+        b.acceptMs,
+      ),
+      figure(
+        'memory store: server JS heap per connection (after GC)',
+        'KiB',
+        o.heapPerConnectionKiB,
+        b.heapPerConnectionKiB,
+      ),
+    ];
+    for (const side of list.filter((candidate) => candidate.target === 'redis' || candidate.target === 'workers')) {
+      const r = summarize(results[side.target]);
+      figures.push(
+        figure(
+          `${side.label}: server memory per connection (RSS, all processes)`,
+          'KiB',
+          r.rssPerConnectionKiB,
+          b.rssPerConnectionKiB,
+        ),
+        figure(
+          `${side.label}: server CPU per 1,000 connections (all processes)`,
+          'ms',
+          r.serverCpuMsPer1kConnections,
+          b.serverCpuMsPer1kConnections,
+        ),
+        figure(
+          `${side.label}: time to accept ${config.connections.toLocaleString('en-US')}`,
+          'ms',
+          r.acceptMs,
+          b.acceptMs,
+        ),
+      );
+    }
+    for (const side of list) {
+      const failed = summarize(results[side.target]).failed;
+      figures.push({
+        ...comparison(null, `${side.label}: failed connections (all runs)`, 'connections', failed, null),
+        target: '0',
+        met: failed === 0,
+      });
+    }
+    if (hold) {
+      figures.push(
+        {
+          ...comparison(
+            null,
+            `${all.workers.label}: idle connections held of ${config.hold.toLocaleString('en-US')}`,
+            'connections',
+            hold.held,
+            null,
+          ),
+          target: `${config.hold}`,
+          met: hold.failed === 0,
+        },
+        comparison(
+          null,
+          `${all.workers.label}: memory per connection at ${config.hold.toLocaleString('en-US')} (RSS, all processes)`,
+          'KiB',
+          hold.rssPerConnectionKiB,
+          null,
+        ),
+        comparison(
+          null,
+          `${all.workers.label}: time to accept ${config.hold.toLocaleString('en-US')}`,
+          'ms',
+          hold.acceptMs,
+          null,
+        ),
+      );
+    }
     return {
       name: 'connections',
-      figures: [
-        figure('server memory per connection (RSS)', 'KiB', o.rssPerConnectionKiB, b.rssPerConnectionKiB, {
-          ratio: memoryRatio,
-          target: `ratio <= ${config.target}`,
-          met: memoryRatio !== null && memoryRatio <= config.target,
-        }),
-        figure(`time to accept ${config.connections.toLocaleString('en-US')}`, 'ms', o.acceptMs, b.acceptMs),
-        figure('connections accepted per second', 'connections/s', o.connectionsPerSecond, b.connectionsPerSecond),
-        figure('failed connections', 'connections', o.failed, b.failed, { ratio: null, target: '0', met: o.failed === 0 }),
-        figure('server JS heap per connection (after GC)', 'KiB', o.heapPerConnectionKiB, b.heapPerConnectionKiB),
-        figure('server CPU per 1,000 connections', 'ms', o.serverCpuMsPer1kConnections, b.serverCpuMsPer1kConnections),
-      ],
+      figures,
       notes:
         `${config.connections} idle subscribers (reader key, connected → on-stream-post for one of ${config.streams} streams → sub_ack) ` +
         `from ${config.workers} client processes, at most ${config.concurrency} handshakes in flight in all; ` +
@@ -422,13 +621,23 @@ export async function run(options = {}) {
         `Memory per connection = (RSS ${config.settleMs} ms after the last sub_ack, largest of ${config.samples} samples, ` +
         `− RSS of the idle server) / connections held; JS heap per connection the same after a forced full GC. ` +
         `Time to accept: first connect to last sub_ack. Failed = asked for − open at both ends after the settle (summed over runs). ` +
-        `Median of ${config.runs} runs per side, alternating.`,
+        `Median of ${config.runs} runs per side, in rotating order. ` +
+        (redis
+          ? `Redis sides: a redis-server of the benchmark's own, emptied before each; with --workers the RSS and CPU are summed over the primary and its workers, and held is counted by the clients alone (each worker's state counts only its own). `
+          : ''),
       config,
-      openFileLimits: { clients: clientOpenFiles, servers: [...results.ours, ...results.bare].map((r) => r.openFileLimit) },
+      openFileLimits: {
+        clients: clientOpenFiles,
+        servers: Object.values(results)
+          .flat()
+          .map((r) => r.openFileLimit),
+      },
       runs: results,
+      hold,
     };
   } finally {
     await Promise.all(clients.map((client) => client.close()));
+    await redis?.stop();
     await seedFile.remove();
   }
 }

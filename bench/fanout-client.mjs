@@ -97,7 +97,9 @@ async function connect({ target, url, headers, subscribe, count }) {
   const group = { target, sockets: new Array(count), state: undefined, closed: 0, closing: false };
   groups.set(target, group);
   await inLanes(count, CONNECT_CONCURRENCY, async (index) => {
-    group.sockets[index] = await openSubscriber(group, { url, headers, subscribe }, (data) => onPost(group, index, data));
+    group.sockets[index] = await openSubscriber(group, { url, headers, subscribe }, (data) =>
+      onPost(group, index, data),
+    );
   });
 }
 

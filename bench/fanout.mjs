@@ -2,7 +2,11 @@
  * bench/fanout — one stream, 1,000 subscribers: deliveries per second and
  * publish-to-delivery latency of `stream-posts serve`, side by side with a bare
  * `ws` server (bench/bare-ws-server.mjs) that broadcasts the same frames to
- * the same 1,000 clients. Target: at least 80% of the bare server's deliveries/s.
+ * the same 1,000 clients, twice: with writes corked per event-loop turn as serve
+ * does (the baseline of the target) and frame by frame (a plain `ws` server).
+ * With --store=redis, serve on a Redis store of the benchmark's own is a side
+ * too, against the memory store, with Redis commands and bytes per post.
+ * Target: at least 80% of the corked bare server's deliveries/s.
  *
  * Processes: `stream-posts serve` (the built CLI), the bare server, and two
  * subscriber processes (bench/fanout-client.mjs) each holding half of the
@@ -18,7 +22,8 @@
  * is the median of `runs` runs.
  *
  * Flags (through bench/run.mjs): --seconds, --warmup-seconds, --runs, --window,
- * --clients, --workers, --content-bytes, --posts (cap per run), and
+ * --clients, --workers, --content-bytes, --posts (cap per run), --store
+ * (memory; redis adds the Redis side), and
  * --profile[=DIR] to have both servers write a .cpuprofile (read it with
  * bench/profile-summary.mjs).
  */
@@ -27,10 +32,11 @@ import { WebSocket } from 'ws';
 import { ClientProcess } from './lib/client-process.mjs';
 import { now, timedContent } from './lib/clock.mjs';
 import { profileArgs, readFlags, requireWhole } from './lib/config.mjs';
-import { REPO_ROOT, startServerProcess, startStreamPosts } from './lib/processes.mjs';
+import { REPO_ROOT, cpuTimeMs, startServerProcess, startStreamPosts } from './lib/processes.mjs';
 import { openPublisher } from './lib/publisher.mjs';
+import { perUnit, startRedis } from './lib/redis.mjs';
 import { writeSeed } from './lib/seed.mjs';
-import { comparison, medianOf, percentile, round, sortedConcat, sumOf } from './lib/stats.mjs';
+import { comparison, median, medianOf, percentile, round, sortedConcat, sumOf } from './lib/stats.mjs';
 
 const DEFAULTS = {
   clients: 1000,
@@ -65,9 +71,13 @@ function parseConfig(flags) {
   // --profile: both servers write a V8 CPU profile (.cpuprofile) when they stop.
   const config = readFlags(flags, DEFAULTS, { profile: true });
   requireWhole(config, ['clients', 'workers', 'posts', 'runs', 'window', 'contentBytes']);
+  config.store = flags?.store ?? 'memory';
+  if (!['memory', 'redis'].includes(config.store))
+    throw new RangeError(`--store must be memory or redis, got "${config.store}"`);
   if (config.clients % config.workers !== 0) throw new RangeError('--clients must be a multiple of --workers');
   if (config.posts >= 1e6) throw new RangeError('--posts must be below 1,000,000');
-  if (config.contentBytes < 64) throw new RangeError('--content-bytes must be at least 64 (the header the subscribers read)');
+  if (config.contentBytes < 64)
+    throw new RangeError('--content-bytes must be at least 64 (the header the subscribers read)');
   if (config.clients / config.workers >= 65536) throw new RangeError('at most 65,535 clients per subscriber process');
   return config;
 }
@@ -76,42 +86,62 @@ function parseConfig(flags) {
  * One side of the comparison: a server process, a publisher connection, and
  * how a post becomes the message the publisher sends.
  */
-async function ourSide(seedPath, config) {
-  const server = await startStreamPosts([
-    '--seed', seedPath,
-    '--rate-limit', '0',
-    // A plain byte count: the size is what matters, not how a unit is spelled.
-    '--max-buffered', String(64 * 1024 * 1024),
-  ], { nodeArgs: profileArgs(config, 'stream-posts') });
+async function ourSide(seedPath, config, redis) {
+  const server = await startStreamPosts(
+    [
+      '--seed',
+      seedPath,
+      ...(redis ? ['--store', redis.url] : []),
+      '--rate-limit',
+      '0',
+      '--max-connections-per-key',
+      '0',
+      // A plain byte count: the size is what matters, not how a unit is spelled.
+      '--max-buffered',
+      String(64 * 1024 * 1024),
+    ],
+    { nodeArgs: profileArgs(config, redis ? 'stream-posts-redis' : 'stream-posts') },
+  );
   const publisher = await openPublisher(`${server.url}/v1/ws`, { 'x-api-key': STREAM_KEY }).catch(async (error) => {
     await server.stop();
     throw error;
   });
   return {
-    target: 'ours',
-    label: 'stream-posts serve',
+    target: redis ? 'redis' : 'ours',
+    label: redis ? 'serve (redis)' : 'serve (memory)',
+    redis,
     lost: 0,
     server,
     publisher,
     subscriberUrl: `${server.url}/v1/ws`,
     subscriberHeaders: { 'x-api-key': READER_KEY },
     subscribe: JSON.stringify({ event: 'on-stream-post', data: { streamIds: STREAM_ID } }),
-    message: (text) => JSON.stringify({ event: 'add-stream-post', data: { streamId: STREAM_ID, content: text, contentType: 'rawtext' } }),
+    message: (text) =>
+      JSON.stringify({
+        event: 'add-stream-post',
+        data: { streamId: STREAM_ID, content: text, contentType: 'rawtext' },
+      }),
   };
 }
 
-async function bareSide(config) {
-  const server = await startServerProcess(process.execPath, [join(REPO_ROOT, 'bench', 'bare-ws-server.mjs')], {
-    name: 'bare ws server',
-    nodeArgs: profileArgs(config, 'bare-ws'),
-  });
+/** The bare broadcast server; `cork` batches its writes per event-loop turn as serve does. */
+async function bareSide(config, cork) {
+  const target = cork ? 'bare' : 'plain';
+  const server = await startServerProcess(
+    process.execPath,
+    [join(REPO_ROOT, 'bench', 'bare-ws-server.mjs'), ...(cork ? ['--cork'] : [])],
+    {
+      name: `bare ws server${cork ? ' (corked)' : ''}`,
+      nodeArgs: profileArgs(config, `bare-ws-${target}`),
+    },
+  );
   const publisher = await openControl(`${server.url}/control`).catch(async (error) => {
     await server.stop();
     throw error;
   });
   return {
-    target: 'bare',
-    label: 'bare ws',
+    target,
+    label: cork ? 'bare ws (corked)' : 'bare ws (plain)',
     lost: 0,
     server,
     // The control connection hears nothing until it sends; it is ready once open.
@@ -136,7 +166,8 @@ function openControl(url) {
 function frameTemplate(frame, contentBytes) {
   const at = frame.indexOf(MARK);
   const parsed = JSON.parse(frame);
-  if (at < 0 || parsed.event !== 'stream.post.created') throw new Error(`unexpected captured frame: ${frame.slice(0, 200)}`);
+  if (at < 0 || parsed.event !== 'stream.post.created')
+    throw new Error(`unexpected captured frame: ${frame.slice(0, 200)}`);
   const prefix = frame.slice(0, at);
   const suffix = frame.slice(at + contentBytes);
   return (text) => prefix + text + suffix;
@@ -157,7 +188,13 @@ async function measure(side, clients, config, run, seconds, { capture = false } 
   }
   await Promise.all(
     clients.map((client) =>
-      client.request({ type: 'arm', target: side.target, run, posts: capacity, capture: capture && client.index === 0 }),
+      client.request({
+        type: 'arm',
+        target: side.target,
+        run,
+        posts: capacity,
+        capture: capture && client.index === 0,
+      }),
     ),
   );
 
@@ -177,7 +214,8 @@ async function measure(side, clients, config, run, seconds, { capture = false } 
     const cpuBefore = server.cpuTimeMs();
 
     const publishMore = () => {
-      if (publishing && published > 0 && (published >= capacity || now() - firstPublishAt >= seconds * 1000)) publishing = false;
+      if (publishing && published > 0 && (published >= capacity || now() - firstPublishAt >= seconds * 1000))
+        publishing = false;
       while (publishing && published < capacity && published - completed < config.window) {
         const seq = published++;
         if (seq === 0) firstPublishAt = now();
@@ -236,7 +274,8 @@ async function measure(side, clients, config, run, seconds, { capture = false } 
         p50Ms: round(percentile(latencies, 50), 3),
         p99Ms: round(percentile(latencies, 99), 3),
         maxMs: round(percentile(latencies, 100), 3),
-        serverCpuMsPer1kDeliveries: Number.isFinite(cpuMs) && deliveries > 0 ? round((cpuMs / deliveries) * 1000, 3) : null,
+        serverCpuMsPer1kDeliveries:
+          Number.isFinite(cpuMs) && deliveries > 0 ? round((cpuMs / deliveries) * 1000, 3) : null,
         serverRssMiB: server.rssMiB() ?? null,
         captured,
       });
@@ -275,10 +314,11 @@ function summarize(runs) {
     missing: sumOf(runs, 'missing'),
     duplicates: sumOf(runs, 'duplicates'),
     lostConnections: sumOf(runs, 'lostConnections'),
+    redisCpuMsPer1kDeliveries: runs[0]?.redisPerPost ? medianOf(runs, 'redisCpuMsPer1kDeliveries') : null,
+    redisCommandsPerPost: runs[0]?.redisPerPost ? median(runs.map((r) => r.redisPerPost.commands)) : null,
+    redisBytesPerPost: runs[0]?.redisPerPost ? median(runs.map((r) => r.redisPerPost.bytes)) : null,
   };
 }
-
-const figure = (...args) => comparison('bare ws', ...args);
 
 export async function run(options = {}) {
   const config = parseConfig(options.flags);
@@ -287,17 +327,23 @@ export async function run(options = {}) {
 
   const sides = [];
   const clients = [];
+  let redis;
   try {
+    if (config.store === 'redis') redis = await startRedis();
     sides.push(await ourSide(seed.path, config));
-    sides.push(await bareSide(config));
-    const [ours, bare] = sides;
-    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(join(REPO_ROOT, 'bench', 'fanout-client.mjs'), i));
+    if (redis) sides.push(await ourSide(seed.path, config, redis));
+    sides.push(await bareSide(config, true), await bareSide(config, false));
+    const [ours] = sides;
+    const bares = sides.filter((side) => side.target === 'bare' || side.target === 'plain');
+    for (let i = 0; i < config.workers; i++)
+      clients.push(new ClientProcess(join(REPO_ROOT, 'bench', 'fanout-client.mjs'), i));
     for (const client of clients) {
       client.on('lost', (message) => {
         const side = sides.find((candidate) => candidate.target === message.target);
         side.lost += 1;
         // 1, 10, 100, 1000: enough to see it happen without a line per socket.
-        if (Number.isInteger(Math.log10(side.lost))) log(`  ${side.label}: ${side.lost} subscriber(s) lost; last close code ${message.code}`);
+        if (Number.isInteger(Math.log10(side.lost)))
+          log(`  ${side.label}: ${side.lost} subscriber(s) lost; last close code ${message.code}`);
       });
     }
     const perProcess = config.clients / config.workers;
@@ -323,20 +369,34 @@ export async function run(options = {}) {
     // frame the bare server is to send.
     const warmOurs = await measure(ours, clients, config, runId++, config.warmupSeconds, { capture: true });
     if (!warmOurs.captured) throw new Error('no stream.post.created frame was captured from stream-posts');
-    bare.message = frameTemplate(warmOurs.captured, config.contentBytes);
     const oursFrameBytes = Buffer.byteLength(warmOurs.captured);
-    const bareFrameBytes = Buffer.byteLength(bare.message(timedContent(MARK, 0, 0, config.contentBytes)));
-    if (oursFrameBytes !== bareFrameBytes) throw new Error(`frame sizes differ: ${oursFrameBytes} vs ${bareFrameBytes}`);
-    const warmBare = await measure(bare, clients, config, runId++, config.warmupSeconds);
-    log(`  warmed up (${warmOurs.posts} and ${warmBare.posts} posts; frame ${oursFrameBytes} bytes)`);
+    for (const bare of bares) {
+      bare.message = frameTemplate(warmOurs.captured, config.contentBytes);
+      const bareFrameBytes = Buffer.byteLength(bare.message(timedContent(MARK, 0, 0, config.contentBytes)));
+      if (oursFrameBytes !== bareFrameBytes)
+        throw new Error(`frame sizes differ: ${oursFrameBytes} vs ${bareFrameBytes}`);
+    }
+    const warm = [];
+    for (const side of sides.slice(1))
+      warm.push((await measure(side, clients, config, runId++, config.warmupSeconds)).posts);
+    log(`  warmed up (${[warmOurs.posts, ...warm].join(', ')} posts; frame ${oursFrameBytes} bytes)`);
 
-    const results = { ours: [], bare: [] };
+    const results = Object.fromEntries(sides.map((side) => [side.target, []]));
     for (let i = 0; i < config.runs; i++) {
-      // Alternate which side goes first, so drift over time favours neither.
-      const order = i % 2 === 0 ? [ours, bare] : [bare, ours];
+      // Each run starts with the next side, so drift over time favours none.
+      const order = sides.map((_, k) => sides[(k + i) % sides.length]);
       for (const side of order) {
+        const redisBefore = side.redis && (await side.redis.counters());
+        const redisCpuBefore = side.redis && cpuTimeMs(side.redis.pid);
         const result = await measure(side, clients, config, runId++, config.seconds);
         delete result.captured;
+        if (side.redis) {
+          result.redisPerPost = perUnit(redisBefore, await side.redis.counters(), result.posts);
+          result.redisCpuMsPer1kDeliveries = round(
+            ((cpuTimeMs(side.redis.pid) - redisCpuBefore) / result.deliveries) * 1000,
+            3,
+          );
+        }
         results[side.target].push(result);
         log(
           `  run ${i + 1}/${config.runs} ${side.label.padEnd(18)} ${String(result.posts).padStart(5)} posts ${String(result.deliveriesPerSecond).padStart(8)} deliveries/s` +
@@ -346,26 +406,85 @@ export async function run(options = {}) {
       }
     }
 
-    const o = summarize(results.ours);
-    const b = summarize(results.bare);
-    const ratio = round(o.deliveriesPerSecond / b.deliveriesPerSecond, 3);
-    return {
-      name: 'fanout',
-      figures: [
-        figure('deliveries per second', 'deliveries/s', o.deliveriesPerSecond, b.deliveriesPerSecond, {
+    const s = Object.fromEntries(Object.entries(results).map(([target, runs]) => [target, summarize(runs)]));
+    const o = s.ours;
+    const figures = [];
+    for (const [target, baseline] of [
+      ['bare', 'bare ws, writes corked per turn'],
+      ['plain', 'bare ws, frame by frame'],
+    ]) {
+      const b = s[target];
+      const figure = (...args) => comparison(baseline, ...args);
+      const ratio = round(o.deliveriesPerSecond / b.deliveriesPerSecond, 3);
+      figures.push(
+        figure('memory store: deliveries per second', 'deliveries/s', o.deliveriesPerSecond, b.deliveriesPerSecond, {
           ratio,
           target: `ratio >= ${config.target}`,
           met: ratio >= config.target,
         }),
-        figure('publish-to-delivery p50', 'ms', o.p50Ms, b.p50Ms),
-        figure('publish-to-delivery p99', 'ms', o.p99Ms, b.p99Ms),
-        figure('missing deliveries', 'deliveries', o.missing, b.missing, {
-          ratio: null,
-          target: '0',
-          met: o.missing === 0 && o.duplicates === 0 && o.lostConnections === 0,
-        }),
-        figure('server CPU per 1,000 deliveries', 'ms', o.serverCpuMsPer1kDeliveries, b.serverCpuMsPer1kDeliveries),
-      ],
+        figure(
+          'memory store: publish-to-delivery p50 / p99',
+          'ms',
+          `${o.p50Ms} / ${o.p99Ms}`,
+          `${b.p50Ms} / ${b.p99Ms}`,
+          {
+            ratio: round(o.p99Ms / b.p99Ms, 3),
+          },
+        ),
+        figure(
+          'memory store: server CPU per 1,000 deliveries',
+          'ms',
+          o.serverCpuMsPer1kDeliveries,
+          b.serverCpuMsPer1kDeliveries,
+        ),
+      );
+    }
+    if (s.redis) {
+      const r = s.redis;
+      const figure = (...args) => comparison('serve, memory store', ...args);
+      figures.push(
+        figure('Redis store: deliveries per second', 'deliveries/s', r.deliveriesPerSecond, o.deliveriesPerSecond),
+        figure(
+          'Redis store: publish-to-delivery p50 / p99',
+          'ms',
+          `${r.p50Ms} / ${r.p99Ms}`,
+          `${o.p50Ms} / ${o.p99Ms}`,
+          { ratio: round(r.p99Ms / o.p99Ms, 3) },
+        ),
+        figure(
+          'Redis store: server CPU per 1,000 deliveries',
+          'ms',
+          r.serverCpuMsPer1kDeliveries,
+          o.serverCpuMsPer1kDeliveries,
+        ),
+        comparison(null, 'Redis store: redis-server CPU per 1,000 deliveries', 'ms', r.redisCpuMsPer1kDeliveries, null),
+        comparison(
+          null,
+          "Redis store: Redis commands per post (scripts' included)",
+          'commands',
+          r.redisCommandsPerPost,
+          null,
+        ),
+        comparison(null, 'Redis store: Redis bytes in + out per post', 'B', r.redisBytesPerPost, null),
+      );
+    }
+    for (const side of sides) {
+      const r = s[side.target];
+      figures.push({
+        ...comparison(
+          null,
+          `${side.label}: missing / duplicated deliveries`,
+          'deliveries',
+          `${r.missing} / ${r.duplicates}`,
+          null,
+        ),
+        target: '0',
+        met: r.missing === 0 && r.duplicates === 0 && r.lostConnections === 0,
+      });
+    }
+    return {
+      name: 'fanout',
+      figures,
       notes:
         `${config.clients} subscribers of one stream in ${config.workers} subscriber processes; each server in its own process. ` +
         `Posts (${config.contentBytes}-byte content, ${oursFrameBytes}-byte frame) published back to back for ${config.seconds} s per run ` +
@@ -373,12 +492,14 @@ export async function run(options = {}) {
         `median of ${config.runs} runs per side, alternating, after a ${config.warmupSeconds} s warm-up each. ` +
         `Deliveries/s = deliveries / (first publish to last delivery). Server CPU from /proc (10 ms ticks).`,
       config,
+      summary: s,
       runs: results,
     };
   } finally {
     await Promise.all(clients.map((client) => client.close()));
     for (const side of sides) side.publisher?.terminate();
     await Promise.all(sides.map((side) => side.server.stop()));
+    await redis?.stop();
     await seed.remove();
   }
 }

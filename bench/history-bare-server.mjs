@@ -10,14 +10,15 @@
  * order, createdAt spaced one minute apart in seed order as stream-posts
  * dates seed posts, and a 26-character id in place of a ULID.
  *
+ * With `--cork` (after SEED), writes are batched per event-loop turn as serve does
+ * (lib/bare-server.mjs): a whole history is one write.
+ *
  * Prints `listening on ws://127.0.0.1:PORT` once bound, like `stream-posts serve --quiet`.
  */
 import { readFileSync } from 'node:fs';
-import { WebSocketServer } from 'ws';
-import { announceAndStopOnSignal } from './lib/bare-server.mjs';
+import { sendText, startBareServer } from './lib/bare-server.mjs';
 
 const SEED_POST_SPACING_MS = 60_000;
-const TEXT = { binary: false };
 
 const seed = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const streams = new Map(seed.streams.map((stream) => [stream.id, { name: stream.name, frames: [] }]));
@@ -39,28 +40,21 @@ seed.posts.forEach((post, index) => {
 });
 
 const CONNECTED = Buffer.from(JSON.stringify({ event: 'connected', data: { message: 'connected' } }));
-const sockets = new Set();
-const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, clientTracking: false, perMessageDeflate: false, maxPayload: 1024 * 1024 });
-
-wss.on('connection', (ws) => {
-  sockets.add(ws);
-  ws.on('close', () => sockets.delete(ws));
-  ws.on('error', () => ws.terminate());
+await startBareServer((ws) => {
   ws.on('message', (message) => {
     const { data } = JSON.parse(message.toString('utf8'));
     const ids = String(data.streamIds).split(',');
     const wanted = ids.map((id) => streams.get(id));
     if (wanted.includes(undefined)) {
-      ws.send(JSON.stringify({ event: 'error', data: { code: 'not-found', message: 'unknown stream' } }), TEXT);
+      sendText(ws, JSON.stringify({ event: 'error', data: { code: 'not-found', message: 'unknown stream' } }));
       return;
     }
     const lastPosts = Number(data.lastPosts);
-    ws.send(JSON.stringify({ event: 'sub_ack', data: { command: 'on-stream-post', streamIds: ids, lastPosts } }), TEXT);
+    sendText(ws, JSON.stringify({ event: 'sub_ack', data: { command: 'on-stream-post', streamIds: ids, lastPosts } }));
     for (const stream of wanted) {
-      for (let i = Math.max(stream.frames.length - lastPosts, 0); i < stream.frames.length; i++) ws.send(stream.frames[i], TEXT);
+      for (let i = Math.max(stream.frames.length - lastPosts, 0); i < stream.frames.length; i++)
+        sendText(ws, stream.frames[i]);
     }
   });
-  ws.send(CONNECTED, TEXT);
+  sendText(ws, CONNECTED);
 });
-
-announceAndStopOnSignal(wss, sockets);

@@ -97,7 +97,9 @@ async function connect({ target, url, subscribers }) {
     const { key, subscribe, streams } = subscribers[index];
     const client = { index, subscribe, streams: Int32Array.from(streams), ws: undefined };
     group.clients[index] = client;
-    client.ws = await openSubscriber(group, { url, headers: key ? { 'x-api-key': key } : {} }, (data) => onFrame(group, client, data));
+    client.ws = await openSubscriber(group, { url, headers: key ? { 'x-api-key': key } : {} }, (data) =>
+      onFrame(group, client, data),
+    );
   });
 }
 

@@ -5,7 +5,9 @@
  * for `stream-posts serve` side by side with a bare `ws` server
  * (bench/history-bare-server.mjs) that holds the same posts as ready-made
  * frames and, on subscribe, sends an ack and the last 100 frames of each
- * requested stream.
+ * requested stream. The bare server runs twice: with writes corked per
+ * event-loop turn as serve does (`--cork`, a whole history in one write) and
+ * frame by frame (a plain `ws` server).
  *
  * Posts come from the seed file (round-robin over the streams, so each
  * subscriber's streams interleave in time); both servers read the same file.
@@ -69,11 +71,14 @@ function content(stream, post, contentBytes) {
 
 function parseConfig(flags) {
   const config = readFlags(flags, DEFAULTS, { whole: true, profile: true });
-  if (config.streams >= 1e6 || config.postsPerStream >= 1e6) throw new RangeError('--streams and --posts-per-stream must be below 1,000,000');
+  if (config.streams >= 1e6 || config.postsPerStream >= 1e6)
+    throw new RangeError('--streams and --posts-per-stream must be below 1,000,000');
   if (config.lastPosts > MAX_LAST_POSTS) throw new RangeError(`--last-posts must be at most ${MAX_LAST_POSTS}`);
   if (config.subscribers < config.workers) throw new RangeError('--subscribers must be at least --workers');
-  if (config.streamsPerSubscriber > config.streams) throw new RangeError('--streams-per-subscriber must be at most --streams');
-  if (config.contentBytes < 24) throw new RangeError('--content-bytes must be at least 24 (the header the subscribers read)');
+  if (config.streamsPerSubscriber > config.streams)
+    throw new RangeError('--streams-per-subscriber must be at most --streams');
+  if (config.contentBytes < 24)
+    throw new RangeError('--content-bytes must be at least 24 (the header the subscribers read)');
   return config;
 }
 
@@ -85,7 +90,10 @@ function buildSeed(config) {
     key: `sp_bench_history_stream_${i}`,
   }));
   const subscriberStreams = Array.from({ length: config.subscribers }, (_, i) =>
-    Array.from({ length: config.streamsPerSubscriber }, (_, j) => (i * config.streamsPerSubscriber + j) % config.streams),
+    Array.from(
+      { length: config.streamsPerSubscriber },
+      (_, j) => (i * config.streamsPerSubscriber + j) % config.streams,
+    ),
   );
   const users = [
     { id: 'publisher', name: 'Publisher', readerKey: 'sp_bench_history_publisher', follows: [] },
@@ -98,7 +106,8 @@ function buildSeed(config) {
   ];
   const posts = [];
   for (let p = 0; p < config.postsPerStream; p++) {
-    for (let s = 0; s < config.streams; s++) posts.push({ streamId: streamId(s), content: content(s, p, config.contentBytes), contentType: 'rawtext' });
+    for (let s = 0; s < config.streams; s++)
+      posts.push({ streamId: streamId(s), content: content(s, p, config.contentBytes), contentType: 'rawtext' });
   }
   return { seed: { users, streams, posts }, subscriberStreams };
 }
@@ -106,7 +115,10 @@ function buildSeed(config) {
 /** One run on one side: connect everyone, subscribe everyone at once, wait for every history. */
 async function measure(side, clients, config, run, subscriberStreams) {
   const exit = side.server.exitStatus();
-  if (exit) throw new Error(`${side.label} exited (code ${exit.code}, signal ${exit.signal}) before run ${run}\n${side.server.stderr().trim()}`);
+  if (exit)
+    throw new Error(
+      `${side.label} exited (code ${exit.code}, signal ${exit.signal}) before run ${run}\n${side.server.stderr().trim()}`,
+    );
   const perProcess = Math.ceil(config.subscribers / clients.length);
   const connectStarted = performance.now();
   await Promise.all(
@@ -117,7 +129,10 @@ async function measure(side, clients, config, run, subscriberStreams) {
         subscribers.push({
           key: side.keyOf(i),
           streams,
-          subscribe: JSON.stringify({ event: 'on-stream-post', data: { streamIds: streams.map(streamId).join(','), lastPosts: config.lastPosts } }),
+          subscribe: JSON.stringify({
+            event: 'on-stream-post',
+            data: { streamIds: streams.map(streamId).join(','), lastPosts: config.lastPosts },
+          }),
         });
       }
       return client.request({ type: 'connect', target: side.target, url: side.url, subscribers });
@@ -130,7 +145,10 @@ async function measure(side, clients, config, run, subscriberStreams) {
   const startedAt = now();
   const reports = await Promise.all(
     clients.map((client) =>
-      client.request({ type: 'go', target: side.target, run, perStream, firstSeq: config.postsPerStream - perStream }, 'report'),
+      client.request(
+        { type: 'go', target: side.target, run, perStream, firstSeq: config.postsPerStream - perStream },
+        'report',
+      ),
     ),
   );
   const cpuMs = side.server.cpuTimeMs() - cpuBefore;
@@ -186,8 +204,6 @@ function describe(side, result) {
   );
 }
 
-const figure = (...args) => comparison('bare ws', ...args);
-
 export async function run(options = {}) {
   const config = parseConfig(options.flags);
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -202,17 +218,35 @@ export async function run(options = {}) {
       timeoutMs: 60_000,
       nodeArgs: profileArgs(config, 'stream-posts'),
     });
-    sides.push({ target: 'ours', label: 'stream-posts serve', server: ours, url: `${ours.url}/v1/ws`, keyOf: (i) => seed.users[i + 1].readerKey });
-    log(`  stream-posts serve up with ${seed.posts.length} seed posts in ${Math.round(performance.now() - started)} ms`);
-    started = performance.now();
-    const bare = await startServerProcess(process.execPath, [join(REPO_ROOT, 'bench', 'history-bare-server.mjs'), seedFile.path], {
-      name: 'bare ws server',
-      timeoutMs: 60_000,
-      nodeArgs: profileArgs(config, 'bare-ws'),
+    sides.push({
+      target: 'ours',
+      label: 'stream-posts serve',
+      server: ours,
+      url: `${ours.url}/v1/ws`,
+      keyOf: (i) => seed.users[i + 1].readerKey,
     });
-    sides.push({ target: 'bare', label: 'bare ws', server: bare, url: `${bare.url}/`, keyOf: () => undefined });
-    log(`  bare ws server up in ${Math.round(performance.now() - started)} ms`);
-    for (let i = 0; i < config.workers; i++) clients.push(new ClientProcess(join(REPO_ROOT, 'bench', 'history-client.mjs'), i));
+    log(
+      `  stream-posts serve up with ${seed.posts.length} seed posts in ${Math.round(performance.now() - started)} ms`,
+    );
+    for (const [target, label, flags] of [
+      ['bare', 'bare ws (corked)', ['--cork']],
+      ['plain', 'bare ws (plain)', []],
+    ]) {
+      started = performance.now();
+      const bare = await startServerProcess(
+        process.execPath,
+        [join(REPO_ROOT, 'bench', 'history-bare-server.mjs'), seedFile.path, ...flags],
+        {
+          name: label,
+          timeoutMs: 60_000,
+          nodeArgs: profileArgs(config, `bare-ws-${target}`),
+        },
+      );
+      sides.push({ target, label, server: bare, url: `${bare.url}/`, keyOf: () => undefined });
+      log(`  ${label} server up in ${Math.round(performance.now() - started)} ms`);
+    }
+    for (let i = 0; i < config.workers; i++)
+      clients.push(new ClientProcess(join(REPO_ROOT, 'bench', 'history-client.mjs'), i));
 
     let runId = 1;
     const cold = {};
@@ -220,10 +254,10 @@ export async function run(options = {}) {
       cold[side.target] = await measure(side, clients, config, runId++, subscriberStreams);
       log(`  cold  ${describe(side, cold[side.target])}`);
     }
-    const results = { ours: [], bare: [] };
+    const results = { ours: [], bare: [], plain: [] };
     for (let i = 0; i < config.runs; i++) {
-      // Alternate which side goes first, so drift over time favours neither.
-      for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
+      // Each run starts with the next side, so drift over time favours none.
+      for (const side of sides.map((_, k) => sides[(k + i) % sides.length])) {
         const result = await measure(side, clients, config, runId++, subscriberStreams);
         results[side.target].push(result);
         log(`  run ${i + 1}/${config.runs} ${describe(side, result)}`);
@@ -231,34 +265,47 @@ export async function run(options = {}) {
     }
 
     const o = summarize(results.ours);
-    const b = summarize(results.bare);
-    const all = [...results.ours, ...results.bare, cold.ours, cold.bare];
+    const all = [...Object.values(results).flat(), ...Object.values(cold)];
     const verified = (s) => s.missing + s.duplicates + s.outOfOrder + s.unexpected + s.errors + s.lostConnections;
     const coldOurs = summarize([cold.ours]);
-    const coldBare = summarize([cold.bare]);
     const perStream = Math.min(config.lastPosts, config.postsPerStream);
     const deliveries = config.subscribers * config.streamsPerSubscriber * perStream;
     const firstError = all.find((r) => r.firstError)?.firstError;
-    return {
-      name: 'history',
-      figures: [
+    const figures = [];
+    for (const [target, baseline] of [
+      ['bare', 'bare ws, writes corked per turn'],
+      ['plain', 'bare ws, frame by frame'],
+    ]) {
+      const b = summarize(results[target]);
+      const coldBare = summarize([cold[target]]);
+      const figure = (...args) => comparison(baseline, ...args);
+      figures.push(
         figure('time until all histories delivered', 'ms', o.allMs, b.allMs),
-        figure('history deliveries per second', 'deliveries/s', o.deliveriesPerSecond, b.deliveriesPerSecond),
         figure('time until a subscriber has its history, p50', 'ms', o.p50Ms, b.p50Ms),
         figure('first (cold) run: time until all histories delivered', 'ms', coldOurs.allMs, coldBare.allMs),
         figure('server CPU per run', 'ms', o.serverCpuMs, b.serverCpuMs),
-        figure('missing, duplicate, out-of-order or unexpected deliveries', 'deliveries', verified(o) + verified(coldOurs), verified(b) + verified(coldBare), {
-          ratio: null,
-          target: '0',
-          met: verified(o) + verified(coldOurs) === 0,
-        }),
-      ],
+        figure(
+          'missing, duplicate, out-of-order or unexpected deliveries',
+          'deliveries',
+          verified(o) + verified(coldOurs),
+          verified(b) + verified(coldBare),
+          {
+            ratio: null,
+            target: '0',
+            met: verified(o) + verified(coldOurs) === 0,
+          },
+        ),
+      );
+    }
+    return {
+      name: 'history',
+      figures,
       notes:
         `${config.streams} streams × ${config.postsPerStream} posts (${config.contentBytes}-byte content) from the seed; ` +
         `${config.subscribers} subscribers in ${config.workers} processes, each sending one on-stream-post for ${config.streamsPerSubscriber} streams ` +
         `with lastPosts ${config.lastPosts}, all at once: ${deliveries.toLocaleString('en-US')} history deliveries per run ` +
         `(${results.ours[0]?.bytesPerDelivery} bytes per frame from stream-posts, ${results.bare[0]?.bytesPerDelivery} from the bare server). ` +
-        `Time from the go signal to the last history post at the last subscriber; median of ${config.runs} runs per side, alternating, ` +
+        `Time from the go signal to the last history post at the last subscriber; median of ${config.runs} runs per side, in rotating order, ` +
         `after a cold first run each (stream-posts encodes and caches every post's frame then; the bare server has them from the start). ` +
         `Server CPU from /proc (10 ms ticks).` +
         (firstError ? ` First error event: ${firstError}` : ''),

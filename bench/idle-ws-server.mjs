@@ -31,7 +31,9 @@ const streamCount = Number(flags.streams ?? 100);
 const userId = flags.user ?? 'bench-reader';
 const streamIds = Array.from({ length: streamCount }, (_, i) => `s${String(i).padStart(3, '0')}`);
 
-const CONNECTED = Buffer.from(JSON.stringify({ event: 'connected', data: { message: 'connected', userId, streams: streamIds } }));
+const CONNECTED = Buffer.from(
+  JSON.stringify({ event: 'connected', data: { message: 'connected', userId, streams: streamIds } }),
+);
 const TEXT_FRAME = { binary: false };
 
 /** Stream id → the sockets subscribed to it. */
@@ -66,7 +68,12 @@ const http = createServer((req, res) => {
   res.writeHead(404, { 'content-length': 0 });
   res.end();
 });
-const wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: 1024 * 1024 });
+const wss = new WebSocketServer({
+  noServer: true,
+  clientTracking: false,
+  perMessageDeflate: false,
+  maxPayload: 1024 * 1024,
+});
 
 http.on('upgrade', (req, socket, head) => {
   socket.on('error', () => socket.destroy());

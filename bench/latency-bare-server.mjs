@@ -12,13 +12,16 @@
  *   size), serialized once as a `stream.post.created` frame and written to
  *   each of the stream's subscribers, then acked to the publisher with the post.
  *
+ * With `--cork`, writes are batched per event-loop turn as serve does (lib/bare-server.mjs).
+ *
  * Prints `listening on ws://127.0.0.1:PORT` once bound, like `stream-posts serve --quiet`.
  */
 import { WebSocketServer } from 'ws';
-import { announceAndStopOnSignal } from './lib/bare-server.mjs';
+import { announceAndStopOnSignal, sendText } from './lib/bare-server.mjs';
 
-const TEXT = { binary: false };
-const CONNECTED = Buffer.from(JSON.stringify({ event: 'connected', data: { message: 'connected', userId: 'bench', streams: [] } }));
+const CONNECTED = Buffer.from(
+  JSON.stringify({ event: 'connected', data: { message: 'connected', userId: 'bench', streams: [] } }),
+);
 
 /** Stream id → its subscribers' sockets. */
 const subscribers = new Map();
@@ -33,7 +36,10 @@ function subscribe(ws, data) {
   }
   set.add(ws);
   ws.once('close', () => set.delete(ws));
-  ws.send(JSON.stringify({ event: 'sub_ack', data: { command: 'on-stream-post', streamIds: [streamId], lastPosts: 0 } }), TEXT);
+  sendText(
+    ws,
+    JSON.stringify({ event: 'sub_ack', data: { command: 'on-stream-post', streamIds: [streamId], lastPosts: 0 } }),
+  );
 }
 
 function publish(ws, data) {
@@ -51,8 +57,8 @@ function publish(ws, data) {
     customTarget: null,
   };
   const frame = Buffer.from(JSON.stringify({ event: 'stream.post.created', data: post }));
-  for (const client of subscribers.get(data.streamId) ?? []) client.send(frame, TEXT);
-  ws.send(JSON.stringify({ event: 'ack', data: { post, duplicate: false } }), TEXT);
+  for (const client of subscribers.get(data.streamId) ?? []) sendText(client, frame);
+  sendText(ws, JSON.stringify({ event: 'ack', data: { post, duplicate: false } }));
 }
 
 const wss = new WebSocketServer({
@@ -70,7 +76,7 @@ wss.on('connection', (ws) => {
     if (command.event === 'add-stream-post') publish(ws, command.data);
     else if (command.event === 'on-stream-post') subscribe(ws, command.data);
   });
-  ws.send(CONNECTED, TEXT);
+  sendText(ws, CONNECTED);
 });
 
 announceAndStopOnSignal(wss, wss.clients);

@@ -4,7 +4,7 @@
  * server, each subscribed to one stream, and records what they receive; the
  * parent drives it over IPC:
  *
- *   connect    {target, url, subscribers: [{key, streamId, stream}]} → connected
+ *   connect    {target, url, subscribers: [{key, streamId, stream, url?}]} → connected (a subscriber's url, when given, over the group's)
  *              (stream: the stream's index, which the post header names)
  *   arm        {target, run, posts, streams}  → armed (posts: the most the run may publish)
  *   collect    {target, run, published}       → report, once every client has
@@ -59,7 +59,8 @@ function newRun(group, run, posts, streams) {
 /** Deliveries due to this process's clients when `published` posts went out round-robin. */
 function expectedDeliveries(group, published, streams) {
   let expected = 0;
-  for (const { stream } of group.subscribers) expected += Math.floor(published / streams) + (stream < published % streams ? 1 : 0);
+  for (const { stream } of group.subscribers)
+    expected += Math.floor(published / streams) + (stream < published % streams ? 1 : 0);
   return expected;
 }
 
@@ -139,12 +140,24 @@ function collect({ target, run, published }) {
 }
 
 async function connect({ target, url, subscribers, settleMs }) {
-  const group = { target, subscribers, settleMs, sockets: new Array(subscribers.length), state: undefined, closed: 0, closing: false };
+  const group = {
+    target,
+    subscribers,
+    settleMs,
+    sockets: new Array(subscribers.length),
+    state: undefined,
+    closed: 0,
+    closing: false,
+  };
   groups.set(target, group);
   await inLanes(subscribers.length, CONNECT_CONCURRENCY, async (index) => {
     const { key, streamId } = subscribers[index];
     const subscribe = JSON.stringify({ event: 'on-stream-post', data: { streamIds: streamId } });
-    group.sockets[index] = await openSubscriber(group, { url, headers: { 'x-api-key': key }, subscribe }, (data) => onPost(group, index, data));
+    group.sockets[index] = await openSubscriber(
+      group,
+      { url: subscribers[index].url ?? url, headers: { 'x-api-key': key }, subscribe },
+      (data) => onPost(group, index, data),
+    );
   });
 }
 

@@ -2,9 +2,15 @@
  * bench/latency — publish-to-delivery latency of `stream-posts serve` under a
  * steady load: 1,000 subscribers over 100 streams (10 per stream), 2,000
  * posts/s for 30 s, side by side with a bare `ws` server
- * (bench/latency-bare-server.mjs) that does the least the same clients need.
- * Reports p50/p99/max latency, deliveries missing (must be 0) and server CPU.
- * Target: p99 under 20 ms.
+ * (bench/latency-bare-server.mjs) that does the least the same clients need,
+ * twice: writes corked per event-loop turn as serve does (`--cork`, the
+ * baseline the ratios are against) and frame by frame (a plain `ws` server).
+ * With --store=redis, serve on a Redis store of the benchmark's own is a side
+ * too (and with --instances=2, two serve instances on that one Redis), against
+ * the memory store, with Redis commands and bytes per post (INFO deltas).
+ * Reports p50/p99/max latency, deliveries missing or duplicated (must be 0)
+ * and server CPU. Targets: p99 under 20 ms; the Redis store's p99 ≤ 2× the
+ * memory store's.
  *
  * Seed (a temp file for `serve --seed`): streams lat-000…, each with its own
  * owner and stream key; one reader user per subscriber, following the one
@@ -25,8 +31,8 @@
  * was against its schedule is reported beside it (publisherLag), so a
  * publisher starved of CPU can be told apart from a slow server.
  *
- * Each side: connect every subscriber, a `warmupSeconds` run at the same rate
- * (not measured), then the measured run. After publishing ends, the run lasts
+ * Each side, in each run: a fresh server, connect every subscriber, a
+ * `warmupSeconds` run at the same rate (not measured), then the measured run. After publishing ends, the run lasts
  * until every post is acked and every subscriber has all its stream's posts
  * (or `settleMs` pass with nothing new). Missing = expected (posts × the
  * stream's subscribers) − distinct deliveries; duplicates, misrouted posts
@@ -35,7 +41,9 @@
  * ticks), as % of one core and per 1,000 deliveries.
  *
  * Flags (through bench/run.mjs): --seconds (30), --rate (2000), --subscribers
- * (1000), --streams (100), --warmup-seconds (5), --workers (2),
+ * (1000), --streams (100), --warmup-seconds (5), --workers (2, subscriber
+ * processes), --runs (3 per side, rotating order), --store (memory; redis adds
+ * the Redis sides), --instances (1; 2 adds the two-instance side),
  * --content-bytes (200), --tick-ms (1), --settle-ms (3000), --target (the
  * p99 limit in ms, 20), and --profile[=DIR] to have both servers write a
  * .cpuprofile (read it with bench/profile-summary.mjs).
@@ -47,8 +55,9 @@ import { timedContent } from './lib/clock.mjs';
 import { profileArgs, readFlags, requireWhole } from './lib/config.mjs';
 import { REPO_ROOT, cpuTimeMs, startServerProcess, startStreamPosts } from './lib/processes.mjs';
 import { openPublisher } from './lib/publisher.mjs';
+import { perUnit, startRedis } from './lib/redis.mjs';
 import { writeSeed } from './lib/seed.mjs';
-import { comparison, percentile, round, sortedConcat, sumOf } from './lib/stats.mjs';
+import { comparison, median, medianOf, percentile, round, sortedConcat, sumOf } from './lib/stats.mjs';
 
 const DEFAULTS = {
   seconds: 30,
@@ -63,6 +72,9 @@ const DEFAULTS = {
   settleMs: 3000,
   /** p99 must stay under this many milliseconds. */
   target: 20,
+  runs: 3,
+  /** With --store=redis: 2 adds a side of two instances on the one Redis. */
+  instances: 1,
 };
 
 const pad = (value, width) => String(value).padStart(width, '0');
@@ -76,13 +88,18 @@ const MARK = 'lat:';
 function parseConfig(flags) {
   // --profile: both servers write a V8 CPU profile (.cpuprofile) when they stop.
   const config = readFlags(flags, DEFAULTS, { profile: true });
-  requireWhole(config, ['subscribers', 'streams', 'workers', 'contentBytes']);
+  requireWhole(config, ['subscribers', 'streams', 'workers', 'contentBytes', 'runs', 'instances']);
+  config.store = flags?.store ?? 'memory';
+  if (!['memory', 'redis'].includes(config.store))
+    throw new RangeError(`--store must be memory or redis, got "${config.store}"`);
   if (config.streams > 1000) throw new RangeError('--streams must be at most 1,000');
   if (config.subscribers % config.streams !== 0) throw new RangeError('--subscribers must be a multiple of --streams');
   if (config.subscribers % config.workers !== 0) throw new RangeError('--subscribers must be a multiple of --workers');
   if (config.subscribers >= 100_000) throw new RangeError('--subscribers must be below 100,000');
-  if (config.rate * Math.max(config.seconds, config.warmupSeconds) >= 1e6) throw new RangeError('--rate × --seconds must be below 1,000,000 posts');
-  if (config.contentBytes < 64) throw new RangeError('--content-bytes must be at least 64 (the header the subscribers read)');
+  if (config.rate * Math.max(config.seconds, config.warmupSeconds) >= 1e6)
+    throw new RangeError('--rate × --seconds must be below 1,000,000 posts');
+  if (config.contentBytes < 64)
+    throw new RangeError('--content-bytes must be at least 64 (the header the subscribers read)');
   return config;
 }
 
@@ -90,34 +107,102 @@ function seed(config) {
   const users = [];
   const streams = [];
   for (let s = 0; s < config.streams; s++) {
-    users.push({ id: `lat-owner-${pad(s, 3)}`, name: `Latency owner ${s}`, readerKey: `sp_lat_owner_${pad(s, 3)}`, follows: [] });
+    users.push({
+      id: `lat-owner-${pad(s, 3)}`,
+      name: `Latency owner ${s}`,
+      readerKey: `sp_lat_owner_${pad(s, 3)}`,
+      follows: [],
+    });
     // Named by its id, as the bare server names it, so both send frames of one size.
     streams.push({ id: streamId(s), name: streamId(s), owner: `lat-owner-${pad(s, 3)}`, key: streamKey(s) });
   }
   for (let i = 0; i < config.subscribers; i++) {
-    users.push({ id: `lat-reader-${pad(i, 5)}`, name: `Latency reader ${i}`, readerKey: readerKey(i), follows: [streamId(i % config.streams)] });
+    users.push({
+      id: `lat-reader-${pad(i, 5)}`,
+      name: `Latency reader ${i}`,
+      readerKey: readerKey(i),
+      follows: [streamId(i % config.streams)],
+    });
   }
   return { users, streams };
 }
 
-/** Starts one side's server and opens its publishers (one per stream). */
-async function startSide(target, seedPath, config) {
-  const server =
-    target === 'ours'
-      ? await startStreamPosts(['--seed', seedPath, '--rate-limit', '0'], { nodeArgs: profileArgs(config, 'stream-posts') })
-      : await startServerProcess(process.execPath, [join(REPO_ROOT, 'bench', 'latency-bare-server.mjs')], {
-          name: 'bare ws server',
-          nodeArgs: profileArgs(config, 'bare-ws'),
-        });
-  const side = { target, label: target === 'ours' ? 'stream-posts serve' : 'bare ws', server, url: `${server.url}/v1/ws`, publishers: [], lost: 0 };
+/** The sides a run compares, by the target name the subscriber processes know them by. */
+const SIDES = {
+  memory: 'serve (memory)',
+  redis: 'serve (redis)',
+  redis2: 'serve (redis) ×2',
+  bare: 'bare ws (corked)',
+  plain: 'bare ws (plain)',
+};
+
+/** Several server processes seen as one: the first exit, all stderr, summed CPU and RSS. */
+function asOne(servers) {
+  const sum = (read) => servers.reduce((total, server) => total + (read(server) ?? NaN), 0);
+  return {
+    exitStatus: () => servers.map((server) => server.exitStatus()).find(Boolean),
+    stderr: () => servers.map((server) => server.stderr()).join('\n'),
+    cpuTimeMs: () => sum((server) => server.cpuTimeMs()),
+    rssMiB: () => sum((server) => server.rssMiB()),
+    stop: () => Promise.all(servers.map((server) => server.stop())),
+  };
+}
+
+async function startServers(target, seedPath, config, redis) {
+  const bare = (flags) =>
+    startServerProcess(process.execPath, [join(REPO_ROOT, 'bench', 'latency-bare-server.mjs'), ...flags], {
+      name: SIDES[target],
+      nodeArgs: profileArgs(config, target),
+    });
+  const serve = (flags = []) =>
+    startStreamPosts(['--seed', seedPath, '--rate-limit', '0', ...flags], { nodeArgs: profileArgs(config, target) });
+  if (target === 'bare') return [await bare(['--cork'])];
+  if (target === 'plain') return [await bare([])];
+  if (target === 'memory') return [await serve()];
+  // Each Redis side starts from an empty keyspace; a second instance finds the seed loaded.
+  await redis.flush();
+  const servers = [];
   try {
-    side.publishers = await Promise.all(Array.from({ length: config.streams }, (_, s) => openPublisher(side.url, { 'x-api-key': streamKey(s) })));
+    for (let i = 0; i < (target === 'redis2' ? 2 : 1); i++) servers.push(await serve(['--store', redis.url]));
+  } catch (error) {
+    await asOne(servers).stop();
+    throw error;
+  }
+  return servers;
+}
+
+/**
+ * Starts one side's server(s) and opens its publishers (one per stream). With two
+ * instances, stream s is published on instance s % 2 and its subscribers are spread over
+ * both (see subscriberUrl), so half of every stream's deliveries cross Redis.
+ */
+async function startSide(target, seedPath, config, redis) {
+  const servers = await startServers(target, seedPath, config, redis);
+  const urls = servers.map((server) => `${server.url}/v1/ws`);
+  const side = {
+    target,
+    label: SIDES[target],
+    server: asOne(servers),
+    urls,
+    redis: target.startsWith('redis') ? redis : undefined,
+    publishers: [],
+    lost: 0,
+  };
+  try {
+    side.publishers = await Promise.all(
+      Array.from({ length: config.streams }, (_, s) =>
+        openPublisher(urls[s % urls.length], { 'x-api-key': streamKey(s) }),
+      ),
+    );
   } catch (error) {
     await stopSide(side);
     throw error;
   }
   return side;
 }
+
+/** Subscriber i's instance: i and i + streams follow the same stream on different instances. */
+const subscriberUrl = (side, i, config) => side.urls[Math.floor(i / config.streams) % side.urls.length];
 
 async function stopSide(side) {
   for (const ws of side.publishers) ws.terminate();
@@ -149,7 +234,11 @@ async function measure(side, clients, config, run, seconds) {
     throw new Error(`${side.label} ${how} before run ${run}${stderr ? `:\n${stderr}` : ''}`);
   }
   const total = Math.round(config.rate * seconds);
-  await Promise.all(clients.map((client) => client.request({ type: 'arm', target: side.target, run, posts: total, streams: config.streams })));
+  await Promise.all(
+    clients.map((client) =>
+      client.request({ type: 'arm', target: side.target, run, posts: total, streams: config.streams }),
+    ),
+  );
 
   const lost = side.lost;
   const lagMs = new Float32Array(total);
@@ -176,6 +265,8 @@ async function measure(side, clients, config, run, seconds) {
     ws.on('close', onClose);
   }
   try {
+    const redisBefore = side.redis ? await side.redis.counters() : undefined;
+    const redisCpuBefore = side.redis ? cpuTimeMs(side.redis.pid) : undefined;
     const cpuBefore = server.cpuTimeMs();
     const clientCpuBefore = clients.map((client) => cpuTimeMs(client.pid));
     const ownCpuBefore = process.cpuUsage();
@@ -189,7 +280,11 @@ async function measure(side, clients, config, run, seconds) {
           const stream = seq % config.streams;
           const frame = JSON.stringify({
             event: 'add-stream-post',
-            data: { streamId: streamId(stream), content: timedContent(MARK, run, seq, config.contentBytes), contentType: 'rawtext' },
+            data: {
+              streamId: streamId(stream),
+              content: timedContent(MARK, run, seq, config.contentBytes),
+              contentType: 'rawtext',
+            },
           });
           publishers[stream].send(frame);
           lagMs[seq] = performance.now() - (startedAt + seq * intervalMs);
@@ -217,13 +312,18 @@ async function measure(side, clients, config, run, seconds) {
     ackProgress = undefined;
     const ackedAt = performance.now();
     const cpuMs = server.cpuTimeMs() - cpuBefore;
+    const redisCpuMs = side.redis ? cpuTimeMs(side.redis.pid) - redisCpuBefore : undefined;
     const clientCpuMs = clients.map((client, i) => cpuTimeMs(client.pid) - clientCpuBefore[i]);
     const ownCpu = process.cpuUsage(ownCpuBefore);
     if (failure) throw failure;
 
-    const reports = await Promise.all(clients.map((client) => client.request({ type: 'collect', target: side.target, run, published: sent })));
+    const reports = await Promise.all(
+      clients.map((client) => client.request({ type: 'collect', target: side.target, run, published: sent })),
+    );
     const deliveries = sumOf(reports, 'distinct');
     const expected = sent * (config.subscribers / config.streams);
+    // After collect, so the bytes of every delivery's pub/sub message are counted.
+    const redisPerPost = side.redis ? perUnit(redisBefore, await side.redis.counters(), sent) : null;
     const latencies = sortedConcat(reports.map((report) => report.latencies));
     const lag = lagMs.slice(0, sent).sort();
     const worst = reports.reduce((a, b) => (b.maxMs > a.maxMs ? b : a));
@@ -249,12 +349,19 @@ async function measure(side, clients, config, run, seconds) {
       maxSentAtSecond: deliveries > 0 ? round((worst.maxSentAt - performance.timeOrigin - startedAt) / 1000, 3) : null,
       /** Deliveries that took `target` ms or more. */
       deliveriesOverTarget: latencies.length - lowerBound(latencies, config.target),
-      publisherLag: { p50Ms: round(percentile(lag, 50), 3), p99Ms: round(percentile(lag, 99), 3), maxMs: round(percentile(lag, 100), 3) },
+      publisherLag: {
+        p50Ms: round(percentile(lag, 50), 3),
+        p99Ms: round(percentile(lag, 99), 3),
+        maxMs: round(percentile(lag, 100), 3),
+      },
       serverCpuPercent: round((cpuMs / wallMs) * 100, 3),
       serverCpuMsPer1kDeliveries: deliveries > 0 ? round((cpuMs / deliveries) * 1000, 3) : null,
       subscriberCpuPercent: clientCpuMs.map((ms) => round((ms / wallMs) * 100, 3)),
       publisherCpuPercent: round(((ownCpu.user + ownCpu.system) / 1000 / wallMs) * 100, 3),
       serverRssMiB: server.rssMiB() ?? null,
+      redisCpuPercent: side.redis ? round((redisCpuMs / wallMs) * 100, 3) : null,
+      /** Redis commands (INFO commandstats, those run inside scripts included), bytes in + out and used_memory change, per post. */
+      redisPerPost,
     };
   } finally {
     ackProgress = undefined;
@@ -270,8 +377,8 @@ async function measure(side, clients, config, run, seconds) {
  * it; the side is stopped after, whatever happens. `sides` holds it meanwhile
  * (for counting lost subscribers).
  */
-async function measureSide(target, seedPath, clients, sides, config, runId, log) {
-  const side = await startSide(target, seedPath, config);
+async function measureSide(target, seedPath, clients, sides, config, runId, log, redis) {
+  const side = await startSide(target, seedPath, config, redis);
   sides.set(target, side);
   try {
     const started = performance.now();
@@ -281,12 +388,19 @@ async function measureSide(target, seedPath, clients, sides, config, runId, log)
         const first = client.index * perProcess;
         const subscribers = Array.from({ length: perProcess }, (_, j) => {
           const i = first + j;
-          return { key: readerKey(i), streamId: streamId(i % config.streams), stream: i % config.streams };
+          return {
+            key: readerKey(i),
+            streamId: streamId(i % config.streams),
+            stream: i % config.streams,
+            url: subscriberUrl(side, i, config),
+          };
         });
-        return client.request({ type: 'connect', target, url: side.url, subscribers, settleMs: config.settleMs });
+        return client.request({ type: 'connect', target, url: side.urls[0], subscribers, settleMs: config.settleMs });
       }),
     );
-    log(`  ${side.label}: ${config.subscribers} subscribers and ${config.streams} publishers ready in ${Math.round(performance.now() - started)} ms`);
+    log(
+      `  ${side.label}: ${config.subscribers} subscribers and ${config.streams} publishers ready in ${Math.round(performance.now() - started)} ms`,
+    );
 
     const warm = await measure(side, clients, config, runId, config.warmupSeconds);
     log(`  ${side.label}: warmed up (${warm.posts} posts, p99 ${warm.p99Ms} ms, missing ${warm.missing})`);
@@ -304,22 +418,54 @@ async function measureSide(target, seedPath, clients, sides, config, runId, log)
   }
 }
 
-const figure = (...args) => comparison('bare ws', ...args);
+const clean = (r) =>
+  r.missing === 0 && r.duplicates === 0 && r.misrouted === 0 && r.lostConnections === 0 && r.acks === r.posts;
+
+/** The medians over a side's runs, and the counts of problems summed over them. */
+function summarize(runs) {
+  const perPost = runs.map((r) => r.redisPerPost).filter(Boolean);
+  return {
+    p50Ms: medianOf(runs, 'p50Ms'),
+    p99Ms: medianOf(runs, 'p99Ms'),
+    maxMs: medianOf(runs, 'maxMs'),
+    p99Runs: runs.map((r) => r.p99Ms),
+    posts: sumOf(runs, 'posts'),
+    expected: sumOf(runs, 'expected'),
+    missing: sumOf(runs, 'missing'),
+    duplicates: sumOf(runs, 'duplicates'),
+    clean: runs.every(clean),
+    serverCpuPercent: medianOf(runs, 'serverCpuPercent'),
+    serverCpuMsPer1kDeliveries: medianOf(runs, 'serverCpuMsPer1kDeliveries'),
+    redisCpuPercent: perPost.length > 0 ? medianOf(runs, 'redisCpuPercent') : null,
+    redisCommandsPerPost: perPost.length > 0 ? median(perPost.map((p) => p.commands)) : null,
+    redisBytesPerPost: perPost.length > 0 ? median(perPost.map((p) => p.bytes)) : null,
+    redisCommandsByName: perPost[0]?.byCommand ?? null,
+  };
+}
 
 export async function run(options = {}) {
   const config = parseConfig(options.flags);
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   const seedFile = await writeSeed('latency', seed(config));
+  const targets = [
+    'memory',
+    ...(config.store === 'redis' ? ['redis', ...(config.instances >= 2 ? ['redis2'] : [])] : []),
+    'bare',
+    'plain',
+  ];
 
   const sides = new Map();
   const clients = [];
+  let redis;
   try {
+    if (config.store === 'redis') redis = await startRedis();
     const onLost = (message) => {
       const side = sides.get(message.target);
       if (!side) return;
       side.lost += 1;
       // 1, 10, 100, 1000: enough to see it happen without a line per socket.
-      if (Number.isInteger(Math.log10(side.lost))) log(`  ${side.label}: ${side.lost} subscriber(s) lost; last close code ${message.code}`);
+      if (Number.isInteger(Math.log10(side.lost)))
+        log(`  ${side.label}: ${side.lost} subscriber(s) lost; last close code ${message.code}`);
     };
     for (let i = 0; i < config.workers; i++) {
       const client = new ClientProcess(join(REPO_ROOT, 'bench', 'latency-client.mjs'), i);
@@ -327,30 +473,105 @@ export async function run(options = {}) {
       clients.push(client);
     }
 
-    const o = await measureSide('ours', seedFile.path, clients, sides, config, 1, log);
-    const b = await measureSide('bare', seedFile.path, clients, sides, config, 3, log);
-    const clean = (r) => r.missing === 0 && r.duplicates === 0 && r.misrouted === 0 && r.lostConnections === 0 && r.acks === r.posts;
+    const results = Object.fromEntries(targets.map((target) => [target, []]));
+    let runId = 1;
+    for (let i = 0; i < config.runs; i++) {
+      // Each run starts with the next side, so drift over time favours none.
+      const order = targets.map((_, k) => targets[(k + i) % targets.length]);
+      log(`  run ${i + 1}/${config.runs}: ${order.map((target) => SIDES[target]).join(', ')}`);
+      for (const target of order) {
+        results[target].push(await measureSide(target, seedFile.path, clients, sides, config, runId, log, redis));
+        runId += 2;
+      }
+    }
+    const s = Object.fromEntries(targets.map((target) => [target, summarize(results[target])]));
+    const o = s.memory;
+    const vs =
+      (baseline) =>
+      (...args) =>
+        comparison(baseline, ...args);
+    const figures = [];
+    for (const [target, baseline] of [
+      ['bare', 'bare ws, writes corked per turn'],
+      ['plain', 'bare ws, frame by frame'],
+    ]) {
+      const figure = vs(baseline);
+      figures.push(
+        figure('memory store: publish-to-delivery p50', 'ms', o.p50Ms, s[target].p50Ms),
+        figure('memory store: publish-to-delivery p99', 'ms', o.p99Ms, s[target].p99Ms, {
+          target: `< ${config.target} ms`,
+          met: o.p99Ms < config.target,
+        }),
+        figure('memory store: publish-to-delivery max', 'ms', o.maxMs, s[target].maxMs),
+        figure(
+          'memory store: server CPU per 1,000 deliveries',
+          'ms',
+          o.serverCpuMsPer1kDeliveries,
+          s[target].serverCpuMsPer1kDeliveries,
+        ),
+      );
+    }
+    const vsMemory = vs('serve, memory store');
+    for (const target of ['redis', 'redis2'].filter((t) => s[t])) {
+      const r = s[target];
+      const name = target === 'redis' ? 'Redis store' : 'Redis store, 2 instances';
+      figures.push(
+        vsMemory(`${name}: publish-to-delivery p50`, 'ms', r.p50Ms, o.p50Ms),
+        vsMemory(`${name}: publish-to-delivery p99`, 'ms', r.p99Ms, o.p99Ms, {
+          target: '≤ 2× memory',
+          met: r.p99Ms <= 2 * o.p99Ms,
+        }),
+        vsMemory(`${name}: publish-to-delivery max`, 'ms', r.maxMs, o.maxMs),
+        vsMemory(
+          `${name}: server CPU per 1,000 deliveries (all instances)`,
+          'ms',
+          r.serverCpuMsPer1kDeliveries,
+          o.serverCpuMsPer1kDeliveries,
+        ),
+        comparison(null, `${name}: redis-server CPU`, '% of a core', r.redisCpuPercent, null),
+        comparison(
+          null,
+          `${name}: Redis commands per post (scripts' included)`,
+          'commands',
+          r.redisCommandsPerPost,
+          null,
+        ),
+        comparison(null, `${name}: Redis bytes in + out per post`, 'B', r.redisBytesPerPost, null),
+      );
+    }
+    for (const target of targets) {
+      figures.push({
+        ...comparison(
+          null,
+          `${SIDES[target]}: missing / duplicated deliveries`,
+          'deliveries',
+          `${s[target].missing} / ${s[target].duplicates}`,
+          null,
+        ),
+        target: '0',
+        met: s[target].clean,
+      });
+    }
     return {
       name: 'latency',
-      figures: [
-        figure('publish-to-delivery p50', 'ms', o.p50Ms, b.p50Ms),
-        figure('publish-to-delivery p99', 'ms', o.p99Ms, b.p99Ms, { target: `< ${config.target} ms`, met: o.p99Ms < config.target }),
-        figure('publish-to-delivery max', 'ms', o.maxMs, b.maxMs),
-        figure('missing deliveries', 'deliveries', o.missing, b.missing, { ratio: null, target: '0', met: clean(o) }),
-        figure('server CPU', '% of a core', o.serverCpuPercent, b.serverCpuPercent),
-        figure('server CPU per 1,000 deliveries', 'ms', o.serverCpuMsPer1kDeliveries, b.serverCpuMsPer1kDeliveries),
-      ],
+      figures,
       notes:
         `${config.subscribers} subscribers over ${config.streams} streams (${config.subscribers / config.streams} each) in ${config.workers} subscriber processes; ` +
-        `${config.rate} posts/s for ${config.seconds} s (${o.posts} posts, ${o.expected} deliveries expected), open loop, round-robin over the streams, ` +
-        `one publisher connection per stream key; ${config.contentBytes}-byte content. Each server alone, after a ${config.warmupSeconds} s warm-up at the same rate. ` +
-        `Latency: publisher's send to the subscriber's receive. Missing also counts duplicates, misrouted posts, lost connections and missing acks (met only when all are 0). ` +
-        `Server CPU from /proc (10 ms ticks), first publish to last ack. The machine's ${config.workers + 2} busy processes share its cores.`,
+        `${config.rate} posts/s for ${config.seconds} s per run (${o.posts / config.runs} posts, ${o.expected / config.runs} deliveries expected), open loop, round-robin over the streams, ` +
+        `one publisher connection per stream key; ${config.contentBytes}-byte content. Each server alone, after a ${config.warmupSeconds} s warm-up at the same rate; ` +
+        `${config.runs} runs per side, sides in rotating order, medians. ` +
+        (redis
+          ? `Redis: a redis-server of the benchmark's own (no persistence), emptied before each Redis side; with 2 instances stream s is published on instance s % 2 and each stream's subscribers are split over both. `
+          : '') +
+        `Latency: publisher's send to the subscriber's receive. Missing/duplicated also checks misrouted posts, lost connections and missing acks (met only when all are 0 in every run). ` +
+        `Server CPU from /proc (10 ms ticks), first publish to last ack. All processes share the machine's cores.`,
       config,
-      runs: { ours: o, bare: b },
+      summary: s,
+      runs: results,
     };
   } finally {
     await Promise.all(clients.map((client) => client.close()));
+    await redis?.stop();
     await seedFile.remove();
   }
 }

@@ -38,7 +38,9 @@ for (const [id, us] of selfUs) {
 const print = (title, map) => {
   process.stdout.write(`\n${title}\n`);
   for (const [name, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    process.stdout.write(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}\n`);
+    process.stdout.write(
+      `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}\n`,
+    );
   }
 };
 process.stdout.write(`${file}: ${(total / 1000).toFixed(0)} ms sampled\n`);

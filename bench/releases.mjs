@@ -153,7 +153,10 @@ async function openInspector(server) {
       // Twice: the first pass may only find weak-map entries whose keys die in it.
       await call('HeapProfiler.collectGarbage');
       await call('HeapProfiler.collectGarbage');
-      const { result } = await call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
+      const { result } = await call('Runtime.evaluate', {
+        expression: 'JSON.stringify(process.memoryUsage())',
+        returnByValue: true,
+      });
       return JSON.parse(result.value);
     },
     close: () => ws.terminate(),
@@ -277,7 +280,12 @@ class Receiver {
       const watchdog = setInterval(() => {
         const exit = this.#server.exitStatus();
         if (exit) {
-          finish(reject, new Error(`stream-posts serve exited (code ${exit.code}, signal ${exit.signal})\n${this.#server.stderr().trim()}`));
+          finish(
+            reject,
+            new Error(
+              `stream-posts serve exited (code ${exit.code}, signal ${exit.signal})\n${this.#server.stderr().trim()}`,
+            ),
+          );
         } else if (performance.now() - this.#lastFrameAt > this.#stallMs) {
           finish(resolve, { ok: false, at: performance.now() });
         }
@@ -316,7 +324,8 @@ function publishAll(publishers, window, tag, count, releaseAtIso) {
         if (startsWith(data, ACK)) {
           if (++acked === count) resolve({ firstSendAt, lastAckAt: performance.now() });
           else send(c);
-        } else if (startsWith(data, ERROR)) reject(new Error(`a publish failed: ${data.toString('utf8').slice(0, 300)}`));
+        } else if (startsWith(data, ERROR))
+          reject(new Error(`a publish failed: ${data.toString('utf8').slice(0, 300)}`));
       };
     });
     const firstSendAt = performance.now();
@@ -355,7 +364,10 @@ async function releaseInSteps(receiver, admin, base, config, log) {
     const started = performance.now();
     // The server's clock is wall time plus its offset: this lands it on the target (plus the request's few ms).
     const advanceMs = target - (Date.now() + offsetMs);
-    if (advanceMs < 0) throw new Error(`the server's clock passed step ${k}'s target on its own; publishing took longer than ${GRACE_MS / MINUTE_MS} minutes`);
+    if (advanceMs < 0)
+      throw new Error(
+        `the server's clock passed step ${k}'s target on its own; publishing took longer than ${GRACE_MS / MINUTE_MS} minutes`,
+      );
     const reply = await admin('clock', { advanceMs });
     const repliedAt = performance.now();
     offsetMs = reply.clockOffsetMs;
@@ -421,13 +433,29 @@ export async function run(options = {}) {
   try {
     server = await startStreamPosts(
       // Large enough that a single step releasing everything cannot trip the slow-consumer close.
-      ['--seed', seedFile.path, '--rate-limit', '0', '--max-buffered', String(512 * 1024 * 1024)],
+      [
+        '--seed',
+        seedFile.path,
+        '--rate-limit',
+        '0',
+        '--max-pending-releases',
+        '0',
+        '--max-pending-release-bytes',
+        '0',
+        '--max-buffered',
+        String(512 * 1024 * 1024),
+      ],
       { nodeArgs: ['--inspect=127.0.0.1:0', ...profileArgs(config, 'releases')] },
     );
     inspector = await openInspector(server);
     const httpUrl = server.url.replace(/^ws/, 'http');
     const admin = async (path, body) => {
-      const response = await fetch(`${httpUrl}/_admin/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
+      const response = await fetch(
+        `${httpUrl}/_admin/${path}`,
+        body === undefined
+          ? {}
+          : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+      );
       const json = await response.json();
       if (!response.ok) throw new Error(`/_admin/${path}: ${response.status} ${JSON.stringify(json)}`);
       return json;
@@ -464,7 +492,8 @@ export async function run(options = {}) {
     const warmPosts = config.streams * RING;
     const warmUp = async (upTo) => {
       await publish('w', warmPosts / 2);
-      if (!(await receiver.waitForAll((sub) => sub.warm >= upTo)).ok) throw new Error('the warm-up posts did not all arrive');
+      if (!(await receiver.waitForAll((sub) => sub.warm >= upTo)).ok)
+        throw new Error('the warm-up posts did not all arrive');
     };
     await warmUp(warmPosts / 2);
     const halfRings = await checkpoint('half rings');
@@ -476,7 +505,8 @@ export async function run(options = {}) {
     const minutes = config.days * 24 * 60;
     const base = Math.ceil((Date.now() + GRACE_MS) / MINUTE_MS) * MINUTE_MS;
     const { releaseAt } = receiver;
-    for (let i = 0; i < config.posts; i++) releaseAt[i] = base + Math.floor(random() * minutes) * MINUTE_MS + MINUTE_MS / 2;
+    for (let i = 0; i < config.posts; i++)
+      releaseAt[i] = base + Math.floor(random() * minutes) * MINUTE_MS + MINUTE_MS / 2;
     let cpuBefore = server.cpuTimeMs();
     const hidden = await publish('h', config.posts, (i) => new Date(releaseAt[i]).toISOString());
     const hiddenDelivered = await receiver.waitForAll((sub) => sub.hiddenCreated >= config.posts);
@@ -494,7 +524,9 @@ export async function run(options = {}) {
     const releaseCpuMs = server.cpuTimeMs() - cpuBefore;
     const releaseMs = steps.reduce((sum, step) => sum + step.ms, 0);
     const slowestStepMs = Math.max(...steps.map((step) => step.ms));
-    log(`  released in ${config.steps} steps: ${Math.round(releaseMs)} ms in all, slowest step ${Math.round(slowestStepMs)} ms`);
+    log(
+      `  released in ${config.steps} steps: ${Math.round(releaseMs)} ms in all, slowest step ${Math.round(slowestStepMs)} ms`,
+    );
     const released = await checkpoint('released');
 
     // 4. Baseline: immediate posts.
@@ -504,7 +536,9 @@ export async function run(options = {}) {
     const shownCpuMs = server.cpuTimeMs() - cpuBefore;
     const shownPublishMs = shown.lastAckAt - shown.firstSendAt;
     const shownMs = Math.max(shownDelivered.at, shown.lastAckAt) - shown.firstSendAt;
-    log(`  baseline: ${config.posts} immediate posts published in ${Math.round(shownPublishMs)} ms, delivered in ${Math.round(shownMs)} ms`);
+    log(
+      `  baseline: ${config.posts} immediate posts published in ${Math.round(shownPublishMs)} ms, delivered in ${Math.round(shownMs)} ms`,
+    );
     const afterBaseline = await checkpoint('after baseline');
     const peakRss = peakRssMiB(server.pid) ?? null;
 
@@ -521,7 +555,9 @@ export async function run(options = {}) {
     // The hidden posts pushed warm-up posts out of the rings, which freed those: add them back.
     let evicted = 0;
     for (let c = 0; c < config.streams; c++) evicted += Math.min(RING, Math.ceil((config.posts - c) / config.streams));
-    const bytesPerScheduled = Math.round((scheduled.retainedBytes - before.retainedBytes + evicted * bytesPerStored) / config.posts);
+    const bytesPerScheduled = Math.round(
+      (scheduled.retainedBytes - before.retainedBytes + evicted * bytesPerStored) / config.posts,
+    );
     // After release only each stream's ring of recent posts should remain.
     const ringBound = config.streams * RING * Math.max(bytesPerScheduled, 0);
     const retainedAfterRelease = released.retainedBytes - before.retainedBytes;
@@ -536,10 +572,18 @@ export async function run(options = {}) {
         figure('time per 10,000 releases', 'ms', round(releaseMs / per10k, 3), round(shownMs / per10k, 3)),
         figure('deliveries per second', 'deliveries/s', deliveriesPerSecond(releaseMs), deliveriesPerSecond(shownMs)),
         own('slowest clock step', 'ms', round(slowestStepMs, 3)),
-        figure('publish rate (hidden vs immediate)', 'posts/s', Math.round((config.posts / hiddenPublishMs) * 1000), Math.round((config.posts / shownPublishMs) * 1000)),
+        figure(
+          'publish rate (hidden vs immediate)',
+          'posts/s',
+          Math.round((config.posts / hiddenPublishMs) * 1000),
+          Math.round((config.posts / shownPublishMs) * 1000),
+        ),
         figure('server CPU per 10,000 posts', 'ms', round(releaseCpuMs / per10k, 3), round(shownCpuMs / per10k, 3)),
         own('server CPU per 10,000 hidden posts published', 'ms', round(hiddenCpuMs / per10k, 3)),
-        own('missing deliveries (hidden, released, immediate)', 'deliveries', missing, { target: '0', met: missing === 0 }),
+        own('missing deliveries (hidden, released, immediate)', 'deliveries', missing, {
+          target: '0',
+          met: missing === 0,
+        }),
         own('duplicate deliveries', 'deliveries', duplicates, { target: '0', met: duplicates === 0 }),
         own('releases out of release-time order', 'deliveries', outOfOrder, { target: '0', met: outOfOrder === 0 }),
         own('releases before their time', 'deliveries', early, { target: '0', met: early === 0 }),
@@ -569,7 +613,9 @@ export async function run(options = {}) {
         `(${mib(retainedAfterBaseline)} MiB after the baseline); ` +
         `RSS ${checkpoints.map((point) => `${point.label} ${point.rssMiB}`).join(', ')} MiB. ` +
         `Server CPU from /proc (10 ms ticks).` +
-        (errors.length > 0 ? ` Subscribers got ${errors.length} error event(s), first: ${errors[0].slice(0, 200)}` : ''),
+        (errors.length > 0
+          ? ` Subscribers got ${errors.length} error event(s), first: ${errors[0].slice(0, 200)}`
+          : ''),
       config,
       releaseMs: round(releaseMs, 4),
       baselineMs: round(shownMs, 4),

@@ -11,13 +11,16 @@
  *
  * Prints a table per benchmark and merges the results into bench/results.json,
  * keyed by benchmark name, with the date, Node version, CPU, load average and the
- * share of CPU time the host stole from this (virtual) machine during the run. Expects the
+ * share of CPU time the host stole from this (virtual) machine during the run, and the git
+ * commit measured (`dirty` when the worktree had changes). Expects the
  * built CLI (`npm run bench` builds first).
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { figureCells } from './lib/format.mjs';
 import { REPO_ROOT } from './lib/processes.mjs';
 
 /** Benchmark name → module (relative to this folder), in the order `run.mjs` runs them. */
@@ -29,6 +32,9 @@ const BENCHMARKS = {
   latency: './latency.mjs',
   releases: './releases.mjs',
   history: './history.mjs',
+  render: './render.mjs',
+  flood: './flood.mjs',
+  'redis-store': './redis-store.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');
@@ -46,27 +52,32 @@ function parseArgs(argv) {
   return { names, flags };
 }
 
-function formatValue(value, unit) {
-  if (value === null || value === undefined) return '—';
-  const text = typeof value === 'number' ? value.toLocaleString('en-US', { maximumFractionDigits: 3 }) : String(value);
-  return unit ? `${text} ${unit}` : text;
-}
-
 function table(result) {
   const rows = [['figure', 'ours', 'baseline', 'ratio', 'target', 'met']];
   for (const f of result.figures) {
-    rows.push([
-      f.figure,
-      formatValue(f.value, f.unit),
-      f.baseline ? `${formatValue(f.baselineValue, f.unit)} (${f.baseline})` : '—',
-      f.ratio === null || f.ratio === undefined ? '—' : f.ratio.toFixed(3),
-      f.target ?? '—',
-      f.met === null || f.met === undefined ? '—' : f.met ? 'yes' : 'NO',
-    ]);
+    rows.push(figureCells(f, { ratioDigits: 3, missed: 'NO' }));
   }
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  const line = (row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
+  const line = (row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd();
   return [line(rows[0]), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}
+
+/** The commit measured: short hash, and whether tracked files (results.json aside) differed from it. */
+function gitCommit() {
+  try {
+    const git = (...args) =>
+      execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const changes = git('status', '--porcelain', '--untracked-files=no')
+      .split('\n')
+      .filter((line) => line && !line.endsWith('bench/results.json'));
+    return { hash: git('rev-parse', '--short', 'HEAD'), dirty: changes.length > 0 };
+  } catch {
+    return undefined;
+  }
 }
 
 function environment() {
@@ -114,8 +125,15 @@ async function mergeResults(results) {
     }
   }
   const env = environment();
-  for (const { result, date, loadBefore, loadAfter, cpuSteal } of results) {
-    all[result.name] = { date, ...env, loadAverage: { before: loadBefore, after: loadAfter }, cpuStealPercent: cpuSteal, ...result };
+  for (const { result, date, commit, loadBefore, loadAfter, cpuSteal } of results) {
+    all[result.name] = {
+      date,
+      commit,
+      ...env,
+      loadAverage: { before: loadBefore, after: loadAfter },
+      cpuStealPercent: cpuSteal,
+      ...result,
+    };
   }
   await writeFile(RESULTS, `${JSON.stringify(all, null, 2)}\n`);
 }
@@ -133,6 +151,8 @@ async function main() {
   }
   const log = (line) => process.stderr.write(`${line}\n`);
   const results = [];
+  // Read before the runs, so a commit made while they run is not taken for the one measured.
+  const commit = gitCommit();
   let failed = false;
   for (const name of names.length > 0 ? names : Object.keys(BENCHMARKS)) {
     log(`\n${name}`);
@@ -140,17 +160,21 @@ async function main() {
     const date = new Date().toISOString();
     const loadBefore = load();
     if (loadBefore[0] > cpus().length / 2) {
-      log(`  note: load average ${loadBefore[0]} on ${cpus().length} cores; other work on this machine makes the figures noisy`);
+      log(
+        `  note: load average ${loadBefore[0]} on ${cpus().length} cores; other work on this machine makes the figures noisy`,
+      );
     }
     const ticksBefore = cpuTicks();
     try {
       const { run } = await import(BENCHMARKS[name]);
       const result = await run({ flags, log });
       const cpuSteal = stealPercent(ticksBefore, cpuTicks());
-      results.push({ result, date, loadBefore, loadAfter: load(), cpuSteal });
+      results.push({ result, date, commit, loadBefore, loadAfter: load(), cpuSteal });
       log(`  done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
       if (cpuSteal !== undefined && cpuSteal >= STEAL_WARNING_PERCENT) {
-        log(`  note: the host took ${cpuSteal}% of this machine's CPU time during the run (steal); its timings are not representative`);
+        log(
+          `  note: the host took ${cpuSteal}% of this machine's CPU time during the run (steal); its timings are not representative`,
+        );
       }
       process.stdout.write(`\n${name}\n${table(result)}\n`);
       if (result.notes) process.stdout.write(`${result.notes}\n`);

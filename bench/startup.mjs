@@ -36,7 +36,11 @@ delete ENV.FORCE_COLOR;
 
 const COMMANDS = [
   { id: 'help', label: 'stream-posts --help', args: [CLI, '--help'] },
-  { id: 'dryRun', label: 'stream-posts post --dry-run', args: [CLI, 'post', '--dry-run', '--stream', 'crypto-legal', 'hello'] },
+  {
+    id: 'dryRun',
+    label: 'stream-posts post --dry-run',
+    args: [CLI, 'post', '--dry-run', '--stream', 'crypto-legal', 'hello'],
+  },
   { id: 'wscat', label: 'wscat --help', args: [WSCAT, '--help'] },
   { id: 'node', label: 'node -e 0', args: ['-e', '0'], silent: true },
 ];
@@ -86,8 +90,14 @@ export async function run(options = {}) {
   const stats = {};
   for (const command of measured) {
     const sorted = [...times[command.id]].sort((a, b) => a - b);
-    stats[command.id] = { medianMs: round(median(sorted), 3), p90Ms: round(percentile(sorted, 90), 3), minMs: round(sorted[0], 3) };
-    log(`  ${command.label.padEnd(28)} median ${stats[command.id].medianMs} ms  p90 ${stats[command.id].p90Ms} ms  min ${stats[command.id].minMs} ms`);
+    stats[command.id] = {
+      medianMs: round(median(sorted), 3),
+      p90Ms: round(percentile(sorted, 90), 3),
+      minMs: round(sorted[0], 3),
+    };
+    log(
+      `  ${command.label.padEnd(28)} median ${stats[command.id].medianMs} ms  p90 ${stats[command.id].p90Ms} ms  min ${stats[command.id].minMs} ms`,
+    );
   }
 
   const wscat = stats.wscat;
@@ -112,7 +122,9 @@ export async function run(options = {}) {
     figure('start-up, post --dry-run, p90', 'dryRun', 'p90Ms', false),
     figure('start-up, node -e 0 (floor), median', 'node', 'medianMs', false),
   ];
-  const notMeasured = Object.entries(unavailable).map(([id, why]) => `${COMMANDS.find((c) => c.id === id).label}: ${why}`);
+  const notMeasured = Object.entries(unavailable).map(
+    ([id, why]) => `${COMMANDS.find((c) => c.id === id).label}: ${why}`,
+  );
   return {
     name: 'startup',
     figures,

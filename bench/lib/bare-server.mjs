@@ -16,3 +16,52 @@ export function announceAndStopOnSignal(wss, sockets) {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }
+
+/**
+ * A bare `ws` server on a free loopback port (no compression, 1 MiB frames, like serve)
+ * that keeps its sockets, drops one that errs, hands each new one to `onConnection`, and
+ * announces itself and stops as `announceAndStopOnSignal` says.
+ */
+export async function startBareServer(onConnection) {
+  const { WebSocketServer } = await import('ws');
+  const sockets = new Set();
+  const wss = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    clientTracking: false,
+    perMessageDeflate: false,
+    maxPayload: 1024 * 1024,
+  });
+  wss.on('connection', (ws) => {
+    sockets.add(ws);
+    ws.on('close', () => sockets.delete(ws));
+    ws.on('error', () => ws.terminate());
+    onConnection(ws);
+  });
+  announceAndStopOnSignal(wss, sockets);
+}
+
+const TEXT = { binary: false };
+const corked = new WeakSet();
+
+function uncork(ws) {
+  corked.delete(ws);
+  ws._socket?.uncork();
+}
+
+/**
+ * Sends `frame` as a text frame on `ws`. Started with `--cork`, the bare server batches
+ * writes as `serve` does: the socket is corked on the first frame of an event-loop turn
+ * and uncorked in `process.nextTick`, so what one turn writes to a socket is one system
+ * call. Without it every frame is its own write, as a plain `ws` server does.
+ */
+export const sendText = process.argv.includes('--cork')
+  ? (ws, frame) => {
+      if (!corked.has(ws) && ws._socket) {
+        corked.add(ws);
+        ws._socket.cork();
+        process.nextTick(uncork, ws);
+      }
+      ws.send(frame, TEXT);
+    }
+  : (ws, frame) => ws.send(frame, TEXT);

@@ -21,7 +21,11 @@ export class ClientProcess {
   constructor(script, index, { name = 'subscriber process', fork: forkOptions = {} } = {}) {
     this.index = index;
     this.#label = `${name} ${index}`;
-    this.#child = fork(script, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], ...forkOptions });
+    this.#child = fork(script, [], {
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      ...forkOptions,
+    });
     this.pid = this.#child.pid;
     this.exited = new Promise((resolve) => this.#child.once('exit', resolve));
     this.#child.once('exit', (code, signal) => this.#rejectAll(`${this.#label} exited (${code ?? signal})`));

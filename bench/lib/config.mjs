@@ -21,7 +21,9 @@ export function readFlags(flags = {}, defaults, { whole = false, zero = [], prof
     const number = Number(value);
     const allowZero = zero === true || zero.includes(name);
     if (!(whole ? Number.isInteger(number) : Number.isFinite(number)) || number < 0 || (number === 0 && !allowZero)) {
-      throw new RangeError(`--${name} must be a ${allowZero ? 'non-negative' : 'positive'} ${whole ? 'whole ' : ''}number, got "${value}"`);
+      throw new RangeError(
+        `--${name} must be a ${allowZero ? 'non-negative' : 'positive'} ${whole ? 'whole ' : ''}number, got "${value}"`,
+      );
     }
     config[name] = number;
   }
@@ -37,5 +39,7 @@ export function requireWhole(config, names) {
 
 /** Node options that make a server write a V8 CPU profile named after `name` into `config.profile` when it stops; none without --profile. */
 export function profileArgs(config, name) {
-  return config.profile ? ['--cpu-prof', '--cpu-prof-dir', config.profile, '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`] : [];
+  return config.profile
+    ? ['--cpu-prof', '--cpu-prof-dir', config.profile, '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`]
+    : [];
 }

@@ -61,7 +61,11 @@ export function peakRssMiB(pid) {
  * Spawns a server and resolves once it prints its `listening on <url>` line.
  * stderr is kept (last 4 KiB) so a failure can say why.
  */
-export function startServerProcess(command, args, { name = command, cwd = REPO_ROOT, timeoutMs = 15_000, nodeArgs = [] } = {}) {
+export function startServerProcess(
+  command,
+  args,
+  { name = command, cwd = REPO_ROOT, timeoutMs = 15_000, nodeArgs = [] } = {},
+) {
   const child = spawn(command, [...nodeArgs, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8');

@@ -52,7 +52,14 @@ export function comparison(baseline, name, unit, ours, baselineValue, extra = {}
     unit,
     baseline,
     baselineValue,
-    ratio: ours === null || ours === undefined || baselineValue === null || baselineValue === undefined || baselineValue === 0 ? null : round(ours / baselineValue, 3),
+    ratio:
+      ours === null ||
+      ours === undefined ||
+      baselineValue === null ||
+      baselineValue === undefined ||
+      baselineValue === 0
+        ? null
+        : round(ours / baselineValue, 3),
     target: null,
     met: null,
     ...extra,

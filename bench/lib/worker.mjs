@@ -23,7 +23,9 @@ export function answerRequests(requests, notices = {}) {
       return;
     }
     const handler = requests[message.type];
-    const work = handler ? Promise.resolve().then(() => handler(message)) : Promise.reject(new Error(`unknown request ${message.type}`));
+    const work = handler
+      ? Promise.resolve().then(() => handler(message))
+      : Promise.reject(new Error(`unknown request ${message.type}`));
     work.then(
       (fields) => process.send({ type: `${message.type}:ok`, target: message.target, ...fields }),
       (error) => process.send({ type: 'error', request: message.type, message: error.message }),

@@ -1,23 +1,46 @@
-import { InvalidArgumentError, type Command } from 'commander';
-import type { ConnectionSettings } from '../client/config.js';
-import { ClientError } from '../client/errors.js';
+import { InvalidArgumentError, Option, type Command, type OptionValues } from '@commander-js/extra-typings';
+import type { ConnectionSettings } from './settings.js';
+import { DEFAULT_TIMEOUT_MS, formatWait, type ClientError } from '../client/errors.js';
 import { EXIT, ExitError } from './exit.js';
+import { collectUrls, parseTimeout } from './parse.js';
 
 /** Whether to colour a stream: flags and NO_COLOR/FORCE_COLOR first, then whether it is a terminal. */
-export function colorWanted(stream: NodeJS.WriteStream, flag: boolean | undefined, env: NodeJS.ProcessEnv = process.env): boolean {
+export function colorWanted(
+  stream: NodeJS.WriteStream,
+  flag: boolean | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   if (flag === false || 'NO_COLOR' in env) return false;
   if (env['FORCE_COLOR'] !== undefined) return env['FORCE_COLOR'] !== '0' && env['FORCE_COLOR'] !== 'false';
   return stream.isTTY === true;
 }
 
 /** The options every client command takes (`listen`, `tree`, `post`, `config` does not). */
-export function addClientOptions(command: Command): Command {
+export function addClientOptions<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(
+  command: Command<Args, Opts, Globals>,
+) {
   return command
-    .option('--url <url>', 'service base URL, ws(s)://host[:port] with or without /v1/ws (env STREAM_POSTS_URL; default ws://127.0.0.1:8787, a local serve)')
+    .addOption(
+      new Option(
+        '--url <url>',
+        'service base URL, ws(s)://host[:port] with or without /v1/ws; repeat it or separate with commas for several instances, tried in turn (env STREAM_POSTS_URL; default ws://127.0.0.1:8787, a local serve)',
+      ).argParser(collectUrls),
+    )
     .option('--api-key <key>', 'API key (visible in `ps`: prefer --api-key-file or STREAM_POSTS_API_KEY)')
     .option('--api-key-file <file>', 'read the API key from this file')
-    .option('--profile <name>', 'use a profile from the config file (see `stream-posts config`; env STREAM_POSTS_PROFILE)')
+    .option(
+      '--profile <name>',
+      'use a profile from the config file (see `stream-posts config`; env STREAM_POSTS_PROFILE)',
+    )
     .option('--auth-query', 'send the key as ?apiKey= in the URL instead of the x-api-key header')
+    .addOption(
+      new Option(
+        '--timeout <duration>',
+        'longest wait for each answer: connecting, connected, sub_ack, each ack, a REST reply; exit 3 when it runs out (a unit is required: 300ms, 30s, 2m)',
+      )
+        .argParser(parseTimeout)
+        .default(DEFAULT_TIMEOUT_MS, formatWait(DEFAULT_TIMEOUT_MS)),
+    )
     .option('--json', 'machine output: one JSON object per line on stdout')
     .option('--no-color', 'no colours (also NO_COLOR=1)')
     .option('-q, --quiet', 'no status lines on stderr; errors only')
@@ -27,6 +50,8 @@ export function addClientOptions(command: Command): Command {
 export interface CommonOptions {
   settings: ConnectionSettings;
   authQuery: boolean;
+  /** The longest wait for each answer from the service. */
+  timeoutMs: number;
   json: boolean;
   /** Colour on stdout. */
   color: boolean;
@@ -36,33 +61,43 @@ export interface CommonOptions {
   verbose: boolean;
 }
 
-export async function commonOptions(options: Record<string, unknown>): Promise<CommonOptions> {
-  // Loaded here, not at start-up: it brings the validation library, which `--help` does not need.
-  const { resolveSettings } = await import('../client/config.js');
-  const settings = await resolveSettings(
-    {
-      url: options['url'] as string | undefined,
-      apiKey: options['apiKey'] as string | undefined,
-      apiKeyFile: options['apiKeyFile'] as string | undefined,
-      profile: options['profile'] as string | undefined,
-    },
-    process.env,
-  );
-  return { settings, authQuery: options['authQuery'] === true, ...outputOptions(options) };
+/** What `--json`, `--no-color`, `--quiet` and `--verbose` parse to. */
+export interface OutputFlags {
+  json?: true | undefined;
+  color: boolean;
+  quiet?: true | undefined;
+  verbose?: true | undefined;
 }
 
-export type OutputOptions = Omit<CommonOptions, 'settings' | 'authQuery'>;
+/** What the flags of addClientOptions parse to. */
+export interface ClientFlags extends OutputFlags {
+  url?: string[] | undefined;
+  apiKey?: string | undefined;
+  apiKeyFile?: string | undefined;
+  profile?: string | undefined;
+  authQuery?: true | undefined;
+  timeout: number;
+}
+
+export async function commonOptions(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env): Promise<CommonOptions> {
+  // Loaded here, not at start-up: it brings the validation library, which `--help` does not need.
+  const { resolveSettings } = await import('./settings.js');
+  const { url, apiKey, apiKeyFile, profile } = flags;
+  const settings = await resolveSettings({ url, apiKey, apiKeyFile, profile }, env);
+  return { settings, authQuery: flags.authQuery === true, timeoutMs: flags.timeout, ...outputOptions(flags, env) };
+}
+
+export type OutputOptions = Omit<CommonOptions, 'settings' | 'authQuery' | 'timeoutMs'>;
 
 /** `--json`, `--no-color`, `--quiet`, `--verbose` and the environment, for every command that prints. */
-export function outputOptions(options: Record<string, unknown>): OutputOptions {
-  const json = options['json'] === true;
-  const colorFlag = options['color'] as boolean | undefined;
+export function outputOptions(flags: OutputFlags, env: NodeJS.ProcessEnv = process.env): OutputOptions {
+  const json = flags.json === true;
   return {
     json,
-    color: !json && colorWanted(process.stdout, colorFlag),
-    stderrColor: colorWanted(process.stderr, colorFlag),
-    quiet: options['quiet'] === true,
-    verbose: options['verbose'] === true,
+    color: !json && colorWanted(process.stdout, flags.color, env),
+    stderrColor: colorWanted(process.stderr, flags.color, env),
+    quiet: flags.quiet === true,
+    verbose: flags.verbose === true,
   };
 }
 
@@ -74,19 +109,24 @@ export function exitCodeFor(error: ClientError): number {
       return EXIT.failed;
     case 'unreachable':
     case 'unauthorized':
+    case 'timeout':
       return EXIT.unreachable;
   }
 }
 
 export function requireKey(settings: ConnectionSettings): string {
   if (settings.apiKey === undefined) {
-    throw new ExitError(EXIT.usage, 'no API key: give --api-key-file FILE, set STREAM_POSTS_API_KEY, or use --profile NAME');
+    throw new ExitError(
+      EXIT.usage,
+      'no API key: give --api-key-file FILE, set STREAM_POSTS_API_KEY, or use --profile NAME',
+    );
   }
   return settings.apiKey;
 }
 
 export function positiveInteger(text: string): number {
-  if (!/^\d+$/.test(text.trim()) || Number(text) < 1) throw new InvalidArgumentError(`expected a positive integer, got "${text}"`);
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1)
+    throw new InvalidArgumentError(`expected a positive integer, got "${text}"`);
   return Number(text);
 }
 
@@ -97,4 +137,3 @@ export function regex(text: string): RegExp {
     throw new InvalidArgumentError(`not a valid regular expression: ${(error as Error).message}`);
   }
 }
-

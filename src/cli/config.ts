@@ -1,36 +1,39 @@
-import { configPath, readConfig, writeConfig } from '../client/config.js';
-import { resolveEndpoint } from '../client/endpoint.js';
-import { readStdinText, readTextFile } from '../client/files.js';
+import { checkedKey, configPath, endpointsFromFlag, readConfig, writeConfig } from './settings.js';
+import { readStdinText, readTextFile } from './files.js';
 import { EXIT, usageError } from './exit.js';
 
 export interface ConfigSetOptions {
-  url?: string | undefined;
+  /** Several: the instances of one service, tried in turn. */
+  url?: string[] | undefined;
   apiKey?: string | undefined;
   apiKeyFile?: string | undefined;
   apiKeyStdin?: boolean | undefined;
 }
 
 async function keyFrom(options: ConfigSetOptions): Promise<string | undefined> {
-  const sources = [options.apiKey !== undefined, options.apiKeyFile !== undefined, options.apiKeyStdin === true].filter(Boolean).length;
+  const sources = [options.apiKey !== undefined, options.apiKeyFile !== undefined, options.apiKeyStdin === true].filter(
+    Boolean,
+  ).length;
   if (sources > 1) throw usageError('give the key once: --api-key, --api-key-file or --api-key-stdin');
-  let key: string | undefined = options.apiKey;
-  if (options.apiKeyFile !== undefined) key = await readTextFile(options.apiKeyFile, '--api-key-file');
-  if (options.apiKeyStdin === true) key = await readStdinText();
-  if (key !== undefined && key.trim() === '') throw usageError('the API key is empty');
-  return key?.trim();
+  if (options.apiKeyFile !== undefined)
+    return checkedKey(await readTextFile(options.apiKeyFile, '--api-key-file'), `--api-key-file ${options.apiKeyFile}`);
+  if (options.apiKeyStdin === true) return checkedKey(await readStdinText(), 'standard input');
+  return options.apiKey !== undefined ? checkedKey(options.apiKey, '--api-key') : undefined;
 }
 
 /** `config set NAME`: creates or updates a profile; the key never goes to the screen. */
 export async function configSet(name: string, options: ConfigSetOptions): Promise<number> {
-  if (!/^[\w.-]{1,64}$/.test(name)) throw usageError(`profile names are 1-64 characters of letters, digits, "_", "." or "-", got "${name}"`);
+  if (!/^[\w.-]{1,64}$/.test(name))
+    throw usageError(`profile names are 1-64 characters of letters, digits, "_", "." or "-", got "${name}"`);
   const path = configPath(process.env);
   const config = await readConfig(path);
   const key = await keyFrom(options);
-  if (options.url === undefined && key === undefined) throw usageError('nothing to set: give --url and/or a key (--api-key-file FILE or --api-key-stdin)');
+  if (options.url === undefined && key === undefined)
+    throw usageError('nothing to set: give --url and/or a key (--api-key-file FILE or --api-key-stdin)');
   // Checked now, so that a profile never holds a URL every command would refuse.
-  if (options.url !== undefined) resolveEndpoint(options.url);
+  if (options.url !== undefined) endpointsFromFlag(options.url);
   const profile = { ...config.profiles[name] };
-  if (options.url !== undefined) profile.url = options.url;
+  if (options.url !== undefined) profile.url = options.url.length === 1 ? options.url[0]! : options.url;
   if (key !== undefined) profile.apiKey = key;
   config.profiles[name] = profile;
   await writeConfig(path, config);
@@ -41,18 +44,26 @@ export async function configSet(name: string, options: ConfigSetOptions): Promis
 export async function configList(json: boolean): Promise<number> {
   const path = configPath(process.env);
   const config = await readConfig(path);
-  const rows = Object.entries(config.profiles).map(([name, profile]) => ({ name, url: profile.url ?? null, key: profile.apiKey !== undefined }));
+  const rows = Object.entries(config.profiles).map(([name, profile]) => ({
+    name,
+    url: profile.url ?? null,
+    key: profile.apiKey !== undefined,
+  }));
   if (json) {
     for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
     return EXIT.ok;
   }
   if (rows.length === 0) {
-    process.stderr.write(`no profiles in ${path}; add one with: stream-posts config set NAME --url URL --api-key-file FILE\n`);
+    process.stderr.write(
+      `no profiles in ${path}; add one with: stream-posts config set NAME --url URL --api-key-file FILE\n`,
+    );
     return EXIT.ok;
   }
   const width = Math.max(...rows.map((row) => row.name.length));
   for (const row of rows) {
-    process.stdout.write(`${row.name.padEnd(width)}  ${row.url ?? '(default url)'}  ${row.key ? 'key set' : 'no key'}\n`);
+    process.stdout.write(
+      `${row.name.padEnd(width)}  ${row.url === null ? '(default url)' : [row.url].flat().join(',')}  ${row.key ? 'key set' : 'no key'}\n`,
+    );
   }
   return EXIT.ok;
 }

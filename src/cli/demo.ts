@@ -1,8 +1,8 @@
-import { DemoPublisher } from '../client/demo-publisher.js';
+import { DemoPublisher } from '../demo/publisher.js';
 import { resolveEndpoint } from '../client/endpoint.js';
-import { DEMO_SEED } from '../server/demo-seed.js';
-import { silentLogger } from '../server/logger.js';
-import { startServer, type StreamPostsServer } from '../server/server.js';
+import { DEFAULT_TIMEOUT_MS } from '../client/errors.js';
+import { DEMO_SEED } from '../demo/seed.js';
+import { startServer, type StreamPostsServer } from '../api/server.js';
 import type { OutputOptions } from './common.js';
 import { listen } from './listen.js';
 import { statusFor } from './status.js';
@@ -21,7 +21,8 @@ const SETTLE_MS = 750;
 
 async function startDemoServer(port: number): Promise<StreamPostsServer> {
   try {
-    return await startServer({ seed: DEMO_SEED, host: '127.0.0.1', port, logger: silentLogger });
+    // The library's defaults are the demo's: the demo seed, silent, on 127.0.0.1.
+    return await startServer({ port });
   } catch (error) {
     // The default port is taken (a `serve` already running, say): any free port will do.
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE' && port !== 0) return startDemoServer(0);
@@ -57,8 +58,10 @@ export async function demo(options: DemoOptions): Promise<number> {
     stopView.abort();
   };
   const durationTimer = options.durationMs !== undefined ? setTimeout(stopAll, options.durationMs) : undefined;
-  process.once('SIGINT', stopAll);
-  process.once('SIGTERM', stopAll);
+  // `on`, not `once`: while a listener of ours is registered, the spinner's exit hook
+  // leaves Ctrl-C to us instead of re-raising it (which would end the demo with 130).
+  process.on('SIGINT', stopAll);
+  process.on('SIGTERM', stopAll);
   let startPublishing!: () => void;
   const subscribed = new Promise<void>((resolve) => {
     startPublishing = resolve;
@@ -66,8 +69,9 @@ export async function demo(options: DemoOptions): Promise<number> {
   try {
     const view = listen({
       ...options,
-      settings: { endpoint, apiKey: VIEWER.readerKey, profile: undefined },
+      settings: { endpoint, endpoints: [endpoint], apiKey: VIEWER.readerKey, profile: undefined },
       authQuery: false,
+      timeoutMs: DEFAULT_TIMEOUT_MS,
       command: options.view === 'tree' ? 'on-stream-post-tree' : 'on-stream-post',
       streams: undefined,
       last: 0,
@@ -81,13 +85,15 @@ export async function demo(options: DemoOptions): Promise<number> {
       // The publisher starts once the view is subscribed, so the view misses nothing.
       onSubscribed: () => startPublishing(),
     });
-    const published = subscribed.then(() => publisher.run()).then(async ({ lastReleaseAt }) => {
-      // With --count, let the view show the last posts and the pending release before ending.
-      if (options.count !== undefined) {
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastReleaseAt - Date.now()) + SETTLE_MS));
-        stopView.abort();
-      }
-    });
+    const published = subscribed
+      .then(() => publisher.run())
+      .then(async ({ lastReleaseAt }) => {
+        // With --count, let the view show the last posts and the pending release before ending.
+        if (options.count !== undefined) {
+          await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastReleaseAt - Date.now()) + SETTLE_MS));
+          stopView.abort();
+        }
+      });
     const code = await view;
     // A view that ended before subscribing (an error) must not leave the publisher waiting.
     publisher.stop();
@@ -101,4 +107,3 @@ export async function demo(options: DemoOptions): Promise<number> {
     await server.close();
   }
 }
-

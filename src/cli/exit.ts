@@ -11,12 +11,13 @@ export class ExitError extends Error {
   constructor(
     readonly exitCode: number,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'ExitError';
   }
 }
 
-export function usageError(message: string): ExitError {
-  return new ExitError(EXIT.usage, message);
+export function usageError(message: string, options?: { cause?: unknown }): ExitError {
+  return new ExitError(EXIT.usage, message, options);
 }

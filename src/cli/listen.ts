@@ -1,12 +1,15 @@
-import { describeSettings } from '../client/describe.js';
-import { Subscription, type Delivery } from '../client/subscription.js';
-import type { SubscribeCommandName } from '../protocol/types.js';
+import { openClient, type StreamPostsClient, type SubscriptionEvent } from '../api/client.js';
+import { ClientError } from '../client/errors.js';
+import type { ServerEventName, SubscribeCommandName } from '../protocol/types.js';
 import { supportsHyperlinks } from '../render/hyperlinks.js';
 import { loadMarkdownRenderer } from '../render/markdown.js';
 import { formatPost } from '../render/posts.js';
 import type { StatusReporter } from '../render/status.js';
+import { jsonLine } from '../render/json.js';
 import { formatTreeItem } from '../render/tree.js';
+import { commandFailure } from './library.js';
 import { requireKey, type CommonOptions } from './common.js';
+import { describeSettings, wsUrls, wsWhere } from './describe.js';
 import { EXIT } from './exit.js';
 import { describeState, statusFor } from './status.js';
 
@@ -27,10 +30,14 @@ export interface ListenOptions extends CommonOptions {
   status?: StatusReporter;
 }
 
+// Posts read ahead of a stdout that is not draining: past this, reading from the service
+// pauses, and what is not read waits there, where its slow-consumer rule applies.
+const READ_AHEAD = 16;
+
 /** The text a `--match` pattern is tried against. */
-function searchableText(delivery: Delivery): string {
-  if (delivery.format === 'post') return delivery.post.text ?? '';
-  const item = delivery.item;
+function searchableText(event: SubscriptionEvent): string {
+  if (event.format === 'post') return event.post.text ?? '';
+  const item = event.item as unknown as Record<string, unknown>;
   return ['title', 'en', 'body', 'source', 'link', 'url']
     .map((field) => item[field])
     .filter((value): value is string => typeof value === 'string')
@@ -43,9 +50,23 @@ function matches(pattern: RegExp | undefined, text: string): boolean {
   return pattern.test(text);
 }
 
+/** `--json`: the message as the protocol frames it; a release learnt from the replay after a reconnect is framed as the release it is. */
+function frameOf(event: SubscriptionEvent): unknown {
+  if (event.format === 'tree') return event.item;
+  const name: ServerEventName = event.type === 'released' ? 'stream.post.released' : 'stream.post.created';
+  return { event: name, data: event.post };
+}
+
 /** `listen` and `tree`: subscribe and print until Ctrl-C, --count or --idle-timeout. */
 export async function listen(options: ListenOptions): Promise<number> {
   const apiKey = requireKey(options.settings);
+  const { endpoint } = options.settings;
+  if (endpoint.treeFeed && (options.command !== 'on-stream-post-tree' || options.streams !== undefined)) {
+    throw new ClientError(
+      'usage',
+      'a tree feed address (…/graphql?format=tree) gives tree items of the streams named in its URL: use tree, and put streamIds in the URL',
+    );
+  }
   const out = process.stdout;
   const status = options.status ?? (await statusFor(options));
   const width = Math.min(out.columns || 100, 120);
@@ -62,44 +83,39 @@ export async function listen(options: ListenOptions): Promise<number> {
   let shown = 0;
   let idleTimer: NodeJS.Timeout | undefined;
   let stopReason: string | undefined;
-  const subscription = new Subscription(
-    {
-      endpoint: options.settings.endpoint,
-      apiKey,
-      authQuery: options.authQuery,
-      reconnect: options.reconnect,
-    },
-    { command: options.command, streamIds: options.streams, lastPosts: options.last },
-    {
-      onState: (state) => describeState(state, status),
-      onSubscribed: (ack) => {
-        const streams = ack.streamIds.length > 0 ? ack.streamIds.join(', ') : 'no streams yet';
-        status.connected(`${ack.reconnected ? 'reconnected' : 'subscribed'}: ${streams}${options.verbose ? ` (${options.command}, lastPosts ${ack.lastPosts})` : ''}`);
-        armIdle();
-        if (!ack.reconnected) options.onSubscribed?.();
-      },
-      onActivity: () => armIdle(),
-      onDelivery: (delivery) => {
-        // Frames read in the same chunk as the one that ended it still arrive: --count 1 is one.
-        if (stopReason !== undefined) return;
-        if (!matches(options.match, searchableText(delivery))) return;
-        write(delivery);
-        shown += 1;
-        if (options.count !== undefined && shown >= options.count) stop(`${shown} post${shown === 1 ? '' : 's'} shown`);
-      },
-    },
-  );
+  let saidSlow = false;
+  const stopping = new AbortController();
 
-  function write(delivery: Delivery): void {
+  function write(event: SubscriptionEvent): boolean {
     let text: string;
     if (options.json) {
-      text = `${delivery.raw}\n`;
+      // Re-serialized, never the server's own text: one line, every character a terminal would act on escaped.
+      text = `${jsonLine(frameOf(event))}\n`;
     } else {
-      const block = delivery.format === 'post' ? formatPost(delivery.post, delivery.kind, view) : formatTreeItem(delivery.item, view, delivery.kind);
+      const block =
+        event.format === 'post'
+          ? formatPost(event.post, event.type, view)
+          : formatTreeItem(event.item as unknown as Record<string, unknown>, view, event.type);
       text = `${block}\n\n`;
     }
-    out.write(text);
+    const written = out.write(text);
     if (options.bell) process.stderr.write('\u0007');
+    return written;
+  }
+
+  // Not pulling the next post while stdout is behind is what pauses the reading (READ_AHEAD).
+  function drained(): Promise<void> {
+    if (!saidSlow) status.info('the output is not keeping up: reading from the service pauses until it drains');
+    saidSlow = true;
+    return new Promise((resolve) => {
+      const done = () => {
+        out.off('drain', done);
+        stopping.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      out.on('drain', done);
+      stopping.signal.addEventListener('abort', done);
+    });
   }
 
   function armIdle(): void {
@@ -112,24 +128,68 @@ export async function listen(options: ListenOptions): Promise<number> {
     if (stopReason !== undefined) return;
     stopReason = reason;
     clearTimeout(idleTimer);
-    void subscription.close();
+    stopping.abort();
   }
 
   const onSignal = () => stop('interrupted');
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // `on`, not `once`: the spinner's exit hook (signal-exit) re-raises a SIGINT
+  // that finds no other listener, which would end a normal Ctrl-C with 130.
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   options.signal?.addEventListener('abort', onSignal);
   // `listen | head -3`: the reader went away, which is a normal end.
   out.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') stop('output closed');
   });
+  let client: StreamPostsClient | undefined;
   try {
-    await subscription.start();
+    client = await openClient(
+      {
+        url: wsUrls(options.settings),
+        apiKey,
+        authQuery: options.authQuery,
+        reconnect: options.reconnect,
+        timeoutMs: options.timeoutMs,
+        onState: (state) => describeState(state, status),
+      },
+      { requireConnected: false, retryReplyTimeouts: false },
+    );
+    const subscription = client.subscribe({
+      format: options.command === 'on-stream-post-tree' ? 'tree' : 'post',
+      ...(options.streams !== undefined ? { streamIds: options.streams } : {}),
+      lastPosts: options.last,
+      signal: stopping.signal,
+      highWaterMark: READ_AHEAD,
+      onSubscribed: (ack) => {
+        // The tree feed never lists its streams: connecting there follows all of the key's.
+        const none = endpoint.treeFeed ? 'the tree feed' : 'no streams yet';
+        const streams = ack.streamIds.length > 0 ? ack.streamIds.join(', ') : none;
+        status.connected(
+          `${ack.reconnected ? 'reconnected' : 'subscribed'}: ${streams}${options.verbose ? ` (${options.command}, lastPosts ${options.last})` : ''}`,
+        );
+        armIdle();
+        if (!ack.reconnected) options.onSubscribed?.();
+      },
+    });
+    for await (const event of subscription) {
+      armIdle();
+      if (!matches(options.match, searchableText(event))) continue;
+      const written = write(event);
+      shown += 1;
+      if (options.count !== undefined && shown >= options.count) {
+        stop(`${shown} post${shown === 1 ? '' : 's'} shown`);
+        break;
+      }
+      if (!written) await drained();
+    }
+  } catch (error) {
+    throw commandFailure(error, options.timeoutMs, `connected from ${wsWhere(options.settings)}`);
   } finally {
     clearTimeout(idleTimer);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     options.signal?.removeEventListener('abort', onSignal);
+    await client?.close();
     status.stop();
   }
   if (stopReason !== undefined && options.verbose) status.info(`stopped: ${stopReason}`);

@@ -1,5 +1,6 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError } from '@commander-js/extra-typings';
 import ms from 'ms';
+import { splitUrls } from '../client/endpoint.js';
 
 /** "10m", "30s", "1500ms", "2h", "1d"; a bare number is milliseconds. */
 export function parseDuration(text: string): number {
@@ -13,6 +14,22 @@ export function parseDuration(text: string): number {
     throw new InvalidArgumentError(`expected a duration such as 500ms, 30s, 10m, 2h or 1d, got "${text}"`);
   }
   return Math.round(value);
+}
+
+/**
+ * A bound on a wait: a duration with its unit ("300ms", "30s", "2m"). A bare
+ * number is refused rather than guessed: people mean seconds as often as ms.
+ */
+export function parseTimeout(text: string): number {
+  const expected = `expected a duration with a unit such as 300ms, 30s or 2m, got "${text}"`;
+  let value = 0;
+  try {
+    if (!/^\s*[\d.]+\s*$/.test(text)) value = parseDuration(text);
+  } catch {
+    // Worded below, with the forms this option accepts.
+  }
+  if (value < 1) throw new InvalidArgumentError(expected);
+  return value;
 }
 
 const SIZE = /^(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?$/i;
@@ -37,4 +54,18 @@ export function parsePort(text: string): number {
   const port = parseNonNegativeInteger(text);
   if (port > 65535) throw new InvalidArgumentError(`expected a port from 0 to 65535, got "${text}"`);
   return port;
+}
+
+/** `--url`, repeatable and comma-separated; a tree feed address keeps the commas of its query. */
+export function collectUrls(text: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...splitUrls(text)];
+}
+
+/** A repeatable option whose values may also be comma-separated: `--x a,b --x c` is [a, b, c]. */
+export function collectList(text: string, previous: string[] | undefined): string[] {
+  const items = text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  return [...(previous ?? []), ...items];
 }

@@ -1,14 +1,20 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { checkReadable } from '../client/files.js';
-import { prepareBatchLine, runBatch, type BatchResult } from '../client/batch.js';
+import { checkReadable } from './files.js';
+import { prepareBatchLine, runBatch, type BatchResult } from './batch.js';
+import { PUBLISH_FIELDS, type PublishOptions, type PublishResult } from '../api/publish.js';
 import { commandFrame } from '../client/publish-args.js';
-import { Publisher, type PublishData } from '../client/publisher.js';
-import { publishRest } from '../client/rest.js';
+import type { PublishData, PublishOutcome } from '../client/publisher.js';
+import { STREAMS_PATH } from '../protocol/paths.js';
 import { requireKey } from './common.js';
+import { wsUrls, wsWhere } from './describe.js';
+import { commandFailure, refusalOf } from './library.js';
+import { jsonLine } from '../render/json.js';
 import { EXIT, usageError } from './exit.js';
 import type { PostOptions } from './post.js';
 import { describeState, statusFor } from './status.js';
+import type { StreamPostsClient } from '../api/client.js';
+import { PUBLISH_MAX_ATTEMPTS } from '../client/publisher.js';
 
 /** Lines go out in one write per turn of the event loop, not one system call each. */
 class LineWriter {
@@ -16,7 +22,7 @@ class LineWriter {
   #scheduled = false;
 
   write(value: unknown): void {
-    this.#pending.push(JSON.stringify(value));
+    this.#pending.push(jsonLine(value));
     if (this.#pending.length >= 512) this.flush();
     else if (!this.#scheduled) {
       this.#scheduled = true;
@@ -38,7 +44,10 @@ function input(options: PostOptions): NodeJS.ReadableStream {
 
 /** `--batch --dry-run`: every line validated here as the service would, nothing sent. */
 async function dryRun(options: PostOptions, out: LineWriter): Promise<number> {
-  const [{ buildPublishArgs }, { ProtocolError }] = await Promise.all([import('../client/validate-post.js'), import('../protocol/errors.js')]);
+  const [{ buildPublishArgs }, { ProtocolError }] = await Promise.all([
+    import('./validate-post.js'),
+    import('../protocol/errors.js'),
+  ]);
   const defaults = { streamId: options.stream, contentType: options.contentType };
   let failed = 0;
   let line = 0;
@@ -64,12 +73,37 @@ async function dryRun(options: PostOptions, out: LineWriter): Promise<number> {
 }
 
 /**
+ * One line through the library. Only the command's fields are taken, unset ones dropped,
+ * as the service reads them: a line must not set the library's own options (where the
+ * key goes, how long to wait). What the library will not send is reported as the service
+ * reports a bad field, in the line's place, and the rest of the batch goes on.
+ */
+async function publishLine(
+  publish: (options: PublishOptions) => Promise<PublishResult>,
+  data: PublishData,
+  timeoutMs: number,
+  awaited: string,
+): Promise<PublishOutcome> {
+  const frame = commandFrame(data).data;
+  const fields = Object.fromEntries(PUBLISH_FIELDS.filter((name) => name in frame).map((name) => [name, frame[name]]));
+  try {
+    const { post, duplicate } = await publish(fields as unknown as PublishOptions);
+    return { ok: true, post, duplicate, attempts: 1 };
+  } catch (error) {
+    if (error instanceof TypeError || error instanceof RangeError)
+      return { ok: false, code: 'invalid-argument', message: error.message };
+    return refusalOf(error, timeoutMs, awaited);
+  }
+}
+
+/**
  * `post --batch`: NDJSON lines published over one connection (or REST), with a
  * bounded window, one result line per input line in order; exit 0 when all
  * were published, 1 otherwise, 3 when the service could not be reached.
  */
 export async function postBatch(options: PostOptions): Promise<number> {
-  if (options.content !== undefined) throw usageError('--batch reads NDJSON from standard input (or --file); do not give content as an argument');
+  if (options.content !== undefined)
+    throw usageError('--batch reads NDJSON from standard input (or --file); do not give content as an argument');
   if (options.releaseAt !== undefined || options.customTarget !== undefined || options.idempotencyKey !== undefined) {
     throw usageError('--batch takes releaseAt, customTarget and idempotencyKey from each line, not from flags');
   }
@@ -80,15 +114,54 @@ export async function postBatch(options: PostOptions): Promise<number> {
   if (options.dryRun) return dryRun(options, out);
   const apiKey = requireKey(options.settings);
   const status = await statusFor(options, true);
-  let publisher: Publisher | undefined;
-  const send =
-    options.via === 'rest'
-      ? (data: PublishData) => publishRest(options.settings.endpoint, apiKey, data)
-      : (data: PublishData) => publisher!.publish(data);
+  const { endpoint } = options.settings;
+  let client: StreamPostsClient | undefined;
+  let send: (data: PublishData) => Promise<PublishOutcome>;
   try {
-    if (options.via === 'ws') {
-      publisher = new Publisher({ endpoint: options.settings.endpoint, apiKey, authQuery: options.authQuery }, (state) => describeState(state, status));
-      await publisher.start();
+    if (options.via === 'rest') {
+      const { publishRest } = await import('../api/rest.js');
+      const rest = (fields: PublishOptions) =>
+        publishRest({
+          ...fields,
+          url: options.settings.endpoints.map((each) => each.httpBase),
+          apiKey,
+          timeoutMs: options.timeoutMs,
+        });
+      send = (data) =>
+        publishLine(
+          rest,
+          data,
+          options.timeoutMs,
+          `a reply to POST ${endpoint.httpBase}${STREAMS_PATH}/${data.streamId}/post`,
+        );
+    } else {
+      const { openClient } = await import('../api/client.js');
+      try {
+        client = await openClient(
+          {
+            url: wsUrls(options.settings),
+            apiKey,
+            authQuery: options.authQuery,
+            timeoutMs: options.timeoutMs,
+            maxReconnectAttempts: PUBLISH_MAX_ATTEMPTS,
+            onState: (state) => describeState(state, status),
+          },
+          { requireConnected: false, retryReplyTimeouts: false },
+        );
+      } catch (error) {
+        throw commandFailure(error, options.timeoutMs, `connected from ${wsWhere(options.settings)}`);
+      }
+      const connected = client;
+      // No wait of its own per post: --timeout bounds each reply on the connection, and a post
+      // held back by rate limits or a reconnect is resent with its key until it is acknowledged.
+      const ws = (fields: PublishOptions) => connected.publish({ ...fields, timeoutMs: 0 });
+      send = (data) =>
+        publishLine(
+          ws,
+          data,
+          options.timeoutMs,
+          `ack (the reply to add-stream-post) from ${wsWhere(options.settings)}`,
+        );
       status.connected(`connected; publishing with up to ${options.window} posts in flight`);
     }
     const summary = await runBatch({
@@ -106,6 +179,6 @@ export async function postBatch(options: PostOptions): Promise<number> {
     // Results already settled stand, whatever ended the batch.
     out.flush();
     status.stop();
-    await publisher?.close();
+    await client?.close();
   }
 }

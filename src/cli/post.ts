@@ -1,11 +1,15 @@
-import { readStdinText, readTextFile } from '../client/files.js';
-import { commandFrame, resolveReleaseAt } from '../client/publish-args.js';
-import { buildPublishArgs } from '../client/validate-post.js';
+import { readStdinText, readTextFile } from './files.js';
+import { commandFrame } from '../client/publish-args.js';
+import { resolveReleaseAt } from './release-at.js';
+import { buildPublishArgs } from './validate-post.js';
 import type { PublishOutcome } from '../client/publisher.js';
 import { parseIsoDateTime } from '../protocol/dates.js';
 import { ProtocolError } from '../protocol/errors.js';
 import type { ContentType, PublishArgs } from '../protocol/types.js';
+import { jsonLine } from '../render/json.js';
+import { safeLine } from '../render/text.js';
 import { requireKey, type CommonOptions } from './common.js';
+import { wsWhere } from './describe.js';
 import { EXIT, ExitError, usageError } from './exit.js';
 
 // Network, terminal and prompt modules load only on the paths that use them:
@@ -43,7 +47,7 @@ function validateArgs(fields: Record<string, unknown>, options: PostOptions): Pu
   } catch (error) {
     if (error instanceof ProtocolError) {
       const relative = error.message.startsWith('releaseAt') ? ', or a time from now such as +10m, +2h, +1d' : '';
-      throw usageError(`invalid post: ${error.message}${relative}`);
+      throw usageError(`invalid post: ${error.message}${relative}`, { cause: error });
     }
     throw error;
   }
@@ -57,7 +61,8 @@ export async function post(options: PostOptions): Promise<number> {
   let releaseAt = options.releaseAt;
   let customTarget = options.customTarget;
   if (streamId === undefined || content === undefined) {
-    if (!canPrompt() || options.json || options.dryRun) throw usageError(streamId === undefined ? 'missing --stream ID' : MISSING_CONTENT);
+    if (!canPrompt() || options.json || options.dryRun)
+      throw usageError(streamId === undefined ? 'missing --stream ID' : MISSING_CONTENT);
     const { isPromptCancelled } = await import('../render/prompts.js');
     const answers = await askForPost(options, { streamId, content, releaseAt }).catch((error: unknown) => {
       if (isPromptCancelled(error)) throw new ExitError(EXIT.usage, 'cancelled; nothing was published');
@@ -80,27 +85,24 @@ export async function post(options: PostOptions): Promise<number> {
   const { withIdempotencyKey } = await import('../client/idempotency.js');
   const args = withIdempotencyKey(validated);
   const apiKey = requireKey(options.settings);
-  const { describeState, statusFor } = await import('./status.js');
+  const { statusFor } = await import('./status.js');
   const status = await statusFor(options, true);
-  if (options.verbose) status.info(`publishing to ${args.streamId} via ${options.via === 'rest' ? options.settings.endpoint.httpBase : options.settings.endpoint.wsUrl}`);
+  if (options.verbose) {
+    const via =
+      options.via === 'rest'
+        ? options.settings.endpoints.map((endpoint) => endpoint.httpBase).join(', ')
+        : wsWhere(options.settings);
+    status.info(`publishing to ${args.streamId} via ${via}`);
+  }
   let outcome: PublishOutcome;
   try {
     if (options.via === 'rest') {
-      const { publishRest } = await import('../client/rest.js');
+      const { publishOverRest } = await import('./publish-rest.js');
       status.connecting(`${options.settings.endpoint.httpBase}/v1/streams/${args.streamId}/post`);
-      outcome = await publishRest(options.settings.endpoint, apiKey, args);
+      outcome = await publishOverRest(options, apiKey, args);
     } else {
-      const { Publisher } = await import('../client/publisher.js');
-      const publisher = new Publisher(
-        { endpoint: options.settings.endpoint, apiKey, authQuery: options.authQuery },
-        (state) => describeState(state, status),
-      );
-      try {
-        await publisher.start();
-        outcome = await publisher.publish(args);
-      } finally {
-        await publisher.close();
-      }
+      const { publishOverClient } = await import('./publish-one.js');
+      outcome = await publishOverClient(options, apiKey, args, status);
     }
   } finally {
     status.stop();
@@ -111,18 +113,30 @@ export async function post(options: PostOptions): Promise<number> {
   }
   const duplicate = outcome.duplicate && outcome.attempts <= 1;
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ post: outcome.post, duplicate })}\n`);
+    process.stdout.write(`${jsonLine({ post: outcome.post, duplicate })}\n`);
   } else {
-    process.stdout.write(`${outcome.post.id}\n`);
-    if (duplicate) status.warn(`duplicate: an earlier post with idempotency key ${args.idempotencyKey} was returned; nothing new was published`);
+    process.stdout.write(`${safeLine(outcome.post.id)}\n`);
+    if (duplicate)
+      status.warn(
+        `duplicate: an earlier post with idempotency key ${args.idempotencyKey} was returned; nothing new was published`,
+      );
     if (outcome.post.hidden && outcome.post.releaseAt) status.info(`hidden until ${outcome.post.releaseAt}`);
   }
   return EXIT.ok;
 }
 
-async function askForPost(options: PostOptions, known: { streamId: string | undefined; content: string | undefined; releaseAt: string | undefined }) {
-  const [{ listStreams }, { promptForPost }] = await Promise.all([import('../client/streams.js'), import('../render/prompts.js')]);
-  const streams = options.settings.apiKey !== undefined ? await listStreams(options.settings.endpoint, options.settings.apiKey).catch(() => []) : [];
+async function askForPost(
+  options: PostOptions,
+  known: { streamId: string | undefined; content: string | undefined; releaseAt: string | undefined },
+) {
+  const [{ listStreams }, { promptForPost }] = await Promise.all([
+    import('../client/streams.js'),
+    import('../render/prompts.js'),
+  ]);
+  const streams =
+    options.settings.apiKey !== undefined
+      ? await listStreams(options.settings.endpoint, options.settings.apiKey, options.timeoutMs).catch(() => [])
+      : [];
   return promptForPost(
     {
       ...(known.streamId !== undefined ? { streamId: known.streamId } : {}),
@@ -135,7 +149,8 @@ async function askForPost(options: PostOptions, known: { streamId: string | unde
       describeReleaseAt: (value: string) => new Date(Date.parse(resolveReleaseAt(value, Date.now()))).toLocaleString(),
       // The check the service's schema makes, on the time the relative form stands for.
       validateReleaseAt: (value: string) =>
-        parseIsoDateTime(resolveReleaseAt(value, Date.now())) !== undefined || 'expected an ISO 8601 date-time with a time zone, or +10m, +2h, +1d',
+        parseIsoDateTime(resolveReleaseAt(value, Date.now())) !== undefined ||
+        'expected an ISO 8601 date-time with a time zone, or +10m, +2h, +1d',
     },
   );
 }

@@ -1,11 +1,17 @@
 import { spawn } from 'node:child_process';
-import { readTextFile } from '../client/files.js';
+import cluster from 'node:cluster';
+import { readTextFile } from './files.js';
 import { formatServeBanner, keyVariable } from '../render/serve-banner.js';
-import { DEMO_SEED } from '../server/demo-seed.js';
+import { DEMO_SEED } from '../demo/seed.js';
 import { createLogger, silentLogger, type LogFormat } from '../server/logger.js';
-import { parseSeedText, SeedError, type Seed } from '../server/seed.js';
-import { startServer, type StreamPostsServer } from '../server/server.js';
+import type { Seed } from '../protocol/seed.js';
+import { parseSeedText, SeedError } from '../server/seed.js';
+import { startServer, type StartServerOptions, type StreamPostsServer } from '../api/server.js';
+import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis-keys.js';
+import { StoreError } from '../server/stores/store-error.js';
 import { EXIT, ExitError, usageError } from './exit.js';
+import { StopSignals, type ExecChild } from './serve-signals.js';
+import { reportListening, servePrimary, type ServedAt } from './serve-workers.js';
 
 export interface ServeOptions {
   host: string;
@@ -15,13 +21,62 @@ export interface ServeOptions {
   tlsKey?: string;
   idempotencyWindow: number;
   rateLimit: number;
+  /** Undefined: the server's default (off when rateLimit is 0). */
+  keyRateLimit?: number | undefined;
+  maxConnectionsPerKey: number;
+  maxSubscriptions: number;
+  maxPendingCommands: number;
+  maxPendingReleases: number;
+  maxPendingReleaseBytes: number;
+  maxIdempotencyKeys: number;
+  maxIdempotencyBytes: number;
   maxBuffered: number;
   keepAlive: number;
   logFormat: LogFormat;
   quiet: boolean;
   admin?: boolean;
+  adminToken?: string | undefined;
+  allowedHosts?: string[] | undefined;
+  allowOrigin?: string[] | undefined;
+  bodyTimeout: number;
+  headersTimeout: number;
   exec?: string;
+  /** `memory`, or a `redis://` URL whose keyspace several instances share. */
+  store?: string;
+  redisPrefix?: string;
+  resetStore?: boolean;
+  /** Processes sharing the port and the (Redis) store; 1 = this process alone. */
+  workers?: number;
   color: boolean;
+}
+
+/** The Redis store, from `--store`, `--redis-prefix`, `--reset-store`; undefined for the memory store. */
+function redisStore(options: ServeOptions): { url: string; prefix: string; resetStore: boolean } | undefined {
+  const store = options.store ?? 'memory';
+  if (store === 'memory') {
+    if (options.resetStore)
+      throw usageError('--reset-store needs --store redis://HOST:PORT: the memory store starts empty anyway');
+    return undefined;
+  }
+  try {
+    checkRedisUrl(store);
+  } catch (error) {
+    throw usageError(`--store: ${(error as Error).message}`, { cause: error });
+  }
+  return { url: store, prefix: options.redisPrefix ?? DEFAULT_REDIS_PREFIX, resetStore: options.resetStore ?? false };
+}
+
+/** What the start-up output and `--exec` need to know of a server, wherever it runs. */
+function servedAt(server: StreamPostsServer): ServedAt {
+  return { url: server.url, httpUrl: server.httpUrl, adminEnabled: server.adminUrl !== undefined };
+}
+
+/** Where state lives, for the start-up output: never a Redis password. */
+function storeLine(options: ServeOptions): string {
+  const store = options.store ?? 'memory';
+  return store === 'memory'
+    ? 'memory'
+    : `${redactRedisUrl(store)} (prefix ${options.redisPrefix ?? DEFAULT_REDIS_PREFIX})`;
 }
 
 async function loadSeed(path: string | undefined): Promise<Seed> {
@@ -29,13 +84,13 @@ async function loadSeed(path: string | undefined): Promise<Seed> {
   try {
     return parseSeedText(await readTextFile(path, 'seed file'));
   } catch (error) {
-    if (error instanceof SeedError) throw usageError(`invalid seed file ${path}: ${error.message}`);
+    if (error instanceof SeedError) throw usageError(`invalid seed file ${path}: ${error.message}`, { cause: error });
     throw error;
   }
 }
 
 /** Environment for `--exec`: where the server is and every key of the seed. */
-function execEnvironment(server: StreamPostsServer, seed: Seed): Record<string, string> {
+function execEnvironment(server: ServedAt, seed: Seed, adminToken: string | undefined): Record<string, string> {
   const env: Record<string, string> = {
     STREAM_POSTS_URL: server.url,
     STREAM_POSTS_HTTP_URL: server.httpUrl,
@@ -45,16 +100,53 @@ function execEnvironment(server: StreamPostsServer, seed: Seed): Record<string, 
   for (const user of seed.users) env[keyVariable('reader', user.id)] = user.readerKey;
   for (const stream of seed.streams) env[keyVariable('stream', stream.id)] = stream.key;
   if (server.adminEnabled) env['STREAM_POSTS_ADMIN_URL'] = `${server.httpUrl}/_admin`;
+  if (adminToken !== undefined) env['STREAM_POSTS_ADMIN_TOKEN'] = adminToken;
   return env;
 }
 
-function printStartup(out: NodeJS.WritableStream, server: StreamPostsServer, seed: Seed, options: ServeOptions): void {
+function perimeterOptions({
+  adminToken,
+  allowedHosts,
+  allowOrigin,
+}: ServeOptions): Pick<StartServerOptions, 'adminToken' | 'allowedHosts' | 'allowedOrigins'> {
+  return {
+    ...(adminToken === undefined ? {} : { adminToken }),
+    ...(allowedHosts === undefined ? {} : { allowedHosts: allowedHosts.includes('all') ? 'all' : allowedHosts }),
+    ...(allowOrigin === undefined ? {} : { allowedOrigins: allowOrigin }),
+  };
+}
+
+/** The flag each option given to startServer comes from, to word its errors for people at a shell. */
+const OPTION_FLAGS: Record<string, string> = {
+  adminToken: '--admin-token (or STREAM_POSTS_ADMIN_TOKEN)',
+  allowedHosts: '--allowed-hosts',
+  allowedOrigins: '--allow-origin',
+};
+
+/** startServer's TypeError/RangeError for a perimeter value, reworded as a usage error naming the flag. */
+function flagError(error: unknown): ExitError | undefined {
+  if (!(error instanceof TypeError || error instanceof RangeError)) return undefined;
+  const option = /^\w+/.exec(error.message)?.[0] ?? '';
+  const flag = OPTION_FLAGS[option];
+  return flag === undefined ? undefined : usageError(flag + error.message.slice(option.length), { cause: error });
+}
+
+function printStartup(out: NodeJS.WritableStream, server: ServedAt, seed: Seed, options: ServeOptions): void {
   const seedSource = options.seed ?? 'built-in demo seed';
   if (options.logFormat === 'json') {
-    const line = (value: object) => out.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', ...value })}\n`);
-    line({ msg: 'listening', url: server.url, httpUrl: server.httpUrl, admin: server.adminEnabled, seed: seedSource });
+    const line = (value: object) =>
+      out.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', ...value })}\n`);
+    line({
+      msg: 'listening',
+      url: server.url,
+      httpUrl: server.httpUrl,
+      admin: server.adminEnabled,
+      seed: seedSource,
+      store: storeLine(options),
+    });
     for (const user of seed.users) line({ msg: 'reader key', user: user.id, name: user.name, key: user.readerKey });
-    for (const stream of seed.streams) line({ msg: 'stream key', stream: stream.id, name: stream.name, key: stream.key });
+    for (const stream of seed.streams)
+      line({ msg: 'stream key', stream: stream.id, name: stream.name, key: stream.key });
     return;
   }
   out.write(
@@ -67,9 +159,10 @@ function printStartup(out: NodeJS.WritableStream, server: StreamPostsServer, see
       color: options.color,
     }),
   );
+  if (options.store !== undefined && options.store !== 'memory') out.write(`store: ${storeLine(options)}\n`);
 }
 
-function runChild(command: string, env: Record<string, string>): { done: Promise<number>; kill: (signal: NodeJS.Signals) => void } {
+function runChild(command: string, env: Record<string, string>): ExecChild {
   const child = spawn(command, { shell: true, stdio: 'inherit', env: { ...process.env, ...env } });
   const done = new Promise<number>((resolve, reject) => {
     child.on('error', reject);
@@ -86,26 +179,43 @@ export async function serve(options: ServeOptions): Promise<number> {
   if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) {
     throw usageError('--tls-cert and --tls-key go together: give both or neither');
   }
+  // The primary of --workers has loaded (or reset) the seed: a worker must not reset again.
+  const redis = redisStore(cluster.isWorker ? { ...options, resetStore: false } : options);
   const seed = await loadSeed(options.seed);
-  const tls =
-    options.tlsCert !== undefined && options.tlsKey !== undefined
-      ? { cert: await readTextFile(options.tlsCert, 'TLS certificate'), key: await readTextFile(options.tlsKey, 'TLS key') }
-      : undefined;
-  // Handlers go in before anything is printed: a script that reads the
-  // listening line and signals at once must still get a clean stop.
-  let child: ReturnType<typeof runChild> | undefined;
-  let stopRequested = false;
-  const stopped = new Promise<number>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      stopRequested = true;
-      if (child) child.kill(signal);
-      else resolve(EXIT.ok);
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-  });
+  const workers = options.workers ?? 1;
+  if (workers > 1 && redis === undefined) {
+    throw usageError(
+      '--workers above 1 needs --store redis://HOST:PORT: with the memory store each worker would keep posts, releases and idempotency keys of its own instead of being one service',
+    );
+  }
   // With --exec the command owns stdout; the server speaks on stderr.
   const out = options.exec === undefined ? process.stdout : process.stderr;
+  const announce = (at: ServedAt) => {
+    if (options.quiet && options.exec !== undefined) return;
+    // The URL line is printed even with --quiet: scripts read it to find a port chosen with --port 0.
+    if (options.quiet) out.write(`listening on ${at.url}\n`);
+    else printStartup(out, at, seed, options);
+  };
+  if (workers > 1 && cluster.isPrimary) {
+    return servePrimary({
+      workers,
+      seed,
+      redis: redis!,
+      idempotencyWindowMs: options.idempotencyWindow,
+      exec: options.exec,
+      announce,
+      runExec: (command, at) => runChild(command, execEnvironment(at, seed, options.adminToken)),
+    });
+  }
+  const exec = cluster.isWorker ? undefined : options.exec;
+  const tls =
+    options.tlsCert !== undefined && options.tlsKey !== undefined
+      ? {
+          cert: await readTextFile(options.tlsCert, 'TLS certificate'),
+          key: await readTextFile(options.tlsKey, 'TLS key'),
+        }
+      : undefined;
+  const signals = new StopSignals();
   const logger = options.quiet ? silentLogger : createLogger(options.logFormat, out);
   let server: StreamPostsServer;
   try {
@@ -116,15 +226,33 @@ export async function serve(options: ServeOptions): Promise<number> {
       ...(tls ? { tls } : {}),
       idempotencyWindowMs: options.idempotencyWindow,
       rateLimit: options.rateLimit,
+      ...(options.keyRateLimit === undefined ? {} : { keyRateLimit: options.keyRateLimit }),
+      maxConnectionsPerKey: options.maxConnectionsPerKey,
+      maxSubscriptions: options.maxSubscriptions,
+      maxPendingCommands: options.maxPendingCommands,
+      maxPendingReleases: options.maxPendingReleases,
+      maxPendingReleaseBytes: options.maxPendingReleaseBytes,
+      maxIdempotencyKeys: options.maxIdempotencyKeys,
+      maxIdempotencyBytes: options.maxIdempotencyBytes,
       maxBufferedBytes: options.maxBuffered,
       keepAliveMs: options.keepAlive,
       ...(options.admin === undefined ? {} : { admin: options.admin }),
+      ...perimeterOptions(options),
+      bodyTimeoutMs: options.bodyTimeout,
+      headersTimeoutMs: options.headersTimeout,
+      ...(redis === undefined ? {} : { store: redis.url, redisPrefix: redis.prefix, resetStore: redis.resetStore }),
       logger,
     });
   } catch (error) {
+    if (error instanceof StoreError) throw new ExitError(EXIT.failed, error.message, { cause: error });
+    const usage = flagError(error);
+    if (usage) throw usage;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
-      throw new ExitError(EXIT.failed, `port ${options.port} on ${options.host} is already in use; choose another with --port (0 picks a free one)`);
+      throw new ExitError(
+        EXIT.failed,
+        `port ${options.port} on ${options.host} is already in use; choose another with --port (0 picks a free one)`,
+      );
     }
     if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
       throw new ExitError(EXIT.failed, `cannot listen on ${options.host}:${options.port} (${code})`);
@@ -134,23 +262,16 @@ export async function serve(options: ServeOptions): Promise<number> {
     }
     throw error;
   }
-  if (!options.quiet || options.exec === undefined) {
-    // The URL line is printed even with --quiet: scripts read it to find a port chosen with --port 0.
-    if (options.quiet) out.write(`listening on ${server.url}\n`);
-    else printStartup(out, server, seed, options);
-  }
+  const at = servedAt(server);
+  if (cluster.isWorker) reportListening(at);
+  else announce(at);
 
-  let exitCode: number;
-  if (options.exec !== undefined && !stopRequested) {
-    child = runChild(options.exec, execEnvironment(server, seed));
-    exitCode = await child.done.catch((error: Error) => {
-      process.stderr.write(`stream-posts serve: cannot run --exec command: ${error.message}\n`);
-      return EXIT.failed;
-    });
-  } else {
-    exitCode = await stopped;
-  }
-  logger.log('info', 'shutting down', { connections: server.connectionCount });
+  const exitCode = await signals.wait(
+    exec === undefined ? undefined : () => runChild(exec, execEnvironment(at, seed, options.adminToken)),
+  );
+  logger.log('info', 'shutting down', { connections: (await server.state()).connections });
   await server.close();
+  // The channel to the primary of --workers would keep this process alive.
+  if (cluster.isWorker) process.disconnect();
   return exitCode;
 }

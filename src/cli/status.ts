@@ -3,9 +3,13 @@ import { createStatusReporter, type StatusReporter } from '../render/status.js';
 import type { CommonOptions } from './common.js';
 
 /** Status on stderr: a spinner on a colour terminal, plain lines otherwise, nothing with --quiet. */
-export function statusFor(options: Pick<CommonOptions, 'stderrColor' | 'quiet' | 'verbose'>, quietUnlessVerbose = false): Promise<StatusReporter> {
+export function statusFor(
+  options: Pick<CommonOptions, 'stderrColor' | 'quiet' | 'verbose'>,
+  quietUnlessVerbose = false,
+): Promise<StatusReporter> {
   // ora cannot clear its line on a terminal that reports no width (it loops forever).
-  const spinner = process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0 && options.stderrColor && !options.quiet;
+  const spinner =
+    process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0 && options.stderrColor && !options.quiet;
   return createStatusReporter({
     stream: process.stderr,
     spinner,
@@ -18,6 +22,7 @@ export function statusFor(options: Pick<CommonOptions, 'stderrColor' | 'quiet' |
 
 /** Connection states as status lines or spinner text. */
 export function describeState(state: ConnectionState, status: StatusReporter): void {
-  if (state.kind === 'connecting') status.connecting(state.attempt === 0 ? state.url : `${state.url} (attempt ${state.attempt + 1})`);
+  if (state.kind === 'connecting')
+    status.connecting(state.attempt === 0 ? state.url : `${state.url} (attempt ${state.attempt + 1})`);
   else if (state.kind === 'reconnecting') status.reconnecting(state.delayMs, state.reason);
 }

@@ -1,11 +1,16 @@
 import WebSocket from 'ws';
+import { CLOSE_NORMAL, CLOSE_POLICY_VIOLATION, CLOSE_REASONS, CLOSE_UNAUTHORIZED } from '../protocol/close-codes.js';
+import { MAX_SERVICE_MESSAGE_BYTES } from '../protocol/limits.js';
 import { parseServerMessage, type ServerMessage } from '../protocol/events.js';
 import { redactUrl } from '../protocol/redact.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';
 import type { Endpoint } from './endpoint.js';
-import { ClientError, describeNetworkError } from './errors.js';
+import { ClientError, DEFAULT_TIMEOUT_MS, describeNetworkError, formatWait, timeoutError } from './errors.js';
+import { API_KEY_HEADER, API_KEY_QUERY } from '../protocol/paths.js';
 
-const CLOSE_UNAUTHORIZED = 4401;
+const TOO_LARGE = `a message from the service was too large (over ${MAX_SERVICE_MESSAGE_BYTES / 1024 / 1024} MiB)`;
+// ws's words for its own handshake timer: the upgrade was not answered in time.
+const HANDSHAKE_TIMED_OUT = 'Opening handshake has timed out';
 
 export interface HeartbeatOptions {
   intervalMs: number;
@@ -15,24 +20,53 @@ export interface HeartbeatOptions {
 const DEFAULT_HEARTBEAT: HeartbeatOptions = { intervalMs: 15_000, timeoutMs: 10_000 };
 
 export interface ConnectionOptions {
-  endpoint: Endpoint;
+  /**
+   * The service, or several addresses of it (instances sharing one store): the first is
+   * tried first; a failed attempt or a drop moves to the next, round robin.
+   */
+  endpoint: Endpoint | readonly Endpoint[];
   apiKey: string | undefined;
   /** Send the key as `?apiKey=` instead of the `x-api-key` header. */
   authQuery?: boolean;
   /** Reconnect after a drop (never after `unauthorized`). */
   reconnect?: boolean;
-  /** Consecutive failed attempts after a drop before giving up; unlimited by default. */
+  /**
+   * Consecutive failed attempts after a drop before giving up (each address tried counts
+   * as one); unlimited by default.
+   */
   maxAttempts?: number;
   backoff?: BackoffOptions;
   heartbeat?: HeartbeatOptions;
-  /** How long to wait for the `connected` event before carrying on without it. */
+  /**
+   * The longest wait for each answer: the opening handshake, and each reply an
+   * owner awaits with `expectReply` (default 30 s).
+   */
+  timeoutMs?: number;
+  /**
+   * A reply that does not come within `timeoutMs` drops the socket and reconnects (the
+   * owner resends), even before the service answered any command: for a long-lived client
+   * whose commands are safe to repeat. By default only once the service has answered one,
+   * so a one-shot command against a service that never answers ends with `timeout`.
+   */
+  retryReplyTimeouts?: boolean;
+  /** How long to wait for the `connected` event before carrying on without it (at most `timeoutMs`). */
   readyTimeoutMs?: number;
+  /**
+   * How long a connection must stay up before the backoff starts again from
+   * its first step (default 10 s): a service that keeps closing connections
+   * soon after they open is retried ever more slowly, not in a tight loop.
+   */
+  stableMs?: number;
   random?: () => number;
 }
 
 export interface ReadyInfo {
   userId: string;
   streams: string[];
+  /** The service's clock when it said `connected` (ISO), when it says. */
+  serverTime?: string;
+  /** The stream a stream key publishes to, when the service says. */
+  streamId?: string;
   /** False on the first connection, true after a reconnect. */
   reconnected: boolean;
 }
@@ -40,7 +74,8 @@ export interface ReadyInfo {
 export type ConnectionState =
   | { kind: 'connecting'; url: string; attempt: number }
   | { kind: 'ready'; info: ReadyInfo }
-  | { kind: 'reconnecting'; delayMs: number; reason: string };
+  /** `attempt`: how many connections in a row failed or ended before `stableMs` (1 after one drop). */
+  | { kind: 'reconnecting'; delayMs: number; reason: string; attempt: number };
 
 export interface ConnectionHandlers {
   /** Every (re)connection, once the service said `connected`: (re)send subscriptions here. */
@@ -49,16 +84,22 @@ export interface ConnectionHandlers {
   onState?(state: ConnectionState): void;
 }
 
-/** Close codes people meet, in words. */
-const CLOSE_REASONS: Record<number, string> = {
-  1000: 'normal closure',
-  1001: 'the service is going away',
-  1006: 'connection lost',
-  1009: 'frame too large',
-  1011: 'server error',
-  1013: 'too slow: the service dropped this reader',
-  4401: 'unauthorized',
-};
+/** What a subscription or publisher needs of its connection: one of its own, or a share of one. */
+export interface ConnectionLike {
+  readonly done: Promise<void>;
+  start(): unknown;
+  send(frame: object): boolean;
+  sendText(frame: string): boolean;
+  /** Starts the wait for the reply to a command just sent; call the result when it arrives. */
+  expectReply(what: string): () => void;
+  pause(): void;
+  resume(): void;
+  fail(error: ClientError): void;
+  /** Drops the socket for a passing reason: reconnect (with backoff), or end when reconnecting is off. */
+  drop(reason: string): void;
+  close(): Promise<void>;
+}
+export type OpenConnection = (handlers: ConnectionHandlers) => ConnectionLike;
 
 function describeClose(code: number, reason: string): string {
   const words = reason || CLOSE_REASONS[code];
@@ -82,10 +123,20 @@ export class Connection {
   #closing = false;
   #finished = false;
   #failedAttempts = 0;
+  readonly #endpoints: readonly Endpoint[];
+  /** The address being tried or in use. */
+  #current = 0;
+  /** Why each address failed before the first connection, in order. */
+  readonly #firstFailures: ClientError[] = [];
   #timers = new Set<NodeJS.Timeout>();
   #heartbeat: NodeJS.Timeout | undefined;
   #pongDeadline: NodeJS.Timeout | undefined;
   #lostReason: string | undefined;
+  #paused = false;
+  /** Whether the service has answered any awaited reply: a wait that runs out before that ends the connection. */
+  #answered = false;
+  #sawConnected = false;
+  readonly #replyTimers = new Set<NodeJS.Timeout>();
   readonly #options: Required<Omit<ConnectionOptions, 'apiKey'>> & { apiKey: string | undefined };
 
   constructor(
@@ -98,10 +149,20 @@ export class Connection {
       maxAttempts: Number.POSITIVE_INFINITY,
       backoff: DEFAULT_BACKOFF,
       heartbeat: DEFAULT_HEARTBEAT,
-      readyTimeoutMs: 5_000,
+      timeoutMs: DEFAULT_TIMEOUT_MS,
+      retryReplyTimeouts: false,
+      readyTimeoutMs: Math.min(5_000, options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      stableMs: 10_000,
       random: Math.random,
       ...options,
     };
+    this.#endpoints = Array.isArray(options.endpoint)
+      ? [...(options.endpoint as readonly Endpoint[])]
+      : [options.endpoint as Endpoint];
+    if (this.#endpoints.length === 0) throw new RangeError('endpoint must name at least one address');
+    if (!(this.#options.timeoutMs > 0) || !Number.isFinite(this.#options.timeoutMs)) {
+      throw new RangeError(`timeoutMs must be a positive number of milliseconds, got ${this.#options.timeoutMs}`);
+    }
     this.done = new Promise((resolve, reject) => {
       this.#resolveDone = resolve;
       this.#rejectDone = reject;
@@ -127,11 +188,75 @@ export class Connection {
     return true;
   }
 
+  /**
+   * Starts the clock on a reply the owner has just sent a command for (what
+   * `send` returned true for). Returns the function to call when the reply
+   * arrives. When it does not arrive within `timeoutMs`, the connection ends
+   * with a `timeout` ClientError, or, once the service has answered before and
+   * reconnecting is on, is dropped and reopened like any lost connection. A
+   * drop clears every pending wait: the owner resends, and waits again, on the
+   * next ready.
+   */
+  expectReply(what: string): () => void {
+    const ws = this.#ws;
+    let timer: NodeJS.Timeout;
+    const arm = () => {
+      timer = setTimeout(() => {
+        this.#replyTimers.delete(timer);
+        // Nothing is read while paused, so the reply cannot have arrived yet.
+        if (this.#paused) arm();
+        else if (ws === this.#ws) this.#replyTimedOut(ws, what);
+      }, this.#options.timeoutMs);
+      this.#replyTimers.add(timer);
+    };
+    arm();
+    return () => {
+      if (!this.#replyTimers.delete(timer)) return;
+      clearTimeout(timer);
+      this.#answered = true;
+    };
+  }
+
+  /**
+   * Stops reading from the service (the owner's output is not keeping up);
+   * what the service sends waits in its buffers, where its slow-consumer rule
+   * applies, instead of in this process.
+   */
+  pause(): void {
+    this.#paused = true;
+    clearTimeout(this.#pongDeadline);
+    if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.pause();
+  }
+
+  resume(): void {
+    this.#paused = false;
+    if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.resume();
+  }
+
+  #replyTimedOut(ws: WebSocket | undefined, what: string): void {
+    const never = this.#sawConnected ? '' : ' (it never sent connected either)';
+    const error = timeoutError(
+      this.#options.timeoutMs,
+      `${what} from ${this.#endpoints[this.#current]!.wsUrl}${never}`,
+    );
+    if (!ws || !(this.#answered || this.#options.retryReplyTimeouts) || !this.#options.reconnect)
+      return this.#finish(error);
+    this.drop(error.message);
+  }
+
+  drop(reason: string): void {
+    const ws = this.#ws;
+    if (this.#finished || this.#closing) return;
+    if (!ws || !this.#options.reconnect) return this.#finish(new ClientError('unreachable', reason));
+    this.#lostReason = reason;
+    ws.terminate();
+  }
+
   /** Ends the connection for a reason the owner found (a refused subscription, say). */
   fail(error: ClientError): void {
     this.#closing = true;
     const ws = this.#ws;
-    if (ws && ws.readyState === WebSocket.OPEN) ws.close(1000);
+    if (ws && ws.readyState === WebSocket.OPEN) ws.close(CLOSE_NORMAL);
     this.#finish(error);
   }
 
@@ -149,7 +274,7 @@ export class Connection {
           resolve();
         });
         if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
-        else ws.close(1000);
+        else ws.close(CLOSE_NORMAL);
       });
     }
     this.#finish();
@@ -170,10 +295,16 @@ export class Connection {
   #clearTimers(): void {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
+    this.#clearReplyTimers();
     clearInterval(this.#heartbeat);
     clearTimeout(this.#pongDeadline);
     this.#heartbeat = undefined;
     this.#pongDeadline = undefined;
+  }
+
+  #clearReplyTimers(): void {
+    for (const timer of this.#replyTimers) clearTimeout(timer);
+    this.#replyTimers.clear();
   }
 
   #later(ms: number, run: () => void): void {
@@ -185,14 +316,26 @@ export class Connection {
   }
 
   #open(attempt: number): void {
-    const { endpoint, apiKey, authQuery } = this.#options;
+    const { apiKey, authQuery } = this.#options;
+    const endpoint = this.#endpoints[this.#current]!;
     this.handlers.onState?.({ kind: 'connecting', url: endpoint.wsUrl, attempt });
-    const url = apiKey !== undefined && authQuery ? `${endpoint.wsUrl}?apiKey=${encodeURIComponent(apiKey)}` : endpoint.wsUrl;
-    const headers = apiKey !== undefined && !authQuery ? { 'x-api-key': apiKey } : undefined;
-    const ws = new WebSocket(url, { headers, handshakeTimeout: 10_000, maxPayload: 16 * 1024 * 1024 });
+    const separator = endpoint.wsUrl.includes('?') ? '&' : '?';
+    const url =
+      apiKey !== undefined && authQuery
+        ? `${endpoint.wsUrl}${separator}${API_KEY_QUERY}=${encodeURIComponent(apiKey)}`
+        : endpoint.wsUrl;
+    const headers = apiKey !== undefined && !authQuery ? { [API_KEY_HEADER]: apiKey } : undefined;
+    const ws = new WebSocket(url, {
+      headers,
+      handshakeTimeout: this.#options.timeoutMs,
+      maxPayload: MAX_SERVICE_MESSAGE_BYTES,
+    });
     this.#ws = ws;
+    this.#sawConnected = false;
     let upgradeFailure: ClientError | undefined;
+    let refusal: ClientError | undefined;
     let socketError: string | undefined;
+    let handshakeTimedOut = false;
 
     ws.on('unexpected-response', (_request, response) => {
       const status = response.statusCode ?? 0;
@@ -200,31 +343,68 @@ export class Connection {
       upgradeFailure =
         status === 401 || status === 403
           ? new ClientError('unauthorized', `${words}: the key was refused`, 'unauthorized')
-          : new ClientError('unreachable', status === 404 ? `${words}: no Stream Posts endpoint there (check --url)` : words);
+          : new ClientError(
+              'unreachable',
+              status === 404 ? `${words}: no Stream Posts endpoint there (check the URL)` : words,
+            );
       response.resume();
       ws.terminate();
     });
-    ws.on('error', (error) => {
-      socketError = redactUrl(describeNetworkError(error));
+    ws.on('error', (error: Error & { code?: string }) => {
+      if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') this.#lostReason = TOO_LARGE;
+      if (error.message === HANDSHAKE_TIMED_OUT) {
+        handshakeTimedOut = true;
+        socketError = timeoutError(
+          this.#options.timeoutMs,
+          `the reply to the WebSocket upgrade from ${endpoint.wsUrl}`,
+        ).message;
+      } else socketError = redactUrl(describeNetworkError(error));
     });
     ws.on('open', () => {
+      if (this.#paused) ws.pause();
       this.#startHeartbeat(ws);
+      // The tree feed never says `connected`: being open is being subscribed.
+      if (endpoint.treeFeed) {
+        this.#becomeReady({ userId: '', streams: [] });
+        return;
+      }
       this.#later(this.#options.readyTimeoutMs, () => {
-        if (this.#ws === ws && !this.#ready) this.#becomeReady({ userId: '', streams: [] });
+        // A socket that closed before `connected` came is no connection to carry on with.
+        if (this.#ws === ws && !this.#ready && ws.readyState === WebSocket.OPEN)
+          this.#becomeReady({ userId: '', streams: [] });
       });
     });
     ws.on('pong', () => clearTimeout(this.#pongDeadline));
     ws.on('message', (data, isBinary) => {
-      if (isBinary || this.#ws !== ws) return;
+      // Frames still arriving after the end (a second refusal, say) must not make it ready again.
+      if (isBinary || this.#ws !== ws || this.#finished) return;
       const raw = data.toString();
       const message = parseServerMessage(raw);
       if (message.kind === 'error' && message.code === 'unauthorized') {
-        this.#finish(new ClientError('unauthorized', `the service refused the key: ${message.message || 'unauthorized'}`, 'unauthorized'));
+        this.#finish(
+          new ClientError(
+            'unauthorized',
+            `the service refused the key: ${message.message || 'unauthorized'}`,
+            'unauthorized',
+          ),
+        );
         return;
       }
       if (!this.#ready) {
+        // An error before `connected` is the service turning the connection away (too many
+        // for the key, say): the close that follows must report it, not a usable connection.
+        if (message.kind === 'error' && !this.#everReady) {
+          refusal = new ClientError(
+            'refused',
+            `the service refused the connection: ${message.message || message.code}`,
+            message.code,
+          );
+          return;
+        }
         if (message.kind === 'connected') {
-          this.#becomeReady({ userId: message.userId, streams: message.streams });
+          this.#sawConnected = true;
+          const { kind: _kind, requestId: _requestId, ...base } = message;
+          this.#becomeReady(base);
           return;
         }
         // A service that skips `connected` is still usable.
@@ -238,35 +418,102 @@ export class Connection {
       this.#ready = false;
       clearInterval(this.#heartbeat);
       clearTimeout(this.#pongDeadline);
+      this.#clearReplyTimers();
       if (this.#closing || this.#finished) return this.#finish();
-      const reason = reasonBuffer.toString() || this.#lostReason || '';
+      const reason = reasonBuffer.toString();
+      // This end ended it (a ping unanswered, a reply not in time, a message too large):
+      // that says why; the close code ws reports then is only its own 1006.
+      const ownReason = this.#lostReason;
       this.#lostReason = undefined;
       if (code === CLOSE_UNAUTHORIZED) {
-        return this.#finish(new ClientError('unauthorized', `the service refused the key (${describeClose(code, reason)})`, 'unauthorized'));
+        return this.#finish(
+          new ClientError(
+            'unauthorized',
+            `the service refused the key (${describeClose(code, reason)})`,
+            'unauthorized',
+          ),
+        );
       }
-      if (upgradeFailure && (upgradeFailure.kind === 'unauthorized' || !this.#everReady)) return this.#finish(upgradeFailure);
-      const why = upgradeFailure?.message ?? (wasReady || code !== 1006 ? describeClose(code, reason) : (socketError ?? describeClose(code, reason)));
+      if (upgradeFailure?.kind === 'unauthorized') return this.#finish(upgradeFailure);
+      if (refusal) return this.#finish(refusal);
+      // On the tree feed a refused subscription is a close, and trying again would be refused again.
+      if (endpoint.treeFeed && code === CLOSE_POLICY_VIOLATION) {
+        return this.#finish(
+          new ClientError('refused', `the service refused the subscription (${describeClose(code, reason)})`),
+        );
+      }
+      const why =
+        ownReason ??
+        upgradeFailure?.message ??
+        (wasReady || code !== 1006 ? describeClose(code, reason) : (socketError ?? describeClose(code, reason)));
       if (!this.#everReady) {
-        return this.#finish(new ClientError('unreachable', `cannot connect to ${endpoint.wsUrl}: ${why}`));
+        this.#firstFailures.push(
+          upgradeFailure ??
+            (handshakeTimedOut
+              ? new ClientError('timeout', why)
+              : new ClientError('unreachable', `cannot connect to ${endpoint.wsUrl}: ${why}`)),
+        );
+        // The first connection tries each address once, at once; none answering ends it.
+        if (this.#current + 1 < this.#endpoints.length) {
+          this.#current += 1;
+          this.handlers.onState?.({
+            kind: 'reconnecting',
+            delayMs: 0,
+            reason: why,
+            attempt: this.#firstFailures.length,
+          });
+          this.#later(0, () => this.#open(this.#firstFailures.length));
+          return;
+        }
+        return this.#finish(this.#noneAnswered());
       }
       if (!this.#options.reconnect) {
         return this.#finish(new ClientError('unreachable', `the connection to ${endpoint.wsUrl} ended: ${why}`));
       }
-      if (!wasReady) this.#failedAttempts += 1;
-      if (this.#failedAttempts >= this.#options.maxAttempts) {
-        return this.#finish(new ClientError('unreachable', `gave up reconnecting to ${endpoint.wsUrl} after ${this.#failedAttempts} attempts: ${why}`));
+      // A connection that ended before `stableMs` counts as a failure like one that never opened.
+      const step = this.#failedAttempts;
+      this.#failedAttempts += 1;
+      if (this.#failedAttempts > this.#options.maxAttempts) {
+        return this.#finish(
+          new ClientError('unreachable', `gave up reconnecting to ${this.#urls()} after ${step} attempts: ${why}`),
+        );
       }
-      const delayMs = backoffDelay(this.#failedAttempts, this.#options.backoff, this.#options.random);
-      this.handlers.onState?.({ kind: 'reconnecting', delayMs, reason: why });
+      // The next address at once; only a whole round of failures waits, with the backoff
+      // one address alone would have (a lone address waits before each attempt).
+      const round = this.#endpoints.length;
+      this.#current = (this.#current + 1) % round;
+      const delayMs =
+        this.#failedAttempts % round === 0
+          ? backoffDelay(this.#failedAttempts / round - 1, this.#options.backoff, this.#options.random)
+          : 0;
+      this.handlers.onState?.({ kind: 'reconnecting', delayMs, reason: why, attempt: this.#failedAttempts });
       this.#later(delayMs, () => this.#open(this.#failedAttempts));
     });
   }
 
-  #becomeReady(base: { userId: string; streams: string[] }): void {
+  #urls(): string {
+    return this.#endpoints.map((endpoint) => endpoint.wsUrl).join(', ');
+  }
+
+  /** The first connection's failure: one address's own, or each address's in turn. */
+  #noneAnswered(): ClientError {
+    const failures = this.#firstFailures;
+    if (failures.length === 1) return failures[0]!;
+    const kind = failures.every((failure) => failure.kind === 'timeout') ? 'timeout' : 'unreachable';
+    return new ClientError(
+      kind,
+      `cannot connect to any of ${this.#urls()}: ${failures.map((failure) => failure.message).join('; ')}`,
+    );
+  }
+
+  #becomeReady(base: Omit<ReadyInfo, 'reconnected'>): void {
     const info: ReadyInfo = { ...base, reconnected: this.#everReady };
     this.#ready = true;
     this.#everReady = true;
-    this.#failedAttempts = 0;
+    const ws = this.#ws;
+    this.#later(this.#options.stableMs, () => {
+      if (this.#ws === ws && this.#ready) this.#failedAttempts = 0;
+    });
     this.handlers.onState?.({ kind: 'ready', info });
     this.handlers.onReady?.(info);
   }
@@ -275,11 +522,12 @@ export class Connection {
     const { intervalMs, timeoutMs } = this.#options.heartbeat;
     clearInterval(this.#heartbeat);
     this.#heartbeat = setInterval(() => {
-      if (ws.readyState !== WebSocket.OPEN) return;
+      // A paused reader cannot see the pong; the service's own keep-alive judges it instead.
+      if (ws.readyState !== WebSocket.OPEN || this.#paused) return;
       clearTimeout(this.#pongDeadline);
       // A peer that cannot answer within the timeout is gone; the close handler reconnects.
       this.#pongDeadline = setTimeout(() => {
-        this.#lostReason = `no answer to a ping within ${timeoutMs / 1000}s`;
+        this.#lostReason = `no answer to a ping within ${formatWait(timeoutMs)}`;
         ws.terminate();
       }, timeoutMs);
       ws.ping();

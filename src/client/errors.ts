@@ -1,8 +1,10 @@
 /**
  * Why a client operation could not finish. The CLI maps `kind` to an exit code
- * (DESIGN.md): usage → 2, refused → 1, unreachable/unauthorized → 3.
+ * (DESIGN.md): usage → 2, refused → 1, unreachable/unauthorized/timeout → 3.
+ * `timeout`: the service accepted the connection or request, then did not answer
+ * within the `timeoutMs` option.
  */
-export type ClientErrorKind = 'usage' | 'refused' | 'unreachable' | 'unauthorized';
+export type ClientErrorKind = 'usage' | 'refused' | 'unreachable' | 'unauthorized' | 'timeout';
 
 export class ClientError extends Error {
   constructor(
@@ -10,8 +12,9 @@ export class ClientError extends Error {
     message: string,
     /** The service's error code, when the service gave one. */
     readonly code?: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'ClientError';
   }
 }
@@ -31,3 +34,16 @@ export function describeNetworkError(error: { code?: string | undefined; message
       return error.message;
   }
 }
+
+/** A wait as people read it: "300ms", "30s", "1.5s". */
+export function formatWait(ms: number): string {
+  return ms < 1000 ? `${ms}ms` : `${ms / 1000}s`;
+}
+
+/** The error for a wait that ran out; `what` names what was awaited and from where. */
+export function timeoutError(timeoutMs: number, what: string): ClientError {
+  return new ClientError('timeout', `timed out after ${formatWait(timeoutMs)} waiting for ${what}`);
+}
+
+/** The default bound on every wait for the service (`timeoutMs` option). */
+export const DEFAULT_TIMEOUT_MS = 30_000;

@@ -11,5 +11,7 @@ export function generateIdempotencyKey(): string {
  * the crypto module.
  */
 export function withIdempotencyKey<T extends { idempotencyKey?: unknown }>(args: T): T {
-  return args.idempotencyKey === null || args.idempotencyKey === undefined ? { ...args, idempotencyKey: generateIdempotencyKey() } : args;
+  return args.idempotencyKey === null || args.idempotencyKey === undefined
+    ? { ...args, idempotencyKey: generateIdempotencyKey() }
+    : args;
 }

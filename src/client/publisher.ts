@@ -4,7 +4,15 @@ import type { Post, PublishArgs } from '../protocol/types.js';
 /** `add-stream-post` data: validated arguments, or a batch line the service will validate. */
 export type PublishData = PublishArgs | (Record<string, unknown> & { streamId: string });
 import { backoffDelay } from './backoff.js';
-import { Connection, type ConnectionOptions, type ConnectionState } from './connection.js';
+import { isTreeFeed } from './endpoint.js';
+import {
+  Connection,
+  type ConnectionHandlers,
+  type ConnectionLike,
+  type ConnectionOptions,
+  type ConnectionState,
+  type OpenConnection,
+} from './connection.js';
 import { ClientError } from './errors.js';
 import { commandFrame } from './publish-args.js';
 
@@ -20,11 +28,13 @@ interface InFlight {
   resolve(outcome: PublishOutcome): void;
   reject(error: ClientError): void;
   retry?: NodeJS.Timeout;
+  /** Stops the clock on this post's reply (see Connection.expectReply). */
+  answered?: () => void;
 }
 
 const RATE_LIMIT_BACKOFF = { initialMs: 250, maxMs: 5_000 };
 /** Reconnect attempts in a row before a publisher gives up (about a minute of backoff). */
-const PUBLISH_MAX_ATTEMPTS = 8;
+export const PUBLISH_MAX_ATTEMPTS = 8;
 
 /**
  * Publishes over one connection, pipelined: every command carries a requestId,
@@ -34,7 +44,7 @@ const PUBLISH_MAX_ATTEMPTS = 8;
  * publishes each at most once.
  */
 export class Publisher {
-  readonly connection: Connection;
+  readonly connection: ConnectionLike;
   readonly #inFlight = new Map<string, InFlight>();
   #nextId = 1;
   #failure: ClientError | undefined;
@@ -43,8 +53,14 @@ export class Publisher {
     this.#markReady = resolve;
   });
 
-  constructor(connectionOptions: ConnectionOptions, onState?: (state: ConnectionState) => void) {
-    this.connection = new Connection({ maxAttempts: PUBLISH_MAX_ATTEMPTS, ...connectionOptions }, {
+  constructor(connection: ConnectionOptions | OpenConnection, onState?: (state: ConnectionState) => void) {
+    if (typeof connection !== 'function' && isTreeFeed(connection.endpoint)) {
+      throw new ClientError(
+        'usage',
+        'a tree feed address (…/graphql?format=tree) only sends; publish over REST or to the service URL',
+      );
+    }
+    const handlers: ConnectionHandlers = {
       onState,
       onReady: () => {
         this.#markReady();
@@ -53,9 +69,14 @@ export class Publisher {
         }
       },
       onMessage: (message) => this.#receive(message),
-    });
+    };
+    this.connection =
+      typeof connection === 'function'
+        ? connection(handlers)
+        : new Connection({ maxAttempts: PUBLISH_MAX_ATTEMPTS, ...connection }, handlers);
     this.connection.done.then(
-      () => this.#failAll(new ClientError('unreachable', 'the connection was closed before every post was acknowledged')),
+      () =>
+        this.#failAll(new ClientError('unreachable', 'the connection was closed before every post was acknowledged')),
       (error: ClientError) => this.#failAll(error),
     );
   }
@@ -84,12 +105,17 @@ export class Publisher {
 
   #send(entry: InFlight): void {
     entry.retry = undefined;
-    if (this.connection.sendText(entry.frame)) entry.attempts += 1;
+    if (!this.connection.sendText(entry.frame)) return;
+    entry.attempts += 1;
+    entry.answered = this.connection.expectReply('ack (the reply to add-stream-post)');
   }
 
   #take(requestId: string | undefined): InFlight | undefined {
     const entry = requestId !== undefined ? this.#inFlight.get(requestId) : this.#inFlight.values().next().value;
-    if (entry) this.#inFlight.delete(entry.requestId);
+    if (entry) {
+      this.#inFlight.delete(entry.requestId);
+      entry.answered?.();
+    }
     return entry;
   }
 
@@ -103,6 +129,7 @@ export class Publisher {
     if (message.code === 'rate-limited') {
       const entry = message.requestId !== undefined ? this.#inFlight.get(message.requestId) : undefined;
       if (entry) {
+        entry.answered?.();
         const delay = backoffDelay(entry.rateLimited++, RATE_LIMIT_BACKOFF);
         entry.retry = setTimeout(() => this.#send(entry), delay);
         return;

@@ -10,7 +10,8 @@ export class SeenPosts {
   readonly #shown = new Map<string, Shown>();
 
   constructor(private capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
   }
 
   get size(): number {

@@ -1,8 +1,16 @@
-import { encodeEvent, type ServerMessage } from '../protocol/events.js';
+import type { ServerMessage } from '../protocol/events.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { Post, SubscribeCommandName } from '../protocol/types.js';
-import { Connection, type ConnectionOptions, type ConnectionState, type ReadyInfo } from './connection.js';
+import {
+  Connection,
+  type ConnectionLike,
+  type ConnectionOptions,
+  type ConnectionState,
+  type OpenConnection,
+  type ReadyInfo,
+} from './connection.js';
 import { ClientError } from './errors.js';
+import { isTreeFeed } from './endpoint.js';
 import { SeenPosts } from './seen.js';
 
 export interface SubscriptionOptions {
@@ -10,36 +18,38 @@ export interface SubscriptionOptions {
   /** Undefined: every stream the user follows or owns. */
   streamIds: string[] | undefined;
   lastPosts: number;
+  /** On a share of a tree feed connection (…/graphql?format=tree), where connecting was subscribing. */
+  treeFeed?: boolean;
 }
 
-/**
- * A post ready to show: first sight (`created`) or its content becoming visible
- * (`released`). `raw` is the service's frame on one line, for `--json`.
- */
+/** A post ready to show: first sight (`created`) or its content becoming visible (`released`). */
 export type Delivery =
-  | { format: 'post'; kind: 'created' | 'released'; post: Post; raw: string }
-  | { format: 'tree'; kind: 'created' | 'released'; item: Record<string, unknown>; id: string; raw: string };
+  | { format: 'post'; kind: 'created' | 'released'; post: Post }
+  | { format: 'tree'; kind: 'created' | 'released'; item: Record<string, unknown>; id: string };
 
 export interface SubscriptionHandlers {
   onDelivery(delivery: Delivery): void;
   onSubscribed?(ack: { streamIds: string[]; lastPosts: number; reconnected: boolean }): void;
   onState?(state: ConnectionState): void;
-  /** Any post frame arrived, shown or not (idle timers listen to this). */
-  onActivity?(): void;
-}
-
-/** A frame as one line of NDJSON: as the service sent it, unless it spread it over several lines. */
-function asLine(raw: string): string {
-  return raw.includes('\n') ? JSON.stringify(JSON.parse(raw)) : raw;
 }
 
 const SEEN_BASE = 10_000;
 const SUBSCRIBE_ID = 'subscribe';
 const HISTORY_END_ID = 'history-end';
+/** Refusals that say "not now" rather than "never". */
+const PASSING_REFUSALS: ReadonlySet<string> = new Set(['unavailable', 'internal', 'rate-limited']);
+/** The requestIds a subscription sends: whoever shares its connection can tell its replies by them. */
+export const SUBSCRIPTION_REQUEST_IDS: ReadonlySet<string> = new Set([SUBSCRIBE_ID, HISTORY_END_ID]);
 // A service that never acknowledges the marker subscription still gets its history shown.
 const HISTORY_END_TIMEOUT_MS = 3_000;
 
-type Candidate = { streamKey: string; hidden: boolean; id: string; released: boolean; make: (kind: Delivery['kind']) => Delivery };
+type Candidate = {
+  streamKey: string;
+  hidden: boolean;
+  id: string;
+  released: boolean;
+  make: (kind: Delivery['kind']) => Delivery;
+};
 
 /**
  * A subscription that outlives its connection.
@@ -54,24 +64,39 @@ type Candidate = { streamKey: string; hidden: boolean; id: string; released: boo
  * happened during the outage is shown as released. No clock is compared.
  */
 export class Subscription {
-  readonly connection: Connection;
+  readonly connection: ConnectionLike;
   readonly #seen = new SeenPosts(SEEN_BASE);
   #history: Candidate[] | undefined;
   #historyTimer: NodeJS.Timeout | undefined;
   #acksThisConnection = 0;
   #reconnected = false;
+  #everSubscribed = false;
   #streamIds: string[] = [];
+  readonly #treeFeed: boolean;
+  #subscribeAnswered: (() => void) | undefined;
 
   constructor(
-    connectionOptions: ConnectionOptions,
+    connection: ConnectionOptions | OpenConnection,
     private readonly options: SubscriptionOptions,
     private readonly handlers: SubscriptionHandlers,
   ) {
-    this.connection = new Connection(connectionOptions, {
-      onState: (state) => handlers.onState?.(state),
-      onReady: (info) => this.#subscribe(info),
-      onMessage: (message, raw) => this.#receive(message, raw),
-    });
+    const treeFeed = typeof connection === 'function' ? options.treeFeed === true : isTreeFeed(connection.endpoint);
+    if (treeFeed && (options.command !== 'on-stream-post-tree' || options.streamIds !== undefined)) {
+      throw new ClientError(
+        'usage',
+        'a tree feed address (…/graphql?format=tree) gives tree items of the streams named in its URL: use tree, and put streamIds in the URL',
+      );
+    }
+    this.#treeFeed = treeFeed;
+    const connectionHandlers = {
+      onState: (state: ConnectionState) => handlers.onState?.(state),
+      onReady: (info: ReadyInfo) => this.#subscribe(info),
+      onMessage: (message: ServerMessage) => this.#receive(message),
+    };
+    this.connection =
+      typeof connection === 'function'
+        ? connection(connectionHandlers)
+        : new Connection(connection, connectionHandlers);
   }
 
   start(): Promise<void> {
@@ -85,28 +110,48 @@ export class Subscription {
   }
 
   #subscribe(info: ReadyInfo): void {
+    if (this.#treeFeed) {
+      // Connecting was subscribing; items are shown as they come, each _id once.
+      if (!info.reconnected) this.#announce();
+      return;
+    }
     this.#acksThisConnection = 0;
     clearTimeout(this.#historyTimer);
     // A drop before the first history was complete leaves nothing known: start over.
     const learning = !info.reconnected || this.#history !== undefined;
     this.#reconnected = !learning;
     const streamIds = this.options.streamIds !== undefined ? { streamIds: this.options.streamIds.join(',') } : {};
-    this.connection.send({ event: this.options.command, data: { ...streamIds, lastPosts: MAX_LAST_POSTS }, requestId: SUBSCRIBE_ID });
+    if (
+      this.connection.send({
+        event: this.options.command,
+        data: { ...streamIds, lastPosts: MAX_LAST_POSTS },
+        requestId: SUBSCRIBE_ID,
+      })
+    ) {
+      this.#subscribeAnswered = this.connection.expectReply(`sub_ack (the reply to ${this.options.command})`);
+    }
     if (!learning) return;
     this.#history = [];
-    this.connection.send({ event: this.options.command, data: { ...streamIds, lastPosts: 0 }, requestId: HISTORY_END_ID });
+    this.connection.send({
+      event: this.options.command,
+      data: { ...streamIds, lastPosts: 0 },
+      requestId: HISTORY_END_ID,
+    });
   }
 
-  #receive(message: ServerMessage, raw: string): void {
+  #receive(message: ServerMessage): void {
     switch (message.kind) {
       case 'sub_ack': {
         this.#acksThisConnection += 1;
         // Matched by requestId, or by order from a service that does not echo it.
-        const endOfHistory = message.requestId === HISTORY_END_ID || (message.requestId === undefined && this.#acksThisConnection === 2);
+        const endOfHistory =
+          message.requestId === HISTORY_END_ID || (message.requestId === undefined && this.#acksThisConnection === 2);
         if (endOfHistory) {
           this.#showHistory();
           return;
         }
+        this.#subscribeAnswered?.();
+        this.#everSubscribed = true;
         this.#seen.ensureCapacity(SEEN_BASE + MAX_LAST_POSTS * 2 * message.streamIds.length);
         this.#streamIds = message.streamIds;
         if (this.#history) this.#historyTimer = setTimeout(() => this.#showHistory(), HISTORY_END_TIMEOUT_MS);
@@ -114,12 +159,19 @@ export class Subscription {
         return;
       }
       case 'error':
-        if (message.requestId === SUBSCRIBE_ID || message.requestId === HISTORY_END_ID || (message.requestId === undefined && message.command === this.options.command)) {
-          this.connection.fail(new ClientError('refused', `the service refused the subscription: ${message.code}: ${message.message}`, message.code));
+        if (
+          message.requestId === SUBSCRIBE_ID ||
+          message.requestId === HISTORY_END_ID ||
+          (message.requestId === undefined && message.command === this.options.command)
+        ) {
+          const why = `the service refused the subscription: ${message.code}: ${message.message}`;
+          // Accepted before, refused now for a passing reason (its store is back but not caught up,
+          // say): a reconnect with backoff asks again; refused from the start, it never will be.
+          if (this.#everSubscribed && PASSING_REFUSALS.has(message.code)) this.connection.drop(why);
+          else this.connection.fail(new ClientError('refused', why, message.code));
         }
         return;
       case 'post': {
-        this.handlers.onActivity?.();
         if (this.options.command !== 'on-stream-post') return;
         const { post } = message;
         this.#offer({
@@ -127,24 +179,27 @@ export class Subscription {
           hidden: post.hidden,
           id: post.id,
           released: message.released,
-          make: (kind) => ({
-            format: 'post',
-            kind,
-            post,
-            // A release seen only through the replay after a reconnect arrives as a
-            // `created` event with the content: it is reported as the release it is.
-            raw: kind === 'released' && !message.released ? encodeEvent('stream.post.released', JSON.parse(raw).data) : asLine(raw),
-          }),
+          make: (kind) => ({ format: 'post', kind, post }),
         });
         return;
       }
       case 'tree': {
-        this.handlers.onActivity?.();
         if (this.options.command !== 'on-stream-post-tree') return;
         const item = message.item as unknown as Record<string, unknown>;
         const id = String(item['_id']);
-        const streamKey = typeof item['streamId'] === 'string' ? item['streamId'] : typeof item['source'] === 'string' ? item['source'] : '';
-        this.#offer({ streamKey, hidden: item['hidden'] === true, id, released: false, make: (kind) => ({ format: 'tree', kind, item, id, raw: asLine(raw) }) });
+        const streamKey =
+          typeof item['streamId'] === 'string'
+            ? item['streamId']
+            : typeof item['source'] === 'string'
+              ? item['source']
+              : '';
+        this.#offer({
+          streamKey,
+          hidden: item['hidden'] === true,
+          id,
+          released: false,
+          make: (kind) => ({ format: 'tree', kind, item, id }),
+        });
         return;
       }
       default:
@@ -162,7 +217,11 @@ export class Subscription {
   }
 
   #announce(): void {
-    this.handlers.onSubscribed?.({ streamIds: this.#streamIds, lastPosts: this.options.lastPosts, reconnected: this.#reconnected });
+    this.handlers.onSubscribed?.({
+      streamIds: this.#streamIds,
+      lastPosts: this.options.lastPosts,
+      reconnected: this.#reconnected,
+    });
   }
 
   /** The first history is all remembered; only the last `lastPosts` of each stream are shown. */

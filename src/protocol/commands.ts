@@ -26,7 +26,10 @@ const LAST_POSTS_RANGE = { error: `lastPosts must be an integer from 0 to ${MAX_
 // zod's "mini" build: the same validation, a fraction of the code to load,
 // which keeps `post --dry-run` and `serve` quick to start.
 const lastPostsSchema = z.pipe(
-  z.union([z.number(), z.pipe(z.string().check(z.regex(nonNegativeIntegerString)), z.transform(Number))], LAST_POSTS_RANGE),
+  z.union(
+    [z.number(), z.pipe(z.string().check(z.regex(nonNegativeIntegerString)), z.transform(Number))],
+    LAST_POSTS_RANGE,
+  ),
   z.int(LAST_POSTS_RANGE).check(z.gte(0, LAST_POSTS_RANGE), z.lte(MAX_LAST_POSTS, LAST_POSTS_RANGE)),
 );
 
@@ -77,7 +80,9 @@ const publishSchema = z.object({
   contentType: z.enum(CONTENT_TYPES, { error: 'contentType must be "rawtext" or "markdown"' }),
   releaseAt: optionalNullable(isoDateTimeSchema),
   customTarget: optionalNullable(
-    z.string({ error: 'customTarget must be a string' }).check(z.minLength(1, { error: 'customTarget must not be empty' })),
+    z
+      .string({ error: 'customTarget must be a string' })
+      .check(z.minLength(1, { error: 'customTarget must not be empty' })),
   ),
   idempotencyKey: optionalNullable(
     z
@@ -118,9 +123,7 @@ export function parseCommandArgs(event: CommandName, data: unknown, requestId?: 
   return { event, data: parseSubscribeArgs(args, event), ...withId };
 }
 
-export type FrameParseResult =
-  | { ok: true; command: Command }
-  | { ok: false; error: ProtocolError; requestId?: string };
+export type FrameParseResult = { ok: true; command: Command } | { ok: false; error: ProtocolError; requestId?: string };
 
 /**
  * Parses one client text frame. Never throws: every failure becomes a
@@ -146,7 +149,10 @@ export function parseCommandFrame(text: string): FrameParseResult {
   ) {
     return {
       ok: false,
-      error: new ProtocolError('bad-request', `requestId must be a string of at most ${MAX_REQUEST_ID_LENGTH} characters`),
+      error: new ProtocolError(
+        'bad-request',
+        `requestId must be a string of at most ${MAX_REQUEST_ID_LENGTH} characters`,
+      ),
     };
   }
   const requestId = requestIdValue;
@@ -182,4 +188,3 @@ export function queryToArgs(params: URLSearchParams): Record<string, string> {
   }
   return args;
 }
-

@@ -16,9 +16,15 @@ export function parseIsoDateTime(text: string): number | undefined {
     return undefined;
   }
   let offset = zone.toUpperCase();
-  if (offset !== 'Z') offset = offset.length === 3 ? `${offset}:00` : offset.length === 5 ? `${offset.slice(0, 3)}:${offset.slice(3)}` : offset;
+  if (offset !== 'Z')
+    offset =
+      offset.length === 3 ? `${offset}:00` : offset.length === 5 ? `${offset.slice(0, 3)}:${offset.slice(3)}` : offset;
   const ms = Date.parse(`${local.replace(',', '.')}${offset}`);
-  return Number.isNaN(ms) ? undefined : ms;
+  if (Number.isNaN(ms)) return undefined;
+  // An offset can carry 9999-12-31 into year 10000 (or 0000-01-01 back into year -1), which
+  // toISOString writes as "+010000-…": a date this parser would then refuse to read back.
+  const utcYear = new Date(ms).getUTCFullYear();
+  return utcYear < 0 || utcYear > 9999 ? undefined : ms;
 }
 
 /** An epoch-millisecond number as an ISO string, or undefined when no Date can hold it. */

@@ -8,7 +8,9 @@ export const ERROR_CODES = [
   'bad-request',
   'unknown-command',
   'rate-limited',
+  'limit-exceeded',
   'internal',
+  'unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -17,13 +19,20 @@ export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && (ERROR_CODES as readonly string[]).includes(value);
 }
 
-/** A failure the service reports to its peer as an `error` event or REST error body. */
+/**
+ * A failure the service reports to its peer as an `error` event or REST error body. It is
+ * an expected outcome, never a bug, so it carries no stack: capturing one for each of a
+ * flood of bad frames cost more than everything else the server did with them.
+ */
 export class ProtocolError extends Error {
-  readonly code: ErrorCode;
-  readonly command: string | undefined;
+  declare readonly code: ErrorCode;
+  declare readonly command: string | undefined;
 
   constructor(code: ErrorCode, message: string, command?: string) {
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'ProtocolError';
     this.code = code;
     this.command = command;
@@ -40,7 +49,11 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   'bad-request': 400,
   'unknown-command': 400,
   'rate-limited': 429,
+  // A cap that lifts only when something the key holds goes away: retrying at once will not help.
+  'limit-exceeded': 403,
   internal: 500,
+  // The service's store (Redis) is unreachable: nothing was stored, a retry later can succeed.
+  unavailable: 503,
 };
 
 /** The hosted service's wording for a missing or unknown key. */

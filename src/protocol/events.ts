@@ -29,6 +29,11 @@ function readDate(value: unknown): string | null | undefined {
 
 const WRONG_TYPE = Symbol('wrong type');
 
+/** `{ [name]: value }` when the value is usable, else nothing: optional fields stay absent, not undefined. */
+function onlyIf<K extends string, V>(name: K, value: V | null | undefined): { [key in K]?: V } {
+  return value === undefined || value === null ? {} : ({ [name]: value } as { [key in K]?: V });
+}
+
 /** Optional field of one type: the value, undefined when absent, or WRONG_TYPE. */
 function optional<T>(value: unknown, check: (value: unknown) => value is T): T | undefined | typeof WRONG_TYPE {
   if (value === undefined || value === null) return undefined;
@@ -100,8 +105,25 @@ export function parsePost(value: unknown): Post | undefined {
 }
 
 export type ServerMessage =
-  | { kind: 'connected'; userId: string; streams: string[]; requestId?: string }
-  | { kind: 'sub_ack'; command: string; streamIds: string[]; lastPosts: number; requestId?: string }
+  | {
+      kind: 'connected';
+      userId: string;
+      streams: string[];
+      /** The service's clock at connection (ISO), when it says. */
+      serverTime?: string;
+      /** The one stream a stream key publishes to, when it says. */
+      streamId?: string;
+      requestId?: string;
+    }
+  | {
+      kind: 'sub_ack';
+      command: string;
+      streamIds: string[];
+      lastPosts: number;
+      /** How many history messages follow, when the service says. */
+      history?: number;
+      requestId?: string;
+    }
   | { kind: 'post'; released: boolean; post: Post; requestId?: string }
   | { kind: 'ack'; post: Post; duplicate: boolean; requestId?: string }
   | { kind: 'error'; code: ErrorCode | string; message: string; command?: string; requestId?: string }
@@ -120,7 +142,9 @@ export function parseServerMessage(text: string): ServerMessage {
   const message = raw;
   const event = message['event'];
   if (typeof event !== 'string') {
-    return typeof message['_id'] === 'string' ? { kind: 'tree', item: message as unknown as TreeItem } : { kind: 'ignored' };
+    return typeof message['_id'] === 'string'
+      ? { kind: 'tree', item: message as unknown as TreeItem }
+      : { kind: 'ignored' };
   }
   const requestId = typeof message['requestId'] === 'string' ? { requestId: message['requestId'] } : {};
   const data = isPlainObject(message['data']) ? message['data'] : {};
@@ -130,6 +154,8 @@ export function parseServerMessage(text: string): ServerMessage {
         kind: 'connected',
         userId: String(data['userId'] ?? ''),
         streams: stringArray(data['streams']),
+        ...onlyIf('serverTime', readDate(data['serverTime'])),
+        ...onlyIf('streamId', typeof data['streamId'] === 'string' ? data['streamId'] : undefined),
         ...requestId,
       };
     case 'sub_ack':
@@ -138,16 +164,21 @@ export function parseServerMessage(text: string): ServerMessage {
         command: String(data['command'] ?? ''),
         streamIds: stringArray(data['streamIds']),
         lastPosts: Number(data['lastPosts'] ?? 0),
+        ...onlyIf('history', Number.isSafeInteger(data['history']) ? (data['history'] as number) : undefined),
         ...requestId,
       };
     case 'stream.post.created':
     case 'stream.post.released': {
       const post = parsePost(data);
-      return post ? { kind: 'post', released: event === 'stream.post.released', post, ...requestId } : { kind: 'ignored', event };
+      return post
+        ? { kind: 'post', released: event === 'stream.post.released', post, ...requestId }
+        : { kind: 'ignored', event };
     }
     case 'ack': {
       const post = parsePost(data['post']);
-      return post ? { kind: 'ack', post, duplicate: data['duplicate'] === true, ...requestId } : { kind: 'ignored', event };
+      return post
+        ? { kind: 'ack', post, duplicate: data['duplicate'] === true, ...requestId }
+        : { kind: 'ignored', event };
     }
     case 'error': {
       const code = data['code'];
@@ -164,4 +195,3 @@ export function parseServerMessage(text: string): ServerMessage {
       return { kind: 'ignored', event };
   }
 }
-

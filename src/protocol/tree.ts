@@ -1,3 +1,4 @@
+import { MAX_SUGGESTION_SPELLINGS, MAX_TREE_SUGGESTIONS } from './limits.js';
 import type { Post, TreeItem } from './types.js';
 
 // A URL ends at whitespace, quotes, angle brackets or a closing parenthesis
@@ -19,7 +20,11 @@ export interface CoinSuggestion {
   found: string[];
 }
 
-/** Cashtags in order of first appearance, each with the spellings found. */
+/**
+ * Cashtags in order of first appearance, each with the spellings found; the first
+ * MAX_TREE_SUGGESTIONS coins only, so a post full of distinct cashtags cannot make its tree
+ * item several times the size of the post.
+ */
 export function cashtags(text: string): CoinSuggestion[] {
   const byCoin = new Map<string, Set<string>>();
   // "$BTC" inside a URL is part of an address, not a mention.
@@ -30,10 +35,11 @@ export function cashtags(text: string): CoinSuggestion[] {
     const coin = symbol.toUpperCase();
     let found = byCoin.get(coin);
     if (!found) {
+      if (byCoin.size === MAX_TREE_SUGGESTIONS) continue;
       found = new Set();
       byCoin.set(coin, found);
     }
-    found.add(match[0]);
+    if (found.size < MAX_SUGGESTION_SPELLINGS) found.add(match[0]);
   }
   return [...byCoin].map(([coin, found]) => ({ coin, found: [...found] }));
 }
@@ -48,6 +54,7 @@ export function toTreeItem(post: Post): TreeItem {
     _id: post.id,
     title: post.streamName,
     body: visibleText,
+    en: visibleText,
     source: post.streamName,
     time: Date.parse(post.createdAt),
     type: 'stream-post',

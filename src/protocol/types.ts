@@ -25,6 +25,8 @@ export interface TreeItem {
   _id: string;
   title: string;
   body: string;
+  /** The text again, for consumers of the hosted tree feed, which read `en` (then `title`). */
+  en: string;
   source: string;
   link?: string;
   time: number;
@@ -63,13 +65,7 @@ export type Command =
   | { event: typeof PUBLISH_COMMAND; data: PublishArgs; requestId?: string };
 
 export type ServerEventName =
-  | 'connected'
-  | 'sub_ack'
-  | 'stream.post.created'
-  | 'stream.post.released'
-  | 'ack'
-  | 'error'
-  | 'keep-alive';
+  'connected' | 'sub_ack' | 'stream.post.created' | 'stream.post.released' | 'ack' | 'error' | 'keep-alive';
 
 export interface Envelope<D = unknown> {
   event: string;

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { firstLink } from '../protocol/tree.js';
 import { hyperlink } from './hyperlinks.js';
-import { terminalSafe } from './text.js';
+import { safeLine, terminalSafe } from './text.js';
 
 /** How text is shown: what `listen` and `tree` share. */
 export interface TextView {
@@ -42,7 +42,9 @@ export function formatBodyText(text: string, markdown: boolean, view: TextView, 
   let shown = '';
   for (let url = firstLink(rest); url !== undefined; url = firstLink(rest)) {
     const at = rest.indexOf(url);
-    shown += markMatches(rest.slice(0, at), view, c) + hyperlink(url, markMatches(url, view, c));
+    // A bidi or zero-width character inside an address would make it read as another one.
+    const address = safeLine(url);
+    shown += markMatches(rest.slice(0, at), view, c) + hyperlink(address, markMatches(address, view, c));
     rest = rest.slice(at + url.length);
   }
   return shown + markMatches(rest, view, c);

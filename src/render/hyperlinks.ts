@@ -28,7 +28,8 @@ export function supportsHyperlinks(stream: NodeJS.WriteStream, env: NodeJS.Proce
   if (forced !== undefined && forced !== '') return forced !== '0';
   if (stream.isTTY !== true) return false;
   const term = env['TERM'] ?? '';
-  if (term === 'dumb' || term.startsWith('screen') || term.startsWith('tmux') || env['TMUX'] !== undefined) return false;
+  if (term === 'dumb' || term.startsWith('screen') || term.startsWith('tmux') || env['TMUX'] !== undefined)
+    return false;
   if (env['WT_SESSION'] !== undefined) return true;
   if (term === 'xterm-kitty' || term === 'xterm-ghostty' || env['KITTY_WINDOW_ID'] !== undefined) return true;
   const vte = env['VTE_VERSION'];

@@ -1,7 +1,11 @@
 import { stripVTControlCharacters } from 'node:util';
+import { budgetClock } from './budget.js';
+import { onlyStyling } from './escapes.js';
 import { hyperlink, isWebUrl } from './hyperlinks.js';
+import { claimsOtherTarget } from './link-claims.js';
+import { markdownRisk } from './markdown-guard.js';
 import { createChalk } from './style.js';
-import { terminalSafe } from './text.js';
+import { safeLine, terminalSafe } from './text.js';
 
 export interface MarkdownOptions {
   color: boolean;
@@ -9,20 +13,52 @@ export interface MarkdownOptions {
   width: number;
   /** Render links as OSC 8 hyperlinks (only with colour; see `supportsHyperlinks`). */
   hyperlinks?: boolean;
+  /** Most time one text may take to render before it is shown as plain text instead. */
+  budgetMs?: number;
+  /** The clock the budget is measured on, in ms (tests drive it); default: the CPU time this process uses. */
+  now?: () => number;
 }
+
+/**
+ * A typical 64 KiB prose post takes ~10 ms of CPU to render (bench/render.mjs);
+ * hostile ones would take seconds. Past this, the reader gets plain text sooner.
+ */
+export const RENDER_BUDGET_MS = 30;
+
+class OverBudget extends Error {}
+
+const DRAWN_BLOCKS = ['code', 'heading', 'html', 'list', 'listitem', 'paragraph', 'table'] as const;
+
+// One of each construct that has a first-use cost.
+const WARM_UP =
+  '# h\n\n**b** _i_ ~~d~~ `c` [l](https://a.example) https://b.example\n\n> q\n\n- a\n  1. b\n\n```js\nconst x = 1;\n```\n\n| a |\n|---|\n| 1 |\n\n---\n';
 
 const unstyled = (text: string): string => text;
 
 /**
  * Loads marked and marked-terminal (kept out of start-up: only `tree` and
  * `listen` with markdown posts need them) and returns a renderer for a terminal.
+ * The renderer never throws: text it cannot render safely, in its stack and time
+ * budget, comes back as plain text under a one-line note saying why.
  */
 export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(markdown: string) => string> {
   const { color, width } = options;
   if (!Number.isInteger(width) || width < 1) throw new RangeError(`width must be a positive integer, got ${width}`);
+  const budgetMs = options.budgetMs ?? RENDER_BUDGET_MS;
+  if (!(budgetMs > 0)) throw new RangeError(`budgetMs must be positive, got ${budgetMs}`);
+  const spent = budgetClock(options.now);
   const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
   const c = createChalk(color);
   const hyperlinks = color && options.hyperlinks === true;
+
+  let measuring = false;
+  let quoteDepth = 0;
+  // marked cannot be interrupted from outside; it calls extension tokenizers at
+  // every block and inline step, so the clock is read there.
+  const checkBudget = (): undefined => {
+    if (measuring && spent.over(budgetMs)) throw new OverBudget();
+    return undefined;
+  };
 
   const marked = new Marked(
     // marked-terminal's default styles use the global chalk, which ignores our colour decision.
@@ -44,19 +80,46 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
       tableOptions: { style: { head: ['bold'] } },
     }),
     {
+      extensions: [
+        { name: 'budgetBlock', level: 'block', tokenizer: checkBudget },
+        { name: 'budgetInline', level: 'inline', tokenizer: checkBudget },
+      ],
       renderer: {
+        // The clock is read before each block is drawn too: drawing a table or a
+        // long list cannot be interrupted once begun. `false` hands on to marked-terminal.
+        ...Object.fromEntries(DRAWN_BLOCKS.map((name) => [name, () => checkBudget() ?? false])),
         // marked-terminal prints the source of a tight list item's text, so
         // `- **a**` would keep its asterisks; render its inline tokens instead.
         text(token) {
+          checkBudget();
           return 'tokens' in token && token.tokens ? this.parser.parseInline(token.tokens) : false;
+        },
+        // marked-terminal styles every level of a nested quote, and chalk re-wraps
+        // each line of the styled text inside: the square of the depth per line.
+        // Indented at every level, styled once at the outermost.
+        blockquote(token) {
+          quoteDepth += 1;
+          let quote: string;
+          try {
+            quote = this.parser.parse(token.tokens).replace(/^\n+/, '').trimEnd();
+          } finally {
+            quoteDepth -= 1;
+          }
+          const indented = `  ${quote.split('\n').join('\n  ')}`;
+          return `${quoteDepth === 0 ? c.gray.italic(indented) : indented}\n\n`;
         },
         // marked-terminal decides on hyperlinks from process.stdout at import time.
         link(token) {
           const text = this.parser.parseInline(token.tokens);
-          const href = terminalSafe(token.href);
-          if (hyperlinks && isWebUrl(href)) return hyperlink(href, c.blue.underline(text));
+          const href = safeLine(token.href);
+          const shown = stripVTControlCharacters(text);
+          if (hyperlinks && isWebUrl(href)) {
+            const link = hyperlink(href, c.blue.underline(text));
+            // `[https://good.example](https://evil.example)`: the real target must be visible too.
+            return claimsOtherTarget(shown, href) ? `${link} (${hyperlink(href, c.blue.underline(href))})` : link;
+          }
           const url = c.blue.underline(href);
-          return stripVTControlCharacters(text) === href ? url : `${c.blue(text)} (${url})`;
+          return shown === href ? url : `${c.blue(text)} (${url})`;
         },
         // marked-terminal sizes rules from process.stdout, which is not the output when piped.
         hr() {
@@ -66,10 +129,29 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
     },
   );
 
+  // The first render loads highlight.js languages and compiles marked's paths
+  // (~60 ms): paid here, once, so the budget measures the text and not the start.
+  marked.parse(WARM_UP, { async: false });
+
+  const asPlainText = (text: string, why: string): string =>
+    `${c.dim(`(shown as plain text: ${why})`)}\n${text.trimEnd()}`;
+
   return (markdown) => {
-    const rendered = marked.parse(markdown, { async: false }).replace(/\s+$/, '');
+    const text = terminalSafe(markdown);
+    const risk = markdownRisk(text);
+    if (risk !== undefined) return asPlainText(text, risk);
+    spent.start();
+    measuring = true;
+    let rendered: string;
+    try {
+      rendered = marked.parse(text, { async: false }).trimEnd();
+    } catch (error) {
+      return asPlainText(text, error instanceof OverBudget ? 'too slow to render' : 'could not be rendered');
+    } finally {
+      measuring = false;
+    }
     // Code blocks and tables are coloured by cli-highlight and cli-table3, which
     // follow their own colour detection; without colour nothing may get through.
-    return color ? rendered : stripVTControlCharacters(rendered);
+    return onlyStyling(color ? rendered : stripVTControlCharacters(rendered));
   };
 }

@@ -19,12 +19,15 @@ export function formatPost(post: Post, kind: 'created' | 'released', view: PostV
   const shownAt = kind === 'released' && post.releaseAt !== null ? post.releaseAt : post.createdAt;
   const header = [
     c.dim(clockTime(Date.parse(shownAt))),
-    c[streamColour(post.streamId)].bold(oneLine(post.streamName) ?? post.streamId),
+    c[streamColour(post.streamId)].bold(oneLine(post.streamName) ?? oneLine(post.streamId) ?? '?'),
   ];
   const target = post.customTarget === null ? undefined : oneLine(post.customTarget);
   if (target !== undefined) header.push(c.dim(`${view.color ? '→' : '->'} ${target}`));
   if (kind === 'released') header.push(view.color ? c.green('🔓 released') : '[released]');
-  const body = post.text === null ? lockedLine(post.releaseAt, view, c) : formatBodyText(post.text, post.contentType === 'markdown', view, c);
+  const body =
+    post.text === null
+      ? lockedLine(post.releaseAt, view, c)
+      : formatBodyText(post.text, post.contentType === 'markdown', view, c);
   return body === '' ? header.join(' ') : `${header.join(' ')}\n${body}`;
 }
 

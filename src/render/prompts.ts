@@ -1,4 +1,5 @@
 import type { ContentType } from '../protocol/types.js';
+import { safeLine } from './text.js';
 
 export interface PostAnswers {
   streamId: string;
@@ -31,7 +32,10 @@ export interface PromptOptions {
  * confirmation. Undefined when the user declines. Ctrl-C rejects with
  * inquirer's ExitPromptError (see `isPromptCancelled`).
  */
-export async function promptForPost(known: Partial<PostAnswers>, options: PromptOptions): Promise<PostAnswers | undefined> {
+export async function promptForPost(
+  known: Partial<PostAnswers>,
+  options: PromptOptions,
+): Promise<PostAnswers | undefined> {
   const { confirm, input, select } = await import('@inquirer/prompts');
   const context = { input: options.input, output: options.output ?? process.stderr };
   const { streams } = options;
@@ -42,7 +46,8 @@ export async function promptForPost(known: Partial<PostAnswers>, options: Prompt
       ? await select(
           {
             message: 'Stream',
-            choices: streams.map((stream) => ({ value: stream.id, name: stream.name === stream.id ? stream.id : `${stream.name} (${stream.id})` })),
+            // Names, ids and targets come from the service: shown sanitized, sent as they are.
+            choices: streams.map((stream) => ({ value: stream.id, name: streamLabel(stream) })),
           },
           context,
         )
@@ -83,13 +88,31 @@ export async function promptForPost(known: Partial<PostAnswers>, options: Prompt
   let customTarget = known.customTarget ?? null;
   const targets = stream?.customTargets ?? [];
   if (customTarget === null && targets.length > 0) {
-    customTarget = await select({ message: 'Custom target (who receives it)', choices: targets.map((target) => ({ value: target, name: target })) }, context);
+    customTarget = await select(
+      {
+        message: 'Custom target (who receives it)',
+        choices: targets.map((target) => ({ value: target, name: safeLine(target) })),
+      },
+      context,
+    );
   }
 
-  const name = stream?.name ?? streamId;
+  const name = safeLine(stream?.name ?? streamId) || safeLine(streamId);
   const when = releaseAt === null ? '' : `, hidden until ${options.describeReleaseAt?.(releaseAt) ?? releaseAt}`;
-  const publish = await confirm({ message: `Publish to ${name}${customTarget === null ? '' : ` → ${customTarget}`}${when}?`, default: true }, context);
+  const publish = await confirm(
+    {
+      message: `Publish to ${name}${customTarget === null ? '' : ` → ${safeLine(customTarget)}`}${when}?`,
+      default: true,
+    },
+    context,
+  );
   return publish ? { streamId, content, contentType, releaseAt, customTarget } : undefined;
+}
+
+function streamLabel(stream: { id: string; name: string }): string {
+  const id = safeLine(stream.id);
+  const name = safeLine(stream.name);
+  return name === '' || name === id ? id : `${name} (${id})`;
 }
 
 /** Ctrl-C during a prompt. Matched by name so the check does not load inquirer. */

@@ -1,5 +1,5 @@
 import chalk, { Chalk } from 'chalk';
-import type { Seed } from '../server/seed.js';
+import type { Seed } from '../protocol/seed.js';
 
 export interface BannerInput {
   url: string;
@@ -27,7 +27,9 @@ export function formatServeBanner(input: BannerInput): string {
   const firstReader = seed.users.find((user) => user.follows.length > 0) ?? seed.users[0]!;
   const lines = [
     `listening on ${input.url}`,
-    c.dim(`REST on ${input.httpUrl}/v1 · health ${input.httpUrl}/healthz${input.admin ? ` · admin ${input.httpUrl}/_admin` : ''}`),
+    c.dim(
+      `REST on ${input.httpUrl}/v1 · health ${input.httpUrl}/healthz${input.admin ? ` · admin ${input.httpUrl}/_admin` : ''}`,
+    ),
     c.dim(`seed: ${input.seedSource}`),
     '',
     c.bold('reader keys') + c.dim(' (subscribe as this user)'),

@@ -1,6 +1,11 @@
 import { createChalk } from './style.js';
+import { safeLine } from './text.js';
 
-/** Connection state for a person, on stderr; stdout stays for data. */
+/**
+ * Connection state for a person, on stderr; stdout stays for data. Every text
+ * may carry what a server sent (close reasons, error messages, stream ids), so
+ * each goes through `safeLine` here, the one way to this stream.
+ */
 export interface StatusReporter {
   connecting(target: string): void;
   connected(text: string): void;
@@ -23,8 +28,10 @@ export interface StatusOptions {
 }
 
 function reconnectText(delayMs: number, reason: string): string {
-  const wait = `reconnecting in ${(delayMs / 1000).toFixed(1)}s`;
-  return reason === '' ? wait : `${wait} (${reason})`;
+  // No wait: the next of several addresses is tried at once.
+  const wait = delayMs === 0 ? 'reconnecting now' : `reconnecting in ${(delayMs / 1000).toFixed(1)}s`;
+  const why = safeLine(reason);
+  return why === '' ? wait : `${wait} (${why})`;
 }
 
 export async function createStatusReporter(options: StatusOptions): Promise<StatusReporter> {
@@ -34,7 +41,7 @@ export async function createStatusReporter(options: StatusOptions): Promise<Stat
 /** One prefixed line per event: readable in logs and when stderr is a file. */
 function lineReporter({ stream, color, quiet, verbose }: StatusOptions): StatusReporter {
   const c = createChalk(color);
-  const line = (text: string) => stream.write(`stream-posts: ${text}\n`);
+  const line = (text: string) => stream.write(`stream-posts: ${safeLine(text)}\n`);
   const say = quiet ? () => {} : line;
   return {
     connecting: (target) => say(`connecting to ${target}`),
@@ -43,7 +50,7 @@ function lineReporter({ stream, color, quiet, verbose }: StatusOptions): StatusR
     info: (text) => {
       if (verbose) say(text);
     },
-    warn: (text) => line(`${c.yellow('warning:')} ${text}`),
+    warn: (text) => stream.write(`stream-posts: ${c.yellow('warning:')} ${safeLine(text)}\n`),
     stop: () => {},
   };
 }
@@ -60,13 +67,13 @@ async function spinnerReporter({ stream, color, verbose }: StatusOptions): Promi
   // While the spinner runs, ora intercepts writes to the stream and redraws around them.
   const line = (text: string) => stream.write(`${text}\n`);
   return {
-    connecting: (target) => spinner.start(`connecting to ${target}`),
-    connected: (text) => spinner.stopAndPersist({ symbol: c.green('✔'), text }),
+    connecting: (target) => spinner.start(`connecting to ${safeLine(target)}`),
+    connected: (text) => spinner.stopAndPersist({ symbol: c.green('✔'), text: safeLine(text) }),
     reconnecting: (delayMs, reason) => spinner.start(reconnectText(delayMs, reason)),
     info: (text) => {
-      if (verbose) line(c.dim(`ℹ ${text}`));
+      if (verbose) line(c.dim(`ℹ ${safeLine(text)}`));
     },
-    warn: (text) => line(c.yellow(`⚠ ${text}`)),
+    warn: (text) => line(c.yellow(`⚠ ${safeLine(text)}`)),
     stop: () => spinner.stop(),
   };
 }

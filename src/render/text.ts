@@ -26,8 +26,27 @@ export function localMoment(epochMs: number, nowMs: number): string {
   return sameDay ? time : `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${time}`;
 }
 
-/** Untrusted text for a one-line place (a header, a badge), or undefined when blank. */
+// Bidi overrides, embeddings, isolates and marks, and zero-width characters: in a
+// header, an id or an error message they reorder or hide what the reader sees
+// (a stream id that reads as another, a URL spelled backwards).
+const INVISIBLE_CHARACTERS = /[\u061C\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/g;
+
+/**
+ * The one sanitizer for untrusted text in a one-line place (a header, a badge, an
+ * id, a status line, an error message): no control, bidi or zero-width
+ * characters, whitespace runs (newlines included) as one space.
+ */
+export function safeLine(text: string): string {
+  return terminalSafe(text).replace(INVISIBLE_CHARACTERS, '').replace(/\s+/g, ' ').trim();
+}
+
+/** `safeLine`, or undefined when nothing is left to show. */
 export function oneLine(text: string): string | undefined {
-  const line = terminalSafe(text).replace(/\s+/g, ' ').trim();
+  const line = safeLine(text);
   return line === '' ? undefined : line;
+}
+
+/** Untrusted text over several lines (a stack trace): as `safeLine`, line breaks kept. */
+export function safeLines(text: string): string {
+  return terminalSafe(text).replace(INVISIBLE_CHARACTERS, '');
 }

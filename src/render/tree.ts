@@ -3,7 +3,7 @@ import { isPlainObject } from '../protocol/objects.js';
 import { formatBodyText, markMatches, type TextView } from './body.js';
 import { hyperlink, isWebUrl } from './hyperlinks.js';
 import { createChalk, streamColour } from './style.js';
-import { clockTime, oneLine, terminalSafe } from './text.js';
+import { clockTime, oneLine, safeLine } from './text.js';
 
 export { supportsHyperlinks } from './hyperlinks.js';
 
@@ -37,7 +37,8 @@ function itemTime(value: unknown): number | undefined {
 function coinTags(fields: Fields): string[] {
   const candidates: unknown[] = [fields['coin']];
   if (Array.isArray(fields['suggestions'])) {
-    for (const suggestion of fields['suggestions']) candidates.push(isPlainObject(suggestion) ? suggestion['coin'] : undefined);
+    for (const suggestion of fields['suggestions'])
+      candidates.push(isPlainObject(suggestion) ? suggestion['coin'] : undefined);
   }
   if (Array.isArray(fields['symbols'])) candidates.push(...fields['symbols']);
   const tags = new Set<string>();
@@ -63,7 +64,7 @@ function tweetMarks(info: unknown, color: boolean, c: ChalkInstance): string[] {
 
 function itemLink(fields: Fields): string | undefined {
   for (const value of [fields['link'], fields['url']]) {
-    const url = typeof value === 'string' ? terminalSafe(value).trim() : '';
+    const url = typeof value === 'string' ? safeLine(value) : '';
     if (isWebUrl(url)) return url;
   }
   return undefined;
@@ -82,7 +83,11 @@ function formatLink(url: string, view: TextView, c: ChalkInstance): string {
  * of the Tree of Alpha family render too (`en`, `url`, `symbols`, tweet `info`);
  * fields of the wrong type are treated as missing, so no item makes it throw.
  */
-export function formatTreeItem(item: Record<string, unknown>, view: TextView, kind: 'created' | 'released' = 'created'): string {
+export function formatTreeItem(
+  item: Record<string, unknown>,
+  view: TextView,
+  kind: 'created' | 'released' = 'created',
+): string {
   const fields: Fields = isPlainObject(item) ? item : {};
   const c = createChalk(view.color);
   const source = labelField(fields['source']);
@@ -105,7 +110,8 @@ export function formatTreeItem(item: Record<string, unknown>, view: TextView, ki
   } else {
     // Some feeds carry the English text in `en` only; it is the body when it is not the title.
     const english = textField(fields['en']);
-    const body = textField(fields['body']) ?? (english !== undefined && oneLine(english) !== title ? english : undefined);
+    const body =
+      textField(fields['body']) ?? (english !== undefined && oneLine(english) !== title ? english : undefined);
     if (body !== undefined) lines.push(formatBodyText(body, fields['contentType'] === 'markdown', view, c));
   }
 

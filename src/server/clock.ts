@@ -26,6 +26,13 @@ export class AdjustableClock implements Clock {
     for (const listener of this.#listeners) listener();
   }
 
+  /** Moves to an offset shared by several instances (it can only grow), as if advanced here. */
+  syncOffset(offsetMs: number): void {
+    if (offsetMs <= this.#offsetMs) return;
+    this.#offsetMs = offsetMs;
+    for (const listener of this.#listeners) listener();
+  }
+
   onAdvance(listener: () => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);

@@ -10,6 +10,25 @@ export interface Subscriber {
   envelopeStamp: number;
   treeStamp: number;
   sendFrame(frame: Buffer): void;
+  /** Posts to send, in order, as the peer reads them: the subscriber asks `queuedFrame` for each frame when its turn comes. */
+  sendQueued(posts: QueuedPost[]): void;
+}
+
+/**
+ * A post waiting to be written to one subscriber (history, mostly): a reference to the
+ * stored post, not its encoded frame, so a long history waiting on a slow reader costs
+ * the server almost nothing. `hidden` is the state the post was queued in.
+ */
+export class QueuedPost {
+  readonly hidden: boolean;
+
+  constructor(
+    readonly type: StoreEvent['type'],
+    readonly post: PostRecord,
+    readonly format: Format,
+  ) {
+    this.hidden = post.hidden;
+  }
 }
 
 interface PendingEvent {
@@ -130,20 +149,31 @@ export class FanOut {
   }
 
   /**
-   * Sends history, then whatever arrived while it was read, and turns the
+   * Queues history, then whatever arrived while it was read, and turns the
    * subscription live. Events about posts the history already shows (in their
    * current state) are not sent again.
    */
   goLive(subscription: Subscription, history: readonly PostRecord[]): void {
     const { subscriber, format, pending } = subscription;
-    for (const post of history) subscriber.sendFrame(this.frame('created', post, format));
+    const queued = history.map((post) => new QueuedPost('created', post, format));
     if (pending && pending.length > 0) {
-      const shown = new Set(history.map((post) => post.id));
+      const shown = new Map(history.map((post) => [post.id, post]));
       for (const event of pending) {
-        if (!shown.has(event.post.id)) subscriber.sendFrame(this.frame(event.type, event.post, format));
+        const seen = shown.get(event.post.id);
+        // A store that reads history as a copy may have read the post before its release.
+        if (!seen || (event.type === 'released' && seen.hidden))
+          queued.push(new QueuedPost(event.type, event.post, format));
       }
     }
     subscription.pending = null;
+    if (queued.length > 0) subscriber.sendQueued(queued);
+  }
+
+  /** The frame of a queued post, in the state it was queued in (it may have been released since). */
+  queuedFrame(queued: QueuedPost): Buffer {
+    const { type, post, format } = queued;
+    if (post.hidden === queued.hidden) return this.frame(type, post, format);
+    return Buffer.from(encodeFrame(type, { ...post, hidden: queued.hidden }, format));
   }
 }
 

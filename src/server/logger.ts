@@ -10,15 +10,35 @@ export interface Logger {
 
 export const silentLogger: Logger = { log() {} };
 
-function formatValue(value: string | number | boolean | null): string {
-  const text = String(value);
-  return /[\s"=]/.test(text) || text === '' ? JSON.stringify(text) : text;
+/**
+ * What a terminal or a log viewer could act on or display misleadingly: C0 and C1 controls
+ * (ESC starts title, clipboard and link sequences), DEL, bidi overrides and isolates,
+ * zero-width characters and the Unicode line separators. Log values come from the network.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
+
+function escapeChar(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 /**
- * A line logger: `text` is `time level message key=value…`, `json` is one
- * object per line. Callers never pass keys in fields; the server logs user and
- * stream ids instead.
+ * Escapes what JSON.stringify leaves raw (C1, bidi, zero-width). Applied to JSON text, the
+ * result is still valid JSON meaning the same: the added escapes are JSON escapes.
+ */
+function escapeUnsafe(text: string): string {
+  return text.replace(UNSAFE, escapeChar);
+}
+
+function formatValue(value: string | number | boolean | null): string {
+  const text = String(value);
+  UNSAFE.lastIndex = 0;
+  return /[\s"=\\]/.test(text) || UNSAFE.test(text) || text === '' ? escapeUnsafe(JSON.stringify(text)) : text;
+}
+
+/**
+ * A line logger: `text` is `time level message key=value…`, `json` is one object per
+ * line. Every value is escaped here, once for all callers, so nothing a client sends
+ * (a requestId, a path, a stream id) reaches the operator's terminal as a control sequence.
  */
 export function createLogger(format: LogFormat, out: Writable, now: () => number = Date.now): Logger {
   return {
@@ -28,11 +48,61 @@ export function createLogger(format: LogFormat, out: Writable, now: () => number
         (entry): entry is [string, string | number | boolean | null] => entry[1] !== undefined,
       );
       if (format === 'json') {
-        out.write(`${JSON.stringify({ time, level, msg: message, ...Object.fromEntries(defined) })}\n`);
+        out.write(`${escapeUnsafe(JSON.stringify({ time, level, msg: message, ...Object.fromEntries(defined) }))}\n`);
         return;
       }
-      const tail = defined.map(([name, value]) => ` ${name}=${formatValue(value)}`).join('');
-      out.write(`${time} ${level.padEnd(5)} ${message}${tail}\n`);
+      const tail = defined.map(([name, value]) => ` ${escapeUnsafe(name)}=${formatValue(value)}`).join('');
+      out.write(`${time} ${level.padEnd(5)} ${escapeUnsafe(message)}${tail}\n`);
+    },
+  };
+}
+
+export const SECRET_MARKER = '[key]';
+
+/**
+ * Wraps a logger so that no known secret (an API key of the seed, the admin token) is
+ * logged, wherever a client put it: a requestId, a stream id list, a path. Secrets are
+ * indexed by their first characters, so a value costs one map lookup per character
+ * whatever the number of keys.
+ */
+export function scrubSecrets(logger: Logger, secrets: Iterable<string>): Logger {
+  const list = [...new Set(secrets)].filter((secret) => secret.length > 0);
+  if (list.length === 0) return logger;
+  const prefixLength = Math.min(8, ...list.map((secret) => secret.length));
+  const byPrefix = new Map<string, string[]>();
+  for (const secret of list) {
+    const prefix = secret.slice(0, prefixLength);
+    byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), secret]);
+  }
+
+  function scrub(text: string): string {
+    if (text.length < prefixLength) return text;
+    let out = '';
+    let copied = 0;
+    for (let i = 0; i + prefixLength <= text.length;) {
+      const candidates = byPrefix.get(text.slice(i, i + prefixLength));
+      // The longest match wins, so a key that extends another is hidden whole.
+      let match = 0;
+      for (const secret of candidates ?? []) {
+        if (secret.length > match && text.startsWith(secret, i)) match = secret.length;
+      }
+      if (match === 0) {
+        i += 1;
+        continue;
+      }
+      out += text.slice(copied, i) + SECRET_MARKER;
+      i += match;
+      copied = i;
+    }
+    return copied === 0 ? text : out + text.slice(copied);
+  }
+
+  return {
+    log(level, message, fields = {}) {
+      const scrubbed: LogFields = {};
+      for (const [name, value] of Object.entries(fields))
+        scrubbed[name] = typeof value === 'string' ? scrub(value) : value;
+      logger.log(level, scrub(message), scrubbed);
     },
   };
 }

@@ -2,17 +2,21 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parsePublishArgs } from '../protocol/commands.js';
 import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
 import { MAX_FRAME_BYTES, MAX_LAST_POSTS, REST_DEFAULT_LIMIT } from '../protocol/limits.js';
-import { BodyTooLargeError, decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
+import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
+import { keyIdOf, type KeyLimits } from './key-limits.js';
 import type { Logger } from './logger.js';
 import type { TokenBucket } from './rate-limiter.js';
 import type { StreamPostsService } from './service.js';
 import type { StreamSummary } from '../protocol/types.js';
 import { canSee, toWirePost, type Identity } from './store.js';
+import { STREAMS_PATH } from '../protocol/paths.js';
 
 export interface RestContext {
   service: StreamPostsService;
   logger: Logger;
   createRateLimiter: (() => TokenBucket) | undefined;
+  bodyTimeoutMs: number;
+  keyLimits: KeyLimits;
 }
 
 const POST_ROUTE = /^\/v1\/streams\/([^/]+)\/post$/;
@@ -28,37 +32,31 @@ export function createRestHandler(context: RestContext) {
   const { service, logger } = context;
   const limiters = new Map<string, TokenBucket>();
 
+  /** REST has no connection: the per-connection rate applies per key, and so does the key's shared one. */
   function withinRate(identity: Identity): boolean {
-    if (!context.createRateLimiter) return true;
-    const id = `${identity.kind}:${identity.userId}:${identity.streamId ?? ''}`;
-    let limiter = limiters.get(id);
-    if (!limiter) {
-      limiter = context.createRateLimiter();
-      limiters.set(id, limiter);
+    const id = keyIdOf(identity);
+    if (context.createRateLimiter) {
+      let limiter = limiters.get(id);
+      if (!limiter) {
+        limiter = context.createRateLimiter();
+        limiters.set(id, limiter);
+      }
+      if (!limiter.tryTake()) return false;
     }
-    return limiter.tryTake();
+    return context.keyLimits.bucket(id)?.tryTake() ?? true;
   }
 
   async function authenticate(req: IncomingMessage, url: URL): Promise<Identity> {
     const identity = await service.authenticate(keyFromRequest(req, url));
     if (!identity) throw new ProtocolError('unauthorized', UNAUTHORIZED_MESSAGE);
-    if (!withinRate(identity)) throw new ProtocolError('rate-limited', 'too many requests for this key; slow down and retry');
+    if (!withinRate(identity))
+      throw new ProtocolError('rate-limited', 'too many requests for this key; slow down and retry');
     return identity;
   }
 
   async function publish(req: IncomingMessage, res: ServerResponse, url: URL, streamId: string): Promise<void> {
     const identity = await authenticate(req, url);
-    let body: Buffer;
-    try {
-      body = await readBody(req, MAX_FRAME_BYTES);
-    } catch (error) {
-      if (error instanceof BodyTooLargeError) {
-        sendError(res, 'invalid-argument', `the request body must be at most ${MAX_FRAME_BYTES} bytes`, 413);
-        return;
-      }
-      throw error;
-    }
-    const fields = parseJsonObject(body);
+    const fields = parseJsonObject(await readBody(req, MAX_FRAME_BYTES, context.bodyTimeoutMs));
     const result = await service.publish(identity, parsePublishArgs({ ...fields, streamId }));
     logger.log('info', 'published', {
       via: 'rest',
@@ -109,7 +107,7 @@ export function createRestHandler(context: RestContext) {
     const path = url.pathname;
     const postMatch = POST_ROUTE.exec(path);
     const postsMatch = POSTS_ROUTE.exec(path);
-    if (!postMatch && !postsMatch && path !== '/v1/streams') return false;
+    if (!postMatch && !postsMatch && path !== STREAMS_PATH) return false;
     try {
       if (postMatch) {
         if (req.method !== 'POST') methodNotAllowed(res, 'POST');

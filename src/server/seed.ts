@@ -1,12 +1,16 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
+import type { Seed } from '../protocol/seed.js';
 import { CONTENT_TYPES } from '../protocol/types.js';
 import { MAX_CONTENT_BYTES, STREAM_ID_PATTERN } from '../protocol/limits.js';
 
-// zod's English messages, so a seed error reads "expected string, received number".
-z.config(en());
+// zod's English messages, so a seed error reads "expected string, received number";
+// given per parse, because z.config() would change zod for everyone who imports us.
+const englishMessages = en().localeError;
 
-const idSchema = z.string().check(z.regex(STREAM_ID_PATTERN, { error: 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"' }));
+const idSchema = z
+  .string()
+  .check(z.regex(STREAM_ID_PATTERN, { error: 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"' }));
 const keySchema = z.string().check(z.minLength(8, { error: 'must be at least 8 characters' }), z.maxLength(256));
 const nonEmpty = () => z.string().check(z.minLength(1));
 
@@ -46,13 +50,22 @@ export const seedSchema = z.strictObject({
   posts: z._default(z.array(seedPostSchema), []),
 });
 
-export type Seed = z.output<typeof seedSchema>;
+export type { Seed };
+// The protocol's hand-written Seed is what the rest of the code reads; this keeps the two in step.
+const schemaKeepsToSeed: (seed: z.output<typeof seedSchema>) => Seed = (seed) => seed;
+const seedFitsSchema: (seed: Seed) => z.output<typeof seedSchema> = (seed) => seed;
+void schemaKeepsToSeed;
+void seedFitsSchema;
 export type SeedInput = z.input<typeof seedSchema>;
 
 export class SeedError extends Error {
   readonly code = 'invalid-seed';
-  constructor(readonly path: string, detail: string) {
-    super(`${path}: ${detail}`);
+  constructor(
+    readonly path: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${path}: ${detail}`, options);
     this.name = 'SeedError';
   }
 }
@@ -126,7 +139,7 @@ function checkReferences(seed: Seed): void {
 
 /** Validates a parsed seed document; throws SeedError naming the field path. */
 export function parseSeed(document: unknown): Seed {
-  const result = seedSchema.safeParse(document);
+  const result = seedSchema.safeParse(document, { error: englishMessages });
   if (!result.success) {
     const issue = result.error.issues[0];
     throw new SeedError(formatPath(issue?.path ?? []), issue?.message ?? 'invalid seed');
@@ -141,7 +154,7 @@ export function parseSeedText(text: string): Seed {
   try {
     document = JSON.parse(text);
   } catch (error) {
-    throw new SeedError('seed', `not valid JSON (${(error as Error).message})`);
+    throw new SeedError('seed', `not valid JSON (${(error as Error).message})`, { cause: error });
   }
   return parseSeed(document);
 }

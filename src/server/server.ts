@@ -5,21 +5,26 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { queryToArgs, isCommandName } from '../protocol/commands.js';
 import { encodeEvent } from '../protocol/events.js';
+import { CLOSE_GOING_AWAY } from '../protocol/close-codes.js';
 import { MAX_FRAME_BYTES } from '../protocol/limits.js';
+import { TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../protocol/paths.js';
 import { redactUrl } from '../protocol/redact.js';
-import { createAdminHandler } from './admin.js';
+import { createAdminActions, createAdminHandler, type AdminActions } from './admin.js';
 import { DEFAULTS } from './defaults.js';
 import { AdjustableClock } from './clock.js';
 import { FanOut } from './fanout.js';
-import { keyFromRequest, sendError, sendJson } from './http-util.js';
-import { silentLogger, type Logger } from './logger.js';
-import { MemoryStore } from './memory-store.js';
+import { KeyLimits } from './key-limits.js';
+import { answerBodyError, keyFromRequest, sendError, sendJson } from './http-util.js';
+import { scrubSecrets, silentLogger, type Logger } from './logger.js';
+import { MemoryStore } from './stores/memory-store.js';
+import { createPerimeter, isLoopbackName, isValidToken, type Refusal } from './perimeter.js';
 import { TokenBucket } from './rate-limiter.js';
 import { createRestHandler } from './rest.js';
 import type { Seed } from './seed.js';
 import { StreamPostsService } from './service.js';
-import { CLOSE_GOING_AWAY, Session, type SessionContext, type SessionStart } from './session.js';
+import { Session, type SessionContext, type SessionStart } from './session.js';
 import type { Store } from './store.js';
+import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redisUrlPassword } from './stores/redis-keys.js';
 
 export interface ServerOptions {
   seed: Seed;
@@ -30,27 +35,88 @@ export interface ServerOptions {
   idempotencyWindowMs?: number;
   /** Commands per second per connection; 0 turns the limit off. Burst is twice this. */
   rateLimit?: number;
+  /**
+   * Commands and REST requests per second per key, over all its connections; burst twice
+   * this; 0 turns it off. Defaults to off when `rateLimit` is 0, else to 400.
+   */
+  keyRateLimit?: number;
+  /** Open connections per key; past it a connection gets `limit-exceeded` and close 1008. 0 = no cap. */
+  maxConnectionsPerKey?: number;
+  /** Subscriptions one connection may hold (a repeat of the same streams and format replaces its earlier one). 0 = no cap. */
+  maxSubscriptionsPerConnection?: number;
+  /** Commands one connection may have waiting for their turn; past it the connection is closed with 1008. */
+  maxPendingCommands?: number;
+  /** Hidden posts waiting for their release, per stream: a count and their text's bytes. 0 = no cap. */
+  maxPendingReleasesPerStream?: number;
+  maxPendingReleaseBytesPerStream?: number;
+  /** idempotencyKeys remembered per stream within the window, and the text bytes of their posts. 0 = no cap. */
+  maxIdempotencyKeysPerStream?: number;
+  maxIdempotencyBytesPerStream?: number;
   /** Bytes queued for one subscriber before it is closed with 1013. */
   maxBufferedBytes?: number;
   keepAliveMs?: number;
-  /** Defaults to on when bound to a loopback address. */
+  /** Defaults to on when bound to a loopback address or when `adminToken` is set. */
   admin?: boolean;
+  /** When set, admin requests need `Authorization: Bearer <adminToken>`. Never logged. */
+  adminToken?: string;
+  /**
+   * Host names accepted besides loopback names, IP addresses and `host` (a leading dot
+   * allows subdomains); `'all'` accepts any Host, for serving behind a proxy.
+   */
+  allowedHosts?: readonly string[] | 'all';
+  /** Browser origins accepted besides loopback ones (`http://localhost:5173` needs no entry); `'*'` accepts any. */
+  allowedOrigins?: readonly string[];
+  /** How long a request body may take to arrive before the request is answered 408. */
+  bodyTimeoutMs?: number;
+  /** How long request headers may take to arrive. */
+  headersTimeoutMs?: number;
   logger?: Logger;
   clock?: AdjustableClock;
   /** Replaces the in-memory store (the clock and seed are then the store's business). */
   store?: Store;
+  /**
+   * Keeps all state in Redis instead of this process, so several servers on one Redis act
+   * as one service (`startServer` opens the store). `prefix` (default `stream-posts:`)
+   * separates services sharing a Redis; `resetStore` replaces a keyspace holding another seed.
+   */
+  redis?: { url: string; prefix?: string; resetStore?: boolean };
 }
 
+const STORE_CAPS = [
+  'maxPendingReleasesPerStream',
+  'maxPendingReleaseBytesPerStream',
+  'maxIdempotencyKeysPerStream',
+  'maxIdempotencyBytesPerStream',
+] as const;
 
-const WS_PATH = '/v1/ws';
+/** What a store enforces, from the server's options, checked. */
+function storeLimits(
+  options: ServerOptions,
+): { idempotencyWindowMs: number } & Record<(typeof STORE_CAPS)[number], number> {
+  const caps = Object.fromEntries(
+    STORE_CAPS.map((name) => [name, integerOption(name, options[name] ?? DEFAULTS[name])]),
+  );
+  return {
+    idempotencyWindowMs: positiveOption(
+      'idempotencyWindowMs',
+      options.idempotencyWindowMs ?? DEFAULTS.idempotencyWindowMs,
+      true,
+    ),
+    ...(caps as Record<(typeof STORE_CAPS)[number], number>),
+  };
+}
+
+/** RFC 6455 "service restart": the client should reconnect. */
+const CLOSE_SERVICE_RESTART = 1012;
 /** How long a peer has to answer the close handshake on shutdown before it is dropped. */
 const CLOSE_DEADLINE_MS = 2000;
+/**
+ * Node checks the header and request timeouts only this often (30 s by default), so a
+ * client trickling its headers was held up to that much past the timeout.
+ */
+const HTTP_TIMEOUT_CHECKS = { connectionsCheckingInterval: 1_000 } as const;
 /** Sessions pinged per turn of the event loop in a keep-alive round. */
 const KEEP_ALIVE_SLICE = 200;
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
 
 function positiveOption(name: string, value: number, allowZero = false): number {
   if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
@@ -59,20 +125,58 @@ function positiveOption(name: string, value: number, allowZero = false): number 
   return value;
 }
 
-/** Where a WebSocket upgrade goes: the plain endpoint, a URL-form command, or nowhere (404). */
-function routeUpgrade(url: URL): SessionStart['urlCommand'] | 'plain' | undefined {
+/** A count option: a non-negative integer (0 = no cap), or positive when `allowZero` is false. */
+function integerOption(name: string, value: number, allowZero = true): number {
+  if (!Number.isInteger(value)) throw new RangeError(`${name} must be an integer, got ${value}`);
+  return positiveOption(name, value, allowZero);
+}
+
+type Route = 'plain' | { urlCommand: NonNullable<SessionStart['urlCommand']>; treeOnly: boolean };
+
+/** Where a WebSocket upgrade goes: the plain endpoint, a URL-form command, the tree feed, or nowhere (404). */
+function routeUpgrade(url: URL): Route | undefined {
   const path = url.pathname.replace(/\/+$/, '');
   if (path === WS_PATH) return 'plain';
+  if (path === TREE_FEED_PATH) {
+    if (url.searchParams.get('format') !== 'tree') return undefined;
+    const args: Record<string, string> = {};
+    for (const name of TREE_FEED_ARGS) {
+      const value = url.searchParams.get(name);
+      if (value !== null) args[name] = value;
+    }
+    return { urlCommand: { event: 'on-stream-post-tree', args }, treeOnly: true };
+  }
   if (!path.startsWith(`${WS_PATH}/`)) return undefined;
   const command = path.slice(WS_PATH.length + 1);
-  return isCommandName(command) ? { event: command, args: queryToArgs(url.searchParams) } : undefined;
+  return isCommandName(command)
+    ? { urlCommand: { event: command, args: queryToArgs(url.searchParams) }, treeOnly: false }
+    : undefined;
+}
+
+/** A refusal on a socket that asked for an upgrade: plain HTTP, then the socket is closed. */
+function refuseUpgrade(socket: Duplex, status: number, statusText: string, body = ''): void {
+  const type = body === '' ? '' : 'Content-Type: application/json; charset=utf-8\r\n';
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText}\r\n${type}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+function refusalBody(refusal: Refusal): string {
+  return JSON.stringify({ error: { code: 'forbidden', message: refusal.reason } });
 }
 
 /** The embedded Stream Posts service: HTTP (REST, admin) and WebSocket on one port. */
 export class StreamPostsServer {
   readonly clock: AdjustableClock;
   readonly store: Store;
-  readonly #options: Required<Pick<ServerOptions, 'host' | 'port' | 'maxBufferedBytes' | 'keepAliveMs' | 'rateLimit'>> & {
+  /** The admin endpoints' actions, callable in-process whether or not the HTTP admin is on. */
+  readonly admin: AdminActions;
+  readonly #options: Required<
+    Pick<
+      ServerOptions,
+      'host' | 'port' | 'maxBufferedBytes' | 'keepAliveMs' | 'rateLimit' | 'bodyTimeoutMs' | 'headersTimeoutMs'
+    >
+  > & {
     admin: boolean;
   };
   readonly #logger: Logger;
@@ -99,80 +203,163 @@ export class StreamPostsServer {
       rateLimit: positiveOption('rateLimit', options.rateLimit ?? DEFAULTS.rateLimit, true),
       maxBufferedBytes: positiveOption('maxBufferedBytes', options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes),
       keepAliveMs: positiveOption('keepAliveMs', options.keepAliveMs ?? DEFAULTS.keepAliveMs),
-      admin: options.admin ?? isLoopback(host),
+      bodyTimeoutMs: positiveOption('bodyTimeoutMs', options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs),
+      headersTimeoutMs: positiveOption('headersTimeoutMs', options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs),
+      admin: options.admin ?? (isLoopbackName(host) || options.adminToken !== undefined),
     };
-    this.#logger = options.logger ?? silentLogger;
+    if (options.adminToken !== undefined && !isValidToken(options.adminToken)) {
+      throw new TypeError('adminToken must be one line of printable ASCII without spaces');
+    }
+    const checkPerimeter = createPerimeter({
+      bindHost: host,
+      allowedHosts: options.allowedHosts ?? [],
+      allowedOrigins: options.allowedOrigins ?? [],
+    });
+    // Clients can put a key anywhere (a requestId, a path); it is never logged.
+    const secrets = [
+      ...options.seed.users.map((user) => user.readerKey),
+      ...options.seed.streams.map((stream) => stream.key),
+      ...(options.adminToken === undefined ? [] : [options.adminToken]),
+      ...(options.redis === undefined ? [] : [redisUrlPassword(options.redis.url) ?? '']),
+    ];
+    this.#logger = scrubSecrets(options.logger ?? silentLogger, secrets);
     this.clock = options.clock ?? new AdjustableClock();
-    this.store =
-      options.store ??
-      new MemoryStore({
-        seed: options.seed,
-        clock: this.clock,
-        idempotencyWindowMs: positiveOption(
-          'idempotencyWindowMs',
-          options.idempotencyWindowMs ?? DEFAULTS.idempotencyWindowMs,
-          true,
-        ),
-      });
+    this.store = options.store ?? new MemoryStore({ seed: options.seed, clock: this.clock, ...storeLimits(options) });
     this.#service = new StreamPostsService(this.store);
-    this.#unsubscribeStore = this.store.onEvent((event) => this.#fanout.dispatch(event));
+    const stopEvents = this.store.onEvent((event) => this.#fanout.dispatch(event));
+    const stopInterrupts = this.store.onInterrupted?.(() => this.#dropSubscribers());
+    this.#unsubscribeStore = () => {
+      stopEvents();
+      stopInterrupts?.();
+    };
 
     const rate = this.#options.rateLimit;
-    const createRateLimiter =
-      rate === 0 ? undefined : () => new TokenBucket(rate, rate * 2, { now: () => performance.now() });
-    const handleRest = createRestHandler({ service: this.#service, logger: this.#logger, createRateLimiter });
+    const timer = { now: () => performance.now() };
+    const createRateLimiter = rate === 0 ? undefined : () => new TokenBucket(rate, rate * 2, timer);
+    const keyRate = positiveOption(
+      'keyRateLimit',
+      options.keyRateLimit ?? (options.rateLimit === 0 ? 0 : DEFAULTS.keyRateLimit),
+      true,
+    );
+    const keyLimits = new KeyLimits({
+      ratePerSecond: keyRate,
+      maxConnections: integerOption(
+        'maxConnectionsPerKey',
+        options.maxConnectionsPerKey ?? DEFAULTS.maxConnectionsPerKey,
+      ),
+      clock: timer,
+    });
+    const replyRate = rate || keyRate;
+    const createReplyBudget = replyRate === 0 ? undefined : () => new TokenBucket(replyRate, replyRate * 2, timer);
+    const { bodyTimeoutMs } = this.#options;
+    const handleRest = createRestHandler({
+      service: this.#service,
+      logger: this.#logger,
+      createRateLimiter,
+      keyLimits,
+      bodyTimeoutMs,
+    });
+    this.admin = createAdminActions({
+      store: this.store,
+      clock: this.clock,
+      logger: this.#logger,
+      counts: () => ({ connections: this.#sessions.size, subscriptions: this.#fanout.size }),
+    });
     const handleAdmin = this.#options.admin
-      ? createAdminHandler({
-          store: this.store,
-          clock: this.clock,
-          logger: this.#logger,
-          counts: () => ({ connections: this.#sessions.size, subscriptions: this.#fanout.size }),
-        })
+      ? createAdminHandler(this.admin, { bodyTimeoutMs, token: options.adminToken })
       : undefined;
     this.#sessionContext = {
       service: this.#service,
       fanout: this.#fanout,
       logger: this.#logger,
+      clock: this.clock,
       maxBufferedBytes: this.#options.maxBufferedBytes,
       createRateLimiter,
+      createReplyBudget,
+      keyLimits,
+      maxSubscriptionsPerConnection: integerOption(
+        'maxSubscriptionsPerConnection',
+        options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
+      ),
+      maxPendingCommands: integerOption(
+        'maxPendingCommands',
+        options.maxPendingCommands ?? DEFAULTS.maxPendingCommands,
+        false,
+      ),
     };
 
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+      const refusal = checkPerimeter(req.headers);
+      if (refusal) {
+        this.#logRefusal(req, refusal);
+        sendError(res, 'forbidden', refusal.reason, refusal.status);
+        return;
+      }
       this.#handleRequest(req, res, handleRest, handleAdmin).catch((error: unknown) => {
-        this.#logger.log('error', 'internal error', { path: redactUrl(req.url ?? ''), reason: (error as Error).message });
+        const path = redactUrl(req.url ?? '');
+        if (answerBodyError(res, error)) {
+          this.#logger.log('warn', 'request body not read', { path, reason: (error as Error).message });
+          return;
+        }
+        this.#logger.log('error', 'internal error', { path, reason: (error as Error).message });
         if (!res.headersSent) sendError(res, 'internal', 'the server failed to handle this request');
         else res.destroy();
       });
     };
     this.#secure = options.tls !== undefined;
     this.#http = options.tls
-      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, onRequest)
-      : createHttpServer(onRequest);
+      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, ...HTTP_TIMEOUT_CHECKS }, onRequest)
+      : createHttpServer(HTTP_TIMEOUT_CHECKS, onRequest);
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, clientTracking: false });
     this.#http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const refusal = checkPerimeter(req.headers);
+      if (refusal) {
+        this.#logRefusal(req, refusal);
+        refuseUpgrade(socket, refusal.status, 'Forbidden', refusalBody(refusal));
+        return;
+      }
       const url = new URL(req.url ?? '/', 'http://localhost');
       const route = routeUpgrade(url);
       if (route === undefined) {
         this.#logger.log('warn', 'upgrade to unknown path', { path: url.pathname });
-        socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+        refuseUpgrade(socket, 404, 'Not Found');
         return;
       }
       if (this.#closing) {
-        socket.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+        refuseUpgrade(socket, 503, 'Service Unavailable');
         return;
       }
       socket.on('error', () => socket.destroy());
       // What the session needs is taken out now: a closure over `req` would keep the whole
       // upgrade request (headers, URL) alive for as long as the connection lasts.
       const key = keyFromRequest(req, url);
-      const urlCommand = route === 'plain' ? undefined : route;
-      this.#wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.#accept(ws, socket, key, urlCommand));
+      this.#wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.#accept(ws, socket, key, route));
     });
     // Request bodies and idle keep-alive sockets must not hold the process open on close.
     this.#http.keepAliveTimeout = 5_000;
+    this.#http.headersTimeout = this.#options.headersTimeoutMs;
+    // A backstop for bodies no handler reads (a POST to an unknown path): handlers that
+    // read one answer 408 themselves after bodyTimeoutMs.
+    this.#http.requestTimeout = this.#options.headersTimeoutMs + bodyTimeoutMs;
   }
 
-  #accept(ws: WebSocket, socket: Duplex, key: string | undefined, urlCommand: SessionStart['urlCommand']): void {
+  /** Events may have been missed: every client reconnects and replays what it lacks. */
+  #dropSubscribers(): void {
+    for (const session of this.#sessions)
+      session.close(CLOSE_SERVICE_RESTART, 'the service lost events from its store; reconnect');
+  }
+
+  #logRefusal(req: IncomingMessage, refusal: Refusal): void {
+    const origin = req.headers.origin;
+    this.#logger.log('warn', 'request refused', {
+      status: refusal.status,
+      host: req.headers.host,
+      origin: Array.isArray(origin) ? origin[0] : origin,
+      path: redactUrl(req.url ?? '').split('?')[0],
+    });
+  }
+
+  #accept(ws: WebSocket, socket: Duplex, key: string | undefined, route: Route): void {
     if (this.#closing) {
       // The handshake finished after shutdown began.
       ws.close(CLOSE_GOING_AWAY, 'server shutting down');
@@ -180,7 +367,8 @@ export class StreamPostsServer {
       return;
     }
     const start: SessionStart = { id: `c${this.#nextSessionId++}`, key };
-    if (urlCommand) start.urlCommand = urlCommand;
+    if (route !== 'plain') start.urlCommand = route.urlCommand;
+    if (route !== 'plain' && route.treeOnly) start.treeOnly = true;
     const session = new Session(ws, this.#sessionContext, start, socket);
     this.#sessions.add(session);
     session.onClosed(() => this.#sessions.delete(session));
@@ -200,7 +388,9 @@ export class StreamPostsServer {
     if (await handleRest(req, res, url)) return;
     if (handleAdmin && (await handleAdmin(req, res, url))) return;
     if (routeUpgrade(url) !== undefined) {
-      sendError(res, 'bad-request', 'this endpoint speaks WebSocket; send an Upgrade request', 426, { upgrade: 'websocket' });
+      sendError(res, 'bad-request', 'this endpoint speaks WebSocket; send an Upgrade request', 426, {
+        upgrade: 'websocket',
+      });
       return;
     }
     sendError(res, 'not-found', `no endpoint ${req.method ?? ''} ${url.pathname}`, 404);
@@ -301,7 +491,26 @@ export class StreamPostsServer {
   }
 }
 
-/** Creates and starts a server in one step. */
-export function startServer(options: ServerOptions): Promise<StreamPostsServer> {
-  return new StreamPostsServer(options).listen();
+/** Creates and starts a server in one step (opening its Redis store first, when given one). */
+export async function startServer(options: ServerOptions): Promise<StreamPostsServer> {
+  if (options.redis === undefined) return new StreamPostsServer(options).listen();
+  checkRedisUrl(options.redis.url);
+  const clock = options.clock ?? new AdjustableClock();
+  // Loaded only when asked for: the Redis client is most of a bundle no other command needs.
+  const { RedisStore } = await import('./stores/redis-store.js');
+  const store = await RedisStore.open({
+    url: options.redis.url,
+    prefix: options.redis.prefix ?? DEFAULT_REDIS_PREFIX,
+    resetStore: options.redis.resetStore ?? false,
+    seed: options.seed,
+    clock,
+    ...storeLimits(options),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  try {
+    return await new StreamPostsServer({ ...options, clock, store }).listen();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
 }

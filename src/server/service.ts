@@ -14,7 +14,10 @@ export interface ResolvedSubscription {
 const MAX_IDS_NAMED = 10;
 
 function nameIds(ids: readonly string[]): string {
-  const named = ids.slice(0, MAX_IDS_NAMED).map((id) => `"${id.slice(0, 64)}"`).join(', ');
+  const named = ids
+    .slice(0, MAX_IDS_NAMED)
+    .map((id) => `"${id.slice(0, 64)}"`)
+    .join(', ');
   return ids.length > MAX_IDS_NAMED ? `${named} and ${ids.length - MAX_IDS_NAMED} more` : named;
 }
 
@@ -37,7 +40,11 @@ export class StreamPostsService {
   }
 
   /** Resolves `streamIds` (empty = all of the user's streams); all-or-nothing. */
-  async resolveStreams(identity: Identity, streamIds: readonly string[], command: string): Promise<ResolvedSubscription> {
+  async resolveStreams(
+    identity: Identity,
+    streamIds: readonly string[],
+    command: string,
+  ): Promise<ResolvedSubscription> {
     const user = await this.userOf(identity);
     if (streamIds.length === 0) return { user, streams: await this.store.streamsOf(user.id) };
     const missing: string[] = [];
@@ -54,7 +61,11 @@ export class StreamPostsService {
       throw new ProtocolError('not-found', `no stream with id ${nameIds(missing)}${alsoNotFollowed}`, command);
     }
     if (notFollowed.length > 0) {
-      throw new ProtocolError('forbidden', `this key's user does not follow or own stream ${nameIds(notFollowed)}`, command);
+      throw new ProtocolError(
+        'forbidden',
+        `this key's user does not follow or own stream ${nameIds(notFollowed)}`,
+        command,
+      );
     }
     return { user, streams };
   }
@@ -82,7 +93,11 @@ export class StreamPostsService {
         );
       }
     } else if (args.customTarget !== null) {
-      throw new ProtocolError('invalid-argument', `customTarget is only allowed on custom streams; "${stream.id}" is not one`, PUBLISH_COMMAND);
+      throw new ProtocolError(
+        'invalid-argument',
+        `customTarget is only allowed on custom streams; "${stream.id}" is not one`,
+        PUBLISH_COMMAND,
+      );
     }
     return this.store.publish({
       streamId: stream.id,
@@ -97,10 +112,12 @@ export class StreamPostsService {
   /** Recent posts of the streams the user may see, oldest first, up to `perStream` each. */
   async history(resolved: ResolvedSubscription, perStream: number): Promise<PostRecord[]> {
     if (perStream === 0) return [];
+    // Taken in the same turn the subscription was registered: the history ends where its live posts begin.
+    const asOf = this.store.position?.();
     const all: PostRecord[] = [];
     for (const stream of resolved.streams) {
       // Only a custom stream filters by target, so only there must the whole history be read.
-      const recent = await this.store.recent(stream.id, stream.custom ? MAX_LAST_POSTS : perStream);
+      const recent = await this.store.recent(stream.id, stream.custom ? MAX_LAST_POSTS : perStream, asOf);
       const visible = stream.custom ? recent.filter((post) => canSee(resolved.user, stream, post)) : recent;
       all.push(...visible.slice(Math.max(visible.length - perStream, 0)));
     }

@@ -1,33 +1,80 @@
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import { parseCommandArgs, parseCommandFrame } from '../protocol/commands.js';
+import { isCommandName, parseCommandArgs, parseCommandFrame } from '../protocol/commands.js';
+import { MAX_REQUEST_ID_LENGTH } from '../protocol/limits.js';
+import {
+  CLOSE_INTERNAL_ERROR,
+  CLOSE_POLICY_VIOLATION,
+  CLOSE_SLOW_CONSUMER,
+  CLOSE_UNAUTHORIZED,
+  UNAUTHORIZED_CLOSE_REASON,
+} from '../protocol/close-codes.js';
 import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
 import { encodeError, encodeEvent } from '../protocol/events.js';
 import { PUBLISH_COMMAND, type Command, type CommandName } from '../protocol/types.js';
-import { FanOut, Subscription, type Format, type Subscriber } from './fanout.js';
+import { QueuedPost, Subscription, type FanOut, type Format, type Subscriber } from './fanout.js';
+import { keyIdOf, type KeyLimits } from './key-limits.js';
+import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { TokenBucket } from './rate-limiter.js';
 import type { StreamPostsService } from './service.js';
 import { toWirePost, type Identity, type UserRecord } from './store.js';
-
-export const CLOSE_GOING_AWAY = 1001;
-export const CLOSE_INTERNAL_ERROR = 1011;
-export const CLOSE_SLOW_CONSUMER = 1013;
-export const CLOSE_UNAUTHORIZED = 4401;
 
 // A slow consumer gets its close frame queued behind the data it is not
 // reading; past this grace the socket is dropped so its buffers are freed.
 const SLOW_CONSUMER_GRACE_MS = 1000;
 const OPEN = 1;
 const TEXT_FRAME = { binary: false } as const;
+/**
+ * What one post waiting in a history costs the server (the reference and its place in the
+ * queue), counted against the slow-consumer limit: otherwise a peer that never reads and
+ * subscribes again and again could queue histories without end.
+ */
+const QUEUED_POST_BYTES = 64;
+/** Queued history is written in slices of about this many bytes, at least, each when the last has drained. */
+const MIN_QUEUED_SLICE_BYTES = 64 * 1024;
+/** Bytes of commands one connection may have waiting for their turn (PROTOCOL.md B4). */
+const MAX_PENDING_COMMAND_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Frames read from one connection before it yields to the others: the kernel hands a
+ * flooding peer's frames over a megabyte at a time, and without a pause here all of them
+ * were handled before any other connection was served.
+ */
+const FRAMES_BEFORE_YIELD = 1000;
+
+/** How a command waiting its turn arrived. */
+const TEXT = 0;
+const BINARY = 1;
+const OVER_CONNECTION_RATE = 2;
+const OVER_KEY_RATE = 3;
+/** Arrived before the key was known: its share of the key's rate is taken when it runs. */
+const TEXT_BEFORE_KEY = 4;
+type Arrival =
+  typeof TEXT | typeof BINARY | typeof OVER_CONNECTION_RATE | typeof OVER_KEY_RATE | typeof TEXT_BEFORE_KEY;
+
+interface PendingCommand {
+  arrival: Arrival;
+  data: Buffer;
+}
 
 export interface SessionContext {
   service: StreamPostsService;
   fanout: FanOut;
   logger: Logger;
+  /** The service's clock (admin advances included), for `connected.serverTime`. */
+  clock: Clock;
   maxBufferedBytes: number;
   /** A fresh limiter per connection, or undefined when rate limiting is off. */
   createRateLimiter: (() => TokenBucket) | undefined;
+  /**
+   * A fresh budget of `rate-limited` replies per connection (undefined when no rate limit is
+   * on): commands past it are dropped without one, so a flood is not answered frame for frame.
+   */
+  createReplyBudget: (() => TokenBucket) | undefined;
+  keyLimits: KeyLimits;
+  maxSubscriptionsPerConnection: number;
+  maxPendingCommands: number;
 }
 
 export interface SessionStart {
@@ -35,13 +82,36 @@ export interface SessionStart {
   key: string | undefined;
   /** The command named in the URL form, with its query arguments. */
   urlCommand?: { event: CommandName; args: Record<string, string> };
+  /**
+   * The hosted tree feed address: clients there parse every message as a tree item, so
+   * no envelope is sent (keep-alive is the ping alone), errors become closes, and frames
+   * from the client are ignored.
+   */
+  treeOnly?: boolean;
+}
+
+/** A close reason is at most 123 bytes. */
+function closeReason(text: string): string {
+  const bytes = Buffer.from(text);
+  return bytes.length <= 123
+    ? text
+    : bytes
+        .subarray(0, 120)
+        .toString()
+        .replace(/\uFFFD*$/, '') + '...';
 }
 
 /**
  * The `connected` frame of each user, who follows the same streams until the store is
- * reset (which makes new user records): built once, not on every connection.
+ * reset (which makes new user records), without its closing braces: built once, and each
+ * connection adds only its own fields (`serverTime`, a stream key's `streamId`).
  */
-const connectedFrames = new WeakMap<UserRecord, Buffer>();
+const connectedPrefixes = new WeakMap<UserRecord, string>();
+
+function connectedFrame(prefix: string, serverTime: number, streamId: string | undefined): string {
+  const stream = streamId === undefined ? '' : `,"streamId":${JSON.stringify(streamId)}`;
+  return `${prefix},"serverTime":"${new Date(serverTime).toISOString()}"${stream}}}`;
+}
 
 /** One WebSocket connection: authentication, commands, subscriptions, backpressure. */
 export class Session implements Subscriber {
@@ -51,15 +121,30 @@ export class Session implements Subscriber {
   isAlive = true;
   readonly #ws: WebSocket;
   readonly #context: SessionContext;
-  readonly #subscriptions = new Set<Subscription>();
+  /** By format and stream set: subscribing again to the same streams replaces, not adds. */
+  readonly #subscriptions = new Map<string, Subscription>();
   readonly #rateLimiter: TokenBucket | undefined;
+  readonly #replyBudget: TokenBucket | undefined;
+  #keyLimiter: TokenBucket | undefined;
   #identity: Identity | undefined;
+  #keyId: string | undefined;
   #user: UserRecord | undefined;
-  // Commands run one after another so replies come in the order commands were sent.
-  #queue: Promise<void>;
+  // Commands run one after another so replies come in the order commands were sent; one
+  // that must wait (on the store) holds the ones behind it here.
+  #pending: PendingCommand[] = [];
+  #pendingBytes = 0;
+  #busy = true;
+  #dropping = false;
+  #framesUntilYield = FRAMES_BEFORE_YIELD;
   #closed = false;
   readonly #socket: Duplex;
   #corked = false;
+  // Frames and posts waiting for the peer to read what was written before them.
+  #queued: (QueuedPost | Buffer | string | undefined)[] = [];
+  #queuedAt = 0;
+  #queuedFrameBytes = 0;
+  #queuedPosts = 0;
+  #awaitingDrain = false;
 
   constructor(
     ws: WebSocket,
@@ -71,6 +156,7 @@ export class Session implements Subscriber {
     this.#socket = socket;
     this.#context = context;
     this.#rateLimiter = context.createRateLimiter?.();
+    this.#replyBudget = context.createReplyBudget?.();
     ws.on('pong', () => {
       this.isAlive = true;
     });
@@ -80,11 +166,19 @@ export class Session implements Subscriber {
       // ws reports protocol violations (e.g. a frame over maxPayload) here and closes by itself.
       this.#log('warn', 'connection error', { reason: error.message });
     });
-    this.#queue = this.#authenticate().catch((error: unknown) => {
-      this.#log('error', 'internal error', { reason: (error as Error).message });
-      this.#reject(new ProtocolError('internal', 'the server failed to open this connection'));
-      this.close(CLOSE_INTERNAL_ERROR, 'internal error');
-    });
+    this.#authenticate().then(
+      () => this.#commandDone(),
+      (error: unknown) => {
+        this.#log('error', 'internal error', { reason: (error as Error).message });
+        // `unavailable` (the store is unreachable) tells the client a retry can succeed.
+        this.#reject(
+          error instanceof ProtocolError
+            ? error
+            : new ProtocolError('internal', 'the server failed to open this connection'),
+        );
+        this.close(CLOSE_INTERNAL_ERROR, 'internal error');
+      },
+    );
   }
 
   get id(): string {
@@ -94,9 +188,64 @@ export class Session implements Subscriber {
   sendFrame(frame: Buffer | string): void {
     const ws = this.#ws;
     if (ws.readyState !== OPEN) return;
+    if (this.#queuedAt < this.#queued.length) {
+      // Behind a history still being written: order holds, and what waits counts as queued.
+      this.#queued.push(frame);
+      this.#queuedFrameBytes += frame.length;
+      if (this.#queuedBytes() > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
+      return;
+    }
     this.#corkForThisTurn();
     ws.send(frame, TEXT_FRAME);
     if (ws.bufferedAmount > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
+  }
+
+  /**
+   * Writes posts as the peer reads them: a slice at a time, the next once the socket has
+   * drained. A history of 1,000 posts of 64 KiB is more than the slow-consumer limit, and a
+   * reader taking it as fast as it can must not be mistaken for one that stopped.
+   */
+  sendQueued(posts: QueuedPost[]): void {
+    if (this.#ws.readyState !== OPEN) return;
+    for (const post of posts) this.#queued.push(post);
+    this.#queuedPosts += posts.length;
+    if (this.#queuedBytes() > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
+    else this.#writeQueued();
+  }
+
+  /** What this peer has the server hold for it: written and unread, and waiting to be written. */
+  #queuedBytes(): number {
+    return this.#ws.bufferedAmount + this.#queuedFrameBytes + this.#queuedPosts * QUEUED_POST_BYTES;
+  }
+
+  #writeQueued(): void {
+    const ws = this.#ws;
+    if (ws.readyState !== OPEN || this.#closed) return;
+    const queued = this.#queued;
+    const slice = Math.max(this.#context.maxBufferedBytes / 2, MIN_QUEUED_SLICE_BYTES);
+    while (this.#queuedAt < queued.length && ws.bufferedAmount < slice) {
+      const next = queued[this.#queuedAt]!;
+      queued[this.#queuedAt++] = undefined;
+      let frame: Buffer | string;
+      if (next instanceof QueuedPost) {
+        frame = this.#context.fanout.queuedFrame(next);
+        this.#queuedPosts -= 1;
+      } else {
+        frame = next;
+        this.#queuedFrameBytes -= next.length;
+      }
+      this.#corkForThisTurn();
+      ws.send(frame, TEXT_FRAME);
+    }
+    if (this.#queuedAt === queued.length) this.#clearQueued();
+    else if (!this.#awaitingDrain) {
+      // Past a slice the socket is over its high-water mark, so 'drain' is due.
+      this.#awaitingDrain = true;
+      this.#socket.once('drain', () => {
+        this.#awaitingDrain = false;
+        this.#writeQueued();
+      });
+    }
   }
 
   /**
@@ -117,12 +266,17 @@ export class Session implements Subscriber {
     session.#socket.uncork();
   }
 
+  // Even once closed: the peer's answer to our close frame must still be read.
+  static #resumeReading(session: Session): void {
+    session.#ws.resume();
+  }
+
   ping(keepAliveFrame: Buffer): void {
     if (this.#ws.readyState !== OPEN) return;
     this.isAlive = false;
     this.#corkForThisTurn();
     this.#ws.ping();
-    this.sendFrame(keepAliveFrame);
+    this.#sendEnvelope(keepAliveFrame);
   }
 
   /** Calls back once the socket has closed (at once if it already has). */
@@ -143,52 +297,128 @@ export class Session implements Subscriber {
     const identity = await this.#context.service.authenticate(this.start.key);
     if (!identity) {
       this.#log('warn', 'rejected connection', { code: 'unauthorized' });
-      this.sendFrame(encodeError('unauthorized', UNAUTHORIZED_MESSAGE));
-      this.close(CLOSE_UNAUTHORIZED, 'unauthorized');
+      this.#sendEnvelope(encodeError('unauthorized', UNAUTHORIZED_MESSAGE));
+      this.close(CLOSE_UNAUTHORIZED, this.start.treeOnly ? UNAUTHORIZED_MESSAGE : UNAUTHORIZED_CLOSE_REASON);
       return;
     }
     const user = await this.#context.service.userOf(identity);
+    const keyId = keyIdOf(identity);
+    const { keyLimits } = this.#context;
+    if (this.#closed) return;
+    if (!keyLimits.openConnection(keyId)) {
+      this.#log('warn', 'rejected connection', { code: 'limit-exceeded' });
+      // On the tree feed the close reason alone says it: its readers take every message for a tree item.
+      this.#sendEnvelope(
+        encodeError(
+          'limit-exceeded',
+          `this key already has ${keyLimits.maxConnections} open connections, the most the server allows`,
+        ),
+      );
+      this.close(CLOSE_POLICY_VIOLATION, 'too many connections for this key');
+      return;
+    }
+    this.#keyId = keyId;
+    this.#keyLimiter = keyLimits.bucket(keyId);
     this.#identity = identity;
     this.#user = user;
     this.#log('info', 'connected', { user: user.id, keyKind: identity.kind, stream: identity.streamId });
-    let connected = connectedFrames.get(user);
-    if (!connected) {
+    let prefix = connectedPrefixes.get(user);
+    if (prefix === undefined) {
       const streams = await this.#context.service.store.streamsOf(user.id);
-      connected = Buffer.from(
-        encodeEvent('connected', { message: 'connected', userId: user.id, streams: streams.map((stream) => stream.id) }),
-      );
-      connectedFrames.set(user, connected);
+      const whole = encodeEvent('connected', {
+        message: 'connected',
+        userId: user.id,
+        streams: streams.map((stream) => stream.id),
+      });
+      prefix = whole.slice(0, -2);
+      connectedPrefixes.set(user, prefix);
     }
-    this.sendFrame(connected);
+    this.#sendEnvelope(connectedFrame(prefix, this.#context.clock.now(), identity.streamId));
     const urlCommand = this.start.urlCommand;
     if (urlCommand) await this.#run(() => parseCommandArgs(urlCommand.event, urlCommand.args), urlCommand.event);
   }
 
+  /**
+   * The rate limits apply on arrival, before anything is parsed: a flood past them costs a
+   * token check per frame, and at most a budget of `rate-limited` replies.
+   */
   #onMessage(data: Buffer, isBinary: boolean): void {
-    // The token is taken on arrival; the reply waits its turn so replies stay in command order.
-    const limited = this.#rateLimiter !== undefined && !this.#rateLimiter.tryTake();
-    this.#queue = this.#queue.then(() => {
-      if (this.#identity === undefined || this.#closed) return;
-      if (isBinary) {
-        this.#reject(new ProtocolError('bad-request', 'binary frames are not accepted; send JSON text frames'));
+    if (this.#closed || this.start.treeOnly) return;
+    if (--this.#framesUntilYield === 0) {
+      this.#framesUntilYield = FRAMES_BEFORE_YIELD;
+      this.#ws.pause();
+      setImmediate(Session.#resumeReading, this);
+    }
+    let arrival: Arrival = isBinary ? BINARY : this.#identity === undefined ? TEXT_BEFORE_KEY : TEXT;
+    if (this.#rateLimiter !== undefined && !this.#rateLimiter.tryTake()) arrival = OVER_CONNECTION_RATE;
+    else if (this.#keyLimiter !== undefined && !this.#keyLimiter.tryTake()) arrival = OVER_KEY_RATE;
+    if (arrival === OVER_CONNECTION_RATE || arrival === OVER_KEY_RATE) {
+      if (!this.#replyBudget!.tryTake()) {
+        if (!this.#dropping) this.#log('warn', 'rate limited: dropping commands without a reply');
+        this.#dropping = true;
         return;
       }
-      const parsed = parseCommandFrame(data.toString('utf8'));
-      if (limited) {
-        const event = parsed.ok ? parsed.command.event : undefined;
-        const requestId = parsed.ok ? parsed.command.requestId : parsed.requestId;
-        this.#reject(
-          new ProtocolError('rate-limited', 'too many commands on this connection; slow down and retry', event),
-          requestId,
-        );
-        return;
-      }
-      if (!parsed.ok) {
-        this.#reject(parsed.error, parsed.requestId);
-        return;
-      }
-      return this.#run(() => parsed.command, parsed.command.event);
-    });
+    } else this.#dropping = false;
+    if (!this.#busy && this.#pending.length === 0) {
+      this.#handle(arrival, data);
+      return;
+    }
+    if (
+      this.#pending.length >= this.#context.maxPendingCommands ||
+      this.#pendingBytes + data.length > MAX_PENDING_COMMAND_BYTES
+    ) {
+      this.#log('warn', 'closing: too many commands waiting', {
+        pending: this.#pending.length,
+        bytes: this.#pendingBytes,
+      });
+      this.#detach();
+      this.#ws.close(CLOSE_POLICY_VIOLATION, 'too many commands waiting; wait for replies');
+      return;
+    }
+    this.#pending.push({ arrival, data });
+    this.#pendingBytes += data.length;
+  }
+
+  /** Runs one command; while one waits on the store, the ones behind it wait in `#pending`. */
+  #handle(arrival: Arrival, data: Buffer): void {
+    const running = this.#start(arrival, data);
+    if (running === undefined) return;
+    this.#busy = true;
+    running.then(() => this.#commandDone());
+  }
+
+  #commandDone(): void {
+    this.#busy = false;
+    const pending = this.#pending;
+    while (!this.#busy && pending.length > 0) {
+      const next = pending.shift()!;
+      this.#pendingBytes -= next.data.length;
+      this.#handle(next.arrival, next.data);
+    }
+  }
+
+  #start(arrival: Arrival, data: Buffer): Promise<void> | undefined {
+    if (this.#identity === undefined || this.#closed) return undefined;
+    if (arrival === TEXT_BEFORE_KEY && this.#keyLimiter !== undefined && !this.#keyLimiter.tryTake()) {
+      if (!this.#replyBudget!.tryTake()) return undefined;
+      arrival = OVER_KEY_RATE;
+    }
+    if (arrival === BINARY) {
+      this.#reject(new ProtocolError('bad-request', 'binary frames are not accepted; send JSON text frames'));
+      return undefined;
+    }
+    if (arrival === OVER_CONNECTION_RATE || arrival === OVER_KEY_RATE) {
+      const { event, requestId } = peekCommand(data);
+      const why = arrival === OVER_KEY_RATE ? 'too many commands for this key' : 'too many commands on this connection';
+      this.#reject(new ProtocolError('rate-limited', `${why}; slow down and retry`, event), requestId);
+      return undefined;
+    }
+    const parsed = parseCommandFrame(data.toString('utf8'));
+    if (!parsed.ok) {
+      this.#reject(parsed.error, parsed.requestId);
+      return undefined;
+    }
+    return this.#run(() => parsed.command, parsed.command.event);
   }
 
   async #run(parse: () => Command, event: CommandName): Promise<void> {
@@ -213,15 +443,33 @@ export class Session implements Subscriber {
     const resolved = await service.resolveStreams(this.#identity!, command.data.streamIds, command.event);
     if (this.#closed) return;
     const format: Format = command.event === 'on-stream-post-tree' ? 'tree' : 'envelope';
+    const streamIds = resolved.streams.map((stream) => stream.id);
+    const key = `${format}:${[...streamIds].sort().join(',')}`;
+    const replaced = this.#subscriptions.get(key);
+    const max = this.#context.maxSubscriptionsPerConnection;
+    if (!replaced && max !== 0 && this.#subscriptions.size >= max) {
+      throw new ProtocolError(
+        'limit-exceeded',
+        `this connection already holds ${max} subscriptions, the most the server allows; open another connection or subscribe to several streams in one command`,
+        command.event,
+      );
+    }
     const subscription = new Subscription(this, format, resolved.user, resolved.streams);
     // Registered before history is read, so nothing published meanwhile is missed.
+    if (replaced) fanout.remove(replaced);
     fanout.add(subscription);
-    this.#subscriptions.add(subscription);
-    const streamIds = resolved.streams.map((stream) => stream.id);
-    this.sendFrame(
-      encodeEvent('sub_ack', { command: command.event, streamIds, lastPosts: command.data.lastPosts }, command.requestId),
-    );
+    this.#subscriptions.set(key, subscription);
+    // Live posts wait in the subscription until goLive, so reading history before the
+    // acknowledgement loses nothing, and lets it say how many history messages follow.
     const history = await service.history(resolved, command.data.lastPosts);
+    if (this.#closed) return;
+    this.#sendEnvelope(
+      encodeEvent(
+        'sub_ack',
+        { command: command.event, streamIds, lastPosts: command.data.lastPosts, history: history.length },
+        command.requestId,
+      ),
+    );
     fanout.goLive(subscription, history);
     this.#log('info', 'subscribed', {
       event: command.event,
@@ -247,8 +495,20 @@ export class Session implements Subscriber {
   }
 
   #reject(error: ProtocolError, requestId?: string, event?: string): void {
-    this.sendFrame(encodeError(error.code, error.message, error.command ?? event, requestId));
-    this.#log('warn', 'command failed', { event: error.command ?? event, requestId, code: error.code, reason: error.message });
+    if (this.start.treeOnly)
+      this.close(error.code === 'internal' ? CLOSE_INTERNAL_ERROR : CLOSE_POLICY_VIOLATION, closeReason(error.message));
+    else this.sendFrame(encodeError(error.code, error.message, error.command ?? event, requestId));
+    this.#log('warn', 'command failed', {
+      event: error.command ?? event,
+      requestId,
+      code: error.code,
+      reason: error.message,
+    });
+  }
+
+  /** A frame other than a post: never sent on the tree feed address. */
+  #sendEnvelope(frame: Buffer | string): void {
+    if (!this.start.treeOnly) this.sendFrame(frame);
   }
 
   #closeSlowConsumer(): void {
@@ -261,16 +521,51 @@ export class Session implements Subscriber {
 
   #detach(): void {
     this.#closed = true;
-    for (const subscription of this.#subscriptions) this.#context.fanout.remove(subscription);
+    for (const subscription of this.#subscriptions.values()) this.#context.fanout.remove(subscription);
     this.#subscriptions.clear();
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    this.#clearQueued();
+  }
+
+  #clearQueued(): void {
+    this.#queued = [];
+    this.#queuedAt = 0;
+    this.#queuedFrameBytes = 0;
+    this.#queuedPosts = 0;
   }
 
   #onClose(code: number): void {
     this.#detach();
+    // Only now: a connection closed for being slow holds its buffers until its socket is gone.
+    if (this.#keyId !== undefined) this.#context.keyLimits.closeConnection(this.#keyId);
+    this.#keyId = undefined;
     this.#log('info', 'disconnected', { code });
   }
 
-  #log(level: 'info' | 'warn' | 'error', message: string, fields: Record<string, string | number | boolean | undefined> = {}): void {
+  #log(
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields: Record<string, string | number | boolean | undefined> = {},
+  ): void {
     this.#context.logger.log(level, message, { conn: this.id, user: this.#user?.id, ...fields });
+  }
+}
+
+/**
+ * The event and requestId of a frame refused before parsing, for its `rate-limited` reply
+ * (within the reply budget only, so this parse is bounded by the rate).
+ */
+function peekCommand(data: Buffer): { event: string | undefined; requestId: string | undefined } {
+  try {
+    const raw: unknown = JSON.parse(data.toString('utf8'));
+    if (typeof raw !== 'object' || raw === null) return { event: undefined, requestId: undefined };
+    const { event, requestId } = raw as Record<string, unknown>;
+    return {
+      event: typeof event === 'string' && isCommandName(event) ? event : undefined,
+      requestId: typeof requestId === 'string' && requestId.length <= MAX_REQUEST_ID_LENGTH ? requestId : undefined,
+    };
+  } catch {
+    return { event: undefined, requestId: undefined };
   }
 }

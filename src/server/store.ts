@@ -73,11 +73,29 @@ export interface Store {
   /** Streams a user follows or owns, in seed order. */
   streamsOf(userId: string): Promise<StreamRecord[]>;
   publish(request: PublishRequest): Promise<PublishResult>;
-  /** Up to `limit` most recent posts of a stream, oldest first. */
-  recent(streamId: string, limit: number): Promise<PostRecord[]>;
+  /**
+   * Up to `limit` most recent posts of a stream, oldest first; with `asOf` (a `position()`),
+   * only posts stored by then: later ones reach a new subscription as events.
+   */
+  recent(streamId: string, limit: number, asOf?: number): Promise<PostRecord[]>;
+  /**
+   * Where the store's event feed stands in this process, for a store whose reads can see
+   * posts this process has not dispatched yet; undefined when it does not know.
+   */
+  position?(): number | undefined;
   /** Listens for created and released posts; returns an unsubscribe function. */
   onEvent(listener: (event: StoreEvent) => void): () => void;
   stats(): Promise<StoreStats>;
+  /**
+   * A store whose clock is shared by several instances moves it for all of them; releases
+   * due by then have been sent to this instance's subscribers when it resolves.
+   */
+  advanceClock?(ms: number): Promise<void>;
+  /**
+   * A store on a shared engine calls this when events may have been missed (its link to
+   * the engine dropped): subscribers must reconnect and replay to fill the gap.
+   */
+  onInterrupted?(listener: (reason: string) => void): () => void;
   /** Back to the seed: posts, idempotency keys and pending releases are dropped. */
   reset(): Promise<void>;
   close(): Promise<void>;

@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type AddressInfo } from 'ws';
-import { runBatch, type BatchResult } from '../../src/client/batch.js';
+import { runBatch, type BatchResult } from '../../src/cli/batch.js';
 import { Connection, type ConnectionState } from '../../src/client/connection.js';
 import { resolveEndpoint } from '../../src/client/endpoint.js';
 import type { ClientError } from '../../src/client/errors.js';
 import { Publisher } from '../../src/client/publisher.js';
 import { Subscription, type Delivery } from '../../src/client/subscription.js';
-import type { StreamPostsServer } from '../../src/server/server.js';
+import type { StreamPostsServer } from '../../src/index.js';
 import { adminState, advanceClock, KEYS, publish, startTestServer } from '../support/harness.js';
 import { TcpProxy } from '../support/proxy.js';
 
@@ -31,7 +31,12 @@ async function throughProxy(server: StreamPostsServer): Promise<{ proxy: TcpProx
   return { proxy, url: proxy.url };
 }
 
-function follow(url: string, key: string, lastPosts = 0, command: 'on-stream-post' | 'on-stream-post-tree' = 'on-stream-post') {
+function follow(
+  url: string,
+  key: string,
+  lastPosts = 0,
+  command: 'on-stream-post' | 'on-stream-post-tree' = 'on-stream-post',
+) {
   const deliveries: Delivery[] = [];
   const states: ConnectionState[] = [];
   let subscriptions = 0;
@@ -51,7 +56,8 @@ function follow(url: string, key: string, lastPosts = 0, command: 'on-stream-pos
   return { subscription, deliveries, states, done, subscriptions: () => subscriptions };
 }
 
-const ids = (deliveries: Delivery[]) => deliveries.map((delivery) => (delivery.format === 'post' ? delivery.post.id : delivery.id));
+const ids = (deliveries: Delivery[]) =>
+  deliveries.map((delivery) => (delivery.format === 'post' ? delivery.post.id : delivery.id));
 
 describe('Subscription across drops', () => {
   it('shows posts published before, during and after an outage exactly once, and no history from before it started', async () => {
@@ -91,7 +97,11 @@ describe('Subscription across drops', () => {
     const reader = follow(url, KEYS.alice);
     await until(() => reader.subscriptions() === 1, 'the first subscription');
     const releaseAt = new Date(Date.now() + 3_600_000).toISOString();
-    const hidden = await publish(server, KEYS.cryptoLegal, { streamId: 'crypto-legal', content: 'embargoed', releaseAt });
+    const hidden = await publish(server, KEYS.cryptoLegal, {
+      streamId: 'crypto-legal',
+      content: 'embargoed',
+      releaseAt,
+    });
     await until(() => reader.deliveries.length === 1, 'the hidden post');
     proxy.cut();
     await advanceClock(server, 2 * 3_600_000);
@@ -105,7 +115,10 @@ describe('Subscription across drops', () => {
     const server = await startTestServer();
     const { proxy, url } = await throughProxy(server);
     const reader = follow(url, KEYS.bob, 2, 'on-stream-post-tree');
-    await until(() => reader.subscriptions() === 1 && reader.deliveries.length === 2, "bob's history (macro-wire, and SOL on whale-alerts)");
+    await until(
+      () => reader.subscriptions() === 1 && reader.deliveries.length === 2,
+      "bob's history (macro-wire, and SOL on whale-alerts)",
+    );
     proxy.cut();
     const e = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'E' });
     await until(() => reader.deliveries.length >= 3, 'E');
@@ -139,7 +152,11 @@ describe('Connection failures', () => {
 
   it('an unknown key sent as ?apiKey= is refused the same way and not echoed', async () => {
     const server = await startTestServer();
-    const connection = new Connection({ endpoint: resolveEndpoint(server.url), apiKey: 'sp_wrong_query_key', authQuery: true }).start();
+    const connection = new Connection({
+      endpoint: resolveEndpoint(server.url),
+      apiKey: 'sp_wrong_query_key',
+      authQuery: true,
+    }).start();
     const error = (await connection.done.catch((caught: unknown) => caught)) as ClientError;
     expect(error.kind).toBe('unauthorized');
     expect(error.message).not.toContain('sp_wrong_query_key');
@@ -147,8 +164,14 @@ describe('Connection failures', () => {
 
   it('a path that is not a Stream Posts endpoint reports the HTTP status of the upgrade', async () => {
     const server = await startTestServer();
-    const connection = new Connection({ endpoint: resolveEndpoint(`${server.url}/elsewhere`), apiKey: KEYS.alice }).start();
-    await expect(connection.done).rejects.toMatchObject({ kind: 'unreachable', message: expect.stringContaining('HTTP 404') });
+    const connection = new Connection({
+      endpoint: resolveEndpoint(`${server.url}/elsewhere`),
+      apiKey: KEYS.alice,
+    }).start();
+    await expect(connection.done).rejects.toMatchObject({
+      kind: 'unreachable',
+      message: expect.stringContaining('HTTP 404'),
+    });
   });
 
   it('nothing listening: "unreachable" at once, without retrying', async () => {
@@ -156,8 +179,14 @@ describe('Connection failures', () => {
     const url = server.url;
     await server.close();
     const states: ConnectionState[] = [];
-    const connection = new Connection({ endpoint: resolveEndpoint(url), apiKey: KEYS.alice }, { onState: (state) => states.push(state) }).start();
-    await expect(connection.done).rejects.toMatchObject({ kind: 'unreachable', message: expect.stringContaining('connection refused') });
+    const connection = new Connection(
+      { endpoint: resolveEndpoint(url), apiKey: KEYS.alice },
+      { onState: (state) => states.push(state) },
+    ).start();
+    await expect(connection.done).rejects.toMatchObject({
+      kind: 'unreachable',
+      message: expect.stringContaining('connection refused'),
+    });
     expect(states.map((state) => state.kind)).toEqual(['connecting']);
   });
 
@@ -165,17 +194,25 @@ describe('Connection failures', () => {
     const server = await startTestServer();
     const { proxy, url } = await throughProxy(server);
     let ready = false;
-    const connection = new Connection({ endpoint: resolveEndpoint(url), apiKey: KEYS.alice, reconnect: false }, { onReady: () => (ready = true) }).start();
+    const connection = new Connection(
+      { endpoint: resolveEndpoint(url), apiKey: KEYS.alice, reconnect: false },
+      { onReady: () => (ready = true) },
+    ).start();
     await until(() => ready, 'ready');
     proxy.cut();
-    await expect(connection.done).rejects.toMatchObject({ kind: 'unreachable', message: expect.stringContaining('ended') });
+    await expect(connection.done).rejects.toMatchObject({
+      kind: 'unreachable',
+      message: expect.stringContaining('ended'),
+    });
   });
 
   it('a peer that stops answering pings is dropped and reconnected', async () => {
     // A bare server that never answers pings but otherwise behaves.
     const silent = new WebSocketServer({ port: 0, autoPong: false });
     closers.push(() => new Promise((resolve) => silent.close(() => resolve())));
-    silent.on('connection', (ws) => ws.send(JSON.stringify({ event: 'connected', data: { message: 'connected', userId: 'u', streams: [] } })));
+    silent.on('connection', (ws) =>
+      ws.send(JSON.stringify({ event: 'connected', data: { message: 'connected', userId: 'u', streams: [] } })),
+    );
     await new Promise((resolve) => silent.once('listening', resolve));
     const url = `ws://127.0.0.1:${(silent.address() as AddressInfo).port}`;
     const states: ConnectionState[] = [];
@@ -187,6 +224,37 @@ describe('Connection failures', () => {
     await until(() => states.filter((state) => state.kind === 'ready').length >= 2, 'a second connection');
     const reconnecting = states.find((state) => state.kind === 'reconnecting');
     expect(reconnecting).toMatchObject({ reason: expect.stringContaining('no answer to a ping') });
+  });
+});
+
+describe('Connection over several addresses', () => {
+  it('a drop moves to the next address at once; only a whole round of failures waits, longer each round', async () => {
+    const server = await startTestServer();
+    const [first, second] = [await throughProxy(server), await throughProxy(server)];
+    const states: ConnectionState[] = [];
+    const connection = new Connection(
+      {
+        endpoint: [resolveEndpoint(first.url), resolveEndpoint(second.url)],
+        apiKey: KEYS.alice,
+        backoff: { initialMs: 20, maxMs: 200 },
+        random: () => 1,
+      },
+      { onState: (state) => states.push(state) },
+    ).start();
+    closers.push(() => connection.close());
+    const readies = () => states.filter((state) => state.kind === 'ready').length;
+    await until(() => readies() === 1, 'the first connection');
+    first.proxy.refuse(true);
+    second.proxy.refuse(true);
+    first.proxy.cut();
+    const delays = () => states.flatMap((state) => (state.kind === 'reconnecting' ? [state.delayMs] : []));
+    await until(() => delays().length >= 4, 'four failures in a row');
+    first.proxy.refuse(false);
+    await until(() => readies() === 2, 'the connection back');
+    expect(delays()).toEqual([0, 20, 0, 40]);
+    const urls = states.flatMap((state) => (state.kind === 'connecting' ? [state.url] : []));
+    const [a, b] = [`${first.url}/v1/ws`, `${second.url}/v1/ws`];
+    expect(urls).toEqual([a, b, a, b, a]);
   });
 });
 
@@ -228,7 +296,14 @@ describe('Publisher across drops', () => {
     await publisher.start();
     const outcomes = await Promise.all(
       Array.from({ length: 60 }, (_, index) =>
-        publisher.publish({ streamId: 'crypto-legal', content: `burst ${index}`, contentType: 'rawtext', releaseAt: null, customTarget: null, idempotencyKey: `burst-${index}` }),
+        publisher.publish({
+          streamId: 'crypto-legal',
+          content: `burst ${index}`,
+          contentType: 'rawtext',
+          releaseAt: null,
+          customTarget: null,
+          idempotencyKey: `burst-${index}`,
+        }),
       ),
     );
     expect(outcomes.every((outcome) => outcome.ok)).toBe(true);

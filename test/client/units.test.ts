@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../src/client/backoff.js';
-import { runBatch, type BatchResult } from '../../src/client/batch.js';
-import { configPath, readConfig, resolveSettings, writeConfig } from '../../src/client/config.js';
+import { runBatch, type BatchResult } from '../../src/cli/batch.js';
+import { configPath, endpointsFromFlag, readConfig, resolveSettings, writeConfig } from '../../src/cli/settings.js';
+import { parseSeedText } from '../../src/server/seed.js';
 import { DEFAULT_URL, resolveEndpoint } from '../../src/client/endpoint.js';
 import { ClientError } from '../../src/client/errors.js';
-import { resolveReleaseAt } from '../../src/client/publish-args.js';
-import { buildPublishArgs } from '../../src/client/validate-post.js';
+import { resolveReleaseAt } from '../../src/cli/release-at.js';
+import { buildPublishArgs } from '../../src/cli/validate-post.js';
 import { withIdempotencyKey } from '../../src/client/idempotency.js';
 import type { PublishData, PublishOutcome } from '../../src/client/publisher.js';
 import { SeenPosts } from '../../src/client/seen.js';
@@ -29,24 +30,32 @@ describe('resolveEndpoint', () => {
     expect(resolveEndpoint(raw)).toEqual({ wsUrl, httpBase });
   });
 
-  it.each(['not a url', 'ftp://example.com', 'localhost:8787', 'ws://user:pw@example.com', 'ws://example.com/v1/ws?apiKey=secret123'])(
-    'rejects %s as usage, without echoing a key',
-    (raw) => {
-      let error: unknown;
-      try {
-        resolveEndpoint(raw);
-      } catch (caught) {
-        error = caught;
-      }
-      expect(error).toBeInstanceOf(ClientError);
-      expect((error as ClientError).kind).toBe('usage');
-      expect((error as ClientError).message).not.toContain('secret123');
-    },
-  );
+  it.each([
+    'not a url',
+    'ftp://example.com',
+    'localhost:8787',
+    'ws://user:pw@example.com',
+    'ws://example.com/v1/ws?apiKey=secret123',
+    'ws://localhost:8787/graphql?format=tree&apiKey=secret123',
+    'ws://localhost:8787/graphql?format=tree&token=secret123',
+    'ws://localhost:8787/graphql?format=json',
+  ])('rejects %s as usage, without echoing a key', (raw) => {
+    let error: unknown;
+    try {
+      resolveEndpoint(raw);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ClientError);
+    expect((error as ClientError).kind).toBe('usage');
+    expect((error as ClientError).message).not.toContain('secret123');
+  });
 });
 
 describe('resolveSettings', () => {
-  async function withConfig(profiles: Record<string, { url?: string; apiKey?: string }>): Promise<NodeJS.ProcessEnv> {
+  async function withConfig(
+    profiles: Record<string, { url?: string | string[]; apiKey?: string }>,
+  ): Promise<NodeJS.ProcessEnv> {
     const home = await mkdtemp(join(tmpdir(), 'sp-config-'));
     const env = { XDG_CONFIG_HOME: home };
     await writeConfig(configPath(env), { profiles });
@@ -55,17 +64,63 @@ describe('resolveSettings', () => {
 
   it('defaults to the local serve address and no key', async () => {
     const env = await withConfig({});
-    expect(await resolveSettings({}, env)).toEqual({ endpoint: resolveEndpoint(DEFAULT_URL), apiKey: undefined, profile: undefined });
+    expect(await resolveSettings({}, env)).toEqual({
+      endpoint: resolveEndpoint(DEFAULT_URL),
+      endpoints: [resolveEndpoint(DEFAULT_URL)],
+      apiKey: undefined,
+      profile: undefined,
+    });
+  });
+
+  it("takes several addresses from repeated flags, a comma-separated STREAM_POSTS_URL or a profile's array, in order", async () => {
+    const urls = async (settings: Promise<{ endpoints: { wsUrl: string }[] }>) =>
+      (await settings).endpoints.map((endpoint) => endpoint.wsUrl);
+    const env = await withConfig({ work: { url: ['ws://p1.example', 'ws://p2.example'] } });
+    expect(await urls(resolveSettings({ profile: 'work' }, env))).toEqual([
+      'ws://p1.example/v1/ws',
+      'ws://p2.example/v1/ws',
+    ]);
+    expect(
+      await urls(
+        resolveSettings({ profile: 'work' }, { ...env, STREAM_POSTS_URL: 'ws://e1.example, ws://e2.example' }),
+      ),
+    ).toEqual(['ws://e1.example/v1/ws', 'ws://e2.example/v1/ws']);
+    expect(await urls(resolveSettings({ url: ['ws://f1.example', 'ws://f2.example'] }, env))).toEqual([
+      'ws://f1.example/v1/ws',
+      'ws://f2.example/v1/ws',
+    ]);
+    // A tree feed address keeps the commas of its query.
+    const feeds = await urls(
+      resolveSettings(
+        {},
+        {
+          ...env,
+          STREAM_POSTS_URL:
+            'wss://a.example/graphql?format=tree&streamIds=x,y,wss://b.example/graphql?format=tree&streamIds=x,y',
+        },
+      ),
+    );
+    expect(feeds).toEqual([
+      'wss://a.example/graphql?format=tree&streamIds=x,y',
+      'wss://b.example/graphql?format=tree&streamIds=x,y',
+    ]);
   });
 
   it('takes flags over environment over profile', async () => {
     const env = await withConfig({ work: { url: 'wss://profile.example', apiKey: 'profile-key' } });
     const fromProfile = await resolveSettings({ profile: 'work' }, env);
-    expect([fromProfile.endpoint.wsUrl, fromProfile.apiKey, fromProfile.profile]).toEqual(['wss://profile.example/v1/ws', 'profile-key', 'work']);
-    const fromEnv = await resolveSettings({ profile: 'work' }, { ...env, STREAM_POSTS_URL: 'ws://env.example', STREAM_POSTS_API_KEY: 'env-key' });
+    expect([fromProfile.endpoint.wsUrl, fromProfile.apiKey, fromProfile.profile]).toEqual([
+      'wss://profile.example/v1/ws',
+      'profile-key',
+      'work',
+    ]);
+    const fromEnv = await resolveSettings(
+      { profile: 'work' },
+      { ...env, STREAM_POSTS_URL: 'ws://env.example', STREAM_POSTS_API_KEY: 'env-key' },
+    );
     expect([fromEnv.endpoint.wsUrl, fromEnv.apiKey]).toEqual(['ws://env.example/v1/ws', 'env-key']);
     const fromFlags = await resolveSettings(
-      { profile: 'work', url: 'ws://flag.example', apiKey: 'flag-key' },
+      { profile: 'work', url: ['ws://flag.example'], apiKey: 'flag-key' },
       { ...env, STREAM_POSTS_URL: 'ws://env.example', STREAM_POSTS_API_KEY: 'env-key' },
     );
     expect([fromFlags.endpoint.wsUrl, fromFlags.apiKey]).toEqual(['ws://flag.example/v1/ws', 'flag-key']);
@@ -74,7 +129,9 @@ describe('resolveSettings', () => {
   it('applies a profile named default, or the one STREAM_POSTS_PROFILE names', async () => {
     const env = await withConfig({ default: { url: 'ws://default.example' }, other: { url: 'ws://other.example' } });
     expect((await resolveSettings({}, env)).endpoint.wsUrl).toBe('ws://default.example/v1/ws');
-    expect((await resolveSettings({}, { ...env, STREAM_POSTS_PROFILE: 'other' })).endpoint.wsUrl).toBe('ws://other.example/v1/ws');
+    expect((await resolveSettings({}, { ...env, STREAM_POSTS_PROFILE: 'other' })).endpoint.wsUrl).toBe(
+      'ws://other.example/v1/ws',
+    );
   });
 
   it('reads --api-key-file, trimmed', async () => {
@@ -88,10 +145,17 @@ describe('resolveSettings', () => {
     [{ profile: 'missing' }, /no profile named "missing"/],
     [{ apiKey: 'a', apiKeyFile: '/x' }, /not both/],
     [{ apiKeyFile: '/nonexistent/key' }, /no such file/],
-    [{ url: 'nope' }, /--url must be/],
+    [{ url: ['nope'] }, /--url must be/],
+    [
+      { url: ['ws://a.example', 'ws://b.example/graphql?format=tree'] },
+      /--url: give every address as a tree feed address/,
+    ],
   ])('usage error for %o', async (flags, message) => {
     const env = await withConfig({});
-    await expect(resolveSettings(flags, env)).rejects.toMatchObject({ kind: 'usage', message: expect.stringMatching(message) });
+    await expect(resolveSettings(flags, env)).rejects.toMatchObject({
+      kind: 'usage',
+      message: expect.stringMatching(message),
+    });
   });
 
   it('names the bad field of a malformed config file', async () => {
@@ -99,9 +163,15 @@ describe('resolveSettings', () => {
     const path = configPath({ XDG_CONFIG_HOME: home });
     await writeConfig(path, { profiles: {} });
     await writeFile(path, JSON.stringify({ profiles: { work: { url: 42 } } }));
-    await expect(readConfig(path)).rejects.toMatchObject({ kind: 'usage', message: expect.stringContaining('profiles.work.url') });
+    await expect(readConfig(path)).rejects.toMatchObject({
+      kind: 'usage',
+      message: expect.stringContaining('profiles.work.url'),
+    });
     await writeFile(path, '{not json');
-    await expect(readConfig(path)).rejects.toMatchObject({ kind: 'usage', message: expect.stringContaining('not valid JSON') });
+    await expect(readConfig(path)).rejects.toMatchObject({
+      kind: 'usage',
+      message: expect.stringContaining('not valid JSON'),
+    });
   });
 });
 
@@ -141,12 +211,22 @@ describe('publish arguments', () => {
 
   it('fills in defaults; a distinct idempotency key per post is added for sending, never over one given', () => {
     const validated = buildPublishArgs({ content: 'hi' }, { streamId: 's1', contentType: 'markdown' }, now);
-    expect(validated).toEqual({ streamId: 's1', content: 'hi', contentType: 'markdown', releaseAt: null, customTarget: null, idempotencyKey: null });
+    expect(validated).toEqual({
+      streamId: 's1',
+      content: 'hi',
+      contentType: 'markdown',
+      releaseAt: null,
+      customTarget: null,
+      idempotencyKey: null,
+    });
     const first = withIdempotencyKey(validated);
     const second = withIdempotencyKey(validated);
     expect(first.idempotencyKey).toMatch(/^sp-[0-9a-f-]{36}$/);
     expect(second.idempotencyKey).not.toBe(first.idempotencyKey);
-    const mine = buildPublishArgs({ content: 'hi', idempotencyKey: 'mine' }, { streamId: 's1', contentType: 'rawtext' });
+    const mine = buildPublishArgs(
+      { content: 'hi', idempotencyKey: 'mine' },
+      { streamId: 's1', contentType: 'rawtext' },
+    );
     expect(withIdempotencyKey(mine).idempotencyKey).toBe('mine');
   });
 
@@ -186,16 +266,11 @@ describe('runBatch', () => {
       send,
       onResult: (result) => results.push(result),
     });
-    expect(results.map((result) => ('post' in result ? `${result.line}:${result.post.id}` : `${result.line}:${result.error.code}`))).toEqual([
-      '1:p1',
-      '2:p2',
-      '4:bad-json',
-      '5:invalid-argument',
-      '6:p3',
-      '7:p4',
-      '8:forbidden',
-      '9:p6',
-    ]);
+    expect(
+      results.map((result) =>
+        'post' in result ? `${result.line}:${result.post.id}` : `${result.line}:${result.error.code}`,
+      ),
+    ).toEqual(['1:p1', '2:p2', '4:bad-json', '5:invalid-argument', '6:p3', '7:p4', '8:forbidden', '9:p6']);
     expect(summary).toEqual({ published: 5, failed: 3 });
     expect(peak).toBe(3);
   });
@@ -211,7 +286,13 @@ describe('runBatch', () => {
     };
     const lines = Array.from({ length: 10 }, (_, index) => JSON.stringify({ content: String(index) }));
     await expect(
-      runBatch({ input: linesOf(lines), defaults: { streamId: 's1', contentType: 'rawtext' }, window: 1, send, onResult: (result) => results.push(result) }),
+      runBatch({
+        input: linesOf(lines),
+        defaults: { streamId: 's1', contentType: 'rawtext' },
+        window: 1,
+        send,
+        onResult: (result) => results.push(result),
+      }),
     ).rejects.toBe(lost);
     expect(results.map((result) => result.line)).toEqual([1, 2]);
     expect(calls).toBe(3);
@@ -220,7 +301,38 @@ describe('runBatch', () => {
   it('reports a resent post acknowledged as duplicate as not a duplicate: it was this run that published it', async () => {
     const results: BatchResult[] = [];
     const send = async (): Promise<PublishOutcome> => ({ ok: true, post: samplePost(), duplicate: true, attempts: 2 });
-    await runBatch({ input: linesOf(['{"content":"x"}']), defaults: { streamId: 's1', contentType: 'rawtext' }, window: 1, send, onResult: (result) => results.push(result) });
+    await runBatch({
+      input: linesOf(['{"content":"x"}']),
+      defaults: { streamId: 's1', contentType: 'rawtext' },
+      window: 1,
+      send,
+      onResult: (result) => results.push(result),
+    });
     expect(results).toEqual([{ line: 1, post: samplePost(), duplicate: false }]);
+  });
+});
+
+describe('wrapped errors keep their cause', () => {
+  const thrown = (run: () => unknown): unknown => {
+    try {
+      run();
+    } catch (caught) {
+      return caught;
+    }
+    throw new Error('nothing was thrown');
+  };
+
+  it('a --url the endpoint refuses: the flag in the CLI wording, the library error as cause', () => {
+    const error = thrown(() => endpointsFromFlag('ws://example.com/v1/ws?apiKey=secret123'));
+    expect(error).toBeInstanceOf(ClientError);
+    expect((error as Error).message).toBe(
+      '--url must not have a query or fragment; give the key with --api-key-file or STREAM_POSTS_API_KEY',
+    );
+    const cause = (error as Error).cause as ClientError;
+    expect(cause.message).toBe('url must not have a query or fragment; give the key as apiKey');
+  });
+
+  it('a seed that is not JSON keeps the parser error', () => {
+    expect((thrown(() => parseSeedText('{')) as Error).cause).toBeInstanceOf(SyntaxError);
   });
 });

@@ -2,7 +2,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminState, ensureBuilt, expectCleanError, jsonLines, KEYS, restPosts, runToEnd, startServe, type Serve } from './client-support.js';
+import {
+  adminState,
+  ensureBuilt,
+  expectCleanError,
+  jsonLines,
+  KEYS,
+  restPosts,
+  runToEnd,
+  startServe,
+  type Serve,
+} from './client-support.js';
 
 let serve: Serve;
 let tmp: string;
@@ -13,9 +23,13 @@ beforeAll(async () => {
 });
 afterAll(() => rm(tmp, { recursive: true, force: true }));
 
-const ndjson = (...lines: unknown[]) => `${lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n')}\n`;
+const ndjson = (...lines: unknown[]) =>
+  `${lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n')}\n`;
 const batch = (flags: string[], stdin?: string) =>
-  runToEnd(['post', '--batch', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', ...flags], stdin === undefined ? {} : { stdin });
+  runToEnd(
+    ['post', '--batch', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', ...flags],
+    stdin === undefined ? {} : { stdin },
+  );
 
 describe('post --batch', () => {
   it('reports every line in input order, bad lines as errors, publishes the rest, exits 1', async () => {
@@ -32,10 +46,21 @@ describe('post --batch', () => {
     expect(code, stderr).toBe(1);
     const results = jsonLines(stdout);
     expect(results.map((result) => result.line)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(results[0]).toMatchObject({ line: 1, duplicate: false, post: { streamId: 'crypto-legal', text: 'batch one', contentType: 'rawtext', hidden: false } });
+    expect(results[0]).toMatchObject({
+      line: 1,
+      duplicate: false,
+      post: { streamId: 'crypto-legal', text: 'batch one', contentType: 'rawtext', hidden: false },
+    });
     expect(results[1]).toEqual({ line: 2, error: { code: 'bad-json', message: expect.any(String) } });
-    expect(results[2]).toEqual({ line: 3, error: { code: 'invalid-argument', message: expect.stringContaining('content') } });
-    expect(results[3]).toMatchObject({ line: 4, duplicate: false, post: { text: '**batch four**', contentType: 'markdown' } });
+    expect(results[2]).toEqual({
+      line: 3,
+      error: { code: 'invalid-argument', message: expect.stringContaining('content') },
+    });
+    expect(results[3]).toMatchObject({
+      line: 4,
+      duplicate: false,
+      post: { text: '**batch four**', contentType: 'markdown' },
+    });
     // The service's own refusal of one line is that line's result too.
     expect(results[4]).toEqual({ line: 5, error: { code: 'forbidden', message: expect.any(String) } });
     expect(results[5]).toMatchObject({ line: 6, duplicate: false, post: { text: 'batch six', hidden: true } });
@@ -51,7 +76,10 @@ describe('post --batch', () => {
   it('publishes an all-good batch with a small window and exits 0, results in order', async () => {
     const before = (await adminState(serve)).posts;
     const count = 40;
-    const lines = Array.from({ length: count }, (_, i) => ({ content: `good line ${i + 1}`, ...(i % 3 === 0 ? { contentType: 'markdown' } : {}) }));
+    const lines = Array.from({ length: count }, (_, i) => ({
+      content: `good line ${i + 1}`,
+      ...(i % 3 === 0 ? { contentType: 'markdown' } : {}),
+    }));
     const { code, stdout, stderr } = await batch(['--window', '4'], ndjson(...lines));
     expect(code, stderr).toBe(0);
     const results = jsonLines(stdout);
@@ -60,7 +88,11 @@ describe('post --batch', () => {
       expect(result).toMatchObject({
         line: i + 1,
         duplicate: false,
-        post: { streamId: 'crypto-legal', text: `good line ${i + 1}`, contentType: i % 3 === 0 ? 'markdown' : 'rawtext' },
+        post: {
+          streamId: 'crypto-legal',
+          text: `good line ${i + 1}`,
+          contentType: i % 3 === 0 ? 'markdown' : 'rawtext',
+        },
       });
     });
     expect(new Set(results.map((result) => result.post.id)).size).toBe(count);
@@ -76,14 +108,23 @@ describe('post --batch', () => {
     const { code, stdout, stderr } = await batch(['--window', '64'], ndjson(...lines));
     expect(code, stderr).toBe(0);
     const results = jsonLines(stdout);
-    expect(results.map((result) => [result.line, result.post?.text, result.duplicate])).toEqual(lines.map((line, i) => [i + 1, line.content, false]));
+    expect(results.map((result) => [result.line, result.post?.text, result.duplicate])).toEqual(
+      lines.map((line, i) => [i + 1, line.content, false]),
+    );
     expect((await adminState(serve)).posts - before).toBe(count);
   });
 
   it('reads --file, publishes over REST with --via rest, and reports a repeated idempotency key as a duplicate', async () => {
     const before = (await adminState(serve)).posts;
     const file = join(tmp, 'posts.ndjson');
-    await writeFile(file, ndjson({ content: 'from a file, once', idempotencyKey: 'batch-idem' }, { content: 'from a file, once', idempotencyKey: 'batch-idem' }, { content: 'file two' }));
+    await writeFile(
+      file,
+      ndjson(
+        { content: 'from a file, once', idempotencyKey: 'batch-idem' },
+        { content: 'from a file, once', idempotencyKey: 'batch-idem' },
+        { content: 'file two' },
+      ),
+    );
     const { code, stdout, stderr } = await batch(['--file', file, '--via', 'rest', '--window', '1']);
     expect(code, stderr).toBe(0);
     const results = jsonLines(stdout);
@@ -94,20 +135,60 @@ describe('post --batch', () => {
     expect((await adminState(serve)).posts - before).toBe(2);
   });
 
+  it("a line cannot redirect the key or set a wait: fields that are not the command's are ignored, as the service ignores them", async () => {
+    for (const via of ['rest', 'ws']) {
+      const line = {
+        content: `stays here (${via})`,
+        url: 'http://127.0.0.1:9/',
+        apiKey: 'sp_other_key_from_a_line',
+        timeoutMs: 1,
+      };
+      const { code, stdout, stderr } = await batch(['--via', via], ndjson(line));
+      expect(code, stderr).toBe(0);
+      expect(jsonLines(stdout)).toEqual([
+        {
+          line: 1,
+          duplicate: false,
+          post: expect.objectContaining({ streamId: 'crypto-legal', text: `stays here (${via})` }),
+        },
+      ]);
+    }
+  });
+
   it('--dry-run prints each command, sends nothing, exits 2 when a line is invalid and 0 when none is', async () => {
     const before = (await adminState(serve)).posts;
     // No key and nothing listening: a dry run must not need either.
-    const dry = (stdin: string) => runToEnd(['post', '--batch', '--dry-run', '--url', 'ws://127.0.0.1:1', '--stream', 'crypto-legal'], { stdin });
+    const dry = (stdin: string) =>
+      runToEnd(['post', '--batch', '--dry-run', '--url', 'ws://127.0.0.1:1', '--stream', 'crypto-legal'], { stdin });
     const [bad, good] = await Promise.all([
-      dry(ndjson({ content: 'dry one', idempotencyKey: 'k1' }, 'not json', { content: '' }, { content: 'dry four', streamId: 'macro-wire', contentType: 'markdown', idempotencyKey: 'k4' })),
+      dry(
+        ndjson(
+          { content: 'dry one', idempotencyKey: 'k1' },
+          'not json',
+          { content: '' },
+          { content: 'dry four', streamId: 'macro-wire', contentType: 'markdown', idempotencyKey: 'k4' },
+        ),
+      ),
       dry(ndjson({ content: 'dry ok', idempotencyKey: 'k5', releaseAt: '2030-01-01T00:00:00Z' })),
     ]);
     expect(bad.code, bad.stderr).toBe(2);
     expect(jsonLines(bad.stdout)).toEqual([
-      { line: 1, command: { event: 'add-stream-post', data: { streamId: 'crypto-legal', content: 'dry one', contentType: 'rawtext', idempotencyKey: 'k1' } } },
+      {
+        line: 1,
+        command: {
+          event: 'add-stream-post',
+          data: { streamId: 'crypto-legal', content: 'dry one', contentType: 'rawtext', idempotencyKey: 'k1' },
+        },
+      },
       { line: 2, error: { code: 'bad-json', message: expect.any(String) } },
       { line: 3, error: { code: 'invalid-argument', message: expect.any(String) } },
-      { line: 4, command: { event: 'add-stream-post', data: { streamId: 'macro-wire', content: 'dry four', contentType: 'markdown', idempotencyKey: 'k4' } } },
+      {
+        line: 4,
+        command: {
+          event: 'add-stream-post',
+          data: { streamId: 'macro-wire', content: 'dry four', contentType: 'markdown', idempotencyKey: 'k4' },
+        },
+      },
     ]);
     expect(good.code, good.stderr).toBe(0);
     expect(jsonLines(good.stdout)).toEqual([
@@ -115,7 +196,13 @@ describe('post --batch', () => {
         line: 1,
         command: {
           event: 'add-stream-post',
-          data: { streamId: 'crypto-legal', content: 'dry ok', contentType: 'rawtext', idempotencyKey: 'k5', releaseAt: '2030-01-01T00:00:00Z' },
+          data: {
+            streamId: 'crypto-legal',
+            content: 'dry ok',
+            contentType: 'rawtext',
+            idempotencyKey: 'k5',
+            releaseAt: '2030-01-01T00:00:00Z',
+          },
         },
       },
     ]);

@@ -1,6 +1,18 @@
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ANSI, client, ensureBuilt, finish, inTerminal, jsonLines, KEYS, SCRIPT, startServe, type Finished, type Serve } from './client-support.js';
+import {
+  ANSI,
+  client,
+  ensureBuilt,
+  finish,
+  inTerminal,
+  jsonLines,
+  KEYS,
+  SCRIPT,
+  startServe,
+  type Finished,
+  type Serve,
+} from './client-support.js';
 
 let serve: Serve;
 beforeAll(async () => {
@@ -14,13 +26,31 @@ function commands(): Record<string, string[]> {
   return {
     listen: ['listen', '-v', ...history],
     tree: ['tree', '-v', ...history],
-    post: ['post', '-v', '--url', serve.url, '--api-key', KEYS.macroWire, '--stream', 'macro-wire', '--markdown', '**colour** check'],
+    post: [
+      'post',
+      '-v',
+      '--url',
+      serve.url,
+      '--api-key',
+      KEYS.macroWire,
+      '--stream',
+      'macro-wire',
+      '--markdown',
+      '**colour** check',
+    ],
     refused: ['post', '--url', serve.url, '--api-key', KEYS.macroWire, '--stream', 'crypto-legal', 'refused'],
   };
 }
 
-async function runEach(env: Record<string, string | undefined>, extraFlags: string[] = []): Promise<Record<string, Finished>> {
-  const entries = await Promise.all(Object.entries(commands()).map(async ([name, args]) => [name, await finish(client([...args, ...extraFlags], { env }))] as const));
+async function runEach(
+  env: Record<string, string | undefined>,
+  extraFlags: string[] = [],
+): Promise<Record<string, Finished>> {
+  const entries = await Promise.all(
+    Object.entries(commands()).map(
+      async ([name, args]) => [name, await finish(client([...args, ...extraFlags], { env }))] as const,
+    ),
+  );
   return Object.fromEntries(entries);
 }
 
@@ -53,7 +83,11 @@ describe('colour off the terminal', () => {
 
     const json = await Promise.all(
       ['listen', 'tree'].map((command) =>
-        finish(client([command, '--json', '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--count', '3'], { env: { NO_COLOR: undefined, FORCE_COLOR: '1' } })),
+        finish(
+          client([command, '--json', '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--count', '3'], {
+            env: { NO_COLOR: undefined, FORCE_COLOR: '1' },
+          }),
+        ),
       ),
     );
     for (const { code, stdout } of json) {
@@ -65,7 +99,17 @@ describe('colour off the terminal', () => {
 });
 
 describe.skipIf(!existsSync(SCRIPT))('colour on a terminal', () => {
-  const view = (command: string) => [command, '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--count', '3'];
+  const view = (command: string) => [
+    command,
+    '--url',
+    serve.url,
+    '--api-key',
+    KEYS.alice,
+    '--last',
+    '1',
+    '--count',
+    '3',
+  ];
 
   it('NO_COLOR=1 turns colour off on a TTY; without it the same views are coloured', async () => {
     const runs = await Promise.all(

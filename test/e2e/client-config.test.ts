@@ -1,9 +1,18 @@
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureBuilt, expectCleanError, jsonLines, KEYS, runToEnd, startServe, type Finished, type Serve } from './client-support.js';
+import { deadUrl as nowhere } from '../support/ports.js';
+import {
+  ensureBuilt,
+  expectCleanError,
+  jsonLines,
+  KEYS,
+  runToEnd,
+  startServe,
+  type Finished,
+  type Serve,
+} from './client-support.js';
 
 let serve: Serve;
 let tmp: string;
@@ -14,10 +23,7 @@ beforeAll(async () => {
   ensureBuilt();
   tmp = await mkdtemp(join(tmpdir(), 'stream-posts-config-'));
   serve = await startServe([], 0, 'file');
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  deadUrl = `ws://127.0.0.1:${(probe.address() as { port: number }).port}`;
-  await new Promise((resolve) => probe.close(resolve));
+  deadUrl = await nowhere();
 });
 afterAll(() => rm(tmp, { recursive: true, force: true }));
 
@@ -43,20 +49,46 @@ async function setProfile(name: string, url: string, key: string): Promise<void>
  * whale-alerts' history: bob selected SOL, alice BTC and ETH, the newsdesk owns it.
  */
 async function whoListens(args: string[], env: Record<string, string> = {}): Promise<string> {
-  const result = await run(['listen', '--json', '--streams', 'whale-alerts', '--last', '5', '--idle-timeout', '400ms', ...args], env);
+  const result = await run(
+    ['listen', '--json', '--streams', 'whale-alerts', '--last', '5', '--idle-timeout', '400ms', ...args],
+    env,
+  );
   expect(result.code, result.stderr).toBe(0);
-  const targets = jsonLines(result.stdout).map((event) => event.data.customTarget).join(',');
+  const targets = jsonLines(result.stdout)
+    .map((event) => event.data.customTarget)
+    .join(',');
   return { SOL: 'bob', BTC: 'alice', 'BTC,SOL': 'newsdesk' }[targets] ?? `unknown (${targets})`;
 }
 
 describe('config', () => {
+  it('a profile may name several URLs: set saves them in order, list shows them, and a dead first one is passed over', async () => {
+    const set = await run(
+      ['config', 'set', 'multi', '--url', deadUrl, '--url', serve.url, '--api-key-stdin'],
+      {},
+      `${KEYS.bob}\n`,
+    );
+    expect(set.code, set.stderr).toBe(0);
+    const file = join(home, 'stream-posts', 'config.json');
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
+      profiles: { multi: { url: [deadUrl, serve.url], apiKey: KEYS.bob } },
+    });
+    expect(jsonLines((await run(['config', 'list', '--json'])).stdout)).toEqual([
+      { name: 'multi', url: [deadUrl, serve.url], key: true },
+    ]);
+    expect((await run(['config', 'list'])).stdout).toBe(`multi  ${deadUrl},${serve.url}  key set\n`);
+    expect(await whoListens(['--profile', 'multi'])).toBe('bob');
+    expect(await whoListens(['--api-key', KEYS.alice], { STREAM_POSTS_URL: `${deadUrl},${serve.url}` })).toBe('alice');
+  });
+
   it('set reads the key from stdin, list never shows it, path says where, the file is private, a profile connects', async () => {
     await setProfile('work', serve.url, KEYS.bob);
 
     const path = await run(['config', 'path']);
     const file = join(home, 'stream-posts', 'config.json');
     expect(path).toMatchObject({ code: 0, stdout: `${file}\n` });
-    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ profiles: { work: { url: serve.url, apiKey: KEYS.bob } } });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
+      profiles: { work: { url: serve.url, apiKey: KEYS.bob } },
+    });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
 
     const [list, listJson] = await Promise.all([run(['config', 'list']), run(['config', 'list', '--json'])]);
@@ -136,7 +168,10 @@ describe('config', () => {
     const file = join(home, 'stream-posts', 'config.json');
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, '{"profiles": {"work": ');
-    const [listen, list] = await Promise.all([run(['listen', '--url', serve.url, '--api-key', KEYS.bob]), run(['config', 'list'])]);
+    const [listen, list] = await Promise.all([
+      run(['listen', '--url', serve.url, '--api-key', KEYS.bob]),
+      run(['config', 'list']),
+    ]);
     for (const result of [listen, list]) {
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain(file);

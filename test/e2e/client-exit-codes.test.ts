@@ -3,7 +3,17 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminState, ensureBuilt, expectCleanError, jsonLines, KEYS, runToEnd, startServe, type Finished, type Serve } from './client-support.js';
+import {
+  adminState,
+  ensureBuilt,
+  expectCleanError,
+  jsonLines,
+  KEYS,
+  runToEnd,
+  startServe,
+  type Finished,
+  type Serve,
+} from './client-support.js';
 
 let serve: Serve;
 let tmp: string;
@@ -28,8 +38,13 @@ beforeAll(async () => {
 afterAll(() => rm(tmp, { recursive: true, force: true }));
 
 /** Runs every case at once; returns the results by name. */
-async function runAll(cases: Record<string, string[]>, options: { stdin?: string } = {}): Promise<Record<string, Finished>> {
-  const entries = await Promise.all(Object.entries(cases).map(async ([name, args]) => [name, await runToEnd(args, options)] as const));
+async function runAll(
+  cases: Record<string, string[]>,
+  options: { stdin?: string } = {},
+): Promise<Record<string, Finished>> {
+  const entries = await Promise.all(
+    Object.entries(cases).map(async ([name, args]) => [name, await runToEnd(args, options)] as const),
+  );
   return Object.fromEntries(entries);
 }
 
@@ -46,13 +61,52 @@ function expectExit(results: Record<string, Finished>, code: number, stderrPatte
 describe('exit 0', () => {
   it('listen, tree and post that succeed exit 0; a dry run needs no key and no service', async () => {
     const results = await runAll({
-      listen: ['listen', '--url', serve.url, '--api-key', KEYS.bob, '--last', '1', '--count', '1', '--streams', 'macro-wire', '--json'],
-      tree: ['tree', '--url', `${serve.url}/v1/ws`, '--api-key', KEYS.bob, '--last', '1', '--count', '1', '--streams', 'macro-wire', '--json'],
+      listen: [
+        'listen',
+        '--url',
+        serve.url,
+        '--api-key',
+        KEYS.bob,
+        '--last',
+        '1',
+        '--count',
+        '1',
+        '--streams',
+        'macro-wire',
+        '--json',
+      ],
+      tree: [
+        'tree',
+        '--url',
+        `${serve.url}/v1/ws`,
+        '--api-key',
+        KEYS.bob,
+        '--last',
+        '1',
+        '--count',
+        '1',
+        '--streams',
+        'macro-wire',
+        '--json',
+      ],
       post: ['post', '--url', serve.url, '--api-key', KEYS.macroWire, '--stream', 'macro-wire', 'exit code zero'],
-      dryRun: ['post', '--dry-run', '--url', deadUrl, '--stream', 'crypto-legal', '--idempotency-key', 'dry-1', '--markdown', 'dry *run*'],
+      dryRun: [
+        'post',
+        '--dry-run',
+        '--url',
+        deadUrl,
+        '--stream',
+        'crypto-legal',
+        '--idempotency-key',
+        'dry-1',
+        '--markdown',
+        'dry *run*',
+      ],
     });
     for (const [name, result] of Object.entries(results)) expect(result.code, `${name}: ${result.stderr}`).toBe(0);
-    expect(jsonLines(results['listen']!.stdout)).toMatchObject([{ event: 'stream.post.created', data: { streamId: 'macro-wire' } }]);
+    expect(jsonLines(results['listen']!.stdout)).toMatchObject([
+      { event: 'stream.post.created', data: { streamId: 'macro-wire' } },
+    ]);
     expect(jsonLines(results['tree']!.stdout)).toMatchObject([{ streamId: 'macro-wire', type: 'stream-post' }]);
     // Human output of `post` is the post id and nothing else.
     expect(results['post']!.stdout).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}\n$/);
@@ -67,12 +121,70 @@ describe('exit 0', () => {
 describe('exit 1: the service refused', () => {
   it('names the service’s code and message', async () => {
     const results = await runAll({
-      otherStreamsKey: ['post', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'macro-wire', 'wrong stream'],
-      otherStreamsKeyRest: ['post', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'macro-wire', '--via', 'rest', 'wrong stream'],
-      readerKeyPublishes: ['post', '--url', serve.url, '--api-key', KEYS.alice, '--stream', 'macro-wire', 'readers cannot publish'],
-      customTargetMissing: ['post', '--url', serve.url, '--api-key', KEYS.whaleAlerts, '--stream', 'whale-alerts', 'no target'],
-      unknownStream: ['post', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'no-such-stream', 'nowhere'],
-      unknownStreamRest: ['post', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'no-such-stream', '--via', 'rest', 'nowhere'],
+      otherStreamsKey: [
+        'post',
+        '--url',
+        serve.url,
+        '--api-key',
+        KEYS.cryptoLegal,
+        '--stream',
+        'macro-wire',
+        'wrong stream',
+      ],
+      otherStreamsKeyRest: [
+        'post',
+        '--url',
+        serve.url,
+        '--api-key',
+        KEYS.cryptoLegal,
+        '--stream',
+        'macro-wire',
+        '--via',
+        'rest',
+        'wrong stream',
+      ],
+      readerKeyPublishes: [
+        'post',
+        '--url',
+        serve.url,
+        '--api-key',
+        KEYS.alice,
+        '--stream',
+        'macro-wire',
+        'readers cannot publish',
+      ],
+      customTargetMissing: [
+        'post',
+        '--url',
+        serve.url,
+        '--api-key',
+        KEYS.whaleAlerts,
+        '--stream',
+        'whale-alerts',
+        'no target',
+      ],
+      unknownStream: [
+        'post',
+        '--url',
+        serve.url,
+        '--api-key',
+        KEYS.cryptoLegal,
+        '--stream',
+        'no-such-stream',
+        'nowhere',
+      ],
+      unknownStreamRest: [
+        'post',
+        '--url',
+        serve.url,
+        '--api-key',
+        KEYS.cryptoLegal,
+        '--stream',
+        'no-such-stream',
+        '--via',
+        'rest',
+        'nowhere',
+      ],
       listenNonexistent: ['listen', '--url', serve.url, '--api-key', KEYS.alice, '--streams', 'nonexistent'],
       treeNotFollowed: ['tree', '--url', serve.url, '--api-key', KEYS.bob, '--streams', 'crypto-legal'],
     });
@@ -163,19 +275,53 @@ describe('exit 2: bad usage or input, nothing sent', () => {
 describe('exit 3: cannot connect or not authorized', () => {
   it('connection refused, a refused key, and a wrong path (HTTP 404 on the upgrade)', async () => {
     const wrongKey = 'sp_wrong_key_0123456789';
-    const results = await runAll({
-      refusedListen: ['listen', '--url', deadUrl, '--api-key', KEYS.alice],
-      refusedTree: ['tree', '--url', deadUrl, '--api-key', KEYS.alice, '--json'],
-      refusedPost: ['post', '--url', deadUrl, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', 'hi'],
-      refusedRest: ['post', '--url', deadUrl, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', '--via', 'rest', 'hi'],
-      refusedBatch: ['post', '--batch', '--url', deadUrl, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal'],
-      wrongKeyListen: ['listen', '--url', serve.url, '--api-key', wrongKey],
-      wrongKeyTreeQuery: ['tree', '--url', serve.url, '--api-key', wrongKey, '--auth-query'],
-      wrongKeyPost: ['post', '--url', serve.url, '--api-key', wrongKey, '--stream', 'crypto-legal', 'hi'],
-      wrongKeyRest: ['post', '--url', serve.url, '--api-key', wrongKey, '--stream', 'crypto-legal', '--via', 'rest', 'hi'],
-      wrongPathListen: ['listen', '--url', `${serve.url}/nope`, '--api-key', KEYS.alice],
-      wrongPathPost: ['post', '--url', `${serve.url}/nope`, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', 'hi'],
-    }, { stdin: `${JSON.stringify({ content: 'batch' })}\n` });
+    const results = await runAll(
+      {
+        refusedListen: ['listen', '--url', deadUrl, '--api-key', KEYS.alice],
+        refusedTree: ['tree', '--url', deadUrl, '--api-key', KEYS.alice, '--json'],
+        refusedPost: ['post', '--url', deadUrl, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', 'hi'],
+        refusedRest: [
+          'post',
+          '--url',
+          deadUrl,
+          '--api-key',
+          KEYS.cryptoLegal,
+          '--stream',
+          'crypto-legal',
+          '--via',
+          'rest',
+          'hi',
+        ],
+        refusedBatch: ['post', '--batch', '--url', deadUrl, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal'],
+        wrongKeyListen: ['listen', '--url', serve.url, '--api-key', wrongKey],
+        wrongKeyTreeQuery: ['tree', '--url', serve.url, '--api-key', wrongKey, '--auth-query'],
+        wrongKeyPost: ['post', '--url', serve.url, '--api-key', wrongKey, '--stream', 'crypto-legal', 'hi'],
+        wrongKeyRest: [
+          'post',
+          '--url',
+          serve.url,
+          '--api-key',
+          wrongKey,
+          '--stream',
+          'crypto-legal',
+          '--via',
+          'rest',
+          'hi',
+        ],
+        wrongPathListen: ['listen', '--url', `${serve.url}/nope`, '--api-key', KEYS.alice],
+        wrongPathPost: [
+          'post',
+          '--url',
+          `${serve.url}/nope`,
+          '--api-key',
+          KEYS.cryptoLegal,
+          '--stream',
+          'crypto-legal',
+          'hi',
+        ],
+      },
+      { stdin: `${JSON.stringify({ content: 'batch' })}\n` },
+    );
     expectExit(results, 3, {
       refusedListen: /refused/,
       refusedTree: /refused/,
@@ -200,12 +346,46 @@ describe('keys never reach the output', () => {
   it('not with -v, not in the query form, not when refused', async () => {
     const refusedKey = 'sp_refused_key_abcdef123';
     const results = await runAll({
-      wrongStream: ['post', '-v', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'whale-alerts', '--custom-target', 'BTC', 'x'],
-      wrongStreamQuery: ['post', '-v', '--auth-query', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'macro-wire', 'x'],
+      wrongStream: [
+        'post',
+        '-v',
+        '--url',
+        serve.url,
+        '--api-key',
+        KEYS.cryptoLegal,
+        '--stream',
+        'whale-alerts',
+        '--custom-target',
+        'BTC',
+        'x',
+      ],
+      wrongStreamQuery: [
+        'post',
+        '-v',
+        '--auth-query',
+        '--url',
+        serve.url,
+        '--api-key',
+        KEYS.cryptoLegal,
+        '--stream',
+        'macro-wire',
+        'x',
+      ],
       refusedQuery: ['listen', '-v', '--auth-query', '--url', serve.url, '--api-key', refusedKey],
       refusedQueryPath: ['listen', '-v', '--auth-query', '--url', `${serve.url}/nope`, '--api-key', refusedKey],
       refusedHeader: ['post', '-v', '--url', serve.url, '--api-key', refusedKey, '--stream', 'crypto-legal', 'x'],
-      refusedQueryDead: ['post', '-v', '--auth-query', '--url', deadUrl, '--api-key', refusedKey, '--stream', 'crypto-legal', 'x'],
+      refusedQueryDead: [
+        'post',
+        '-v',
+        '--auth-query',
+        '--url',
+        deadUrl,
+        '--api-key',
+        refusedKey,
+        '--stream',
+        'crypto-legal',
+        'x',
+      ],
       keyInUrl: ['listen', '-v', '--url', `${serve.url}/v1/ws?apiKey=${refusedKey}`],
     });
     for (const [name, result] of Object.entries(results)) {

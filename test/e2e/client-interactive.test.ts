@@ -3,7 +3,20 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminState, ensureBuilt, expectCleanError, inTerminal, KEYS, restPosts, runToEnd, SCRIPT, startServe, stripAnsi, waitForScreen, type Serve } from './client-support.js';
+import {
+  adminState,
+  ensureBuilt,
+  expectCleanError,
+  inTerminal,
+  KEYS,
+  restPosts,
+  runToEnd,
+  SCRIPT,
+  startServe,
+  stripAnsi,
+  waitForScreen,
+  type Serve,
+} from './client-support.js';
 import type { CliProcess } from './spawn.js';
 
 let serve: Serve;
@@ -30,7 +43,9 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
     const terminal = postInTerminal();
     let at = await waitForScreen(terminal, /Stream[\s\S]*whale-alerts[\s\S]*select/);
     // The streams are offered in some order: move down to macro-wire wherever it is.
-    const offered = [...stripAnsi(terminal.stdout).matchAll(/\((crypto-legal|macro-wire|whale-alerts)\)/g)].map((match) => match[1]).slice(0, 3);
+    const offered = [...stripAnsi(terminal.stdout).matchAll(/\((crypto-legal|macro-wire|whale-alerts)\)/g)]
+      .map((match) => match[1])
+      .slice(0, 3);
     expect([...offered].sort()).toEqual(['crypto-legal', 'macro-wire', 'whale-alerts']);
     const moves = offered.indexOf('macro-wire');
     terminal.child.stdin!.write(DOWN.repeat(moves));
@@ -52,7 +67,14 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
     const id = ULID_LINE.exec(stripAnsi(terminal.stdout.slice(at)))?.[1];
     expect(id, terminal.stdout).toBeDefined();
     const [newest] = await restPosts(serve, 'macro-wire');
-    expect(newest).toMatchObject({ id, streamId: 'macro-wire', text: 'typed on a terminal', contentType: 'markdown', hidden: false, releaseAt: null });
+    expect(newest).toMatchObject({
+      id,
+      streamId: 'macro-wire',
+      text: 'typed on a terminal',
+      contentType: 'markdown',
+      hidden: false,
+      releaseAt: null,
+    });
   });
 
   it('with --stream given, asks only for the rest; a typed release time hides the post', async () => {

@@ -41,19 +41,50 @@ describe('post → listen --json and tree --json', () => {
       publish(url, 'crypto-legal', 'Embargoed ruling on $SOL', ['--release-at', '+2s']),
       publish(url, 'whale-alerts', '900 $ETH moved to cold storage', ['--custom-target', 'ETH']),
       publish(url, 'macro-wire', 'published through the REST form', ['--via', 'rest']),
-      publish(url, 'crypto-legal', 'only once, whatever the retries', ['--idempotency-key', 'e2e-idem-1', '--content-type', 'rawtext']),
+      publish(url, 'crypto-legal', 'only once, whatever the retries', [
+        '--idempotency-key',
+        'e2e-idem-1',
+        '--content-type',
+        'rawtext',
+      ]),
     ]);
-    const repeat = await publish(url, 'crypto-legal', 'only once, whatever the retries', ['--idempotency-key', 'e2e-idem-1']);
+    const repeat = await publish(url, 'crypto-legal', 'only once, whatever the retries', [
+      '--idempotency-key',
+      'e2e-idem-1',
+    ]);
 
     // What `post --json` says: the fields as sent, the full text even while hidden.
-    expect(raw).toMatchObject({ duplicate: false, post: { streamId: 'crypto-legal', streamName: 'Crypto Legal Updates', contentType: 'rawtext', text: 'Court filing: a plain rawtext body', hidden: false, releaseAt: null, customTarget: null } });
-    expect(markdown).toMatchObject({ duplicate: false, post: { streamId: 'macro-wire', contentType: 'markdown', hidden: false } });
-    expect(hidden).toMatchObject({ duplicate: false, post: { text: 'Embargoed ruling on $SOL', hidden: true, contentType: 'rawtext' } });
+    expect(raw).toMatchObject({
+      duplicate: false,
+      post: {
+        streamId: 'crypto-legal',
+        streamName: 'Crypto Legal Updates',
+        contentType: 'rawtext',
+        text: 'Court filing: a plain rawtext body',
+        hidden: false,
+        releaseAt: null,
+        customTarget: null,
+      },
+    });
+    expect(markdown).toMatchObject({
+      duplicate: false,
+      post: { streamId: 'macro-wire', contentType: 'markdown', hidden: false },
+    });
+    expect(hidden).toMatchObject({
+      duplicate: false,
+      post: { text: 'Embargoed ruling on $SOL', hidden: true, contentType: 'rawtext' },
+    });
     const hiddenFor = Date.parse(hidden.post.releaseAt) - Date.parse(hidden.post.createdAt);
     expect(hiddenFor).toBeGreaterThan(1_000);
     expect(hiddenFor).toBeLessThanOrEqual(2_000);
-    expect(custom).toMatchObject({ duplicate: false, post: { streamId: 'whale-alerts', customTarget: 'ETH', text: '900 $ETH moved to cold storage' } });
-    expect(rest).toMatchObject({ duplicate: false, post: { streamId: 'macro-wire', text: 'published through the REST form', hidden: false } });
+    expect(custom).toMatchObject({
+      duplicate: false,
+      post: { streamId: 'whale-alerts', customTarget: 'ETH', text: '900 $ETH moved to cold storage' },
+    });
+    expect(rest).toMatchObject({
+      duplicate: false,
+      post: { streamId: 'macro-wire', text: 'published through the REST form', hidden: false },
+    });
     expect(first.duplicate).toBe(false);
     expect(repeat).toEqual({ post: first.post, duplicate: true });
 
@@ -65,7 +96,9 @@ describe('post → listen --json and tree --json', () => {
     await listen.waitFor((out) => out.stdout.includes('"stream.post.released"'), 'the release');
     const finalEvents = jsonLines(listen.stdout);
     expect(finalEvents).toHaveLength(7);
-    expect(finalEvents).toEqual(expect.arrayContaining([...visible.map(created), created(hiddenView(hidden.post)), released(releasedPost)]));
+    expect(finalEvents).toEqual(
+      expect.arrayContaining([...visible.map(created), created(hiddenView(hidden.post)), released(releasedPost)]),
+    );
     expect(finalEvents.at(-1)).toEqual(released(releasedPost));
 
     // tree --json: bare items; the hidden one first with an empty body, then with it under the same _id.
@@ -89,7 +122,9 @@ describe('post → listen --json and tree --json', () => {
         expectedTreeItem(hidden.post, true),
       ]),
     );
-    expect(items.at(-1)).toEqual(expectedTreeItem(releasedPost, false, { coin: 'SOL', suggestions: [{ coin: 'SOL', found: ['$SOL'] }] }));
+    expect(items.at(-1)).toEqual(
+      expectedTreeItem(releasedPost, false, { coin: 'SOL', suggestions: [{ coin: 'SOL', found: ['$SOL'] }] }),
+    );
     for (const item of items) expect(item).not.toHaveProperty('event');
 
     listen.child.kill('SIGINT');
@@ -102,9 +137,14 @@ describe('post → listen --json and tree --json', () => {
 describe('custom targets decide who gets a post', () => {
   it('a SOL post reaches bob and the owner, not alice; an ETH post reaches alice and the owner, not bob', async () => {
     const { url } = shared;
-    const listen = (key: string, count: number) => subscribed(['listen', '--url', url, '--api-key', key, '--json', '--count', String(count)]);
+    const listen = (key: string, count: number) =>
+      subscribed(['listen', '--url', url, '--api-key', key, '--json', '--count', String(count)]);
     // alice follows whale-alerts with BTC, ETH; bob with SOL; newsdesk owns it.
-    const [alice, bob, newsdesk] = await Promise.all([listen(KEYS.alice, 2), listen(KEYS.bob, 2), listen(KEYS.newsdesk, 3)]);
+    const [alice, bob, newsdesk] = await Promise.all([
+      listen(KEYS.alice, 2),
+      listen(KEYS.bob, 2),
+      listen(KEYS.newsdesk, 3),
+    ]);
 
     const sol = await publishWs(url, 'whale-alerts', '250,000 $SOL unstaked', { customTarget: 'SOL' });
     const eth = await publishWs(url, 'whale-alerts', '40,000 $ETH withdrawn', { customTarget: 'ETH' });
@@ -125,7 +165,18 @@ describe('custom targets decide who gets a post', () => {
 describe('listen options', () => {
   it('--count N exits 0 after N posts; a release counts as one', async () => {
     const { url } = shared;
-    const listen = await subscribed(['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--count', '2', '--streams', 'macro-wire']);
+    const listen = await subscribed([
+      'listen',
+      '--url',
+      url,
+      '--api-key',
+      KEYS.bob,
+      '--json',
+      '--count',
+      '2',
+      '--streams',
+      'macro-wire',
+    ]);
     const hidden = await publishWs(url, 'macro-wire', 'hidden for a second', { releaseAt: inMs(1_000) });
     const { code, stdout } = await finish(listen);
     expect(code).toBe(0);
@@ -135,15 +186,40 @@ describe('listen options', () => {
   it('--count N shows exactly N even when more posts arrive in the same read (a history of 5 comes in one write)', async () => {
     const { url } = shared;
     for (let i = 1; i <= 5; i += 1) await publishWs(url, 'macro-wire', `count me ${i}`);
-    const listen = client(['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--last', '5', '--count', '2', '--streams', 'macro-wire']);
+    const listen = client([
+      'listen',
+      '--url',
+      url,
+      '--api-key',
+      KEYS.bob,
+      '--json',
+      '--last',
+      '5',
+      '--count',
+      '2',
+      '--streams',
+      'macro-wire',
+    ]);
     const { code, stdout } = await finish(listen);
     expect(code).toBe(0);
-    expect(jsonLines(stdout).map((line) => (line as { data: { text: string } }).data.text)).toEqual(['count me 1', 'count me 2']);
+    expect(jsonLines(stdout).map((line) => (line as { data: { text: string } }).data.text)).toEqual([
+      'count me 1',
+      'count me 2',
+    ]);
   });
 
   it('--idle-timeout exits 0 once no post arrived for that long, after showing what came', async () => {
     const { url } = shared;
-    const listen = await subscribed(['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--idle-timeout', '800ms']);
+    const listen = await subscribed([
+      'listen',
+      '--url',
+      url,
+      '--api-key',
+      KEYS.bob,
+      '--json',
+      '--idle-timeout',
+      '800ms',
+    ]);
     const sent = await publishWs(url, 'macro-wire', 'before the quiet');
     const { code, stdout } = await finish(listen);
     expect(code).toBe(0);
@@ -152,7 +228,16 @@ describe('listen options', () => {
 
   it('--idle-timeout also ends a listener that never gets a post', async () => {
     const { url } = shared;
-    const listen = await subscribed(['tree', '--url', url, '--api-key', KEYS.alice, '--json', '--idle-timeout', '300ms']);
+    const listen = await subscribed([
+      'tree',
+      '--url',
+      url,
+      '--api-key',
+      KEYS.alice,
+      '--json',
+      '--idle-timeout',
+      '300ms',
+    ]);
     const { code, stdout } = await finish(listen);
     expect(code).toBe(0);
     expect(stdout).toBe('');
@@ -161,7 +246,20 @@ describe('listen options', () => {
   it('--last N shows the recent history of each stream, the same posts REST lists, respecting custom targets', async () => {
     const serve = await startServe();
     const run = async (key: string, n: number, streams: string) => {
-      const cli = await subscribed(['listen', '--url', serve.url, '--api-key', key, '--json', '--last', String(n), '--streams', streams, '--idle-timeout', '600ms']);
+      const cli = await subscribed([
+        'listen',
+        '--url',
+        serve.url,
+        '--api-key',
+        key,
+        '--json',
+        '--last',
+        String(n),
+        '--streams',
+        streams,
+        '--idle-timeout',
+        '600ms',
+      ]);
       const { code, stdout } = await finish(cli);
       expect(code).toBe(0);
       return jsonLines(stdout);
@@ -185,8 +283,26 @@ describe('listen options', () => {
   it('--streams: empty means every stream the user follows; spaces around ids are ignored; -q leaves stderr empty', async () => {
     const { url } = shared;
     const run = (streams: string, flags: string[] = []) =>
-      finish(client(['listen', '--url', url, '--api-key', KEYS.bob, '--streams', streams, '--idle-timeout', '200ms', ...flags]));
-    const [empty, commas, spaced, quiet] = await Promise.all([run(''), run(' , '), run(' whale-alerts , macro-wire '), run('macro-wire', ['-q'])]);
+      finish(
+        client([
+          'listen',
+          '--url',
+          url,
+          '--api-key',
+          KEYS.bob,
+          '--streams',
+          streams,
+          '--idle-timeout',
+          '200ms',
+          ...flags,
+        ]),
+      );
+    const [empty, commas, spaced, quiet] = await Promise.all([
+      run(''),
+      run(' , '),
+      run(' whale-alerts , macro-wire '),
+      run('macro-wire', ['-q']),
+    ]);
     for (const result of [empty, commas, spaced, quiet]) expect(result.code, result.stderr).toBe(0);
     expect(empty.stderr).toMatch(/^stream-posts: subscribed: macro-wire, whale-alerts$/m);
     expect(commas.stderr).toMatch(/^stream-posts: subscribed: macro-wire, whale-alerts$/m);
@@ -196,7 +312,20 @@ describe('listen options', () => {
 
   it('--bell rings once per post shown, on stderr; stdout keeps only the posts', async () => {
     const { url } = shared;
-    const args = ['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--last', '1', '--count', '1', '--streams', 'macro-wire'];
+    const args = [
+      'listen',
+      '--url',
+      url,
+      '--api-key',
+      KEYS.bob,
+      '--json',
+      '--last',
+      '1',
+      '--count',
+      '1',
+      '--streams',
+      'macro-wire',
+    ];
     const [ringing, silent] = await Promise.all([finish(client([...args, '--bell'])), finish(client(args))]);
     expect(ringing.code).toBe(0);
     expect(ringing.stderr.split('\u0007')).toHaveLength(2);
@@ -220,7 +349,18 @@ describe('listen options', () => {
 
   it('--match shows only posts whose text matches, case-insensitively', async () => {
     const { url } = shared;
-    const listen = await subscribed(['listen', '--url', url, '--api-key', KEYS.alice, '--json', '--match', 'bitcoin|\\$btc', '--count', '2']);
+    const listen = await subscribed([
+      'listen',
+      '--url',
+      url,
+      '--api-key',
+      KEYS.alice,
+      '--json',
+      '--match',
+      'bitcoin|\\$btc',
+      '--count',
+      '2',
+    ]);
     const first = await publishWs(url, 'macro-wire', 'BITCOIN rallies into the close');
     await publishWs(url, 'macro-wire', 'ether slides, nothing else moves');
     const second = await publishWs(url, 'whale-alerts', '1,000 $btc moved', { customTarget: 'BTC' });

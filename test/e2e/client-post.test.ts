@@ -2,7 +2,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminState, ensureBuilt, jsonLines, KEYS, publish, restPosts, runToEnd, startServe, type Serve } from './client-support.js';
+import {
+  adminState,
+  ensureBuilt,
+  jsonLines,
+  KEYS,
+  publish,
+  restPosts,
+  runToEnd,
+  startServe,
+  type Serve,
+} from './client-support.js';
 
 let serve: Serve;
 let tmp: string;
@@ -77,7 +87,17 @@ describe('post', () => {
     const over = join(tmp, 'over.txt');
     await writeFile(exact, 'é'.repeat(32 * 1024)); // 2 bytes each: 65,536 bytes
     await writeFile(over, `${'é'.repeat(32 * 1024 - 1)}ab!`); // 65,537 bytes
-    const base = ['post', '--json', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', '--file'];
+    const base = [
+      'post',
+      '--json',
+      '--url',
+      serve.url,
+      '--api-key',
+      KEYS.cryptoLegal,
+      '--stream',
+      'crypto-legal',
+      '--file',
+    ];
     const [fits, tooBig] = await Promise.all([runToEnd([...base, exact]), runToEnd([...base, over])]);
     expect(fits.code, fits.stderr).toBe(0);
     expect(jsonLines(fits.stdout)[0].post.text).toBe('é'.repeat(32 * 1024));
@@ -97,7 +117,17 @@ describe('post', () => {
     expect(overRest).toEqual({ post: first.post, duplicate: true });
     expect(overWs).toEqual({ post: first.post, duplicate: true });
     // The human form says so on stderr and still prints the (original) id.
-    const human = await runToEnd(['post', '--url', serve.url, '--api-key', KEYS.macroWire, '--stream', 'macro-wire', ...key, 'sent twice, published once']);
+    const human = await runToEnd([
+      'post',
+      '--url',
+      serve.url,
+      '--api-key',
+      KEYS.macroWire,
+      '--stream',
+      'macro-wire',
+      ...key,
+      'sent twice, published once',
+    ]);
     expect(human.code).toBe(0);
     expect(human.stdout).toBe(`${first.post.id}\n`);
     expect(human.stderr).toMatch(/duplicate/);

@@ -48,7 +48,11 @@ const created = (post: unknown) => ({ event: 'stream.post.created', data: post }
 /** Each id appears exactly once among the printed events' ids. */
 function expectEachOnce(ids: string[], expected: string[]): void {
   expect(new Set(ids).size, `an id was printed twice: ${ids.join(' ')}`).toBe(ids.length);
-  for (const id of expected) expect(ids.filter((seen) => seen === id), id).toHaveLength(1);
+  for (const id of expected)
+    expect(
+      ids.filter((seen) => seen === id),
+      id,
+    ).toHaveLength(1);
 }
 
 const reconnectedLine = /^stream-posts: reconnected: /m;
@@ -59,7 +63,10 @@ async function clockShiftModule(): Promise<string> {
   if (clockShift) return clockShift;
   const dir = await mkdtemp(join(tmpdir(), 'stream-posts-clock-'));
   clockShift = join(dir, 'shift-clock.mjs');
-  await writeFile(clockShift, 'const offset = Number(process.env.E2E_CLOCK_OFFSET_MS ?? 0);\nconst realNow = Date.now;\nDate.now = () => realNow() + offset;\n');
+  await writeFile(
+    clockShift,
+    'const offset = Number(process.env.E2E_CLOCK_OFFSET_MS ?? 0);\nconst realNow = Date.now;\nDate.now = () => realNow() + offset;\n',
+  );
   return clockShift;
 }
 afterAll(async () => {
@@ -72,7 +79,10 @@ describe('listen across a drop', () => {
     const proxy = await proxyTo(first.port);
     const args = ['listen', '--api-key', KEYS.alice, '--json'];
     // `direct` reconnects whenever it can; `held` only once C is on the new serve, so C reaches it through the replay.
-    const [direct, held] = await Promise.all([subscribed([...args, '--url', first.url]), subscribed([...args, '--url', proxy.url])]);
+    const [direct, held] = await Promise.all([
+      subscribed([...args, '--url', first.url]),
+      subscribed([...args, '--url', proxy.url]),
+    ]);
     const listeners = [direct, held];
     const a = await publishWs(first.url, 'crypto-legal', 'A: before the restart');
     const b = await publishWs(first.url, 'macro-wire', 'B: before the restart');
@@ -81,11 +91,15 @@ describe('listen across a drop', () => {
     proxy.refuse(true);
     first.cli.child.kill('SIGTERM');
     expect((await first.cli.exit()).code).toBe(0);
-    await Promise.all(listeners.map((cli) => cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line')));
+    await Promise.all(
+      listeners.map((cli) => cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line')),
+    );
     const second = await startServe([], first.port);
     const c = await publishWs(second.url, 'crypto-legal', 'C: on the new serve');
     proxy.refuse(false);
-    await Promise.all(listeners.map((cli) => cli.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection')));
+    await Promise.all(
+      listeners.map((cli) => cli.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection')),
+    );
     await Promise.all(listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(c.post.id), 'C')));
     const d = await publishWs(second.url, 'macro-wire', 'D: after the reconnection');
     const e = await publishWs(second.url, 'whale-alerts', 'E: after the reconnection', { customTarget: 'ETH' });
@@ -93,11 +107,18 @@ describe('listen across a drop', () => {
 
     const mine = [a, b, c, d, e].map((result) => result.post);
     // The new serve's seed posts are the only others allowed (they are new to these listeners).
-    const seedIds = new Set((await Promise.all(['crypto-legal', 'macro-wire', 'whale-alerts'].map((id) => restPosts(second, id, KEYS.alice)))).flat().map((post) => post.id));
+    const seedIds = new Set(
+      (await Promise.all(['crypto-legal', 'macro-wire', 'whale-alerts'].map((id) => restPosts(second, id, KEYS.alice))))
+        .flat()
+        .map((post) => post.id),
+    );
     for (const cli of listeners) {
       const events = jsonLines(cli.stdout);
       const ids = events.map((event) => event.data.id);
-      expectEachOnce(ids, mine.map((post) => post.id));
+      expectEachOnce(
+        ids,
+        mine.map((post) => post.id),
+      );
       expect(events).toEqual(expect.arrayContaining(mine.map(created)));
       for (const id of ids.filter((id) => !mine.some((post) => post.id === id))) expect(seedIds.has(id), id).toBe(true);
       expect(events.every((event) => event.event === 'stream.post.created')).toBe(true);
@@ -110,15 +131,23 @@ describe('listen across a drop', () => {
     const base = ['--url', proxy.url, '--api-key', KEYS.bob, '--json'];
     const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
     const a = await publishWs(serve.url, 'macro-wire', 'A: before the drop');
-    const b = await publishWs(serve.url, 'whale-alerts', 'B: before the drop, for SOL readers', { customTarget: 'SOL' });
+    const b = await publishWs(serve.url, 'whale-alerts', 'B: before the drop, for SOL readers', {
+      customTarget: 'SOL',
+    });
     await Promise.all([waitForLines(listen, 2), waitForLines(tree, 2)]);
 
     proxy.refuse(true);
     proxy.cut();
-    await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line')));
+    await Promise.all(
+      [listen, tree].map((cli) =>
+        cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line'),
+      ),
+    );
     const c = await publishWs(serve.url, 'macro-wire', 'C: while the connection is down');
     proxy.refuse(false);
-    await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => out.stdout.includes(c.post.id), 'C from the replay')));
+    await Promise.all(
+      [listen, tree].map((cli) => cli.waitFor((out) => out.stdout.includes(c.post.id), 'C from the replay')),
+    );
     const d = await publishWs(serve.url, 'macro-wire', 'D: after the reconnection');
     await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => out.stdout.includes(d.post.id), 'D')));
 
@@ -133,7 +162,9 @@ describe('listen across a drop', () => {
     const proxy = await proxyTo(serve.port);
     const base = ['--url', proxy.url, '--api-key', KEYS.alice, '--json', '--streams', 'crypto-legal'];
     const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
-    const hidden = await publishWs(serve.url, 'crypto-legal', 'released during the outage $SOL', { releaseAt: inMs(1_000) });
+    const hidden = await publishWs(serve.url, 'crypto-legal', 'released during the outage $SOL', {
+      releaseAt: inMs(1_000),
+    });
     await Promise.all([waitForLines(listen, 1), waitForLines(tree, 1)]);
 
     proxy.refuse(true);
@@ -142,10 +173,16 @@ describe('listen across a drop', () => {
     await until(async () => (await restPosts(serve, 'crypto-legal'))[0]?.hidden === false, 'the release');
     proxy.refuse(false);
     const after = await (async () => {
-      await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection')));
+      await Promise.all(
+        [listen, tree].map((cli) => cli.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection')),
+      );
       return publishWs(serve.url, 'crypto-legal', 'after the outage');
     })();
-    await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => out.stdout.includes(after.post.id), 'the post after the outage')));
+    await Promise.all(
+      [listen, tree].map((cli) =>
+        cli.waitFor((out) => out.stdout.includes(after.post.id), 'the post after the outage'),
+      ),
+    );
 
     const releasedPost = { ...hidden.post, hidden: false };
     expect(jsonLines(listen.stdout)).toEqual([
@@ -169,18 +206,37 @@ describe('listen across a drop', () => {
     const proxy = await proxyTo(serve.port);
     const before = await publishWs(serve.url, 'crypto-legal', 'published just before anyone listened');
     const listeners = await Promise.all(
-      lasts.map((last) => subscribed(['listen', '--url', proxy.url, '--api-key', KEYS.alice, '--json', '--streams', 'crypto-legal', '--last', last])),
+      lasts.map((last) =>
+        subscribed([
+          'listen',
+          '--url',
+          proxy.url,
+          '--api-key',
+          KEYS.alice,
+          '--json',
+          '--streams',
+          'crypto-legal',
+          '--last',
+          last,
+        ]),
+      ),
     );
     await Promise.all(listeners.map((cli, i) => waitForLines(cli, Number(lasts[i]))));
 
     proxy.refuse(true);
     proxy.cut();
-    await Promise.all(listeners.map((cli) => cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line')));
+    await Promise.all(
+      listeners.map((cli) => cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line')),
+    );
     const during = await publishWs(serve.url, 'crypto-legal', 'published during the outage');
     proxy.refuse(false);
-    await Promise.all(listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(during.post.id), 'the post from the outage')));
+    await Promise.all(
+      listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(during.post.id), 'the post from the outage')),
+    );
     const after = await publishWs(serve.url, 'crypto-legal', 'published after the outage');
-    await Promise.all(listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(after.post.id), 'the post after')));
+    await Promise.all(
+      listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(after.post.id), 'the post after')),
+    );
     return { serve, listeners, before: before.post, during: during.post, after: after.post };
   }
 
@@ -229,7 +285,15 @@ describe('listen across a drop', () => {
 
   it('with --no-reconnect, a drop ends listen with exit 3 and says why', async () => {
     const serve = await startServe();
-    const listen = await subscribed(['listen', '--url', serve.url, '--api-key', KEYS.alice, '--json', '--no-reconnect']);
+    const listen = await subscribed([
+      'listen',
+      '--url',
+      serve.url,
+      '--api-key',
+      KEYS.alice,
+      '--json',
+      '--no-reconnect',
+    ]);
     serve.cli.child.kill('SIGTERM');
     const { code, stderr, stdout } = await finish(listen);
     expect(code).toBe(3);
@@ -244,7 +308,22 @@ describe('post --batch across drops', () => {
     const serve = await startServe();
     const proxy = await proxyTo(serve.port);
     const before = (await adminState(serve)).posts;
-    const cli = client(['post', '--batch', '--url', proxy.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', '--window', '16', '-v'], { stdin: 'pipe' });
+    const cli = client(
+      [
+        'post',
+        '--batch',
+        '--url',
+        proxy.url,
+        '--api-key',
+        KEYS.cryptoLegal,
+        '--stream',
+        'crypto-legal',
+        '--window',
+        '16',
+        '-v',
+      ],
+      { stdin: 'pipe' },
+    );
     const total = 300;
     const feed = (from: number, to: number) => {
       let text = '';
@@ -256,7 +335,10 @@ describe('post --batch across drops', () => {
     /** Lets the service take posts whose acks never reach the client, then resets the connection. */
     const cutWithAcksInFlight = async () => {
       proxy.hold();
-      await until(async () => (await adminState(serve)).posts - before > results(cli), 'posts published whose acks are held back');
+      await until(
+        async () => (await adminState(serve)).posts - before > results(cli),
+        'posts published whose acks are held back',
+      );
       proxy.cut();
     };
 
@@ -275,7 +357,11 @@ describe('post --batch across drops', () => {
     const lines = jsonLines(stdout);
     expect(lines).toHaveLength(total);
     lines.forEach((result, i) => {
-      expect(result).toMatchObject({ line: i + 1, duplicate: false, post: { streamId: 'crypto-legal', text: `drop test ${i + 1}` } });
+      expect(result).toMatchObject({
+        line: i + 1,
+        duplicate: false,
+        post: { streamId: 'crypto-legal', text: `drop test ${i + 1}` },
+      });
     });
     expect(new Set(lines.map((result) => result.post.id)).size).toBe(total);
     // Exactly one post per line on the service: a resend of a post it already had was deduplicated.

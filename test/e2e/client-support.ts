@@ -19,6 +19,9 @@ const ISOLATED_ENV: Record<string, string | undefined> = {
   STREAM_POSTS_URL: undefined,
   STREAM_POSTS_API_KEY: undefined,
   STREAM_POSTS_PROFILE: undefined,
+  STREAM_POSTS_ADMIN_TOKEN: undefined,
+  STREAM_POSTS_ALLOWED_HOSTS: undefined,
+  STREAM_POSTS_ALLOW_ORIGIN: undefined,
   FORCE_COLOR: undefined,
 };
 
@@ -35,7 +38,11 @@ export interface Finished {
 
 /** A bash command line with the same clean environment (for pipes into other programs). */
 export function shell(command: string, options: RunOptions = {}): CliProcess {
-  return runProcess('bash', ['-c', command], { ...options, processGroup: true, env: { ...ISOLATED_ENV, ...options.env } });
+  return runProcess('bash', ['-c', command], {
+    ...options,
+    processGroup: true,
+    env: { ...ISOLATED_ENV, ...options.env },
+  });
 }
 
 /** The shell words that run the CLI under test. */
@@ -82,14 +89,22 @@ export async function startServe(args: string[] = [], port = 0, scope: 'test' | 
 }
 
 /** Posts of a stream through REST, newest first, as the newsdesk (owner of every demo stream). */
-export async function restPosts(serve: Pick<Serve, 'httpUrl'>, streamId: string, key: string = KEYS.newsdesk): Promise<any[]> {
-  const response = await fetch(`${serve.httpUrl}/v1/streams/${streamId}/posts?limit=100`, { headers: { 'x-api-key': key } });
+export async function restPosts(
+  serve: Pick<Serve, 'httpUrl'>,
+  streamId: string,
+  key: string = KEYS.newsdesk,
+): Promise<any[]> {
+  const response = await fetch(`${serve.httpUrl}/v1/streams/${streamId}/posts?limit=100`, {
+    headers: { 'x-api-key': key },
+  });
   expect(response.status).toBe(200);
   return ((await response.json()) as { posts: any[] }).posts;
 }
 
 /** `/_admin/state`: posts, connections, subscriptions… */
-export async function adminState(serve: Pick<Serve, 'httpUrl'>): Promise<{ posts: number; connections: number; subscriptions: number }> {
+export async function adminState(
+  serve: Pick<Serve, 'httpUrl'>,
+): Promise<{ posts: number; connections: number; subscriptions: number }> {
   const response = await fetch(`${serve.httpUrl}/_admin/state`);
   expect(response.status).toBe(200);
   return (await response.json()) as { posts: number; connections: number; subscriptions: number };
@@ -103,8 +118,24 @@ export const STREAM_KEYS: Record<string, string> = {
 };
 
 /** `post --json` with the stream's key; asserts exit 0 and returns the `{post, duplicate}` line. */
-export async function publish(url: string, streamId: string, content: string, flags: string[] = []): Promise<{ post: any; duplicate: boolean }> {
-  const result = await runToEnd(['post', '--url', url, '--api-key', STREAM_KEYS[streamId]!, '--stream', streamId, '--json', ...flags, content]);
+export async function publish(
+  url: string,
+  streamId: string,
+  content: string,
+  flags: string[] = [],
+): Promise<{ post: any; duplicate: boolean }> {
+  const result = await runToEnd([
+    'post',
+    '--url',
+    url,
+    '--api-key',
+    STREAM_KEYS[streamId]!,
+    '--stream',
+    streamId,
+    '--json',
+    ...flags,
+    content,
+  ]);
   expect(result.code, result.stderr).toBe(0);
   const lines = jsonLines(result.stdout);
   expect(lines).toHaveLength(1);
@@ -115,7 +146,12 @@ export async function publish(url: string, streamId: string, content: string, fl
  * Publishes straight over a WebSocket with the stream's key, no process: for
  * tests where `post` is not what is being tested. Returns the ack's data.
  */
-export async function publishWs(url: string, streamId: string, content: string, extra: Record<string, unknown> = {}): Promise<{ post: any; duplicate: boolean }> {
+export async function publishWs(
+  url: string,
+  streamId: string,
+  content: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ post: any; duplicate: boolean }> {
   const ws = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': STREAM_KEYS[streamId]! } });
   await ws.nextEvent('connected');
   const reply = await ws.request('add-stream-post', { streamId, content, contentType: 'rawtext', ...extra });
@@ -150,10 +186,8 @@ export function expectCleanError(stderr: string, keys: string[] = Object.values(
   for (const key of keys) expect(stderr).not.toContain(key);
 }
 
-// eslint-disable-next-line no-control-regex
 export const ANSI = /\u001B\[/;
 
-// eslint-disable-next-line no-control-regex
 const ANSI_SEQUENCE = /\u001B\[[0-9;?]*[A-Za-z]|\u001B\][^\u0007]*\u0007/g;
 
 export function stripAnsi(text: string): string {
@@ -169,11 +203,16 @@ export function hiddenView(post: any): any {
  * The tree item PROTOCOL.md B3 maps a post to. `derived` is what the text
  * yields (`link`, `coin`, `suggestions`): the test states it for the content it chose.
  */
-export function expectedTreeItem(post: any, hidden: boolean, derived: Record<string, unknown> = {}): Record<string, unknown> {
+export function expectedTreeItem(
+  post: any,
+  hidden: boolean,
+  derived: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     _id: post.id,
     title: post.streamName,
     body: hidden ? '' : post.text,
+    en: hidden ? '' : post.text,
     source: post.streamName,
     time: Date.parse(post.createdAt),
     type: 'stream-post',
@@ -198,8 +237,14 @@ function shellQuote(word: string): string {
  * back, merged, on the returned process's stdout; keystrokes go to its stdin.
  * `redirect` is appended to the shell command line (e.g. ` 2>/dev/null`).
  */
-export function inTerminal(args: string[], env: Record<string, string | undefined> = {}, redirect = ''): CliProcess {
-  const command = `${cliCommandLine(args)}${redirect}`;
+export function inTerminal(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  redirect = '',
+  sized = false,
+): CliProcess {
+  // `sized`: the terminal reports 100x40 as a real one does (`script` under a test gets 0x0, and ora needs a width).
+  const command = `${sized ? 'stty cols 100 rows 40; ' : ''}${cliCommandLine(args)}${redirect}`;
   return runProcess(SCRIPT, ['-qfec', command, '/dev/null'], {
     stdin: 'pipe',
     processGroup: true,

@@ -1,6 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLE_POSTS } from '../../src/client/demo-publisher.js';
-import { ANSI, client, ensureBuilt, expectCleanError, finish, jsonLines, runToEnd, startServe, waitForLines } from './client-support.js';
+import { SAMPLE_POSTS } from '../../src/demo/publisher.js';
+import {
+  ANSI,
+  client,
+  ensureBuilt,
+  expectCleanError,
+  finish,
+  jsonLines,
+  runToEnd,
+  startServe,
+  waitForLines,
+} from './client-support.js';
 
 beforeAll(ensureBuilt);
 
@@ -12,7 +22,8 @@ describe('demo', () => {
   it('--count 4 shows the four posts and the hidden one’s release, then exits 0 (tree and listen views, text and JSON)', async () => {
     expect(samples.map((sample) => sample.releaseInMs !== undefined)).toEqual([false, false, false, true]);
     const taken = await startServe();
-    const demo = (flags: string[]) => runToEnd(['demo', '--count', '4', '--interval', '200ms', '--port', '0', ...flags], {}, 15_000);
+    const demo = (flags: string[]) =>
+      runToEnd(['demo', '--count', '4', '--interval', '200ms', '--port', '0', ...flags], {}, 15_000);
     const interrupted = (async () => {
       const cli = client(['demo', '--interval', '200ms', '--port', '0', '--json']);
       await waitForLines(cli, 1);
@@ -35,13 +46,25 @@ describe('demo', () => {
 
     const items = jsonLines(treeJson.stdout);
     expect(items).toHaveLength(5);
-    expect(items.slice(0, 3).map((item) => [item.streamId, item.body, item.hidden])).toEqual(samples.slice(0, 3).map((sample) => [sample.streamId, sample.content, false]));
+    expect(items.slice(0, 3).map((item) => [item.streamId, item.body, item.hidden])).toEqual(
+      samples.slice(0, 3).map((sample) => [sample.streamId, sample.content, false]),
+    );
     expect(items[3]).toMatchObject({ streamId: hiddenSample.streamId, body: '', hidden: true, type: 'stream-post' });
-    expect(items[4]).toMatchObject({ _id: items[3]._id, streamId: hiddenSample.streamId, body: hiddenSample.content, hidden: false });
+    expect(items[4]).toMatchObject({
+      _id: items[3]._id,
+      streamId: hiddenSample.streamId,
+      body: hiddenSample.content,
+      hidden: false,
+    });
 
     const events = jsonLines(listenJson.stdout);
-    expect(events.map((event) => event.event)).toEqual([...Array(4).fill('stream.post.created'), 'stream.post.released']);
-    expect(events.slice(0, 3).map((event) => event.data.text)).toEqual(samples.slice(0, 3).map((sample) => sample.content));
+    expect(events.map((event) => event.event)).toEqual([
+      ...Array(4).fill('stream.post.created'),
+      'stream.post.released',
+    ]);
+    expect(events.slice(0, 3).map((event) => event.data.text)).toEqual(
+      samples.slice(0, 3).map((sample) => sample.content),
+    );
     expect(events[3].data).toMatchObject({ text: null, hidden: true, streamId: hiddenSample.streamId });
     expect(events[4].data).toMatchObject({ id: events[3].data.id, text: hiddenSample.content, hidden: false });
 

@@ -32,7 +32,13 @@ export async function startLoggedServe(args: string[], port: number, timeoutMs =
   await cli.waitFor((out) => /"msg":"listening"/.test(out.stdout), 'the listening log line', timeoutMs);
   const listening = parseLogs(cli).find((line) => line.msg === 'listening')!;
   const url = String(listening['url']);
-  return { cli, url, httpUrl: String(listening['httpUrl']), port: Number(new URL(url).port), logs: () => parseLogs(cli) };
+  return {
+    cli,
+    url,
+    httpUrl: String(listening['httpUrl']),
+    port: Number(new URL(url).port),
+    logs: () => parseLogs(cli),
+  };
 }
 
 /**
@@ -219,7 +225,11 @@ export class PostPump {
     const connection = await this.#connection(stream);
     const post: PumpedPost = { seq: this.posts.length + 1, streamId: stream.id, content };
     this.posts.push(post);
-    const reply = await connection.request('add-stream-post', { streamId: stream.id, content, contentType: 'rawtext' }, `p${post.seq}`);
+    const reply = await connection.request(
+      'add-stream-post',
+      { streamId: stream.id, content, contentType: 'rawtext' },
+      `p${post.seq}`,
+    );
     if (reply?.event === 'ack') post.id = reply.data.post.id;
     else if (reply !== undefined) throw new Error(`publish refused: ${JSON.stringify(reply)}`);
     this.#arrivals.notify();

@@ -42,7 +42,10 @@ describe('serve start-up', () => {
 
     const printedKey = /^\s+bob\s+(\S+)/m.exec(serve.stdout)![1]!;
     const bob = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': printedKey } });
-    expect((await bob.nextEvent('connected')).data).toMatchObject({ userId: 'bob', streams: ['macro-wire', 'whale-alerts'] });
+    expect((await bob.nextEvent('connected')).data).toMatchObject({
+      userId: 'bob',
+      streams: ['macro-wire', 'whale-alerts'],
+    });
   });
 
   it('writes only JSON lines on stdout with --log-format json', async () => {
@@ -98,18 +101,21 @@ describe('serve shutdown', () => {
     expect(await serve.exit()).toEqual({ code: 0, signal: null });
   });
 
-  it.each(['SIGTERM', 'SIGINT'] as const)('treats %s arriving right after the listening line as a normal end', async (signal) => {
-    // A script reads the URL line, then may stop the server at once: that is still a clean exit.
-    const runs = [0, 1, 2].map(() => runCli(['serve', '--port', '0', '--quiet']));
-    await Promise.all(
-      runs.map(async (serve) => {
-        await serve.url();
-        serve.child.kill(signal);
-      }),
-    );
-    const exits = await Promise.all(runs.map((serve) => serve.exit()));
-    expect(exits).toEqual(runs.map(() => ({ code: 0, signal: null })));
-  });
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'treats %s arriving right after the listening line as a normal end',
+    async (signal) => {
+      // A script reads the URL line, then may stop the server at once: that is still a clean exit.
+      const runs = [0, 1, 2].map(() => runCli(['serve', '--port', '0', '--quiet']));
+      await Promise.all(
+        runs.map(async (serve) => {
+          await serve.url();
+          serve.child.kill(signal);
+        }),
+      );
+      const exits = await Promise.all(runs.map((serve) => serve.exit()));
+      expect(exits).toEqual(runs.map(() => ({ code: 0, signal: null })));
+    },
+  );
 });
 
 describe('serve --exec', () => {
@@ -128,7 +134,10 @@ describe('serve --exec', () => {
     expect(await serve.exit()).toEqual({ code: 0, signal: null });
     const url = await serve.url('stderr');
     const reply = JSON.parse(/^REPLY (.*)$/m.exec(serve.stdout)![1]!);
-    expect(reply).toMatchObject({ event: 'ack', data: { duplicate: false, post: { streamId: 'macro-wire', text: 'from exec' } } });
+    expect(reply).toMatchObject({
+      event: 'ack',
+      data: { duplicate: false, post: { streamId: 'macro-wire', text: 'from exec' } },
+    });
     expect(JSON.parse(/^ENV (.*)$/m.exec(serve.stdout)![1]!)).toEqual({
       url,
       api: KEYS.alice,
@@ -178,10 +187,22 @@ describe('serve usage errors (exit 2)', () => {
     const secret = 'sp_secret_key_abcdef';
     const [user, stream] = [customSeed.users[0]!, customSeed.streams[0]!];
     const cases: [string, string, unknown][] = [
-      ['an unknown owner', 'seed.streams[0].owner', { ...customSeed, streams: [{ ...stream, owner: 'nobody', key: secret }] }],
-      ['a repeated key', 'seed.streams[0].key', { users: [{ ...user, readerKey: secret }], streams: [{ ...stream, key: secret }] }],
+      [
+        'an unknown owner',
+        'seed.streams[0].owner',
+        { ...customSeed, streams: [{ ...stream, owner: 'nobody', key: secret }] },
+      ],
+      [
+        'a repeated key',
+        'seed.streams[0].key',
+        { users: [{ ...user, readerKey: secret }], streams: [{ ...stream, key: secret }] },
+      ],
       ['a key too short', 'seed.users[0].readerKey', { ...customSeed, users: [{ ...user, readerKey: 'Zq9xW' }] }],
-      ['a follow of an unknown stream', 'seed.users[0].follows[0]', { ...customSeed, users: [{ ...user, follows: ['ghost'] }] }],
+      [
+        'a follow of an unknown stream',
+        'seed.users[0].follows[0]',
+        { ...customSeed, users: [{ ...user, follows: ['ghost'] }] },
+      ],
     ];
     const paths = await Promise.all(cases.map(([, , seed], i) => writeTemp(`bad-seed-${i}.json`, seed)));
     const runs = await runAll(cases.map(([name], i) => [name, ['--seed', paths[i]!]]));
@@ -226,7 +247,10 @@ describe('serve logs', () => {
     await alice.nextEvent('connected');
 
     await serve.waitFor(
-      (out) => (out.stdout.match(/rejected connection/g) ?? []).length >= 2 && /request failed/.test(out.stdout) && / connected /.test(out.stdout),
+      (out) =>
+        (out.stdout.match(/rejected connection/g) ?? []).length >= 2 &&
+        /request failed/.test(out.stdout) &&
+        / connected /.test(out.stdout),
       'the log lines of those requests',
     );
     expect(serve.stdout).not.toContain(wrong);

@@ -7,7 +7,8 @@ import { TestClient } from '../support/harness.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The CLI under test; STREAM_POSTS_E2E_BIN points the e2e tests at another build (a packed or installed copy). */
-export const BIN = process.env['STREAM_POSTS_E2E_BIN'] || fileURLToPath(new URL('../../bin/stream-posts.js', import.meta.url));
+export const BIN =
+  process.env['STREAM_POSTS_E2E_BIN'] || fileURLToPath(new URL('../../bin/stream-posts.js', import.meta.url));
 const WAIT_MS = 10_000;
 
 export interface Exit {
@@ -54,8 +55,13 @@ export class CliProcess {
   }
 
   /** Waits until `check` holds for the output (or the process ends, or time runs out). */
-  async waitFor(check: (out: { stdout: string; stderr: string }) => boolean, what: string, timeoutMs = WAIT_MS): Promise<void> {
-    const failure = (why: string) => new Error(`${why} waiting for ${what}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
+  async waitFor(
+    check: (out: { stdout: string; stderr: string }) => boolean,
+    what: string,
+    timeoutMs = WAIT_MS,
+  ): Promise<void> {
+    const failure = (why: string) =>
+      new Error(`${why} waiting for ${what}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
     await this.#arrivals.until(
       () => {
         if (check(this)) return true;
@@ -79,7 +85,10 @@ export class CliProcess {
     return Promise.race([
       this.exited,
       new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`no exit within ${timeoutMs} ms\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`)), timeoutMs).unref(),
+        setTimeout(
+          () => reject(new Error(`no exit within ${timeoutMs} ms\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`)),
+          timeoutMs,
+        ).unref(),
       ),
     ]);
   }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { isPlainObject } from '../../src/protocol/objects.js';
 import { COMMANDS } from '../../src/protocol/types.js';
-import type { StreamPostsServer } from '../../src/server/server.js';
+import type { StreamPostsServer } from '../../src/index.js';
 import { adminState, http, KEYS, startTestServer } from '../support/harness.js';
 import {
   clientFrame,
@@ -31,7 +31,12 @@ const WAIT_MS = 10_000;
 // --- who sends: the demo seed's keys ----------------------------------------
 
 type Role = 'macro' | 'whale' | 'alice' | 'bob';
-const ROLE_KEY: Record<Role, string> = { macro: KEYS.macroWire, whale: KEYS.whaleAlerts, alice: KEYS.alice, bob: KEYS.bob };
+const ROLE_KEY: Record<Role, string> = {
+  macro: KEYS.macroWire,
+  whale: KEYS.whaleAlerts,
+  alice: KEYS.alice,
+  bob: KEYS.bob,
+};
 /** The streams each role's user follows or owns, in the server's order. */
 const ROLE_STREAMS: Record<Role, string[]> = {
   macro: ['crypto-legal', 'macro-wire', 'whale-alerts'],
@@ -40,7 +45,12 @@ const ROLE_STREAMS: Record<Role, string[]> = {
   bob: ['macro-wire', 'whale-alerts'],
 };
 /** The one stream a role may publish to (a stream key's own), if any. */
-const ROLE_PUBLISHES: Record<Role, string | undefined> = { macro: 'macro-wire', whale: 'whale-alerts', alice: undefined, bob: undefined };
+const ROLE_PUBLISHES: Record<Role, string | undefined> = {
+  macro: 'macro-wire',
+  whale: 'whale-alerts',
+  alice: undefined,
+  bob: undefined,
+};
 const ROLES = Object.keys(ROLE_KEY) as Role[];
 const ALL_STREAMS = ROLE_STREAMS.alice;
 const WHALE_TARGETS = ['BTC', 'ETH', 'SOL'];
@@ -69,7 +79,9 @@ function frameBytes(frame: Frame): number {
 function withPrinter(c: Case): Case {
   const shown =
     c.frame.kind === 'text'
-      ? JSON.stringify(c.frame.text.length > 400 ? `${c.frame.text.slice(0, 400)}… (${c.frame.text.length} chars)` : c.frame.text)
+      ? JSON.stringify(
+          c.frame.text.length > 400 ? `${c.frame.text.slice(0, 400)}… (${c.frame.text.length} chars)` : c.frame.text,
+        )
       : `<${c.frame.bytes.length} bytes ${c.frame.bytes.subarray(0, 64).toString('hex')}…>`;
   return Object.assign(c, { [fc.toStringMethod]: () => `${c.label} [${c.role}] ${c.frame.kind} ${shown}` });
 }
@@ -90,13 +102,30 @@ const nastyString: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }), weight: 2 },
   {
     arbitrary: fc.string({
-      unit: fc.oneof(loneSurrogate, fc.constantFrom('\u0000', '\u202e', '\ufeff', '\u2028', '"', '\\', ',', ' ', '\u00a0', '\n')),
+      unit: fc.oneof(
+        loneSurrogate,
+        fc.constantFrom('\u0000', '\u202e', '\ufeff', '\u2028', '"', '\\', ',', ' ', '\u00a0', '\n'),
+      ),
       maxLength: 12,
     }),
     weight: 2,
   },
   {
-    arbitrary: fc.constantFrom('', ' ', ',', ' , ,', '__proto__', 'constructor', 'toString', 'null', 'NaN', '-1', '1e3', '0x10', '٣'),
+    arbitrary: fc.constantFrom(
+      '',
+      ' ',
+      ',',
+      ' , ,',
+      '__proto__',
+      'constructor',
+      'toString',
+      'null',
+      'NaN',
+      '-1',
+      '1e3',
+      '0x10',
+      '٣',
+    ),
     weight: 2,
   },
   { arbitrary: fc.integer({ min: 65_000, max: 300_000 }).map((n) => 'é'.repeat(n / 2)), weight: 1 },
@@ -171,8 +200,28 @@ const badStreamIds = fc.oneof(
 );
 
 const badLastPosts = fc.constantFrom<unknown>(
-  -1, 101, 2.5, '5', ' 7 ', '1e2', '0x10', '', ' ', '-0', -0, 1e308, '100', '101',
-  true, null, [], {}, '٣', '9'.repeat(400), '0'.repeat(40) + '5', '\u2003 7',
+  -1,
+  101,
+  2.5,
+  '5',
+  ' 7 ',
+  '1e2',
+  '0x10',
+  '',
+  ' ',
+  '-0',
+  -0,
+  1e308,
+  '100',
+  '101',
+  true,
+  null,
+  [],
+  {},
+  '٣',
+  '9'.repeat(400),
+  '0'.repeat(40) + '5',
+  '\u2003 7',
 );
 
 // --- valid commands, by construction -------------------------------------
@@ -185,7 +234,8 @@ const isoDateTime = fc
   )
   .map(([date, style]) => {
     const iso = date.toISOString();
-    const offsetMinutes = style === '+hh:mm' ? 330 : style === '+hhmm' ? 120 : style === '+hh' ? 60 : style === '-hh:mm' ? -420 : 0;
+    const offsetMinutes =
+      style === '+hh:mm' ? 330 : style === '+hhmm' ? 120 : style === '+hh' ? 60 : style === '-hh:mm' ? -420 : 0;
     const local = new Date(date.getTime() + offsetMinutes * 60_000).toISOString().slice(0, 19);
     const hh = String(Math.floor(Math.abs(offsetMinutes) / 60)).padStart(2, '0');
     const mm = String(Math.abs(offsetMinutes) % 60).padStart(2, '0');
@@ -220,7 +270,10 @@ const validContent = fc.oneof(
 /** A few keys repeat often, so deduplication is exercised; others are 1-256 UTF-16 units. */
 const idempotencyKey = fc.oneof(
   { arbitrary: fc.constantFrom('k1', 'k2', 'k3'), weight: 3 },
-  { arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 256 }).filter((key) => key.length <= 256), weight: 1 },
+  {
+    arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 256 }).filter((key) => key.length <= 256),
+    weight: 1,
+  },
 );
 
 /** An optional argument: absent, explicitly null, or a value. */
@@ -260,7 +313,11 @@ function validSubscribe(role: Role): fc.Arbitrary<Command> {
     ids.map((list) => list.map((id) => `  ${id} `).join(' , ')),
     ids.map((list) => [...list, ...list].map((id) => ` ${id}`)),
   );
-  const lastPosts = fc.oneof(fc.constant(undefined), fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100 }).map((n) => ` ${n} `));
+  const lastPosts = fc.oneof(
+    fc.constant(undefined),
+    fc.integer({ min: 0, max: 100 }),
+    fc.integer({ min: 0, max: 100 }).map((n) => ` ${n} `),
+  );
   return fc
     .record({
       event: fc.constantFrom('on-stream-post', 'on-stream-post-tree'),
@@ -287,18 +344,38 @@ function dataOf(command: Command): Record<string, unknown> {
   return command['data'] as Record<string, unknown>;
 }
 
-const DATA_KEYS = ['streamId', 'content', 'contentType', 'releaseAt', 'customTarget', 'idempotencyKey', 'streamIds', 'lastPosts'];
+const DATA_KEYS = [
+  'streamId',
+  'content',
+  'contentType',
+  'releaseAt',
+  'customTarget',
+  'idempotencyKey',
+  'streamIds',
+  'lastPosts',
+];
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.constantFrom(...DATA_KEYS).map((key) => ({ name: `drop ${key}`, apply: (c: Command) => void delete dataOf(c)[key] })),
+  fc
+    .constantFrom(...DATA_KEYS)
+    .map((key) => ({ name: `drop ${key}`, apply: (c: Command) => void delete dataOf(c)[key] })),
   fc.tuple(fc.constantFrom(...DATA_KEYS), junkValue).map(([key, value]) => ({
     name: `${key}=junk`,
     apply: (c: Command) => void (dataOf(c)[key] = value),
   })),
-  badDate.map((value) => ({ name: 'releaseAt=bad date', apply: (c: Command) => void (dataOf(c)['releaseAt'] = value) })),
+  badDate.map((value) => ({
+    name: 'releaseAt=bad date',
+    apply: (c: Command) => void (dataOf(c)['releaseAt'] = value),
+  })),
   badStreamId.map((value) => ({ name: 'streamId=wrong', apply: (c: Command) => void (dataOf(c)['streamId'] = value) })),
-  badStreamIds.map((value) => ({ name: 'streamIds=wrong', apply: (c: Command) => void (dataOf(c)['streamIds'] = value) })),
-  badLastPosts.map((value) => ({ name: 'lastPosts=wrong', apply: (c: Command) => void (dataOf(c)['lastPosts'] = value) })),
+  badStreamIds.map((value) => ({
+    name: 'streamIds=wrong',
+    apply: (c: Command) => void (dataOf(c)['streamIds'] = value),
+  })),
+  badLastPosts.map((value) => ({
+    name: 'lastPosts=wrong',
+    apply: (c: Command) => void (dataOf(c)['lastPosts'] = value),
+  })),
   fc.constantFrom('', ' ', 'x'.repeat(64 * 1024 + 1), 'é'.repeat(32 * 1024 + 1), '\u0000').map((value) => ({
     name: 'content=edge',
     apply: (c: Command) => void (dataOf(c)['content'] = value),
@@ -317,11 +394,13 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   })),
   fc.tuple(nastyString, junkValue).map(([key, value]) => ({
     name: 'unknown data field',
-    apply: (c: Command) => void Object.defineProperty(dataOf(c), key, { value, enumerable: true, writable: true, configurable: true }),
+    apply: (c: Command) =>
+      void Object.defineProperty(dataOf(c), key, { value, enumerable: true, writable: true, configurable: true }),
   })),
   fc.tuple(nastyString, junkValue).map(([key, value]) => ({
     name: 'unknown top-level field',
-    apply: (c: Command) => void Object.defineProperty(c, key, { value, enumerable: true, writable: true, configurable: true }),
+    apply: (c: Command) =>
+      void Object.defineProperty(c, key, { value, enumerable: true, writable: true, configurable: true }),
   })),
   junkValue.map((value) => ({ name: 'data=junk', apply: (c: Command) => void (c['data'] = value) })),
   fc.constant({ name: 'drop data', apply: (c: Command) => void delete c['data'] }),
@@ -330,7 +409,16 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc
     .oneof(
       fc.constantFrom<unknown>(
-        'Add-Stream-Post', 'add-stream-post ', 'on-stream-posts', 'on_stream_post', '', 'ADD-STREAM-POST', null, 7, ['add-stream-post'], {},
+        'Add-Stream-Post',
+        'add-stream-post ',
+        'on-stream-posts',
+        'on_stream_post',
+        '',
+        'ADD-STREAM-POST',
+        null,
+        7,
+        ['add-stream-post'],
+        {},
       ),
       nastyString,
       fc.constantFrom(...COMMANDS),
@@ -361,19 +449,29 @@ const textMutation: fc.Arbitrary<{ name: string; apply: (text: string) => string
       name: `duplicate key ${pair.slice(0, 20)}`,
       apply: (text: string) => (text.startsWith('{') && text.length > 2 ? `{${pair},${text.slice(1)}` : text),
     })),
-  fc.constantFrom('\ufeff', ' \n\t', '[', '').map((prefix) => ({ name: 'prefixed', apply: (text: string) => prefix + text })),
-  fc.constantFrom(' ', 'x', '}', ',{}', '\u0000').map((suffix) => ({ name: 'suffixed', apply: (text: string) => text + suffix })),
+  fc
+    .constantFrom('\ufeff', ' \n\t', '[', '')
+    .map((prefix) => ({ name: 'prefixed', apply: (text: string) => prefix + text })),
+  fc
+    .constantFrom(' ', 'x', '}', ',{}', '\u0000')
+    .map((suffix) => ({ name: 'suffixed', apply: (text: string) => text + suffix })),
   fc.integer({ min: 1000, max: 100_000 }).map((depth) => ({
     name: `nested ${depth} deep`,
     apply: (text: string) =>
-      text.startsWith('{') && text.length > 2 ? `{"deep":${'['.repeat(depth)}${']'.repeat(depth)},${text.slice(1)}` : text,
+      text.startsWith('{') && text.length > 2
+        ? `{"deep":${'['.repeat(depth)}${']'.repeat(depth)},${text.slice(1)}`
+        : text,
   })),
 );
 
 function mutatedCase(base: (role: Role) => fc.Arbitrary<Command>, kind: string): fc.Arbitrary<Case> {
   return fc.constantFrom(...ROLES).chain((role) =>
     fc
-      .tuple(base(role), fc.array(mutation, { minLength: 1, maxLength: 3 }), fc.option(textMutation, { freq: 4, nil: undefined }))
+      .tuple(
+        base(role),
+        fc.array(mutation, { minLength: 1, maxLength: 3 }),
+        fc.option(textMutation, { freq: 4, nil: undefined }),
+      )
       .map(([generated, mutations, onText]) => {
         // Mutated on a copy: fast-check may hand the same generated value out again.
         const command = structuredClone(generated);
@@ -395,7 +493,10 @@ function caseOf(role: Role, frame: Frame, label: string): Case {
 /** A publish padded past the 1 MiB frame limit, as text or binary. */
 function oversized(kind: 'text' | 'binary', extra: number): Frame {
   const content = 'z'.repeat(MiB + extra);
-  const text = JSON.stringify({ event: 'add-stream-post', data: { streamId: 'macro-wire', contentType: 'rawtext', content } });
+  const text = JSON.stringify({
+    event: 'add-stream-post',
+    data: { streamId: 'macro-wire', contentType: 'rawtext', content },
+  });
   return kind === 'text' ? { kind, text } : { kind, bytes: Buffer.from(text) };
 }
 
@@ -408,12 +509,17 @@ const fuzzCase: fc.Arbitrary<Case> = fc
       weight: 15,
     },
     {
-      arbitrary: anyRole.chain((role) => validSubscribe(role).map((command) => textCase(role, command, 'valid subscribe', 'sub_ack'))),
+      arbitrary: anyRole.chain((role) =>
+        validSubscribe(role).map((command) => textCase(role, command, 'valid subscribe', 'sub_ack')),
+      ),
       weight: 10,
     },
     { arbitrary: mutatedCase(validPublish, 'mutated publish'), weight: 40 },
     { arbitrary: mutatedCase(validSubscribe, 'mutated subscribe'), weight: 20 },
-    { arbitrary: fc.tuple(anyRole, fc.jsonValue()).map(([role, value]) => textCase(role, value, 'random JSON value')), weight: 10 },
+    {
+      arbitrary: fc.tuple(anyRole, fc.jsonValue()).map(([role, value]) => textCase(role, value, 'random JSON value')),
+      weight: 10,
+    },
     {
       arbitrary: fc
         .tuple(anyRole, fc.constantFrom(...COMMANDS), fc.anything({ maxDepth: 3 }))
@@ -435,13 +541,21 @@ const fuzzCase: fc.Arbitrary<Case> = fc
     {
       arbitrary: fc
         .tuple(fc.constantFrom<Role>('macro', 'alice'), validPublish('macro'))
-        .map(([role, command]) => caseOf(role, { kind: 'binary', bytes: Buffer.from(JSON.stringify(command)) }, 'a valid publish as a binary frame')),
+        .map(([role, command]) =>
+          caseOf(
+            role,
+            { kind: 'binary', bytes: Buffer.from(JSON.stringify(command)) },
+            'a valid publish as a binary frame',
+          ),
+        ),
       weight: 5,
     },
     {
       arbitrary: fc
         .tuple(anyRole, fc.uint8Array({ minLength: 1, maxLength: 60 }))
-        .map(([role, bytes]) => caseOf(role, { kind: 'text-bytes', bytes: Buffer.from(bytes) }, 'random bytes as a text frame')),
+        .map(([role, bytes]) =>
+          caseOf(role, { kind: 'text-bytes', bytes: Buffer.from(bytes) }, 'random bytes as a text frame'),
+        ),
       weight: 5,
     },
     {
@@ -489,10 +603,12 @@ function replyProblems(c: Case, view: View, reply: Record<string, unknown>): str
   const code = event === 'error' ? data?.['code'] : undefined;
   if (event === 'error') problems.push(...errorProblems(reply));
   const want = (expected: string, why: string) => {
-    if (code !== expected) problems.push(`${why}: expected error ${expected}, got ${String(event)} ${String(code ?? '')}`);
+    if (code !== expected)
+      problems.push(`${why}: expected error ${expected}, got ${String(event)} ${String(code ?? '')}`);
   };
   const noRequestId = () => {
-    if ('requestId' in reply) problems.push(`reply carries requestId ${JSON.stringify(reply['requestId'])} the frame could not give it`);
+    if ('requestId' in reply)
+      problems.push(`reply carries requestId ${JSON.stringify(reply['requestId'])} the frame could not give it`);
   };
   if (view.binary) {
     want('bad-request', 'binary frame');
@@ -519,7 +635,9 @@ function replyProblems(c: Case, view: View, reply: Record<string, unknown>): str
   if (typeof requestId === 'string' && reply['requestId'] !== requestId) {
     // A requestId the server will not carry back must be refused as such, not dropped.
     if (code === 'bad-request' && !('requestId' in reply) && requestId.length > 256) return problems;
-    problems.push(`requestId ${JSON.stringify(requestId).slice(0, 80)} not echoed (got ${JSON.stringify(reply['requestId'])})`);
+    problems.push(
+      `requestId ${JSON.stringify(requestId).slice(0, 80)} not echoed (got ${JSON.stringify(reply['requestId'])})`,
+    );
   }
   if (requestId === undefined) noRequestId();
   const command = raw['event'];
@@ -533,7 +651,8 @@ function replyProblems(c: Case, view: View, reply: Record<string, unknown>): str
   }
   if (event === 'error') {
     if (!COMMAND_ERRORS.includes(String(code))) problems.push(`${command} failed with ${String(code)}`);
-    if (data && 'command' in data && data['command'] !== command) problems.push(`error names command ${String(data['command'])}`);
+    if (data && 'command' in data && data['command'] !== command)
+      problems.push(`error names command ${String(data['command'])}`);
   } else if (command === 'add-stream-post') {
     if (event !== 'ack') problems.push(`a publish was answered with ${String(event)}`);
     else problems.push(...ackProblems(c.role, raw['data'], data));
@@ -549,25 +668,38 @@ function replyProblems(c: Case, view: View, reply: Record<string, unknown>): str
 function ackProblems(role: Role, args: unknown, data: Record<string, unknown> | undefined): string[] {
   const problems: string[] = [];
   const post = data?.['post'] as Record<string, unknown> | undefined;
-  if (!data || Object.keys(data).sort().join() !== 'duplicate,post') problems.push(`ack data is ${JSON.stringify(data)}`);
+  if (!data || Object.keys(data).sort().join() !== 'duplicate,post')
+    problems.push(`ack data is ${JSON.stringify(data)}`);
   if (typeof data?.['duplicate'] !== 'boolean') problems.push('ack duplicate is not a boolean');
   problems.push(...postProblems(post, 'ack'));
   if (!isPlainObject(args)) return [...problems, 'acked a publish without arguments'];
   if (ROLE_PUBLISHES[role] === undefined) problems.push(`a ${role} key published`);
   if (post?.['streamId'] !== ROLE_PUBLISHES[role] || args['streamId'] !== post?.['streamId']) {
-    problems.push(`acked a post on ${String(post?.['streamId'])} for streamId ${JSON.stringify(args['streamId'])} with the ${role} key`);
+    problems.push(
+      `acked a post on ${String(post?.['streamId'])} for streamId ${JSON.stringify(args['streamId'])} with the ${role} key`,
+    );
   }
   if (data?.['duplicate'] === false) {
     if (post?.['text'] !== args['content']) problems.push('the acked text is not the content sent');
     if (post?.['contentType'] !== args['contentType']) problems.push('the acked contentType is not the one sent');
-    if (post?.['customTarget'] !== (args['customTarget'] ?? null)) problems.push('the acked customTarget is not the one sent');
+    if (post?.['customTarget'] !== (args['customTarget'] ?? null))
+      problems.push('the acked customTarget is not the one sent');
   }
   return problems;
 }
 
-function subAckProblems(role: Role, command: string, args: unknown, data: Record<string, unknown> | undefined): string[] {
+function subAckProblems(
+  role: Role,
+  command: string,
+  args: unknown,
+  data: Record<string, unknown> | undefined,
+): string[] {
   const problems: string[] = [];
-  if (!data || Object.keys(data).sort().join() !== 'command,lastPosts,streamIds') return [`sub_ack data is ${JSON.stringify(data)}`];
+  if (!data || Object.keys(data).sort().join() !== 'command,history,lastPosts,streamIds')
+    return [`sub_ack data is ${JSON.stringify(data)}`];
+  const history = data['history'];
+  if (typeof history !== 'number' || !Number.isInteger(history) || history < 0)
+    problems.push(`sub_ack history ${String(history)}`);
   if (data['command'] !== command) problems.push(`sub_ack for ${String(data['command'])}, sent ${command}`);
   const ids = data['streamIds'];
   if (!Array.isArray(ids) || ids.length === 0 || !ids.every((id) => ROLE_STREAMS[role].includes(id as string))) {
@@ -578,11 +710,19 @@ function subAckProblems(role: Role, command: string, args: unknown, data: Record
     problems.push(`sub_ack lastPosts ${String(lastPosts)}`);
   }
   const sent = isPlainObject(args) ? args : {};
-  if (Number(sent['lastPosts'] ?? 0) !== lastPosts) problems.push(`lastPosts ${JSON.stringify(sent['lastPosts'])} acked as ${String(lastPosts)}`);
+  if (Number(sent['lastPosts'] ?? 0) !== lastPosts)
+    problems.push(`lastPosts ${JSON.stringify(sent['lastPosts'])} acked as ${String(lastPosts)}`);
   const requested = sent['streamIds'];
-  const named = typeof requested === 'string' || Array.isArray(requested)
-    ? [...new Set((typeof requested === 'string' ? requested.split(',') : (requested as string[])).map((id) => id.trim()).filter((id) => id !== ''))]
-    : [];
+  const named =
+    typeof requested === 'string' || Array.isArray(requested)
+      ? [
+          ...new Set(
+            (typeof requested === 'string' ? requested.split(',') : (requested as string[]))
+              .map((id) => id.trim())
+              .filter((id) => id !== ''),
+          ),
+        ]
+      : [];
   const expected = named.length === 0 ? ROLE_STREAMS[role] : named;
   if (JSON.stringify(ids) !== JSON.stringify(expected)) {
     problems.push(`sub_ack streamIds ${JSON.stringify(ids)}, asked for ${JSON.stringify(expected)}`);
@@ -594,9 +734,14 @@ function subAckProblems(role: Role, command: string, args: unknown, data: Record
 function deliveryProblems(message: Record<string, unknown>): string[] {
   const event = message['event'];
   if (event === 'stream.post.created' || event === 'stream.post.released') {
-    return [...envelopeProblems(message), ...('requestId' in message ? ['a post carries a requestId'] : []), ...postProblems(message['data'])];
+    return [
+      ...envelopeProblems(message),
+      ...('requestId' in message ? ['a post carries a requestId'] : []),
+      ...postProblems(message['data']),
+    ];
   }
-  if (event === 'keep-alive') return JSON.stringify(message) === '{"event":"keep-alive","data":{}}' ? [] : ['malformed keep-alive'];
+  if (event === 'keep-alive')
+    return JSON.stringify(message) === '{"event":"keep-alive","data":{}}' ? [] : ['malformed keep-alive'];
   if (event === undefined) {
     const ok =
       typeof message['_id'] === 'string' &&
@@ -649,7 +794,10 @@ class Fuzzer {
 
     const closeCode = expectedClose(c.frame);
     if (closeCode !== undefined) {
-      const closed = await Promise.race([client.closed, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), WAIT_MS))]);
+      const closed = await Promise.race([
+        client.closed,
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), WAIT_MS)),
+      ]);
       expect(closed?.code, 'close code').toBe(closeCode);
       const replies = client.received.slice(from).filter((r) => REPLY_EVENTS.has(String(r.message?.['event'])));
       expect(replies, 'no reply to a frame that closes the connection').toEqual([]);
@@ -657,12 +805,19 @@ class Fuzzer {
       // A sentinel after the frame: everything before its reply answers the frame.
       const sentinel = `sentinel-${(this.#sentinel += 1)}`;
       client.send(JSON.stringify({ event: 'fuzz-sentinel', requestId: sentinel }));
-      const isSentinelReply = (m: Record<string, unknown>) => m['requestId'] === sentinel && REPLY_EVENTS.has(String(m['event']));
+      const isSentinelReply = (m: Record<string, unknown>) =>
+        m['requestId'] === sentinel && REPLY_EVENTS.has(String(m['event']));
       const end = await client.waitFor(isSentinelReply, `reply to ${sentinel}`, WAIT_MS, from);
       const sentinelReply = client.received[end]!.message!;
-      expect([sentinelReply['event'], (sentinelReply['data'] as Record<string, unknown>)['code']]).toEqual(['error', 'unknown-command']);
+      expect([sentinelReply['event'], (sentinelReply['data'] as Record<string, unknown>)['code']]).toEqual([
+        'error',
+        'unknown-command',
+      ]);
       const between = client.received.slice(from, end);
-      expect(between.filter((r) => r.binary || !r.message).map((r) => r.raw ?? '<binary>'), 'frames that are not JSON objects').toEqual([]);
+      expect(
+        between.filter((r) => r.binary || !r.message).map((r) => r.raw ?? '<binary>'),
+        'frames that are not JSON objects',
+      ).toEqual([]);
       const replies = between.filter((r) => REPLY_EVENTS.has(String(r.message!['event']))).map((r) => r.message!);
       expect(replies.length, `replies to one frame: ${JSON.stringify(replies).slice(0, 500)}`).toBe(1);
       const reply = replies[0]!;
@@ -672,16 +827,27 @@ class Fuzzer {
       expect(others.flatMap((r) => deliveryProblems(r.message!))).toEqual([]);
       if (reply['event'] === 'ack') this.#record(view, reply);
     }
-    expect((await adminState(this.server)).posts, 'posts in the store').toBe(this.basePosts + this.ledger.created.length);
+    expect((await adminState(this.server)).posts, 'posts in the store').toBe(
+      this.basePosts + this.ledger.created.length,
+    );
   }
 
   #record(view: View, reply: Record<string, unknown>): void {
-    const data = reply['data'] as { post: { id: string; streamId: string; text: string; hidden: boolean }; duplicate: boolean };
-    const args = !view.binary && view.json.ok && isPlainObject(view.json.value) ? (view.json.value['data'] as Record<string, unknown>) : {};
-    const key = typeof args['idempotencyKey'] === 'string' ? `${data.post.streamId}\u0000${args['idempotencyKey']}` : undefined;
+    const data = reply['data'] as {
+      post: { id: string; streamId: string; text: string; hidden: boolean };
+      duplicate: boolean;
+    };
+    const args =
+      !view.binary && view.json.ok && isPlainObject(view.json.value)
+        ? (view.json.value['data'] as Record<string, unknown>)
+        : {};
+    const key =
+      typeof args['idempotencyKey'] === 'string' ? `${data.post.streamId}\u0000${args['idempotencyKey']}` : undefined;
     if (data.duplicate) {
       expect(key, 'a duplicate ack for a publish without idempotencyKey').toBeDefined();
-      expect(data.post.id, 'a duplicate ack returns the post first published with the key').toBe(this.ledger.byKey.get(key!));
+      expect(data.post.id, 'a duplicate ack returns the post first published with the key').toBe(
+        this.ledger.byKey.get(key!),
+      );
       return;
     }
     expect(this.ledger.ids.has(data.post.id), 'a new post with an id already used').toBe(false);
@@ -696,44 +862,49 @@ class Fuzzer {
 }
 
 describe('fuzzing command frames', () => {
-  it(
-    `answers ${RUNS} random and mutated frames once each, well formed, and creates exactly the acked posts`,
-    async () => {
-      const server = await startTestServer();
-      // The owner of every stream sees every post, custom targets included.
-      const watcher = await connectWire(server, KEYS.newsdesk);
-      expect((await request(watcher, 'on-stream-post', {}, 'watch')).event).toBe('sub_ack');
-      const fuzzer = new Fuzzer(server, (await adminState(server)).posts);
+  it(`answers ${RUNS} random and mutated frames once each, well formed, and creates exactly the acked posts`, async () => {
+    const server = await startTestServer();
+    // The owner of every stream sees every post, custom targets included.
+    const watcher = await connectWire(server, KEYS.newsdesk);
+    expect((await request(watcher, 'on-stream-post', {}, 'watch')).event).toBe('sub_ack');
+    const fuzzer = new Fuzzer(server, (await adminState(server)).posts);
 
-      await fc.assert(
-        fc.asyncProperty(fuzzCase, (c) => fuzzer.run(c)),
-        { seed: SEED, numRuns: RUNS, endOnFailure: true },
-      );
+    await fc.assert(
+      fc.asyncProperty(fuzzCase, (c) => fuzzer.run(c)),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
 
-      const { created } = fuzzer.ledger;
-      // Enough of each outcome that the run meant something.
-      expect(created.length).toBeGreaterThan(RUNS / 20);
-      expect(fuzzer.ledger.byKey.size).toBeGreaterThan(0);
+    const { created } = fuzzer.ledger;
+    // Enough of each outcome that the run meant something.
+    expect(created.length).toBeGreaterThan(RUNS / 20);
+    expect(fuzzer.ledger.byKey.size).toBeGreaterThan(0);
 
-      // Still accepting connections; a known-good publish works and is the last thing the watcher sees.
-      const publisher = await connectWire(server, KEYS.macroWire);
-      const marker = await request(publisher, 'add-stream-post', { streamId: 'macro-wire', content: 'marker', contentType: 'rawtext' }, 'marker');
-      expect(marker.event).toBe('ack');
-      const markerId = (marker['data'] as { post: { id: string } }).post.id;
-      await watcher.waitFor((m) => m['event'] === 'stream.post.created' && (m['data'] as { id: string }).id === markerId, 'the marker', WAIT_MS);
+    // Still accepting connections; a known-good publish works and is the last thing the watcher sees.
+    const publisher = await connectWire(server, KEYS.macroWire);
+    const marker = await request(
+      publisher,
+      'add-stream-post',
+      { streamId: 'macro-wire', content: 'marker', contentType: 'rawtext' },
+      'marker',
+    );
+    expect(marker.event).toBe('ack');
+    const markerId = (marker['data'] as { post: { id: string } }).post.id;
+    await watcher.waitFor(
+      (m) => m['event'] === 'stream.post.created' && (m['data'] as { id: string }).id === markerId,
+      'the marker',
+      WAIT_MS,
+    );
 
-      const seen = watcher.received.map((r) => r.message!).filter((m) => m['event'] === 'stream.post.created');
-      expect(seen.map((m) => (m['data'] as { id: string }).id)).toEqual([...created.map((post) => post.id), markerId]);
-      const released = watcher.received.map((r) => r.message!).filter((m) => m['event'] === 'stream.post.released');
-      const hidden = new Set(created.filter((post) => post.hidden).map((post) => post.id));
-      const releasedIds = released.map((m) => (m['data'] as { id: string }).id);
-      expect(new Set(releasedIds).size).toBe(releasedIds.length);
-      for (const id of releasedIds) expect(hidden.has(id)).toBe(true);
-      expect((await adminState(server)).posts).toBe(fuzzer.basePosts + created.length + 1);
-      expect((await http(server, 'GET', '/healthz')).status).toBe(200);
-    },
-    120_000,
-  );
+    const seen = watcher.received.map((r) => r.message!).filter((m) => m['event'] === 'stream.post.created');
+    expect(seen.map((m) => (m['data'] as { id: string }).id)).toEqual([...created.map((post) => post.id), markerId]);
+    const released = watcher.received.map((r) => r.message!).filter((m) => m['event'] === 'stream.post.released');
+    const hidden = new Set(created.filter((post) => post.hidden).map((post) => post.id));
+    const releasedIds = released.map((m) => (m['data'] as { id: string }).id);
+    expect(new Set(releasedIds).size).toBe(releasedIds.length);
+    for (const id of releasedIds) expect(hidden.has(id)).toBe(true);
+    expect((await adminState(server)).posts).toBe(fuzzer.basePosts + created.length + 1);
+    expect((await http(server, 'GET', '/healthz')).status).toBe(200);
+  }, 120_000);
 
   it('accepts releaseAt at any ISO 8601 date-time of years 0000-9999: hidden when ahead, shown when past', async () => {
     const server = await startTestServer();
@@ -742,7 +913,11 @@ describe('fuzzing command frames', () => {
     let sent = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.date({ min: new Date('0000-01-01T00:00:00.000Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }),
+        fc.date({
+          min: new Date('0000-01-01T00:00:00.000Z'),
+          max: new Date('9999-12-31T23:59:59.999Z'),
+          noInvalidDate: true,
+        }),
         fc.boolean(),
         async (date, withMs) => {
           const iso = date.toISOString();
@@ -763,56 +938,61 @@ describe('fuzzing command frames', () => {
     expect((await adminState(server)).posts).toBe(posts + sent);
   });
 
-  it(
-    `survives ${RAW_RUNS} connections that send raw garbage, before or after the handshake`,
-    async () => {
-      const server = await startTestServer();
-      const { posts } = await adminState(server);
-      const garbage = fc.oneof(
-        fc.uint8Array({ minLength: 1, maxLength: 300 }).map((bytes) => ({ handshake: false, bytes: Buffer.from(bytes) })),
-        fc.uint8Array({ minLength: 1, maxLength: 300 }).map((bytes) => ({ handshake: true, bytes: Buffer.from(bytes) })),
-        // A well-formed frame header of any opcode around random (unmasked or masked) payload.
-        fc
-          .tuple(fc.integer({ min: 0, max: 15 }), fc.uint8Array({ maxLength: 120 }), fc.boolean())
-          .map(([opcode, payload, masked]) => {
-            const frame = clientFrame(opcode, Buffer.from(payload));
-            return { handshake: true, bytes: masked ? frame : Buffer.concat([Buffer.from([frame[0]!, frame[1]! & 0x7f]), Buffer.from(payload)]) };
-          }),
-      );
-
-      await fc.assert(
-        fc.asyncProperty(garbage, async ({ handshake, bytes }) => {
-          const socket = await rawConnect(server);
-          if (handshake) socket.write(upgradeRequest(server, KEYS.alice));
-          socket.write(bytes);
-          socket.end();
-          const { bytes: received, ended } = await readAll(socket, WAIT_MS);
-          // The server ends every such connection once the peer has (half-)closed.
-          expect(ended).toBe(true);
-          if (!received.subarray(0, 16).toString('latin1').startsWith('HTTP/1.1 101')) return;
-          const { frames } = parseServerBytes(received);
-          for (const frame of frames) {
-            if (frame.opcode === OPCODE.close) {
-              if (frame.payload.length >= 2) expect([1000, 1001, 1002, 1007, 1009]).toContain(frame.payload.readUInt16BE(0));
-              continue;
-            }
-            expect([OPCODE.text, OPCODE.ping, OPCODE.pong]).toContain(frame.opcode);
-            if (frame.opcode !== OPCODE.text) continue;
-            const message = JSON.parse(frame.payload.toString('utf8')) as Record<string, unknown>;
-            expect(envelopeProblems(message)).toEqual([]);
-            if (message['event'] === 'error') expect(errorProblems(message)).toEqual([]);
-            else expect(message['event']).toBe('connected');
-          }
+  it(`survives ${RAW_RUNS} connections that send raw garbage, before or after the handshake`, async () => {
+    const server = await startTestServer();
+    const { posts } = await adminState(server);
+    const garbage = fc.oneof(
+      fc.uint8Array({ minLength: 1, maxLength: 300 }).map((bytes) => ({ handshake: false, bytes: Buffer.from(bytes) })),
+      fc.uint8Array({ minLength: 1, maxLength: 300 }).map((bytes) => ({ handshake: true, bytes: Buffer.from(bytes) })),
+      // A well-formed frame header of any opcode around random (unmasked or masked) payload.
+      fc
+        .tuple(fc.integer({ min: 0, max: 15 }), fc.uint8Array({ maxLength: 120 }), fc.boolean())
+        .map(([opcode, payload, masked]) => {
+          const frame = clientFrame(opcode, Buffer.from(payload));
+          return {
+            handshake: true,
+            bytes: masked ? frame : Buffer.concat([Buffer.from([frame[0]!, frame[1]! & 0x7f]), Buffer.from(payload)]),
+          };
         }),
-        { seed: SEED, numRuns: RAW_RUNS, endOnFailure: true },
-      );
+    );
 
-      const client = await connectWire(server, KEYS.macroWire);
-      const ack = await request(client, 'add-stream-post', { streamId: 'macro-wire', content: 'still here', contentType: 'rawtext' }, 'after');
-      expect(ack.event).toBe('ack');
-      expect((await adminState(server)).posts).toBe(posts + 1);
-      expect(client.ws.readyState).toBe(WebSocket.OPEN);
-    },
-    60_000,
-  );
+    await fc.assert(
+      fc.asyncProperty(garbage, async ({ handshake, bytes }) => {
+        const socket = await rawConnect(server);
+        if (handshake) socket.write(upgradeRequest(server, KEYS.alice));
+        socket.write(bytes);
+        socket.end();
+        const { bytes: received, ended } = await readAll(socket, WAIT_MS);
+        // The server ends every such connection once the peer has (half-)closed.
+        expect(ended).toBe(true);
+        if (!received.subarray(0, 16).toString('latin1').startsWith('HTTP/1.1 101')) return;
+        const { frames } = parseServerBytes(received);
+        for (const frame of frames) {
+          if (frame.opcode === OPCODE.close) {
+            if (frame.payload.length >= 2)
+              expect([1000, 1001, 1002, 1007, 1009]).toContain(frame.payload.readUInt16BE(0));
+            continue;
+          }
+          expect([OPCODE.text, OPCODE.ping, OPCODE.pong]).toContain(frame.opcode);
+          if (frame.opcode !== OPCODE.text) continue;
+          const message = JSON.parse(frame.payload.toString('utf8')) as Record<string, unknown>;
+          expect(envelopeProblems(message)).toEqual([]);
+          if (message['event'] === 'error') expect(errorProblems(message)).toEqual([]);
+          else expect(message['event']).toBe('connected');
+        }
+      }),
+      { seed: SEED, numRuns: RAW_RUNS, endOnFailure: true },
+    );
+
+    const client = await connectWire(server, KEYS.macroWire);
+    const ack = await request(
+      client,
+      'add-stream-post',
+      { streamId: 'macro-wire', content: 'still here', contentType: 'rawtext' },
+      'after',
+    );
+    expect(ack.event).toBe('ack');
+    expect((await adminState(server)).posts).toBe(posts + 1);
+    expect(client.ws.readyState).toBe(WebSocket.OPEN);
+  }, 60_000);
 });

@@ -6,7 +6,7 @@ import { ERROR_CODES } from '../../src/protocol/errors.js';
 import { isPlainObject } from '../../src/protocol/objects.js';
 import { COMMANDS } from '../../src/protocol/types.js';
 import type { LogFields, LogLevel, Logger } from '../../src/server/logger.js';
-import type { StreamPostsServer } from '../../src/server/server.js';
+import type { ServerAddress } from '../support/harness.js';
 // Evaluated before this module's body, so the harness's afterEach (closing
 // servers) is registered before ours whatever order a test file imports them in.
 import '../support/harness.js';
@@ -67,7 +67,12 @@ export class WireClient {
         parsed = undefined;
       }
       const message = isPlainObject(parsed) ? (options.summarize?.(parsed) ?? parsed) : undefined;
-      this.received.push({ at: performance.now(), binary: isBinary, message, ...(message ? {} : { raw: text.slice(0, 200) }) });
+      this.received.push({
+        at: performance.now(),
+        binary: isBinary,
+        message,
+        ...(message ? {} : { raw: text.slice(0, 200) }),
+      });
       this.#arrivals.notify();
     });
     ws.on('ping', () => {
@@ -93,7 +98,8 @@ export class WireClient {
     await this.#arrivals.until(
       () => {
         if (ready()) return true;
-        if (failOnClose && this.#closeInfo) throw new Error(`closed (${JSON.stringify(this.#closeInfo)}) while waiting for ${what}`);
+        if (failOnClose && this.#closeInfo)
+          throw new Error(`closed (${JSON.stringify(this.#closeInfo)}) while waiting for ${what}`);
         return false;
       },
       timeoutMs,
@@ -111,7 +117,12 @@ export class WireClient {
   }
 
   /** Waits for a message at or after `from` that matches; returns its index. */
-  async waitFor(match: (message: Record<string, unknown>) => boolean, what: string, timeoutMs: number, from = 0): Promise<number> {
+  async waitFor(
+    match: (message: Record<string, unknown>) => boolean,
+    what: string,
+    timeoutMs: number,
+    from = 0,
+  ): Promise<number> {
     let index = -1;
     await this.until(() => (index = this.indexOf(match, from)) >= 0, what, timeoutMs);
     return index;
@@ -124,11 +135,14 @@ export class WireClient {
 
 /** Opens a WebSocket to the server; with a key, waits for `connected`. */
 export async function connectWire(
-  server: StreamPostsServer,
+  server: ServerAddress,
   key: string,
   options: WireClientOptions & { path?: string; wsOptions?: WebSocket.ClientOptions } = {},
 ): Promise<WireClient> {
-  const ws = new WebSocket(`${server.url}${options.path ?? '/v1/ws'}`, { headers: { 'x-api-key': key }, ...options.wsOptions });
+  const ws = new WebSocket(`${server.url}${options.path ?? '/v1/ws'}`, {
+    headers: { 'x-api-key': key },
+    ...options.wsOptions,
+  });
   const client = new WireClient(ws, options);
   cleanups.push(() => ws.terminate());
   await new Promise<void>((resolve, reject) => {
@@ -198,7 +212,7 @@ export class RecordingLogger implements Logger {
  * server-side `bufferedAmount` (ws adds its sender's queue, which stays empty
  * without permessage-deflate, off on this server).
  */
-export function serverSideSocket(server: StreamPostsServer, clientSocket: net.Socket): net.Socket {
+export function serverSideSocket(server: ServerAddress, clientSocket: net.Socket): net.Socket {
   const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
   const matches = handles.filter(
     (handle): handle is net.Socket =>
@@ -239,7 +253,7 @@ export function clientFrame(opcode: number, payload: Buffer): Buffer {
 }
 
 /** The HTTP upgrade request of a WebSocket handshake. */
-export function upgradeRequest(server: StreamPostsServer, key: string, path = '/v1/ws'): string {
+export function upgradeRequest(server: ServerAddress, key: string, path = '/v1/ws'): string {
   return [
     `GET ${path} HTTP/1.1`,
     `Host: 127.0.0.1:${server.port}`,
@@ -254,7 +268,7 @@ export function upgradeRequest(server: StreamPostsServer, key: string, path = '/
 }
 
 /** A raw TCP connection to the server; nothing is read from it until `readAll`. */
-export async function rawConnect(server: StreamPostsServer): Promise<net.Socket> {
+export async function rawConnect(server: ServerAddress): Promise<net.Socket> {
   const socket = net.connect(server.port, '127.0.0.1');
   socket.on('error', () => {});
   cleanups.push(() => socket.destroy());
@@ -322,7 +336,17 @@ export function parseServerBytes(bytes: Buffer): { head: string; frames: ServerF
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const POST_FIELDS = ['contentType', 'createdAt', 'customTarget', 'hidden', 'id', 'releaseAt', 'streamId', 'streamName', 'text'];
+const POST_FIELDS = [
+  'contentType',
+  'createdAt',
+  'customTarget',
+  'hidden',
+  'id',
+  'releaseAt',
+  'streamId',
+  'streamName',
+  'text',
+];
 
 /**
  * Problems with a value that should be a Post of PROTOCOL.md B3; empty when it
@@ -338,7 +362,8 @@ export function postProblems(value: unknown, as: 'delivered' | 'ack' = 'delivere
   if (typeof streamId !== 'string') problems.push('streamId is not a string');
   if (typeof streamName !== 'string') problems.push('streamName is not a string');
   if (text !== null && typeof text !== 'string') problems.push('text is not a string or null');
-  if (contentType !== 'rawtext' && contentType !== 'markdown') problems.push(`contentType ${JSON.stringify(contentType)}`);
+  if (contentType !== 'rawtext' && contentType !== 'markdown')
+    problems.push(`contentType ${JSON.stringify(contentType)}`);
   if (typeof createdAt !== 'string' || !ISO_MS.test(createdAt)) problems.push(`createdAt ${JSON.stringify(createdAt)}`);
   if (releaseAt !== null && (typeof releaseAt !== 'string' || !ISO_MS.test(releaseAt))) {
     problems.push(`releaseAt ${JSON.stringify(releaseAt)}`);
@@ -357,8 +382,10 @@ export function errorProblems(message: Record<string, unknown>): string[] {
   const problems: string[] = [];
   const extra = Object.keys(data).filter((key) => !['code', 'message', 'command'].includes(key));
   if (extra.length > 0) problems.push(`error data has unexpected fields ${extra.join()}`);
-  if (!(ERROR_CODES as readonly unknown[]).includes(data['code'])) problems.push(`error code ${JSON.stringify(data['code'])} is not in B5`);
-  if (typeof data['message'] !== 'string' || data['message'].trim() === '') problems.push('error message is not a sentence');
+  if (!(ERROR_CODES as readonly unknown[]).includes(data['code']))
+    problems.push(`error code ${JSON.stringify(data['code'])} is not in B5`);
+  if (typeof data['message'] !== 'string' || data['message'].trim() === '')
+    problems.push('error message is not a sentence');
   if ('command' in data && !(COMMANDS as readonly unknown[]).includes(data['command'])) {
     problems.push(`error command ${JSON.stringify(data['command'])} is not a command`);
   }

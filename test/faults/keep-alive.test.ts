@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { StreamPostsServer } from '../../src/server/server.js';
+import type { StreamPostsServer } from '../../src/index.js';
 import { KEYS, startTestServer } from '../support/harness.js';
 import { connectWire, RecordingLogger, request, sleep, tcpSocketOf, type WireClient } from './helpers.js';
 
@@ -49,7 +49,12 @@ function keepPublishing(publisher: WireClient): { stop: () => Promise<string[]> 
   let running = true;
   const loop = (async () => {
     for (let i = 0; running; i += 1) {
-      const reply = await request(publisher, 'add-stream-post', { streamId: 'macro-wire', content: `tick ${i}`, contentType: 'rawtext' }, `p${i}`);
+      const reply = await request(
+        publisher,
+        'add-stream-post',
+        { streamId: 'macro-wire', content: `tick ${i}`, contentType: 'rawtext' },
+        `p${i}`,
+      );
       expect(reply.event).toBe('ack');
       ids.push(String(reply['id']));
       await sleep(INTERVAL_MS / 5);
@@ -68,14 +73,17 @@ function keepPublishing(publisher: WireClient): { stop: () => Promise<string[]> 
 async function expectHealthyServed(scene: Scene, acked: string[]): Promise<void> {
   expect(acked.length).toBeGreaterThan(5);
   for (const client of scene.healthy) {
-    const posts = () => client.received.filter((r) => r.message?.['event'] === 'stream.post.created').map((r) => String(r.message!['id']));
+    const posts = () =>
+      client.received
+        .filter((r) => r.message?.['event'] === 'stream.post.created')
+        .map((r) => String(r.message!['id']));
     await client.until(() => posts().length >= acked.length, `${acked.length} posts`, WAIT_MS);
     expect(posts()).toEqual(acked);
     expect(client.ws.readyState).toBe(WebSocket.OPEN);
     expect(client.pings.length).toBeGreaterThanOrEqual(3);
   }
   expect(scene.publisher.ws.readyState).toBe(WebSocket.OPEN);
-  expect(scene.server.connectionCount).toBe(scene.healthy.length + 1);
+  expect((await scene.server.state()).connections).toBe(scene.healthy.length + 1);
   expect(scene.logger.lines.filter((line) => line.message === TERMINATING)).toHaveLength(1);
 }
 
@@ -113,9 +121,10 @@ describe('keep-alive against peers that stop answering', () => {
     // the round after its first unanswered ping, so it saw exactly one ping.
     expect(silent.pings).toHaveLength(1);
     const sinceUnanswered = killedAt - silent.pings[0]!;
-    expect(sinceUnanswered, `terminated ${sinceUnanswered.toFixed(0)} ms after its unanswered ping`).toBeLessThanOrEqual(
-      INTERVAL_MS + SCHEDULING_SLACK_MS,
-    );
+    expect(
+      sinceUnanswered,
+      `terminated ${sinceUnanswered.toFixed(0)} ms after its unanswered ping`,
+    ).toBeLessThanOrEqual(INTERVAL_MS + SCHEDULING_SLACK_MS);
   });
 
   it('a peer that stops sending pongs is terminated within one keep-alive interval of the ping it left unanswered', async () => {
@@ -142,9 +151,10 @@ describe('keep-alive against peers that stop answering', () => {
     // (PROTOCOL.md B2: at the next round).
     expect(quitter.pings).toHaveLength(ANSWERED + 1);
     const sinceUnanswered = killedAt - quitter.pings[ANSWERED]!;
-    expect(sinceUnanswered, `terminated ${sinceUnanswered.toFixed(0)} ms after its unanswered ping`).toBeLessThanOrEqual(
-      INTERVAL_MS + SCHEDULING_SLACK_MS,
-    );
+    expect(
+      sinceUnanswered,
+      `terminated ${sinceUnanswered.toFixed(0)} ms after its unanswered ping`,
+    ).toBeLessThanOrEqual(INTERVAL_MS + SCHEDULING_SLACK_MS);
     // So at most two rounds after its last sign of life: pings every interval cannot tell sooner.
     const sinceAnswered = killedAt - lastAnsweredAt;
     expect(sinceAnswered, `terminated ${sinceAnswered.toFixed(0)} ms after its last answered ping`).toBeLessThanOrEqual(

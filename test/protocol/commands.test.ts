@@ -36,7 +36,10 @@ describe('splitStreamIds', () => {
     ['a, b', ['a', 'b']],
     ['a,,b , c ', ['a', 'b', 'c']],
     ['a,b,a', ['a', 'b']],
-    [['a', ' b'], ['a', 'b']],
+    [
+      ['a', ' b'],
+      ['a', 'b'],
+    ],
     [['a', '', ' ', 'a'], ['a']],
     [[], []],
   ] as [string | string[], string[]][])('%j → %j', (input, expected) => {
@@ -222,7 +225,14 @@ describe('parseCommandFrame', () => {
       command: {
         event: 'add-stream-post',
         requestId: 'p1',
-        data: { streamId: 's', content: 'x', contentType: 'rawtext', releaseAt: null, customTarget: null, idempotencyKey: 'k' },
+        data: {
+          streamId: 's',
+          content: 'x',
+          contentType: 'rawtext',
+          releaseAt: null,
+          customTarget: null,
+          idempotencyKey: 'k',
+        },
       },
     });
   });
@@ -274,10 +284,7 @@ describe('parseIsoDateTime', () => {
     '2029-02-29T10:00:00Z',
     '2030-04-31T10:00:00Z',
     '',
-  ])(
-    'rejects %j',
-    (text) => {
-      expect(parseIsoDateTime(text)).toBeUndefined();
-    },
-  );
+  ])('rejects %j', (text) => {
+    expect(parseIsoDateTime(text)).toBeUndefined();
+  });
 });

@@ -8,7 +8,11 @@ const wirePost: Post = samplePost({ streamId: 'crypto-legal' });
 describe('encodeEvent / encodeError', () => {
   it.each<[string, Parameters<typeof encodeEvent>, Record<string, unknown>]>([
     ['without requestId', ['keep-alive', {}], { event: 'keep-alive', data: {} }],
-    ['with requestId', ['sub_ack', { lastPosts: 1 }, 'r1'], { event: 'sub_ack', data: { lastPosts: 1 }, requestId: 'r1' }],
+    [
+      'with requestId',
+      ['sub_ack', { lastPosts: 1 }, 'r1'],
+      { event: 'sub_ack', data: { lastPosts: 1 }, requestId: 'r1' },
+    ],
     ['with data true', ['ack', true], { event: 'ack', data: true }],
   ])('%s', (_name, args, expected) => {
     const text = encodeEvent(...args);
@@ -17,14 +21,21 @@ describe('encodeEvent / encodeError', () => {
   });
 
   it.each<[Parameters<typeof encodeError>, { event: string; data: Record<string, unknown>; requestId?: string }]>([
-    [['bad-json', 'the frame is not valid JSON'], { event: 'error', data: { code: 'bad-json', message: 'the frame is not valid JSON' } }],
+    [
+      ['bad-json', 'the frame is not valid JSON'],
+      { event: 'error', data: { code: 'bad-json', message: 'the frame is not valid JSON' } },
+    ],
     [
       ['forbidden', 'nope', 'add-stream-post'],
       { event: 'error', data: { code: 'forbidden', message: 'nope', command: 'add-stream-post' } },
     ],
     [
       ['not-found', 'no such stream', 'on-stream-post', 'q7'],
-      { event: 'error', data: { code: 'not-found', message: 'no such stream', command: 'on-stream-post' }, requestId: 'q7' },
+      {
+        event: 'error',
+        data: { code: 'not-found', message: 'no such stream', command: 'on-stream-post' },
+        requestId: 'q7',
+      },
     ],
     [
       ['bad-request', 'no event', undefined, 'q8'],
@@ -40,10 +51,22 @@ describe('encodeEvent / encodeError', () => {
 describe('parsePost (tolerant reader)', () => {
   it.each([
     ['the strict form', wirePost, wirePost],
-    ['content where text is missing', { ...wirePost, text: undefined, content: 'from content' }, { ...wirePost, text: 'from content' }],
-    ['content where text is null', { ...wirePost, text: null, content: 'from content' }, { ...wirePost, text: 'from content' }],
+    [
+      'content where text is missing',
+      { ...wirePost, text: undefined, content: 'from content' },
+      { ...wirePost, text: 'from content' },
+    ],
+    [
+      'content where text is null',
+      { ...wirePost, text: null, content: 'from content' },
+      { ...wirePost, text: 'from content' },
+    ],
     ['text preferred over content', { ...wirePost, content: 'other' }, wirePost],
-    ['hidden post with null text', { ...wirePost, text: null, hidden: true }, { ...wirePost, text: null, hidden: true }],
+    [
+      'hidden post with null text',
+      { ...wirePost, text: null, hidden: true },
+      { ...wirePost, text: null, hidden: true },
+    ],
     ['epoch-ms createdAt', { ...wirePost, createdAt: Date.UTC(2026, 10, 21, 12) }, wirePost],
     [
       'epoch-ms releaseAt',
@@ -66,7 +89,11 @@ describe('parsePost (tolerant reader)', () => {
         customTarget: null,
       },
     ],
-    ['unknown contentType read as rawtext', { ...wirePost, contentType: 'html' }, { ...wirePost, contentType: 'rawtext' }],
+    [
+      'unknown contentType read as rawtext',
+      { ...wirePost, contentType: 'html' },
+      { ...wirePost, contentType: 'rawtext' },
+    ],
   ])('accepts %s', (_name, input, expected) => {
     expect(parsePost(input)).toEqual(expected);
   });
@@ -103,7 +130,10 @@ describe('parseServerMessage', () => {
     ],
     [
       'stream.post.created from a content/epoch server',
-      { event: 'stream.post.created', data: { ...wirePost, text: undefined, content: 'c', createdAt: Date.UTC(2026, 10, 21, 12) } },
+      {
+        event: 'stream.post.created',
+        data: { ...wirePost, text: undefined, content: 'c', createdAt: Date.UTC(2026, 10, 21, 12) },
+      },
       { kind: 'post', released: false, post: { ...wirePost, text: 'c' } },
     ],
     [
@@ -132,8 +162,16 @@ describe('parseServerMessage', () => {
       { kind: 'error', code: 'teapot', message: 'short and stout' },
     ],
     ['keep-alive', { event: 'keep-alive', data: {} }, { kind: 'ignored', event: 'keep-alive' }],
-    ['unknown event', { event: 'stream.post.deleted', data: { id: 'x' } }, { kind: 'ignored', event: 'stream.post.deleted' }],
-    ['post event without a post', { event: 'stream.post.created', data: { text: 'x' } }, { kind: 'ignored', event: 'stream.post.created' }],
+    [
+      'unknown event',
+      { event: 'stream.post.deleted', data: { id: 'x' } },
+      { kind: 'ignored', event: 'stream.post.deleted' },
+    ],
+    [
+      'post event without a post',
+      { event: 'stream.post.created', data: { text: 'x' } },
+      { kind: 'ignored', event: 'stream.post.created' },
+    ],
     ['an array', [1, 2], { kind: 'ignored' }],
     ['a number', 7, { kind: 'ignored' }],
     ['null', null, { kind: 'ignored' }],

@@ -48,7 +48,14 @@ describe('cashtags', () => {
         { coin: 'BTC', found: ['$BTC'] },
       ],
     ],
-    ['punctuation around', '($BNB), $ETH.', [{ coin: 'BNB', found: ['$BNB'] }, { coin: 'ETH', found: ['$ETH'] }]],
+    [
+      'punctuation around',
+      '($BNB), $ETH.',
+      [
+        { coin: 'BNB', found: ['$BNB'] },
+        { coin: 'ETH', found: ['$ETH'] },
+      ],
+    ],
     ['letters then digits', '$1INCH no, $C98 yes', [{ coin: 'C98', found: ['$C98'] }]],
     ['ten characters', '$ABCDEFGHIJ', [{ coin: 'ABCDEFGHIJ', found: ['$ABCDEFGHIJ'] }]],
     ['$100 is money', 'raised $100 million', []],
@@ -65,16 +72,17 @@ describe('cashtags', () => {
 
 describe('toTreeItem', () => {
   it('gives every field of the PROTOCOL.md B3 example', () => {
-    // The B3 example's `time` (1763726400000) is 2025-11-21T12:00:00Z.
-    const text = 'SEC v. Binance: stipulation of dismissal filed $BNB https://example.org/first-url-in-the-text';
-    const item = toTreeItem(post({ text, createdAt: '2025-11-21T12:00:00.000Z' }));
+    // The B3 example's `time` (1795262400000) is 2026-11-21T12:00:00Z.
+    const text = 'SEC v. Binance: stipulation of dismissal filed, $BNB https://example.org/first-url-in-the-text';
+    const item = toTreeItem(post({ text, createdAt: '2026-11-21T12:00:00.000Z' }));
     expect(item).toEqual({
       _id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
       title: 'Crypto Legal Updates',
       body: text,
+      en: text,
       source: 'Crypto Legal Updates',
       link: 'https://example.org/first-url-in-the-text',
-      time: 1763726400000,
+      time: 1795262400000,
       coin: 'BNB',
       suggestions: [{ coin: 'BNB', found: ['$BNB'] }],
       type: 'stream-post',
@@ -115,6 +123,7 @@ describe('toTreeItem', () => {
   ])('%s → empty body, no link or coin', (_name, change) => {
     const item = toTreeItem(post({ ...change, releaseAt: '2026-12-01T00:00:00.000Z' }));
     expect(item.body).toBe('');
+    expect(item.en).toBe('');
     expect(item.hidden).toBe(true);
     expect(item).not.toHaveProperty('link');
     expect(item).not.toHaveProperty('coin');
@@ -126,7 +135,7 @@ describe('toTreeItem', () => {
     const hidden = toTreeItem(post({ hidden: true, text: null }));
     const released = toTreeItem(post({ hidden: false, text: 'now $SOL' }));
     expect(released._id).toBe(hidden._id);
-    expect(released).toMatchObject({ body: 'now $SOL', hidden: false, coin: 'SOL' });
+    expect(released).toMatchObject({ body: 'now $SOL', en: 'now $SOL', hidden: false, coin: 'SOL' });
   });
 
   it('keeps contentType rawtext', () => {

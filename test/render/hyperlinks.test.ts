@@ -23,7 +23,12 @@ describe('supportsHyperlinks', () => {
     ['VTE in a dotted form', tty, { VTE_VERSION: '0.50.0' }, false],
     ['Windows Terminal', tty, { WT_SESSION: 'b2d8c6e4' }, true],
     ['kitty', tty, { TERM: 'xterm-kitty' }, true],
-    ['kitty inside tmux', tty, { TERM: 'tmux-256color', KITTY_WINDOW_ID: '1', TMUX: '/tmp/tmux-1000/default,1,0' }, false],
+    [
+      'kitty inside tmux',
+      tty,
+      { TERM: 'tmux-256color', KITTY_WINDOW_ID: '1', TMUX: '/tmp/tmux-1000/default,1,0' },
+      false,
+    ],
     ['screen', tty, { TERM: 'screen-256color', WT_SESSION: 'x' }, false],
     ['a dumb terminal', tty, { TERM: 'dumb', WT_SESSION: 'x' }, false],
   ])('%s', (_name, stream, env, expected) => {

@@ -1,7 +1,11 @@
+import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadMarkdownRenderer } from '../../src/render/markdown.js';
 
 const ESC = /\u001B/;
+// Colours and our hyperlinks are allowed; no other control character is.
+const STYLING = /\u001B\[[0-9;]*m|\u001B\]8;[^\u0000-\u001F]*\u0007/g;
+const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/;
 const sample = [
   '# Ruling',
   '',
@@ -28,7 +32,9 @@ describe('loadMarkdownRenderer', () => {
     const text = render(sample);
     expect(text).not.toMatch(ESC);
     expect(text).toContain('# Ruling');
-    expect(text).toContain('The court dismissed it; read the order (https://example.org/order) or https://example.org/raw.');
+    expect(text).toContain(
+      'The court dismissed it; read the order (https://example.org/order) or https://example.org/raw.',
+    );
     expect(text).toContain('* first point\n  * second');
     expect(text).toContain('const x = 1;');
     expect(text).toContain('│ 1 │ 2 │');
@@ -40,14 +46,18 @@ describe('loadMarkdownRenderer', () => {
     const text = render(sample);
     expect(text).toContain('\u001B[1mcourt\u001B[22m');
     expect(text).toContain('\u001B[1mpoint\u001B[22m');
-    expect(text).toContain('\u001B[34mthe order\u001B[39m (\u001B[34m\u001B[4mhttps://example.org/order\u001B[24m\u001B[39m)');
+    expect(text).toContain(
+      '\u001B[34mthe order\u001B[39m (\u001B[34m\u001B[4mhttps://example.org/order\u001B[24m\u001B[39m)',
+    );
     expect(text).not.toContain('\u001B]8;;');
   });
 
   it('with colour and hyperlinks: links are OSC 8 hyperlinks showing their text', async () => {
     const render = await loadMarkdownRenderer({ color: true, width: 40, hyperlinks: true });
     const text = render('[the order](https://example.org/order)');
-    expect(text).toBe('\u001B]8;;https://example.org/order\u0007\u001B[34m\u001B[4mthe order\u001B[24m\u001B[39m\u001B]8;;\u0007');
+    expect(text).toBe(
+      '\u001B]8;;https://example.org/order\u0007\u001B[34m\u001B[4mthe order\u001B[24m\u001B[39m\u001B]8;;\u0007',
+    );
   });
 
   it('hyperlinks are never used without colour', async () => {
@@ -63,6 +73,48 @@ describe('loadMarkdownRenderer', () => {
   it('escape sequences in the markdown do not reach the terminal', async () => {
     const render = await loadMarkdownRenderer({ color: true, width: 40 });
     expect(render('a \u001B[2J b [x](https://e.org/\u0007\u001B]8;;y)')).not.toMatch(/\u001B\[2J|\u0007\u001B\]8;;y/);
+  });
+
+  it('a link whose text is another address shows its real target, as a hyperlink too', async () => {
+    const render = await loadMarkdownRenderer({ color: true, width: 40, hyperlinks: true });
+    for (const forged of ['[https://good.example](https://evil.example/x)', '[good.example](https://evil.example/x)']) {
+      expect(stripVTControlCharacters(render(forged))).toMatch(/good\.example \(https:\/\/evil\.example\/x\)/);
+    }
+    // The text is the target: shown once.
+    expect(stripVTControlCharacters(render('[https://a.example](https://a.example/)'))).toBe('https://a.example');
+    expect(stripVTControlCharacters(render('<https://a.example/x>'))).toBe('https://a.example/x');
+  });
+
+  it('entities that decode to control characters do not reach the terminal', async () => {
+    const render = await loadMarkdownRenderer({ color: true, width: 40, hyperlinks: true });
+    const text = render('a &#x1b;]0;PWNED&#x07; &#27;[2J &#155;2J `&#x1b;` | t |\n|---|\n| &#x1b;]52;c;QQ== |');
+    expect(text.replace(STYLING, '')).not.toMatch(CONTROL);
+  });
+
+  it('2,000 nested blockquotes: plain text under a note, no stack overflow', async () => {
+    const render = await loadMarkdownRenderer({ color: true, width: 40 });
+    const text = render(`${'>'.repeat(2000)} deep`);
+    expect(stripVTControlCharacters(text)).toBe(
+      `(shown as plain text: too deeply nested to render)\n${'>'.repeat(2000)} deep`,
+    );
+  });
+
+  it('nested quotes within the limit still render, each level indented', async () => {
+    const render = await loadMarkdownRenderer({ color: false, width: 40 });
+    expect(render('> outer\n>\n> > inner')).toBe('  outer\n  \n    inner');
+  });
+
+  it('past its time budget a text is shown as plain text under a note', async () => {
+    let clock = 0;
+    // Every reading of the clock moves it on 1 ms: rendering is measured in steps, not real time.
+    const render = await loadMarkdownRenderer({ color: true, width: 40, budgetMs: 50, now: () => clock++ });
+    const slow = '*a _'.repeat(500);
+    expect(stripVTControlCharacters(render(slow))).toBe(`(shown as plain text: too slow to render)\n${slow}`);
+    expect(stripVTControlCharacters(render('**short**'))).toBe('short');
+  });
+
+  it('refuses a budget that is not positive', async () => {
+    await expect(loadMarkdownRenderer({ color: false, width: 10, budgetMs: 0 })).rejects.toThrow(RangeError);
   });
 
   it('refuses a width that is not a positive integer', async () => {

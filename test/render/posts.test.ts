@@ -14,19 +14,55 @@ const releasedPost = samplePost({ text: 'The **ruling** is out', hidden: false, 
 
 describe('formatPost, plain', () => {
   it.each<[string, Parameters<typeof formatPost>, string[]]>([
-    ['a post', [samplePost(), 'created', plain], [`${localTime(created)} Crypto Legal Updates`, 'SEC v. Binance: stipulation of dismissal filed']],
+    [
+      'a post',
+      [samplePost(), 'created', plain],
+      [`${localTime(created)} Crypto Legal Updates`, 'SEC v. Binance: stipulation of dismissal filed'],
+    ],
     [
       'markdown stays as sent',
-      [samplePost({ text: '# Big\n\n- **one**\n- [two](https://example.org)' }), 'created', { ...plain, markdown: () => 'RENDERED' }],
+      [
+        samplePost({ text: '# Big\n\n- **one**\n- [two](https://example.org)' }),
+        'created',
+        { ...plain, markdown: () => 'RENDERED' },
+      ],
       [`${localTime(created)} Crypto Legal Updates`, '# Big', '', '- **one**', '- [two](https://example.org)'],
     ],
-    ['a custom target', [samplePost({ customTarget: 'vip' }), 'created', plain], [`${localTime(created)} Crypto Legal Updates -> vip`, 'SEC v. Binance: stipulation of dismissal filed']],
-    ['a hidden post', [hiddenPost, 'created', plain], [`${localTime(created)} Crypto Legal Updates`, `[hidden until ${releaseAt}]`]],
-    ['a hidden post without a release time', [samplePost({ text: null, hidden: true }), 'created', plain], [`${localTime(created)} Crypto Legal Updates`, '[hidden]']],
-    ['a release, at its release time', [releasedPost, 'released', plain], [`${localTime(releaseAt)} Crypto Legal Updates [released]`, 'The **ruling** is out']],
-    ['--match changes nothing', [samplePost(), 'created', { ...plain, match: /Binance/ }], [`${localTime(created)} Crypto Legal Updates`, 'SEC v. Binance: stipulation of dismissal filed']],
-    ['trailing newlines dropped', [samplePost({ text: 'one\ntwo\n\n' }), 'created', plain], [`${localTime(created)} Crypto Legal Updates`, 'one', 'two']],
-    ['an unparsable date', [samplePost({ createdAt: 'yesterday' }), 'created', plain], ['--:--:-- Crypto Legal Updates', 'SEC v. Binance: stipulation of dismissal filed']],
+    [
+      'a custom target',
+      [samplePost({ customTarget: 'vip' }), 'created', plain],
+      [`${localTime(created)} Crypto Legal Updates -> vip`, 'SEC v. Binance: stipulation of dismissal filed'],
+    ],
+    [
+      'a hidden post',
+      [hiddenPost, 'created', plain],
+      [`${localTime(created)} Crypto Legal Updates`, `[hidden until ${releaseAt}]`],
+    ],
+    [
+      'a hidden post without a release time',
+      [samplePost({ text: null, hidden: true }), 'created', plain],
+      [`${localTime(created)} Crypto Legal Updates`, '[hidden]'],
+    ],
+    [
+      'a release, at its release time',
+      [releasedPost, 'released', plain],
+      [`${localTime(releaseAt)} Crypto Legal Updates [released]`, 'The **ruling** is out'],
+    ],
+    [
+      '--match changes nothing',
+      [samplePost(), 'created', { ...plain, match: /Binance/ }],
+      [`${localTime(created)} Crypto Legal Updates`, 'SEC v. Binance: stipulation of dismissal filed'],
+    ],
+    [
+      'trailing newlines dropped',
+      [samplePost({ text: 'one\ntwo\n\n' }), 'created', plain],
+      [`${localTime(created)} Crypto Legal Updates`, 'one', 'two'],
+    ],
+    [
+      'an unparsable date',
+      [samplePost({ createdAt: 'yesterday' }), 'created', plain],
+      ['--:--:-- Crypto Legal Updates', 'SEC v. Binance: stipulation of dismissal filed'],
+    ],
   ])('%s', (_name, args, lines) => {
     const text = formatPost(...args);
     expect(text).toBe(lines.join('\n'));
@@ -34,7 +70,11 @@ describe('formatPost, plain', () => {
   });
 
   it('strips escape sequences sent in the text, the stream name or the target', () => {
-    const text = formatPost(samplePost({ text: 'a\u001B[2Jb', streamName: 'x\u001B]0;t\u0007y', customTarget: '\u009Bv' }), 'created', { ...plain, hyperlinks: true });
+    const text = formatPost(
+      samplePost({ text: 'a\u001B[2Jb', streamName: 'x\u001B]0;t\u0007y', customTarget: '\u009Bv' }),
+      'created',
+      { ...plain, hyperlinks: true },
+    );
     expect(text).not.toMatch(/[\u001B\u0007\u009B]/);
     expect(text).toContain('x]0;ty -> v');
   });
@@ -44,12 +84,16 @@ describe('formatPost, colour', () => {
   it('renders markdown with the given renderer and colours the stream name by id', () => {
     const text = formatPost(samplePost(), 'created', { ...coloured, markdown: (md) => `<${md}>` });
     expect(text).toContain('<SEC v. Binance: stipulation of dismissal filed>');
-    const colourCode = { cyan: 36, green: 32, yellow: 33, magenta: 35, blueBright: 94, redBright: 91 }[streamColour(samplePost().streamId)];
+    const colourCode = { cyan: 36, green: 32, yellow: 33, magenta: 35, blueBright: 94, redBright: 91 }[
+      streamColour(samplePost().streamId)
+    ];
     expect(text).toContain(`\u001B[${colourCode}m\u001B[1mCrypto Legal Updates`);
   });
 
   it('does not use the markdown renderer for rawtext', () => {
-    expect(formatPost(samplePost({ contentType: 'rawtext' }), 'created', { ...coloured, markdown: () => 'RENDERED' })).not.toContain('RENDERED');
+    expect(
+      formatPost(samplePost({ contentType: 'rawtext' }), 'created', { ...coloured, markdown: () => 'RENDERED' }),
+    ).not.toContain('RENDERED');
   });
 
   it('shows a hidden post as a locked line with the local release time', () => {
@@ -67,7 +111,11 @@ describe('formatPost, colour', () => {
   });
 
   it('highlights every match, also inside rendered markdown, without breaking escape codes', () => {
-    const text = formatPost(samplePost({ text: 'm m' }), 'created', { ...coloured, markdown: () => '\u001B[1mm\u001B[22m m', match: /m/ });
+    const text = formatPost(samplePost({ text: 'm m' }), 'created', {
+      ...coloured,
+      markdown: () => '\u001B[1mm\u001B[22m m',
+      match: /m/,
+    });
     expect(text.split('\n')[1]).toBe('\u001B[1m\u001B[7mm\u001B[27m\u001B[22m \u001B[7mm\u001B[27m');
   });
 
@@ -77,6 +125,13 @@ describe('formatPost, colour', () => {
       'see \u001B]8;;https://example.org/a\u0007https://example.org/a\u001B]8;;\u0007, then \u001B]8;;https://example.org/b\u0007https://example.org/b\u001B]8;;\u0007.',
     );
     expect(formatPost(post, 'created', coloured)).not.toContain('\u001B]8;;');
+  });
+
+  it('a hyperlinked URL loses the bidi and zero-width characters that would make it read as another', () => {
+    const post = samplePost({ contentType: 'rawtext', text: 'see https://good.example/\u202Eelpmaxe.live\u200B now' });
+    expect(formatPost(post, 'created', { ...coloured, hyperlinks: true }).split('\n')[1]).toBe(
+      'see \u001B]8;;https://good.example/elpmaxe.live\u0007https://good.example/elpmaxe.live\u001B]8;;\u0007 now',
+    );
   });
 });
 

@@ -45,32 +45,64 @@ describe('promptForPost', () => {
       { id: 'legal', name: 'Crypto Legal Updates' },
       { id: 'macro', name: 'Macro' },
     ];
-    const { result, screen } = await answer({}, [DOWN, ENTER, 'rates held', ENTER, DOWN, ENTER, '2030-01-01T00:00:00Z', ENTER, ENTER], { streams });
-    expect(result).toEqual({ streamId: 'macro', content: 'rates held', contentType: 'markdown', releaseAt: '2030-01-01T00:00:00Z', customTarget: null });
+    const { result, screen } = await answer(
+      {},
+      [DOWN, ENTER, 'rates held', ENTER, DOWN, ENTER, '2030-01-01T00:00:00Z', ENTER, ENTER],
+      { streams },
+    );
+    expect(result).toEqual({
+      streamId: 'macro',
+      content: 'rates held',
+      contentType: 'markdown',
+      releaseAt: '2030-01-01T00:00:00Z',
+      customTarget: null,
+    });
     expect(screen).toContain('Crypto Legal Updates (legal)');
     expect(screen).toContain('Publish to Macro, hidden until 2030-01-01T00:00:00Z?');
   });
 
   it('types the stream id when there is no list, and an empty release time means none', async () => {
     const { result, screen } = await answer({}, ['alice-stream', ENTER, 'hello', ENTER, ENTER, ENTER, ENTER]);
-    expect(result).toEqual({ streamId: 'alice-stream', content: 'hello', contentType: 'rawtext', releaseAt: null, customTarget: null });
+    expect(result).toEqual({
+      streamId: 'alice-stream',
+      content: 'hello',
+      contentType: 'rawtext',
+      releaseAt: null,
+      customTarget: null,
+    });
     expect(screen).toContain('Publish to alice-stream?');
   });
 
   it('asks only for what is missing; the type is not asked for given content', async () => {
     const { result, screen } = await answer({ streamId: 's', content: 'from a flag', releaseAt: null }, [ENTER]);
-    expect(result).toEqual({ streamId: 's', content: 'from a flag', contentType: 'rawtext', releaseAt: null, customTarget: null });
+    expect(result).toEqual({
+      streamId: 's',
+      content: 'from a flag',
+      contentType: 'rawtext',
+      releaseAt: null,
+      customTarget: null,
+    });
     expect(screen).not.toContain('Content');
     expect(screen).not.toContain('Release at');
   });
 
   it('on a custom stream, asks who receives the post; the confirmation shows the target and the release time resolved', async () => {
     const streams = [{ id: 'whales', name: 'Whale Alerts', customTargets: ['BTC', 'ETH'] }];
-    const { result, screen } = await answer({ content: 'x', contentType: 'rawtext' }, [ENTER, '2030-01-01T00:00:00Z', ENTER, DOWN, ENTER, ENTER], {
-      streams,
-      describeReleaseAt: () => 'New Year 2030',
+    const { result, screen } = await answer(
+      { content: 'x', contentType: 'rawtext' },
+      [ENTER, '2030-01-01T00:00:00Z', ENTER, DOWN, ENTER, ENTER],
+      {
+        streams,
+        describeReleaseAt: () => 'New Year 2030',
+      },
+    );
+    expect(result).toEqual({
+      streamId: 'whales',
+      content: 'x',
+      contentType: 'rawtext',
+      releaseAt: '2030-01-01T00:00:00Z',
+      customTarget: 'ETH',
     });
-    expect(result).toEqual({ streamId: 'whales', content: 'x', contentType: 'rawtext', releaseAt: '2030-01-01T00:00:00Z', customTarget: 'ETH' });
     expect(screen).toContain('Publish to Whale Alerts → ETH, hidden until New Year 2030?');
   });
 
@@ -81,10 +113,33 @@ describe('promptForPost', () => {
       return 'expected an ISO 8601 date-time';
     };
     // Ctrl-C ends a prompt that would otherwise wait for a valid answer.
-    const { error, screen } = await answer({ streamId: 's', content: 'x', contentType: 'rawtext' }, [' tomorrow ', ENTER, CTRL_C], { validateReleaseAt });
+    const { error, screen } = await answer(
+      { streamId: 's', content: 'x', contentType: 'rawtext' },
+      [' tomorrow ', ENTER, CTRL_C],
+      { validateReleaseAt },
+    );
     expect(validated).toEqual(['tomorrow']);
     expect(screen).toContain('expected an ISO 8601 date-time');
     expect(isPromptCancelled(error)).toBe(true);
+  });
+
+  it('stream names, ids and targets from the service are shown sanitized and sent as they are', async () => {
+    const hostile = (word: string) => `${word}\u001B]0;PWNED\u0007\u009B2J\u202E\u200B`;
+    const streams = [{ id: 'whales', name: hostile('Whale Alerts'), customTargets: [hostile('BTC')] }];
+    const { result, screen } = await answer(
+      { content: 'x', contentType: 'rawtext', releaseAt: null },
+      [ENTER, ENTER, ENTER],
+      { streams },
+    );
+    expect(result).toEqual({
+      streamId: 'whales',
+      content: 'x',
+      contentType: 'rawtext',
+      releaseAt: null,
+      customTarget: hostile('BTC'),
+    });
+    expect(screen).toContain('Publish to Whale Alerts]0;PWNED2J → BTC]0;PWNED2J?');
+    expect(screen).not.toMatch(/\u001B\]0|[\u0007\u009B\u202E\u200B]/);
   });
 
   it('returns undefined when the user declines', async () => {

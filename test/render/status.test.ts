@@ -35,16 +35,29 @@ describe('createStatusReporter without a spinner', () => {
     );
   });
 
+  it('says "now" for a reconnect without a wait (the next of several addresses)', async () => {
+    const { stream, text } = capture();
+    const status = await createStatusReporter({ stream, spinner: false, color: false, quiet: false, verbose: false });
+    status.reconnecting(0, 'close 1006');
+    expect(text()).toBe('stream-posts: reconnecting now (close 1006)\n');
+  });
+
   it('prints info lines only when verbose', async () => {
-    expect(await run({ spinner: false, color: false, quiet: false, verbose: true })).toContain('stream-posts: attempt 2\n');
+    expect(await run({ spinner: false, color: false, quiet: false, verbose: true })).toContain(
+      'stream-posts: attempt 2\n',
+    );
   });
 
   it('prints only warnings when quiet, even with a spinner asked for', async () => {
-    expect(await run({ spinner: true, color: false, quiet: true, verbose: true })).toBe('stream-posts: warning: duplicate post\n');
+    expect(await run({ spinner: true, color: false, quiet: true, verbose: true })).toBe(
+      'stream-posts: warning: duplicate post\n',
+    );
   });
 
   it('colours the warning only with colour', async () => {
-    expect(await run({ spinner: false, color: true, quiet: false, verbose: false })).toContain('stream-posts: \u001B[33mwarning:\u001B[39m duplicate post');
+    expect(await run({ spinner: false, color: true, quiet: false, verbose: false })).toContain(
+      'stream-posts: \u001B[33mwarning:\u001B[39m duplicate post',
+    );
   });
 });
 
@@ -58,15 +71,46 @@ describe('createStatusReporter with a spinner', () => {
   });
 });
 
+describe('text a server sent, in any status line', () => {
+  it('is shown without control, bidi or zero-width characters, on one line', async () => {
+    const hostile = 'x\u001B]0;PWNED\u0007\u009B2J\u202Eevil\u200B\ny';
+    for (const spinner of [false, true]) {
+      const { stream, text } = capture();
+      const status = await createStatusReporter({ stream, spinner, color: true, quiet: false, verbose: true });
+      status.connected(hostile);
+      status.reconnecting(1000, hostile);
+      status.info(hostile);
+      status.warn(hostile);
+      status.stop();
+      await new Promise((resolve) => setImmediate(resolve));
+      const written = text().replace(/\u001B\[[0-9;]*m/g, '');
+      expect(written).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E\u200B]/);
+      expect(written.match(/x\]0;PWNED2Jevil y/g)?.length, written).toBeGreaterThanOrEqual(spinner ? 3 : 4);
+    }
+  });
+});
+
 describe('createStatusReporter with a spinner on a terminal', () => {
   // ora draws frames only where it sees an interactive terminal.
   const interactive = !('CI' in process.env) && process.env['TERM'] !== 'dumb';
 
   it.runIf(interactive)('spins while connecting and stops spinning once connected', async () => {
-    const terminal = Object.assign(new PassThrough(), { isTTY: true, columns: 80, cursorTo: () => true, clearLine: () => true, moveCursor: () => true });
+    const terminal = Object.assign(new PassThrough(), {
+      isTTY: true,
+      columns: 80,
+      cursorTo: () => true,
+      clearLine: () => true,
+      moveCursor: () => true,
+    });
     let written = '';
     terminal.on('data', (chunk: Buffer) => (written += chunk.toString()));
-    const status = await createStatusReporter({ stream: terminal as unknown as NodeJS.WriteStream, spinner: true, color: true, quiet: false, verbose: false });
+    const status = await createStatusReporter({
+      stream: terminal as unknown as NodeJS.WriteStream,
+      spinner: true,
+      color: true,
+      quiet: false,
+      verbose: false,
+    });
     status.connecting('ws://127.0.0.1:8080/v1/ws');
     await new Promise((resolve) => setTimeout(resolve, 200));
     status.connected('connected as alice');

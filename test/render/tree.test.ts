@@ -54,8 +54,13 @@ describe('formatTreeItem on our items (PROTOCOL.md B3)', () => {
   });
 
   it('a hidden item shows a locked line instead of its body', () => {
-    const hidden = toTreeItem(samplePost({ hidden: true, text: null, releaseAt: '2030-01-01T00:00:00.000Z' })) as unknown as Record<string, unknown>;
-    expect(formatTreeItem(hidden, plain).split('\n')).toEqual([expect.stringContaining('[Crypto Legal Updates]'), '[locked until release]']);
+    const hidden = toTreeItem(
+      samplePost({ hidden: true, text: null, releaseAt: '2030-01-01T00:00:00.000Z' }),
+    ) as unknown as Record<string, unknown>;
+    expect(formatTreeItem(hidden, plain).split('\n')).toEqual([
+      expect.stringContaining('[Crypto Legal Updates]'),
+      '[locked until release]',
+    ]);
     const text = formatTreeItem(hidden, coloured);
     expect(text).toContain('🔒 locked until release');
     expect(text).not.toContain('SEC v. Binance');
@@ -97,7 +102,11 @@ describe('formatTreeItem on items of other feeds', () => {
     ],
     [
       'blogs-news',
-      [`${localTime(1713201000000)} [Blogs] Coinbase: Introducing Base Names`, 'https://www.coinbase.com/blog/introducing-base-names', '$ETH $COIN'],
+      [
+        `${localTime(1713201000000)} [Blogs] Coinbase: Introducing Base Names`,
+        'https://www.coinbase.com/blog/introducing-base-names',
+        '$ETH $COIN',
+      ],
     ],
     [
       'binance-listing',
@@ -121,7 +130,11 @@ describe('formatTreeItem on items of other feeds', () => {
     ['time-in-seconds', [`${localTime(1713206000000)} [Bybit] Bybit lists TNSR perpetual`, '$TNSR']],
     [
       'time-as-iso-string',
-      [`${localTime(Date.parse('2024-04-15T17:00:00.000Z'))} [Coinbase] Coinbase adds support for W`, 'https://x.com/CoinbaseAssets/status/1780000000000000001', '$W'],
+      [
+        `${localTime(Date.parse('2024-04-15T17:00:00.000Z'))} [Coinbase] Coinbase adds support for W`,
+        'https://x.com/CoinbaseAssets/status/1780000000000000001',
+        '$W',
+      ],
     ],
     ['junk-types', ['--:--:-- 42', '$BTC']],
     ['empty', ['--:--:--']],
@@ -166,8 +179,12 @@ describe('formatTreeItem on items of other feeds', () => {
     for (const item of odd) {
       for (const view of [plain, coloured, linked]) expect(() => formatTreeItem(item, view)).not.toThrow();
     }
-    expect(formatTreeItem({ suggestions: [null, 1, 'BTC', { coin: 5 }, { coin: ' $eth ' }] }, plain)).toBe('--:--:--\n$ETH');
-    expect(formatTreeItem({ info: { isQuote: true, quotedUser: { screen_name: 'x' } } }, plain)).toBe('--:--:-- (quote)');
+    expect(formatTreeItem({ suggestions: [null, 1, 'BTC', { coin: 5 }, { coin: ' $eth ' }] }, plain)).toBe(
+      '--:--:--\n$ETH',
+    );
+    expect(formatTreeItem({ info: { isQuote: true, quotedUser: { screen_name: 'x' } } }, plain)).toBe(
+      '--:--:-- (quote)',
+    );
   });
 
   it.each(Object.keys(fixtures))('%s has no escape sequence at all when plain', (name) => {
@@ -176,7 +193,14 @@ describe('formatTreeItem on items of other feeds', () => {
 });
 
 describe('formatTreeItem, released', () => {
-  const item = { _id: 'p1', title: 'Crypto Legal Updates', source: 'Crypto Legal Updates', body: 'now public', time: 1763726400000, hidden: false };
+  const item = {
+    _id: 'p1',
+    title: 'Crypto Legal Updates',
+    source: 'Crypto Legal Updates',
+    body: 'now public',
+    time: 1763726400000,
+    hidden: false,
+  };
 
   it('marks the re-send of a locked item as its release, and only then', () => {
     const view = { color: false, hyperlinks: false };

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { StreamPostsServer } from '../../src/server/server.js';
-import { adminState, connect, connectAs, http, KEYS, publish, startTestServer, type TestClient } from '../support/harness.js';
+import type { StreamPostsServer } from '../../src/index.js';
+import {
+  adminState,
+  connect,
+  connectAs,
+  http,
+  KEYS,
+  publish,
+  startTestServer,
+  type TestClient,
+} from '../support/harness.js';
 
 type KeyName = keyof typeof KEYS;
 
@@ -37,7 +46,11 @@ const ROWS: Row[] = [
   { name: 'an unknown command', frame: { event: 'delete-stream-post', data: VALID }, code: 'unknown-command' },
   { name: 'a command in the wrong case', frame: { event: 'Add-Stream-Post', data: VALID }, code: 'unknown-command' },
   { name: 'publish data that is a string', frame: { event: 'add-stream-post', data: 'x' }, code: 'invalid-argument' },
-  { name: 'publish data that is an array', frame: { event: 'add-stream-post', data: [VALID] }, code: 'invalid-argument' },
+  {
+    name: 'publish data that is an array',
+    frame: { event: 'add-stream-post', data: [VALID] },
+    code: 'invalid-argument',
+  },
   { name: 'subscribe data that is a number', frame: sub(5), code: 'invalid-argument' },
   { name: 'streamIds a number', frame: sub({ streamIds: 5 }), code: 'invalid-argument' },
   { name: 'streamIds an array of numbers', frame: sub({ streamIds: [5] }), code: 'invalid-argument' },
@@ -59,7 +72,11 @@ const ROWS: Row[] = [
   { name: 'a missing content', frame: add({ content: undefined }), code: 'invalid-argument' },
   { name: 'empty content', frame: add({ content: '' }), code: 'invalid-argument' },
   // 32 Ki + 1 characters, 64 KiB + 2 bytes as UTF-8.
-  { name: 'content over 64 KiB as UTF-8', frame: add({ content: 'é'.repeat(32 * 1024 + 1) }), code: 'invalid-argument' },
+  {
+    name: 'content over 64 KiB as UTF-8',
+    frame: add({ content: 'é'.repeat(32 * 1024 + 1) }),
+    code: 'invalid-argument',
+  },
   { name: 'contentType a number', frame: add({ contentType: 5 }), code: 'invalid-argument' },
   { name: 'a missing contentType', frame: add({ contentType: undefined }), code: 'invalid-argument' },
   { name: 'contentType "html"', frame: add({ contentType: 'html' }), code: 'invalid-argument' },
@@ -71,7 +88,11 @@ const ROWS: Row[] = [
   { name: 'customTarget a number', frame: add({ customTarget: 5 }), code: 'invalid-argument' },
   { name: 'idempotencyKey a number', frame: add({ idempotencyKey: 7 }), code: 'invalid-argument' },
   { name: 'idempotencyKey ""', frame: add({ idempotencyKey: '' }), code: 'invalid-argument' },
-  { name: 'idempotencyKey of 257 characters', frame: add({ idempotencyKey: 'k'.repeat(257) }), code: 'invalid-argument' },
+  {
+    name: 'idempotencyKey of 257 characters',
+    frame: add({ idempotencyKey: 'k'.repeat(257) }),
+    code: 'invalid-argument',
+  },
   { name: 'customTarget on a regular stream', frame: add({ customTarget: 'BTC' }), code: 'invalid-argument' },
   {
     name: 'no customTarget on the custom stream',
@@ -153,7 +174,9 @@ describe('bad input on an authenticated connection', () => {
 
     const markerId = await followUp(server, client, key);
     expect(client.ws.readyState).toBe(WebSocket.OPEN);
-    const firstPost = await watcher.next((m) => m.event === 'stream.post.created' || m.event === 'stream.post.released');
+    const firstPost = await watcher.next(
+      (m) => m.event === 'stream.post.created' || m.event === 'stream.post.released',
+    );
     expect(firstPost.data.id).toBe(markerId);
     expect((await adminState(server)).posts).toBe(before.posts + 1);
   });

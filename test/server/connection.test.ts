@@ -36,20 +36,46 @@ describe('authentication', () => {
     const server = await startTestServer();
     const alice = await connect(server, { key: KEYS.alice, keyInQuery });
     const first = await alice.next();
-    expect(first).toEqual({ event: 'connected', data: { message: 'connected', userId: 'alice', streams: ALL_STREAMS } });
+    expect(first).toEqual({
+      event: 'connected',
+      data: { message: 'connected', userId: 'alice', streams: ALL_STREAMS, serverTime: expect.any(String) },
+    });
     const bob = await connect(server, { key: KEYS.bob, keyInQuery });
-    expect((await bob.next()).data).toEqual({ message: 'connected', userId: 'bob', streams: ['macro-wire', 'whale-alerts'] });
+    expect((await bob.next()).data).toEqual({
+      message: 'connected',
+      userId: 'bob',
+      streams: ['macro-wire', 'whale-alerts'],
+      serverTime: expect.any(String),
+    });
   });
 
-  it('a stream key connects as the owner, with the owner\'s streams', async () => {
+  it("a stream key connects as the owner, with the owner's streams and the stream it publishes to", async () => {
     const server = await startTestServer();
-    for (const key of [KEYS.cryptoLegal, KEYS.whaleAlerts]) {
+    for (const [key, streamId] of [
+      [KEYS.cryptoLegal, 'crypto-legal'],
+      [KEYS.whaleAlerts, 'whale-alerts'],
+    ] as const) {
       const client = await connect(server, { key });
       expect(await client.next()).toEqual({
         event: 'connected',
-        data: { message: 'connected', userId: 'newsdesk', streams: ALL_STREAMS },
+        data: {
+          message: 'connected',
+          userId: 'newsdesk',
+          streams: ALL_STREAMS,
+          streamId,
+          serverTime: expect.any(String),
+        },
       });
     }
+  });
+
+  it("connected.serverTime is the service's clock, admin advances included", async () => {
+    const server = await startTestServer();
+    const { now } = await server.advanceClock(5 * 24 * 3600 * 1000);
+    const client = await connect(server, { key: KEYS.alice });
+    const serverTime = Date.parse((await client.next()).data.serverTime);
+    expect(serverTime).toBeGreaterThanOrEqual(Date.parse(now));
+    expect(serverTime).toBeLessThanOrEqual(Date.parse((await server.state()).now));
   });
 
   it.each([
@@ -63,7 +89,9 @@ describe('authentication', () => {
     const client = await connect(server, key === undefined ? {} : { key, keyInQuery });
     const close = await closedWithin(client, 2000);
     expect(close.code).toBe(4401);
-    expect(client.messages).toEqual([{ event: 'error', data: { code: 'unauthorized', message: 'Invalid secret key' } }]);
+    expect(client.messages).toEqual([
+      { event: 'error', data: { code: 'unauthorized', message: 'Invalid secret key' } },
+    ]);
     if (key) {
       expect(JSON.stringify(client.messages)).not.toContain(key);
       expect(close.reason).not.toContain(key);
@@ -87,7 +115,11 @@ describe('authentication', () => {
   it('never logs a valid key, header or query form', async () => {
     const logger = recordingLogger();
     const server = await startTestServer({ logger });
-    await connectAs(server, KEYS.alice, { keyInQuery: true, path: '/v1/ws/on-stream-post', query: { streamIds: 'nope' } });
+    await connectAs(server, KEYS.alice, {
+      keyInQuery: true,
+      path: '/v1/ws/on-stream-post',
+      query: { streamIds: 'nope' },
+    });
     await connectAs(server, KEYS.bob);
     expect(logger.lines.some((line) => line.includes('connected'))).toBe(true);
     const log = logger.lines.join('\n');
@@ -114,7 +146,7 @@ describe('URL form of commands', () => {
     expect((await client.next()).event).toBe('connected');
     expect(await client.next()).toEqual({
       event: 'sub_ack',
-      data: { command: 'on-stream-post', streamIds: ['macro-wire'], lastPosts: 1 },
+      data: { command: 'on-stream-post', streamIds: ['macro-wire'], lastPosts: 1, history: 1 },
     });
     const history = await client.next();
     expect(history.event).toBe('stream.post.created');
@@ -134,7 +166,7 @@ describe('URL form of commands', () => {
     expect((await client.next()).event).toBe('connected');
     expect(await client.next()).toEqual({
       event: 'sub_ack',
-      data: { command: 'on-stream-post-tree', streamIds: ['crypto-legal'], lastPosts: 2 },
+      data: { command: 'on-stream-post-tree', streamIds: ['crypto-legal'], lastPosts: 2, history: 2 },
     });
     const first = await client.next();
     const second = await client.next();
@@ -163,14 +195,22 @@ describe('URL form of commands', () => {
     expect((await publisher.next()).event).toBe('connected');
     const ack = await publisher.next();
     expect(ack.event).toBe('ack');
-    expect(ack.data).toMatchObject({ duplicate: false, post: { streamId: 'macro-wire', text: 'posted through the URL', hidden: false } });
+    expect(ack.data).toMatchObject({
+      duplicate: false,
+      post: { streamId: 'macro-wire', text: 'posted through the URL', hidden: false },
+    });
     expect(await alice.nextEvent('stream.post.created')).toEqual({ event: 'stream.post.created', data: ack.data.post });
   });
 
   it.each([
     ['on-stream-post', KEYS.alice, { lastPosts: 'abc' }, 'invalid-argument'],
     ['on-stream-post-tree', KEYS.alice, { streamIds: 'no-such-stream' }, 'not-found'],
-    ['add-stream-post', KEYS.macroWire, { streamId: 'macro-wire', content: 'x', contentType: 'html' }, 'invalid-argument'],
+    [
+      'add-stream-post',
+      KEYS.macroWire,
+      { streamId: 'macro-wire', content: 'x', contentType: 'html' },
+      'invalid-argument',
+    ],
   ] as const)('%s with a bad argument: error event, connection stays usable', async (command, key, query, code) => {
     const server = await startTestServer();
     const client = await connect(server, { key, path: `/v1/ws/${command}`, query });
@@ -228,12 +268,13 @@ describe('keep-alive', () => {
     expect(raw.filter((text) => text.includes('keep-alive'))[0]).toBe('{"event":"keep-alive","data":{}}');
     expect(normal.ws.readyState).toBe(WebSocket.OPEN);
     expect((await normal.request('on-stream-post', {})).event).toBe('sub_ack');
-    expect(server.connectionCount).toBe(1);
+    expect((await server.state()).connections).toBe(1);
   });
 
   it('a round over more sessions than one slice pings every one and terminates every silent one', async () => {
     const intervalMs = 200;
-    const server = await startTestServer({ keepAliveMs: intervalMs });
+    // 250 connections per key: past the default per-key cap.
+    const server = await startTestServer({ keepAliveMs: intervalMs, maxConnectionsPerKey: 0 });
     const answering = await Promise.all(Array.from({ length: 250 }, () => connectAs(server, KEYS.alice)));
     const silent = await Promise.all(
       Array.from({ length: 250 }, () => connectAs(server, KEYS.bob, { wsOptions: { autoPong: false } })),
@@ -243,7 +284,7 @@ describe('keep-alive', () => {
     await Promise.all(answering.map((client) => client.nextEvent('keep-alive')));
     await Promise.all(answering.map((client) => client.nextEvent('keep-alive')));
     expect(answering.every((client) => client.ws.readyState === WebSocket.OPEN)).toBe(true);
-    expect(server.connectionCount).toBe(250);
+    expect((await server.state()).connections).toBe(250);
   });
 });
 
@@ -271,12 +312,12 @@ describe('closing', () => {
       closed = true;
     });
     await expect(connectAs(server, KEYS.bob)).rejects.toThrow();
-    expect(server.connectionCount).toBe(1);
+    expect(server.connections).toBe(1);
     expect(closed).toBe(false);
     (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     expect((await closedWithin(slow, 2000)).code).toBe(1001);
     await closing;
-    expect(server.connectionCount).toBe(0);
+    expect(server.connections).toBe(0);
   });
 
   it('a frame over 1 MiB closes with 1009; exactly 1 MiB does not; new connections still work', async () => {

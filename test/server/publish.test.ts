@@ -1,6 +1,6 @@
 import { decodeTime } from 'ulid';
 import { describe, expect, it } from 'vitest';
-import type { StreamPostsServer } from '../../src/server/server.js';
+import type { StreamPostsServer } from '../../src/index.js';
 import {
   adminState,
   advanceClock,
@@ -110,7 +110,11 @@ describe('add-stream-post', () => {
     const server = await startTestServer();
     const before = await adminState(server);
     const client = await connectAs(server, key);
-    const withSideEffects = { ...data, releaseAt: new Date(Date.parse(before.now) + DAY).toISOString(), idempotencyKey: 'k' };
+    const withSideEffects = {
+      ...data,
+      releaseAt: new Date(Date.parse(before.now) + DAY).toISOString(),
+      idempotencyKey: 'k',
+    };
     const reply = await client.request('add-stream-post', withSideEffects);
     expect(reply.event).toBe('error');
     expect(reply.data.code).toBe(code);
@@ -234,6 +238,8 @@ describe('idempotencyKey', () => {
     expect(replies.map((reply) => reply.data.duplicate).sort()).toEqual([false, true]);
     expect(replies[0]!.data.post).toEqual(replies[1]!.data.post);
     expect((await adminState(server)).posts).toBe(posts + 1);
-    expect((await postEventsBeforeMarker(server, subscriber)).map((m) => m.data.id)).toEqual([replies[0]!.data.post.id]);
+    expect((await postEventsBeforeMarker(server, subscriber)).map((m) => m.data.id)).toEqual([
+      replies[0]!.data.post.id,
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import type { StreamPostsServer } from '../../src/server/server.js';
+import type { StreamPostsServer } from '../../src/index.js';
 import { adminState, connectAs, http, KEYS, startTestServer } from '../support/harness.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -15,7 +15,12 @@ function listPosts(server: StreamPostsServer, streamId: string, key: string | un
 }
 
 /** A chunked POST (no content-length), so the server must count the bytes as they arrive. */
-function postChunked(server: StreamPostsServer, path: string, key: string, chunks: string[]): Promise<{ status: number; body: any }> {
+function postChunked(
+  server: StreamPostsServer,
+  path: string,
+  key: string,
+  chunks: string[],
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const req = request(`${server.httpUrl}${path}`, { method: 'POST', headers: { 'x-api-key': key } }, (res) => {
       let text = '';
@@ -39,7 +44,10 @@ describe('POST /v1/streams/{id}/post', () => {
     const alice = await connectAs(server, KEYS.alice);
     expect((await alice.request('on-stream-post', { streamIds: 'macro-wire' })).event).toBe('sub_ack');
 
-    const reply = await postTo(server, 'macro-wire', KEYS.macroWire, { content: '**NFP** 250k', contentType: 'markdown' });
+    const reply = await postTo(server, 'macro-wire', KEYS.macroWire, {
+      content: '**NFP** 250k',
+      contentType: 'markdown',
+    });
     expect(reply.status).toBe(201);
     expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
     expect(reply.body).toEqual({
@@ -64,7 +72,11 @@ describe('POST /v1/streams/{id}/post', () => {
     const alice = await connectAs(server, KEYS.alice);
     await alice.request('on-stream-post', { streamIds: 'macro-wire' });
     const releaseAt = new Date(Date.now() + 3_600_000).toISOString();
-    const reply = await postTo(server, 'macro-wire', KEYS.macroWire, { content: 'embargoed', contentType: 'rawtext', releaseAt });
+    const reply = await postTo(server, 'macro-wire', KEYS.macroWire, {
+      content: 'embargoed',
+      contentType: 'rawtext',
+      releaseAt,
+    });
     expect(reply.status).toBe(201);
     expect(reply.body.post).toMatchObject({ text: 'embargoed', hidden: true, releaseAt });
     const delivered = await alice.nextEvent('stream.post.created');
@@ -89,7 +101,11 @@ describe('POST /v1/streams/{id}/post', () => {
 
   it('takes the stream from the path, not from a streamId in the body', async () => {
     const server = await startTestServer();
-    const reply = await postTo(server, 'macro-wire', KEYS.macroWire, { streamId: 'crypto-legal', content: 'path wins', contentType: 'rawtext' });
+    const reply = await postTo(server, 'macro-wire', KEYS.macroWire, {
+      streamId: 'crypto-legal',
+      content: 'path wins',
+      contentType: 'rawtext',
+    });
     expect(reply.status).toBe(201);
     expect(reply.body.post.streamId).toBe('macro-wire');
   });
@@ -103,8 +119,18 @@ describe('POST /v1/streams/{id}/post', () => {
     ['missing contentType', { body: { content: 'hello' } }, 400, 'invalid-argument'],
     ['bad releaseAt', { body: { ...valid, releaseAt: 'tomorrow' } }, 400, 'invalid-argument'],
     ['customTarget on a plain stream', { body: { ...valid, customTarget: 'BTC' } }, 400, 'invalid-argument'],
-    ['no customTarget on a custom stream', { stream: 'whale-alerts', key: KEYS.whaleAlerts, body: valid }, 400, 'invalid-argument'],
-    ['unknown customTarget', { stream: 'whale-alerts', key: KEYS.whaleAlerts, body: { ...valid, customTarget: 'btc' } }, 400, 'invalid-argument'],
+    [
+      'no customTarget on a custom stream',
+      { stream: 'whale-alerts', key: KEYS.whaleAlerts, body: valid },
+      400,
+      'invalid-argument',
+    ],
+    [
+      'unknown customTarget',
+      { stream: 'whale-alerts', key: KEYS.whaleAlerts, body: { ...valid, customTarget: 'btc' } },
+      400,
+      'invalid-argument',
+    ],
     ['empty idempotencyKey', { body: { ...valid, idempotencyKey: '' } }, 400, 'invalid-argument'],
     ['malformed JSON', { raw: '{"content": "hello",' }, 400, 'bad-json'],
     ['a JSON array body', { raw: '[1,2]' }, 400, 'bad-request'],
@@ -201,10 +227,16 @@ describe('GET /v1/streams/{id}/posts', () => {
 
   it('filters a custom stream by the follower’s targets; the owner sees everything', async () => {
     const server = await startTestServer();
-    const eth = await postTo(server, 'whale-alerts', KEYS.whaleAlerts, { content: 'eth move', contentType: 'rawtext', customTarget: 'ETH' });
+    const eth = await postTo(server, 'whale-alerts', KEYS.whaleAlerts, {
+      content: 'eth move',
+      contentType: 'rawtext',
+      customTarget: 'ETH',
+    });
     expect(eth.status).toBe(201);
     const targets = async (key: string) =>
-      (await listPosts(server, 'whale-alerts', key)).body.posts.map((post: { customTarget: string }) => post.customTarget);
+      (await listPosts(server, 'whale-alerts', key)).body.posts.map(
+        (post: { customTarget: string }) => post.customTarget,
+      );
     expect(await targets(KEYS.alice)).toEqual(['ETH', 'BTC']);
     expect(await targets(KEYS.bob)).toEqual(['SOL']);
     expect(await targets(KEYS.newsdesk)).toEqual(['ETH', 'SOL', 'BTC']);
@@ -282,7 +314,10 @@ describe('other HTTP paths', () => {
   ])('answers %s %s with 405 allowing %s, and creates nothing', async (method, path, allow) => {
     const server = await startTestServer();
     const before = await postCount(server);
-    const reply = await http(server, method, path, { key: KEYS.macroWire, ...(method === 'GET' ? {} : { body: { content: 'x', contentType: 'rawtext' } }) });
+    const reply = await http(server, method, path, {
+      key: KEYS.macroWire,
+      ...(method === 'GET' ? {} : { body: { content: 'x', contentType: 'rawtext' } }),
+    });
     expect(reply.status).toBe(405);
     expect(reply.headers.get('allow')).toBe(allow);
     expect(reply.body.error).toEqual({ code: expect.any(String), message: expect.any(String) });
@@ -295,7 +330,9 @@ describe('REST rate limit', () => {
     const server = await startTestServer({ rateLimit: 5 });
     const before = await postCount(server);
     const replies = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => postTo(server, 'macro-wire', KEYS.macroWire, { content: `burst ${i}`, contentType: 'rawtext' })),
+      Array.from({ length: 30 }, (_, i) =>
+        postTo(server, 'macro-wire', KEYS.macroWire, { content: `burst ${i}`, contentType: 'rawtext' }),
+      ),
     );
     const statuses = replies.map((reply) => reply.status);
     expect(statuses).toContain(201);

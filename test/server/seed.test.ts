@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEMO_SEED } from '../../src/server/demo-seed.js';
+import { DEMO_SEED } from '../../src/demo/seed.js';
 import { parseSeed, parseSeedText, SeedError, type SeedInput } from '../../src/server/seed.js';
 
 const READER_KEY = 'reader-key-0001';
@@ -25,7 +25,13 @@ function base(): SeedInput {
     ],
     posts: [
       { streamId: 'news', content: 'hello', contentType: 'rawtext' },
-      { streamId: 'alerts', content: '$BTC', contentType: 'markdown', customTarget: 'BTC', createdAt: '2026-01-01T00:00:00Z' },
+      {
+        streamId: 'alerts',
+        content: '$BTC',
+        contentType: 'markdown',
+        customTarget: 'BTC',
+        createdAt: '2026-01-01T00:00:00Z',
+      },
     ],
   };
 }
@@ -51,7 +57,13 @@ describe('parseSeed', () => {
 
   it('accepts the base seed unchanged apart from defaults', () => {
     const seed = parseSeed(base());
-    expect(seed.users[0]).toEqual({ id: 'owner', name: 'Owner', readerKey: 'owner-key-0001', follows: [], customTargets: {} });
+    expect(seed.users[0]).toEqual({
+      id: 'owner',
+      name: 'Owner',
+      readerKey: 'owner-key-0001',
+      follows: [],
+      customTargets: {},
+    });
     expect(seed.streams[0]).toMatchObject({ id: 'news', custom: false, customTargets: [] });
     expect(seed.streams[1]).toMatchObject({ id: 'alerts', custom: true, customTargets: ['BTC', 'ETH'] });
     expect(seed.posts).toHaveLength(2);
@@ -76,9 +88,21 @@ describe('parseSeed', () => {
     ['targets on a regular stream', (s) => (s.streams[0].customTargets = ['X']), 'seed.streams[0].customTargets'],
     ['follows an unknown stream', (s) => (s.users[1].follows = ['ghost']), 'seed.users[1].follows[0]'],
     ['second follow unknown', (s) => (s.users[1].follows = ['news', 'ghost']), 'seed.users[1].follows[1]'],
-    ['targets on an unknown stream', (s) => (s.users[1].customTargets = { ghost: ['BTC'] }), 'seed.users[1].customTargets.ghost'],
-    ['targets on a regular stream', (s) => (s.users[1].customTargets = { news: ['BTC'] }), 'seed.users[1].customTargets.news'],
-    ['target the stream lacks', (s) => (s.users[1].customTargets = { alerts: ['SOL'] }), 'seed.users[1].customTargets.alerts'],
+    [
+      'targets on an unknown stream',
+      (s) => (s.users[1].customTargets = { ghost: ['BTC'] }),
+      'seed.users[1].customTargets.ghost',
+    ],
+    [
+      'targets on a regular stream',
+      (s) => (s.users[1].customTargets = { news: ['BTC'] }),
+      'seed.users[1].customTargets.news',
+    ],
+    [
+      'target the stream lacks',
+      (s) => (s.users[1].customTargets = { alerts: ['SOL'] }),
+      'seed.users[1].customTargets.alerts',
+    ],
     ['post to an unknown stream', (s) => (s.posts[0].streamId = 'ghost'), 'seed.posts[0].streamId'],
     ['post with empty content', (s) => (s.posts[0].content = ''), 'seed.posts[0].content'],
     ['post content over 64 KiB', (s) => (s.posts[0].content = 'é'.repeat(32 * 1024) + 'a'), 'seed.posts[0].content'],
@@ -97,8 +121,18 @@ describe('parseSeed', () => {
   });
 
   it.each<[string, Edit, string, string]>([
-    ['two users share a reader key', (s) => (s.users[0].readerKey = READER_KEY), 'seed.users[1].readerKey', 'seed.users[0].readerKey'],
-    ['a stream key repeats a reader key', (s) => (s.streams[0].key = READER_KEY), 'seed.streams[0].key', 'seed.users[1].readerKey'],
+    [
+      'two users share a reader key',
+      (s) => (s.users[0].readerKey = READER_KEY),
+      'seed.users[1].readerKey',
+      'seed.users[0].readerKey',
+    ],
+    [
+      'a stream key repeats a reader key',
+      (s) => (s.streams[0].key = READER_KEY),
+      'seed.streams[0].key',
+      'seed.users[1].readerKey',
+    ],
     ['two streams share a key', (s) => (s.streams[1].key = STREAM_KEY), 'seed.streams[1].key', 'seed.streams[0].key'],
   ])('%s → %s, naming the first use and never the key', (_name, edit, path, firstUse) => {
     const seed = base() as Parameters<Edit>[0];

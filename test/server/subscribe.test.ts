@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DEMO_SEED } from '../../src/server/demo-seed.js';
+import { DEMO_SEED } from '../../src/demo/seed.js';
 import { parseSeed } from '../../src/server/seed.js';
-import type { StreamPostsServer } from '../../src/server/server.js';
+import type { StreamPostsServer } from '../../src/index.js';
 import {
   adminState,
   advanceClock,
@@ -23,7 +23,7 @@ const sorted = (ids: readonly string[]) => [...ids].sort();
 /** Reads every message in order up to and including the `count`-th one about post `id`. */
 async function readThrough(client: TestClient, id: string, count = 1): Promise<Message[]> {
   const read: Message[] = [];
-  for (let seen = 0; seen < count; ) {
+  for (let seen = 0; seen < count;) {
     const message = await client.next();
     read.push(message);
     if ((isPost(message) || isTreeItem(message)) && idOf(message) === id) seen += 1;
@@ -35,7 +35,8 @@ async function readThrough(client: TestClient, id: string, count = 1): Promise<M
 async function textsEachUntilMarker(server: StreamPostsServer, clients: TestClient[]): Promise<string[][]> {
   const marker = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'marker' });
   const texts: string[][] = [];
-  for (const client of clients) texts.push((await readThrough(client, marker.id)).filter(isPost).map((m) => m.data.text));
+  for (const client of clients)
+    texts.push((await readThrough(client, marker.id)).filter(isPost).map((m) => m.data.text));
   return texts;
 }
 
@@ -59,7 +60,7 @@ describe('streamIds', () => {
     ['empty', { streamIds: '' }],
     ['only commas and spaces', { streamIds: ' , ,' }],
     ['an empty array', { streamIds: [] }],
-  ])('%s: all of the user\'s streams', async (_name, data) => {
+  ])("%s: all of the user's streams", async (_name, data) => {
     const server = await startTestServer();
     const alice = await connectAs(server, KEYS.alice);
     const ack = await alice.request('on-stream-post', data);
@@ -81,9 +82,17 @@ describe('streamIds', () => {
     const ack = await alice.request('on-stream-post', { streamIds, lastPosts: 0 });
     expect(ack.data).toMatchObject({ command: 'on-stream-post', lastPosts: 0 });
     expect(sorted(ack.data.streamIds)).toEqual(expected);
-    await publish(server, KEYS.whaleAlerts, { streamId: 'whale-alerts', content: 'not subscribed', customTarget: 'BTC' });
-    if (expected.includes('crypto-legal')) await publish(server, KEYS.cryptoLegal, { streamId: 'crypto-legal', content: 'legal' });
-    expect(await textsUntilMarker(server, alice)).toEqual([...(expected.includes('crypto-legal') ? ['legal'] : []), 'marker']);
+    await publish(server, KEYS.whaleAlerts, {
+      streamId: 'whale-alerts',
+      content: 'not subscribed',
+      customTarget: 'BTC',
+    });
+    if (expected.includes('crypto-legal'))
+      await publish(server, KEYS.cryptoLegal, { streamId: 'crypto-legal', content: 'legal' });
+    expect(await textsUntilMarker(server, alice)).toEqual([
+      ...(expected.includes('crypto-legal') ? ['legal'] : []),
+      'marker',
+    ]);
   });
 
   it.each([
@@ -115,7 +124,14 @@ describe('lastPosts', () => {
     const ack = await alice.next();
     expect(ack).toMatchObject({ event: 'sub_ack', data: { lastPosts: 2 } });
     // alice selected BTC and ETH on whale-alerts: the seed's SOL post is not hers.
-    expect(await textsUntilMarker(server, alice)).toEqual([seedText(0), seedText(1), seedText(3), 'macro 2', 'macro 3', 'marker']);
+    expect(await textsUntilMarker(server, alice)).toEqual([
+      seedText(0),
+      seedText(1),
+      seedText(3),
+      'macro 2',
+      'macro 3',
+      'marker',
+    ]);
   });
 
   it('history follows custom targets: alice BTC/ETH, bob SOL, the owner all', async () => {
@@ -123,7 +139,8 @@ describe('lastPosts', () => {
     await publish(server, KEYS.whaleAlerts, { streamId: 'whale-alerts', content: 'eth moved', customTarget: 'ETH' });
     const keys = [KEYS.alice, KEYS.bob, KEYS.newsdesk, KEYS.whaleAlerts];
     const clients = await Promise.all(keys.map((key) => connectAs(server, key)));
-    for (const client of clients) await client.request('on-stream-post', { streamIds: 'whale-alerts,macro-wire', lastPosts: '10' });
+    for (const client of clients)
+      await client.request('on-stream-post', { streamIds: 'whale-alerts,macro-wire', lastPosts: '10' });
     // The macro-wire seed post is older than every whale-alerts one.
     const owner = [seedText(2), seedText(3), seedText(4), 'eth moved', 'marker'];
     expect(await textsEachUntilMarker(server, clients)).toEqual([
@@ -184,7 +201,8 @@ describe('custom targets, live', () => {
     const clients = await Promise.all(keys.map((key) => connectAs(server, key)));
     for (const client of clients) expect((await client.request('on-stream-post', {})).event).toBe('sub_ack');
     const post = await publisherFor(server, KEYS.whaleAlerts);
-    for (const target of ['BTC', 'ETH', 'SOL']) await post({ streamId: 'whale-alerts', content: target, customTarget: target });
+    for (const target of ['BTC', 'ETH', 'SOL'])
+      await post({ streamId: 'whale-alerts', content: target, customTarget: target });
     expect(await textsEachUntilMarker(server, clients)).toEqual([
       ['BTC', 'ETH', 'marker'],
       ['SOL', 'marker'],
@@ -200,15 +218,26 @@ describe('custom targets, live', () => {
         { id: 'carol', name: 'Carol', readerKey: 'sp_test_carol_key', follows: ['alerts', 'news'] },
       ],
       streams: [
-        { id: 'alerts', name: 'Alerts', owner: 'owner', key: 'sp_test_alerts_key', custom: true, customTargets: ['X', 'Y'] },
+        {
+          id: 'alerts',
+          name: 'Alerts',
+          owner: 'owner',
+          key: 'sp_test_alerts_key',
+          custom: true,
+          customTargets: ['X', 'Y'],
+        },
         { id: 'news', name: 'News', owner: 'owner', key: 'sp_test_news_key' },
       ],
       posts: [{ streamId: 'alerts', content: 'seeded X', contentType: 'rawtext', customTarget: 'X' }],
     });
     const server = await startTestServer({ seed });
     const carol = await connectAs(server, 'sp_test_carol_key');
-    expect(sorted((await carol.request('on-stream-post', { lastPosts: 5 })).data.streamIds)).toEqual(['alerts', 'news']);
-    for (const target of ['X', 'Y']) await publish(server, 'sp_test_alerts_key', { streamId: 'alerts', content: target, customTarget: target });
+    expect(sorted((await carol.request('on-stream-post', { lastPosts: 5 })).data.streamIds)).toEqual([
+      'alerts',
+      'news',
+    ]);
+    for (const target of ['X', 'Y'])
+      await publish(server, 'sp_test_alerts_key', { streamId: 'alerts', content: target, customTarget: target });
     const marker = await publish(server, 'sp_test_news_key', { streamId: 'news', content: 'marker' });
     const read = await readThrough(carol, marker.id);
     expect(read.filter(isPost).map((m) => m.data.text)).toEqual(['marker']);
@@ -233,7 +262,10 @@ describe('a connection with several subscriptions', () => {
     const alice = await connectAs(server, KEYS.alice);
     await alice.request('on-stream-post', { streamIds: 'macro-wire' });
     await alice.request('on-stream-post-tree', { streamIds: 'macro-wire,crypto-legal' });
-    const post = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'Fed holds; $btc and $ETH up, see https://example.org/fed.' });
+    const post = await publish(server, KEYS.macroWire, {
+      streamId: 'macro-wire',
+      content: 'Fed holds; $btc and $ETH up, see https://example.org/fed.',
+    });
     const marker = await publish(server, KEYS.cryptoLegal, { streamId: 'crypto-legal', content: 'legal marker' });
     const read = await readThrough(alice, marker.id);
     expect(read.filter(isPost)).toEqual([{ event: 'stream.post.created', data: post }]);
@@ -243,11 +275,15 @@ describe('a connection with several subscriptions', () => {
       _id: post.id,
       title: 'Macro Wire',
       body: 'Fed holds; $btc and $ETH up, see https://example.org/fed.',
+      en: 'Fed holds; $btc and $ETH up, see https://example.org/fed.',
       source: 'Macro Wire',
       link: 'https://example.org/fed',
       time: Date.parse(post.createdAt),
       coin: 'BTC',
-      suggestions: [{ coin: 'BTC', found: ['$btc'] }, { coin: 'ETH', found: ['$ETH'] }],
+      suggestions: [
+        { coin: 'BTC', found: ['$btc'] },
+        { coin: 'ETH', found: ['$ETH'] },
+      ],
       type: 'stream-post',
       contentType: 'rawtext',
       streamId: 'macro-wire',
@@ -260,7 +296,7 @@ describe('a connection with several subscriptions', () => {
 describe('releases', () => {
   it.each([
     ['an hour', 3_600_000, 3_600_001],
-    ['90 days (beyond setTimeout\'s limit)', 90 * 86_400_000, 91 * 86_400_000],
+    ["90 days (beyond setTimeout's limit)", 90 * 86_400_000, 91 * 86_400_000],
   ])('a post released %s ahead: hidden at once, revealed at releaseAt', async (_name, aheadMs, advanceMs) => {
     const server = await startTestServer();
     const alice = await connectAs(server, KEYS.alice);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdjustableClock } from '../../src/server/clock.js';
-import { DEMO_SEED } from '../../src/server/demo-seed.js';
-import { MemoryStore } from '../../src/server/memory-store.js';
+import { DEMO_SEED } from '../../src/demo/seed.js';
+import { MemoryStore } from '../../src/server/stores/memory-store.js';
 import { MinHeap } from '../../src/server/min-heap.js';
 import { TokenBucket } from '../../src/server/rate-limiter.js';
 import { ReleaseScheduler } from '../../src/server/release-scheduler.js';
@@ -95,7 +95,14 @@ describe('ReleaseScheduler', () => {
 
   it('fires due releases in release-time order, ties in scheduling order', () => {
     const { clock, fired, scheduler, start } = setup();
-    const plan: [string, number][] = [['a', 1000], ['b', 500], ['c', 1000], ['d', 500], ['e', 5000], ['f', 200]];
+    const plan: [string, number][] = [
+      ['a', 1000],
+      ['b', 500],
+      ['c', 1000],
+      ['d', 500],
+      ['e', 5000],
+      ['f', 200],
+    ];
     for (const [id, delay] of plan) scheduler.schedule(id, start + delay);
     expect(scheduler.size).toBe(6);
     clock.advance(700);
@@ -111,7 +118,10 @@ describe('ReleaseScheduler', () => {
   it('orders many random releases with ties', () => {
     const { clock, fired, scheduler, start } = setup();
     const random = seededRandom(99);
-    const plan = Array.from({ length: 300 }, (_, i) => ({ id: `p${i}`, at: start + 1000 + Math.floor(random() * 50) * 10 }));
+    const plan = Array.from({ length: 300 }, (_, i) => ({
+      id: `p${i}`,
+      at: start + 1000 + Math.floor(random() * 50) * 10,
+    }));
     for (const { id, at } of plan) scheduler.schedule(id, at);
     clock.advance(10_000);
     const expected = plan.map((entry, seq) => ({ ...entry, seq })).sort((a, b) => a.at - b.at || a.seq - b.seq);
@@ -220,7 +230,10 @@ describe('MemoryStore with DEMO_SEED', () => {
 
   it.each<[string, Identity]>([
     ...DEMO_SEED.users.map((user): [string, Identity] => [user.readerKey, { userId: user.id, kind: 'reader' }]),
-    ...DEMO_SEED.streams.map((stream): [string, Identity] => [stream.key, { userId: stream.owner, kind: 'stream', streamId: stream.id }]),
+    ...DEMO_SEED.streams.map((stream): [string, Identity] => [
+      stream.key,
+      { userId: stream.owner, kind: 'stream', streamId: stream.id },
+    ]),
   ])('authenticates %s', async (key, identity) => {
     expect(await setup().store.authenticate(key)).toEqual(identity);
   });
@@ -292,7 +305,11 @@ describe('MemoryStore with DEMO_SEED', () => {
     expect(all[0]?.text).toBe('post 5');
     expect(all[99]?.text).toBe('post 104');
     expect(all.map((post) => post.id)).toEqual(all.map((post) => post.id).sort());
-    expect((await store.recent('macro-wire', 3)).map((post) => post.text)).toEqual(['post 102', 'post 103', 'post 104']);
+    expect((await store.recent('macro-wire', 3)).map((post) => post.text)).toEqual([
+      'post 102',
+      'post 103',
+      'post 104',
+    ]);
     expect(await store.recent('macro-wire', 0)).toEqual([]);
     expect(await store.recent('no-such-stream', 5)).toEqual([]);
   });
@@ -307,7 +324,9 @@ describe('MemoryStore with DEMO_SEED', () => {
     await store.reset();
     expect(await store.stats()).toEqual(stats);
     const restored = await store.recent('macro-wire', 100);
-    expect(restored.map((post) => [post.text, post.contentType])).toEqual(seeded.map((post) => [post.text, post.contentType]));
+    expect(restored.map((post) => [post.text, post.contentType])).toEqual(
+      seeded.map((post) => [post.text, post.contentType]),
+    );
     expect(await store.authenticate('sp_demo_reader_bob')).toEqual({ userId: 'bob', kind: 'reader' });
     const after = await store.publish(request({ idempotencyKey: 'k3' }));
     expect(after.duplicate).toBe(false);

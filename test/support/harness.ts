@@ -1,7 +1,7 @@
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import WebSocket from 'ws';
-import { DEMO_SEED } from '../../src/server/demo-seed.js';
-import { startServer, type ServerOptions, type StreamPostsServer } from '../../src/server/server.js';
+import { startServer, type StartServerOptions, type StreamPostsServer } from '../../src/index.js';
+import { RedisServer } from '../stores/redis-server.js';
 import { Arrivals } from './arrivals.js';
 
 /** Demo-seed keys, by role, for tests. */
@@ -21,11 +21,32 @@ afterEach(async () => {
   for (const cleanup of pending) await cleanup();
 });
 
-/** A server on port 0 with the demo seed (unless given), closed after the test. */
-export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<StreamPostsServer> {
-  const server = await startServer({ seed: DEMO_SEED, port: 0, rateLimit: 0, ...options });
+/** Where a server listens: all the helpers below need, so they serve the library's server and the core's alike. */
+export type ServerAddress = Pick<StreamPostsServer, 'url' | 'httpUrl' | 'port'>;
+
+/** `STREAM_POSTS_TEST_STORE=redis`: every test server keeps its state in this file's own redis-server. */
+export const TEST_STORE = process.env['STREAM_POSTS_TEST_STORE'] === 'redis' ? 'redis' : 'memory';
+let redis: RedisServer | undefined;
+let keyspaces = 0;
+if (TEST_STORE === 'redis') {
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+  });
+  afterAll(() => redis?.stop());
+}
+
+/** A server started the way users start one, on port 0 with the demo seed (unless given), closed after the test. */
+export async function startTestServer(options: StartServerOptions = {}): Promise<StreamPostsServer> {
+  // A keyspace per server: servers of one test file share nothing, as in memory.
+  const store = redis && options.store === undefined ? { store: redis.url, redisPrefix: `test${++keyspaces}:` } : {};
+  const server = await startServer({ port: 0, rateLimit: 0, ...store, ...options });
   cleanups.push(() => server.close());
   return server;
+}
+
+/** Runs `cleanup` after the test, with the connections' own. */
+export function afterTest(cleanup: () => Promise<void> | void): void {
+  cleanups.push(cleanup);
 }
 
 export interface Message {
@@ -86,7 +107,10 @@ export class TestClient {
     await this.#arrivals.until(
       ready,
       timeoutMs,
-      () => new Error(`no matching message within ${timeoutMs} ms; got ${JSON.stringify(this.messages.slice(this.#cursor))}`),
+      () =>
+        new Error(
+          `no matching message within ${timeoutMs} ms; got ${JSON.stringify(this.messages.slice(this.#cursor))}`,
+        ),
     );
     return found!;
   }
@@ -114,7 +138,7 @@ export class TestClient {
 }
 
 /** Opens a connection and resolves once it is open (not once authenticated). */
-export async function connect(server: StreamPostsServer, options: ConnectOptions = {}): Promise<TestClient> {
+export async function connect(server: ServerAddress, options: ConnectOptions = {}): Promise<TestClient> {
   const url = new URL(`${server.url}${options.path ?? '/v1/ws'}`);
   for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value);
   const headers: Record<string, string> = {};
@@ -138,14 +162,18 @@ export async function connect(server: StreamPostsServer, options: ConnectOptions
 }
 
 /** Connects with a key and waits for `connected`. */
-export async function connectAs(server: StreamPostsServer, key: string, options: Omit<ConnectOptions, 'key'> = {}): Promise<TestClient> {
+export async function connectAs(
+  server: ServerAddress,
+  key: string,
+  options: Omit<ConnectOptions, 'key'> = {},
+): Promise<TestClient> {
   const client = await connect(server, { ...options, key });
   await client.nextEvent('connected');
   return client;
 }
 
 /** Publishes with a stream key over a fresh connection; returns the ack's post. */
-export async function publish(server: StreamPostsServer, key: string, data: Record<string, unknown>): Promise<any> {
+export async function publish(server: ServerAddress, key: string, data: Record<string, unknown>): Promise<any> {
   const publisher = await connectAs(server, key);
   const reply = await publisher.request('add-stream-post', { contentType: 'rawtext', ...data });
   publisher.close();
@@ -155,30 +183,34 @@ export async function publish(server: StreamPostsServer, key: string, data: Reco
 
 /** JSON over HTTP against the server's REST origin. */
 export async function http(
-  server: StreamPostsServer,
+  server: ServerAddress,
   method: string,
   path: string,
-  options: { key?: string; body?: unknown; rawBody?: string | Buffer } = {},
+  options: { key?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; body: any; headers: Headers }> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers['x-api-key'] = options.key;
   let body: string | Buffer | undefined = options.rawBody;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers['content-type'] = 'application/json';
   }
-  const response = await fetch(`${server.httpUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+  const response = await fetch(`${server.httpUrl}${path}`, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body }),
+  });
   const text = await response.text();
   return { status: response.status, body: text === '' ? undefined : JSON.parse(text), headers: response.headers };
 }
 
 /** Moves the server clock forward through the admin endpoint. */
-export async function advanceClock(server: StreamPostsServer, advanceMs: number): Promise<void> {
+export async function advanceClock(server: ServerAddress, advanceMs: number): Promise<void> {
   const reply = await http(server, 'POST', '/_admin/clock', { body: { advanceMs } });
   if (reply.status !== 200) throw new Error(`clock advance failed: ${JSON.stringify(reply.body)}`);
 }
 
 /** Admin counts: connections, subscriptions, posts, scheduledReleases, idempotencyKeys. */
-export async function adminState(server: StreamPostsServer): Promise<any> {
+export async function adminState(server: ServerAddress): Promise<any> {
   return (await http(server, 'GET', '/_admin/state')).body;
 }

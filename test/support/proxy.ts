@@ -3,12 +3,13 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 /**
  * A TCP hop between a client and `serve` that a test can break: `hold()` stops
  * passing the service's bytes on (the service has the commands, the client gets
- * no replies), `cut()` resets every connection, `refuse(true)` resets new ones
+ * no replies; `holdOpen()` the same for the connections open now), `cut()` resets every connection, `refuse(true)` resets new ones
  * at once (the service looks down).
  */
 export class TcpProxy {
   readonly #sockets = new Set<Socket>();
   #holding = false;
+  readonly #held = new WeakSet<Socket>();
   #refusing = false;
   connections = 0;
 
@@ -37,7 +38,7 @@ export class TcpProxy {
       }
       downstream.on('data', (chunk) => upstream.write(chunk));
       upstream.on('data', (chunk) => {
-        if (!proxy.#holding) downstream.write(chunk);
+        if (!proxy.#holding && !proxy.#held.has(downstream)) downstream.write(chunk);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -57,6 +58,11 @@ export class TcpProxy {
 
   hold(): void {
     this.#holding = true;
+  }
+
+  /** Like hold(), for the connections open now only: new ones pass the service's bytes on. */
+  holdOpen(): void {
+    for (const socket of this.#sockets) this.#held.add(socket);
   }
 
   cut(): void {

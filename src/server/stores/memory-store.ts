@@ -1,10 +1,11 @@
-import { createHash, randomFillSync, timingSafeEqual } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
-import { MAX_LAST_POSTS } from '../protocol/limits.js';
-import type { Clock } from './clock.js';
-import { ReleaseScheduler } from './release-scheduler.js';
-import { RingBuffer } from './ring-buffer.js';
-import type { Seed } from './seed.js';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { MAX_LAST_POSTS } from '../../protocol/limits.js';
+import type { Clock } from '../clock.js';
+import { ReleaseScheduler } from '../release-scheduler.js';
+import { RingBuffer } from '../ring-buffer.js';
+import type { Seed } from '../seed.js';
+import { postIdFactory } from './post-ids.js';
+import { Catalog, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
 import type {
   Identity,
   PostRecord,
@@ -15,12 +16,20 @@ import type {
   StoreStats,
   StreamRecord,
   UserRecord,
-} from './store.js';
+} from '../store.js';
 
-export interface MemoryStoreOptions {
+export interface MemoryStoreOptions extends HoldingsCaps {
   seed: Seed;
   clock: Clock;
   idempotencyWindowMs: number;
+}
+
+/** What one stream holds until a release or the end of a window. */
+interface StreamHoldings {
+  pendingReleases: number;
+  pendingReleaseBytes: number;
+  idempotencyKeys: number;
+  idempotencyBytes: number;
 }
 
 interface KeyEntry {
@@ -31,20 +40,13 @@ interface KeyEntry {
 interface IdempotencyEntry {
   post: PostRecord;
   expiresAt: number;
+  textBytes: number;
 }
 
-const SEED_POST_SPACING_MS = 60_000;
+const NO_CAP = Number.POSITIVE_INFINITY;
 
-// ulid's default PRNG makes a WebCrypto call per character (16 per id); one
-// CSPRNG refill per 4 KiB keeps the ids as random for a fraction of the cost.
-const randomPool = new Uint8Array(4096);
-let randomAt = randomPool.length;
-function pooledRandom(): number {
-  if (randomAt === randomPool.length) {
-    randomFillSync(randomPool);
-    randomAt = 0;
-  }
-  return randomPool[randomAt++]! / 256;
+function cap(value: number | undefined): number {
+  return value === undefined || value === 0 ? NO_CAP : value;
 }
 
 function digest(key: string): Buffer {
@@ -57,18 +59,21 @@ export class MemoryStore implements Store {
   readonly #clock: Clock;
   readonly #windowMs: number;
   readonly #keys = new Map<string, KeyEntry>();
-  readonly #users = new Map<string, UserRecord>();
-  readonly #streams = new Map<string, StreamRecord>();
+  readonly #catalog: Catalog;
   readonly #history = new Map<string, RingBuffer<PostRecord>>();
-  readonly #streamsOf = new Map<string, StreamRecord[]>();
   readonly #hiddenById = new Map<string, PostRecord>();
+  readonly #holdings = new Map<string, StreamHoldings>();
+  readonly #maxPendingReleases: number;
+  readonly #maxPendingReleaseBytes: number;
+  readonly #maxIdempotencyKeys: number;
+  readonly #maxIdempotencyBytes: number;
   // Insertion order is expiry order (one window, a clock that only moves
   // forward), so expired entries are always at the front.
   readonly #idempotency = new Map<string, IdempotencyEntry>();
   readonly #listeners = new Set<(event: StoreEvent) => void>();
   readonly #scheduler: ReleaseScheduler;
   // Kept across reset so no id is ever issued twice by one process.
-  readonly #nextId = monotonicFactory(pooledRandom);
+  readonly #nextId = postIdFactory();
   #postCount = 0;
 
   constructor(options: MemoryStoreOptions) {
@@ -78,53 +83,25 @@ export class MemoryStore implements Store {
     this.#seed = options.seed;
     this.#clock = options.clock;
     this.#windowMs = options.idempotencyWindowMs;
+    this.#maxPendingReleases = cap(options.maxPendingReleasesPerStream);
+    this.#maxPendingReleaseBytes = cap(options.maxPendingReleaseBytesPerStream);
+    this.#maxIdempotencyKeys = cap(options.maxIdempotencyKeysPerStream);
+    this.#maxIdempotencyBytes = cap(options.maxIdempotencyBytesPerStream);
     this.#scheduler = new ReleaseScheduler(options.clock, (id) => this.#release(id));
+    this.#catalog = new Catalog(options.seed);
     this.#load();
   }
 
   #load(): void {
     const seed = this.#seed;
     for (const user of seed.users) {
-      this.#users.set(user.id, {
-        id: user.id,
-        name: user.name,
-        follows: user.follows,
-        customTargets: new Map(Object.entries(user.customTargets).map(([id, targets]) => [id, new Set(targets)])),
-      });
       this.#addKey(user.readerKey, { userId: user.id, kind: 'reader' });
     }
     for (const stream of seed.streams) {
-      this.#streams.set(stream.id, {
-        id: stream.id,
-        name: stream.name,
-        owner: stream.owner,
-        custom: stream.custom,
-        customTargets: stream.customTargets,
-      });
       this.#history.set(stream.id, new RingBuffer(MAX_LAST_POSTS));
       this.#addKey(stream.key, { userId: stream.owner, kind: 'stream', streamId: stream.id });
     }
-    const now = this.#clock.now();
-    const posts = seed.posts
-      .map((post, index) => ({
-        post,
-        at: post.createdAt === undefined ? now - (seed.posts.length - index) * SEED_POST_SPACING_MS : Date.parse(post.createdAt),
-      }))
-      .sort((a, b) => a.at - b.at);
-    for (const { post, at } of posts) {
-      const stream = this.#streams.get(post.streamId)!;
-      this.#insert({
-        id: this.#nextId(at),
-        streamId: stream.id,
-        streamName: stream.name,
-        text: post.content,
-        contentType: post.contentType,
-        createdAt: at,
-        releaseAt: null,
-        customTarget: post.customTarget ?? null,
-        hidden: false,
-      });
-    }
+    for (const post of seedPosts(seed, this.#clock.now())) this.#insert({ id: this.#nextId(post.createdAt), ...post });
   }
 
   #addKey(key: string, identity: Identity): void {
@@ -142,28 +119,19 @@ export class MemoryStore implements Store {
   }
 
   async user(id: string): Promise<UserRecord | undefined> {
-    return this.#users.get(id);
+    return this.#catalog.users.get(id);
   }
 
   async stream(id: string): Promise<StreamRecord | undefined> {
-    return this.#streams.get(id);
+    return this.#catalog.streams.get(id);
   }
 
   async streamsOf(userId: string): Promise<StreamRecord[]> {
-    let streams = this.#streamsOf.get(userId);
-    if (!streams) {
-      const user = this.#users.get(userId);
-      if (!user) return [];
-      // Users and streams change only on reset: one scan per user, not one per connection.
-      const follows = new Set(user.follows);
-      streams = [...this.#streams.values()].filter((stream) => follows.has(stream.id) || stream.owner === userId);
-      this.#streamsOf.set(userId, streams);
-    }
-    return [...streams];
+    return this.#catalog.streamsOf(userId);
   }
 
   async publish(request: PublishRequest): Promise<PublishResult> {
-    const stream = this.#streams.get(request.streamId);
+    const stream = this.#catalog.streams.get(request.streamId);
     if (!stream) throw new RangeError(`unknown stream ${request.streamId}`);
     const now = this.#clock.now();
     const dedupKey = request.idempotencyKey === null ? undefined : `${request.streamId}\u0000${request.idempotencyKey}`;
@@ -173,6 +141,10 @@ export class MemoryStore implements Store {
       if (earlier && earlier.expiresAt > now) return { post: earlier.post, duplicate: true };
     }
     const hidden = request.releaseAt !== null && request.releaseAt > now;
+    const holdings = this.#holdingsOf(stream.id);
+    const keyed = dedupKey !== undefined;
+    const textBytes = hidden || keyed ? Buffer.byteLength(request.text, 'utf8') : 0;
+    this.#checkHoldings(stream.id, holdings, hidden, textBytes, keyed);
     const post: PostRecord = {
       id: this.#nextId(now),
       streamId: stream.id,
@@ -184,14 +156,43 @@ export class MemoryStore implements Store {
       customTarget: request.customTarget,
       hidden,
     };
-    if (dedupKey !== undefined) this.#idempotency.set(dedupKey, { post, expiresAt: now + this.#windowMs });
+    if (dedupKey !== undefined) {
+      this.#idempotency.set(dedupKey, { post, expiresAt: now + this.#windowMs, textBytes });
+      holdings.idempotencyKeys += 1;
+      holdings.idempotencyBytes += textBytes;
+    }
     this.#insert(post);
     if (hidden) {
+      holdings.pendingReleases += 1;
+      holdings.pendingReleaseBytes += textBytes;
       this.#hiddenById.set(post.id, post);
       this.#scheduler.schedule(post.id, request.releaseAt!);
     }
     this.#emit({ type: 'created', post });
     return { post, duplicate: false };
+  }
+
+  #holdingsOf(streamId: string): StreamHoldings {
+    let holdings = this.#holdings.get(streamId);
+    if (!holdings) {
+      holdings = { pendingReleases: 0, pendingReleaseBytes: 0, idempotencyKeys: 0, idempotencyBytes: 0 };
+      this.#holdings.set(streamId, holdings);
+    }
+    return holdings;
+  }
+
+  /** Refuses, before anything is stored, a post that would take a stream past one of its caps. */
+  #checkHoldings(streamId: string, holdings: StreamHoldings, hidden: boolean, textBytes: number, keyed: boolean): void {
+    if (hidden && holdings.pendingReleases >= this.#maxPendingReleases)
+      throw holdingsError('releases', streamId, this.#maxPendingReleases);
+    if (hidden && holdings.pendingReleaseBytes + textBytes > this.#maxPendingReleaseBytes) {
+      throw holdingsError('releases-bytes', streamId, this.#maxPendingReleaseBytes);
+    }
+    if (keyed && holdings.idempotencyKeys >= this.#maxIdempotencyKeys)
+      throw holdingsError('keys', streamId, this.#maxIdempotencyKeys);
+    if (keyed && holdings.idempotencyBytes + textBytes > this.#maxIdempotencyBytes) {
+      throw holdingsError('keys-bytes', streamId, this.#maxIdempotencyBytes);
+    }
   }
 
   #insert(post: PostRecord): void {
@@ -203,6 +204,9 @@ export class MemoryStore implements Store {
     for (const [key, entry] of this.#idempotency) {
       if (entry.expiresAt > now) break;
       this.#idempotency.delete(key);
+      const holdings = this.#holdingsOf(entry.post.streamId);
+      holdings.idempotencyKeys -= 1;
+      holdings.idempotencyBytes -= entry.textBytes;
     }
   }
 
@@ -210,6 +214,9 @@ export class MemoryStore implements Store {
     const post = this.#hiddenById.get(id);
     if (!post) return;
     this.#hiddenById.delete(id);
+    const holdings = this.#holdingsOf(post.streamId);
+    holdings.pendingReleases -= 1;
+    holdings.pendingReleaseBytes -= Buffer.byteLength(post.text, 'utf8');
     post.hidden = false;
     this.#emit({ type: 'released', post });
   }
@@ -239,11 +246,9 @@ export class MemoryStore implements Store {
   async reset(): Promise<void> {
     this.#scheduler.clear();
     this.#hiddenById.clear();
+    this.#holdings.clear();
     this.#idempotency.clear();
     this.#keys.clear();
-    this.#users.clear();
-    this.#streams.clear();
-    this.#streamsOf.clear();
     this.#history.clear();
     this.#postCount = 0;
     this.#load();

@@ -1,8 +1,8 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { DEFAULT_URL, resolveEndpoint, type Endpoint } from './endpoint.js';
-import { ClientError } from './errors.js';
+import { DEFAULT_URL, KEY_IN_URL, resolveEndpoints, splitUrls, type Endpoint } from '../client/endpoint.js';
+import { ClientError } from '../client/errors.js';
 import { readTextFile } from './files.js';
 
 /**
@@ -11,7 +11,8 @@ import { readTextFile } from './files.js';
  * A profile named `default` applies when no other is chosen.
  */
 export interface Profile {
-  url?: string | undefined;
+  /** One address, or several instances of one service (tried in turn, like repeated `--url`). */
+  url?: string | string[] | undefined;
   apiKey?: string | undefined;
 }
 
@@ -32,21 +33,26 @@ export async function readConfig(path: string): Promise<ConfigFile> {
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
-    throw new ClientError('usage', `cannot read the config file ${path}: ${(error as Error).message}`);
+    throw new ClientError('usage', `cannot read the config file ${path}: ${(error as Error).message}`, undefined, {
+      cause: error,
+    });
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
-  } catch {
-    throw new ClientError('usage', `the config file ${path} is not valid JSON`);
+  } catch (error) {
+    throw new ClientError('usage', `the config file ${path} is not valid JSON`, undefined, { cause: error });
   }
   // The schema (and its library) loads only when there is a file to check.
-  const { configSchema } = await import('./config-schema.js');
+  const { configSchema } = await import('./settings-schema.js');
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.join('.') || 'the top level';
-    throw new ClientError('usage', `the config file ${path} is not valid at ${where}: ${issue?.message ?? 'unexpected shape'}`);
+    throw new ClientError(
+      'usage',
+      `the config file ${path} is not valid at ${where}: ${issue?.message ?? 'unexpected shape'}`,
+    );
   }
   return parsed.data;
 }
@@ -61,26 +67,58 @@ export async function writeConfig(path: string, config: ConfigFile): Promise<voi
 }
 
 export interface ConnectionFlags {
-  url?: string | undefined;
+  url?: string[] | undefined;
   apiKey?: string | undefined;
   apiKeyFile?: string | undefined;
   profile?: string | undefined;
 }
 
 export interface ConnectionSettings {
+  /** The first of `endpoints`: where the first connection goes. */
   endpoint: Endpoint;
+  /** Every address given, in order (one unless several were). */
+  endpoints: Endpoint[];
   apiKey: string | undefined;
   /** The profile that was applied, if any. */
   profile: string | undefined;
 }
 
-async function readKeyFile(path: string): Promise<string> {
-  const key = (await readTextFile(path, '--api-key-file')).trim();
-  if (key === '') throw new ClientError('usage', `--api-key-file ${path} is empty`);
+/**
+ * A key as given, without the whitespace around it (a key file's final
+ * newline). Anything else that is not printable ASCII (a second line, a
+ * control character) would be refused by HTTP or mangled on the way: it is a
+ * usage error naming where the key came from, never showing the key.
+ */
+export function checkedKey(raw: string, source: string): string {
+  const key = raw.trim();
+  if (key === '') throw new ClientError('usage', `the API key from ${source} is empty`);
+  if (!/^[\x20-\x7e]+$/.test(key)) {
+    throw new ClientError(
+      'usage',
+      `the API key from ${source} must be one line of printable characters (ASCII letters, digits, punctuation)`,
+    );
+  }
   return key;
 }
 
+async function readKeyFile(path: string): Promise<string> {
+  return checkedKey(await readTextFile(path, '--api-key-file'), `--api-key-file ${path}`);
+}
+
 /** Flags beat the environment, which beats the profile, which beats the defaults. */
+/** The endpoints of `--url` (or STREAM_POSTS_URL, or a profile's URL), their errors worded for the flags. */
+export function endpointsFromFlag(urls: string | readonly string[]): Endpoint[] {
+  try {
+    return resolveEndpoints(typeof urls === 'string' ? splitUrls(urls) : urls);
+  } catch (error) {
+    if (!(error instanceof ClientError)) throw error;
+    let message = error.message.replace(/^url\b/, '--url');
+    if (error.code === KEY_IN_URL)
+      message = message.replace(/give the key as apiKey$/, 'give the key with --api-key-file or STREAM_POSTS_API_KEY');
+    throw new ClientError(error.kind, message, undefined, { cause: error });
+  }
+}
+
 export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Promise<ConnectionSettings> {
   if (flags.apiKey !== undefined && flags.apiKeyFile !== undefined) {
     throw new ClientError('usage', 'give the key with --api-key or --api-key-file, not both');
@@ -97,12 +135,19 @@ export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.Proces
       `no profile named "${named}" in ${path}${known.length > 0 ? ` (profiles: ${known.join(', ')})` : ''}; add one with: stream-posts config set ${named} --url URL --api-key-file FILE`,
     );
   }
-  const url = flags.url ?? (env['STREAM_POSTS_URL'] || undefined) ?? profile?.url ?? DEFAULT_URL;
+  const fromEnv = env['STREAM_POSTS_URL'] || undefined;
+  const url = flags.url ?? fromEnv ?? profile?.url ?? DEFAULT_URL;
+  const envKey = env['STREAM_POSTS_API_KEY'] || undefined;
   const apiKey =
-    flags.apiKey ??
-    (flags.apiKeyFile !== undefined ? await readKeyFile(flags.apiKeyFile) : undefined) ??
-    (env['STREAM_POSTS_API_KEY'] || undefined) ??
-    profile?.apiKey;
-  if (apiKey !== undefined && apiKey.trim() === '') throw new ClientError('usage', 'the API key is empty');
-  return { endpoint: resolveEndpoint(url), apiKey: apiKey?.trim(), profile: profileName };
+    flags.apiKey !== undefined
+      ? checkedKey(flags.apiKey, '--api-key')
+      : flags.apiKeyFile !== undefined
+        ? await readKeyFile(flags.apiKeyFile)
+        : envKey !== undefined
+          ? checkedKey(envKey, 'STREAM_POSTS_API_KEY')
+          : profile?.apiKey !== undefined
+            ? checkedKey(profile.apiKey, `profile "${profileName}" in ${path}`)
+            : undefined;
+  const endpoints = endpointsFromFlag(url);
+  return { endpoint: endpoints[0]!, endpoints, apiKey, profile: profileName };
 }

@@ -1,6 +1,6 @@
 import { parsePublishArgs } from '../protocol/commands.js';
 import type { PublishArgs } from '../protocol/types.js';
-import { resolveReleaseAt, type PublishDefaults } from './publish-args.js';
+import { resolveReleaseAt, type PublishDefaults } from './release-at.js';
 
 /**
  * Turns one post's fields (flags, a prompt's answers or a batch line) into
@@ -8,7 +8,11 @@ import { resolveReleaseAt, type PublishDefaults } from './publish-args.js';
  * idempotency key is added when sending: see withIdempotencyKey). Throws a
  * ProtocolError naming the bad field.
  */
-export function buildPublishArgs(input: Record<string, unknown>, defaults: PublishDefaults, now: number = Date.now()): PublishArgs {
+export function buildPublishArgs(
+  input: Record<string, unknown>,
+  defaults: PublishDefaults,
+  now: number = Date.now(),
+): PublishArgs {
   const data: Record<string, unknown> = { ...input };
   data['streamId'] ??= defaults.streamId;
   data['contentType'] ??= defaults.contentType;

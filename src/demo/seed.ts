@@ -1,4 +1,5 @@
-import { parseSeed, type Seed } from './seed.js';
+import type { Seed } from '../protocol/seed.js';
+import { parseSeed } from '../server/seed.js';
 
 /**
  * The built-in seed: a newsdesk that owns three streams, and two readers with
@@ -51,7 +52,17 @@ export const DEMO_SEED: Seed = parseSeed({
       contentType: 'markdown',
       content: '## CPI m/m 0.2% vs 0.3% expected\n- core 0.2%\n- [release](https://example.org/cpi)',
     },
-    { streamId: 'whale-alerts', contentType: 'rawtext', customTarget: 'BTC', content: '1,200 $BTC moved to an exchange wallet' },
-    { streamId: 'whale-alerts', contentType: 'rawtext', customTarget: 'SOL', content: '250,000 $SOL unstaked by one address' },
+    {
+      streamId: 'whale-alerts',
+      contentType: 'rawtext',
+      customTarget: 'BTC',
+      content: '1,200 $BTC moved to an exchange wallet',
+    },
+    {
+      streamId: 'whale-alerts',
+      contentType: 'rawtext',
+      customTarget: 'SOL',
+      content: '250,000 $SOL unstaked by one address',
+    },
   ],
 });

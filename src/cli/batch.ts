@@ -1,13 +1,12 @@
 import { createInterface } from 'node:readline';
 import type { Post } from '../protocol/types.js';
-import { generateIdempotencyKey } from './idempotency.js';
+import { generateIdempotencyKey } from '../client/idempotency.js';
 import { isPlainObject } from '../protocol/objects.js';
-import { resolveReleaseAt, type PublishDefaults } from './publish-args.js';
-import type { PublishData, PublishOutcome } from './publisher.js';
+import { resolveReleaseAt, type PublishDefaults } from './release-at.js';
+import type { PublishData, PublishOutcome } from '../client/publisher.js';
 
 export type BatchResult =
-  | { line: number; post: Post; duplicate: boolean }
-  | { line: number; error: { code: string; message: string } };
+  { line: number; post: Post; duplicate: boolean } | { line: number; error: { code: string; message: string } };
 
 export interface BatchOptions {
   /** NDJSON, one add-stream-post data object per line. */
@@ -34,17 +33,32 @@ export interface BatchSummary {
  */
 export type PreparedLine = { ok: true; data: PublishData } | { ok: false; error: { code: string; message: string } };
 
-export function prepareBatchLine(text: string, defaults: PublishDefaults, now: number, generateKey = true): PreparedLine {
+export function prepareBatchLine(
+  text: string,
+  defaults: PublishDefaults,
+  now: number,
+  generateKey = true,
+): PreparedLine {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     return { ok: false, error: { code: 'bad-json', message: `not valid JSON: ${(error as Error).message}` } };
   }
-  if (!isPlainObject(value)) return { ok: false, error: { code: 'invalid-argument', message: 'each line must be a JSON object of add-stream-post arguments' } };
+  if (!isPlainObject(value))
+    return {
+      ok: false,
+      error: { code: 'invalid-argument', message: 'each line must be a JSON object of add-stream-post arguments' },
+    };
   const streamId = value['streamId'] ?? defaults.streamId;
   if (typeof streamId !== 'string') {
-    return { ok: false, error: { code: 'invalid-argument', message: 'streamId is required (in the line, or --stream) and must be a string' } };
+    return {
+      ok: false,
+      error: {
+        code: 'invalid-argument',
+        message: 'streamId is required (in the line, or --stream) and must be a string',
+      },
+    };
   }
   const data: PublishData = { ...value, streamId };
   data['contentType'] ??= defaults.contentType;
@@ -61,7 +75,8 @@ export function prepareBatchLine(text: string, defaults: PublishDefaults, now: n
  * connection is lost for good; results already reported stand.
  */
 export function runBatch(options: BatchOptions): Promise<BatchSummary> {
-  if (!Number.isInteger(options.window) || options.window < 1) throw new RangeError(`window must be a positive integer, got ${options.window}`);
+  if (!Number.isInteger(options.window) || options.window < 1)
+    throw new RangeError(`window must be a positive integer, got ${options.window}`);
   const now = options.now ?? Date.now;
   const summary: BatchSummary = { published: 0, failed: 0 };
   const waiting: { line: number; seq: number; data: PublishData }[] = [];

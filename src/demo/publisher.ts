@@ -1,8 +1,9 @@
-import type { Seed } from '../server/seed.js';
-import type { Endpoint } from './endpoint.js';
-import { withIdempotencyKey } from './idempotency.js';
-import { buildPublishArgs } from './validate-post.js';
-import { Publisher } from './publisher.js';
+import { connect, type StreamPostsClient } from '../api/client.js';
+import type { Endpoint } from '../client/endpoint.js';
+import { DEFAULT_TIMEOUT_MS } from '../client/errors.js';
+import { publishOptionsOf, refusalOf } from '../cli/library.js';
+import { parsePublishArgs } from '../protocol/commands.js';
+import type { Seed } from '../protocol/seed.js';
 
 /** A sample post of the demo; `releaseInMs` makes it hidden for that long. */
 export interface SamplePost {
@@ -41,7 +42,8 @@ export const SAMPLE_POSTS: readonly SamplePost[] = [
   {
     streamId: 'macro-wire',
     contentType: 'markdown',
-    content: '## Payrolls beat\n\n| | actual | expected |\n|---|---|---|\n| NFP | 275k | 200k |\n| unemployment | 3.9% | 3.7% |\n\nRisk assets bid: $BTC $SOL up 2% on the print.',
+    content:
+      '## Payrolls beat\n\n| | actual | expected |\n|---|---|---|\n| NFP | 275k | 200k |\n| unemployment | 3.9% | 3.7% |\n\nRisk assets bid: $BTC $SOL up 2% on the print.',
   },
   {
     streamId: 'whale-alerts',
@@ -53,7 +55,8 @@ export const SAMPLE_POSTS: readonly SamplePost[] = [
     streamId: 'whale-alerts',
     contentType: 'markdown',
     customTarget: 'ETH',
-    content: '*Whale watch*: 40,000 **$ETH** withdrawn from Binance in the last hour — [on-chain](https://example.org/eth-flows)',
+    content:
+      '*Whale watch*: 40,000 **$ETH** withdrawn from Binance in the last hour — [on-chain](https://example.org/eth-flows)',
   },
   {
     streamId: 'crypto-legal',
@@ -73,46 +76,51 @@ export interface DemoPublisherOptions {
 }
 
 /**
- * Publishes the samples in a loop over the real protocol, one connection per
- * stream with that stream's key. Resolves once `count` posts are acknowledged
+ * Publishes the samples in a loop through the library's client, as a user's bot
+ * would: one connection per stream with that stream's key. Resolves once `count` posts are acknowledged
  * or `stop()` is called, with the time the last hidden post is released.
  */
 export class DemoPublisher {
   #stopped = false;
   #wake: (() => void) | undefined;
-  readonly #publishers = new Map<string, Publisher>();
+  readonly #clients = new Map<string, Promise<StreamPostsClient>>();
 
   constructor(private readonly options: DemoPublisherOptions) {}
 
   async run(): Promise<{ published: number; lastReleaseAt: number }> {
     let published = 0;
     let lastReleaseAt = 0;
-    for (let index = 0; !this.#stopped && (this.options.count === undefined || published < this.options.count); index++) {
+    for (
+      let index = 0;
+      !this.#stopped && (this.options.count === undefined || published < this.options.count);
+      index++
+    ) {
       const sample = SAMPLE_POSTS[index % SAMPLE_POSTS.length]!;
       const now = Date.now();
-      const args = withIdempotencyKey(buildPublishArgs(
-        {
-          streamId: sample.streamId,
-          content: sample.content,
-          contentType: sample.contentType,
-          ...(sample.customTarget !== undefined ? { customTarget: sample.customTarget } : {}),
-          ...(sample.releaseInMs !== undefined ? { releaseAt: new Date(now + sample.releaseInMs).toISOString() } : {}),
-        },
-        { contentType: sample.contentType },
-        now,
-      ));
-      const outcome = await (await this.#publisherFor(sample.streamId)).publish(args);
-      if (outcome.ok) {
+      const args = parsePublishArgs({
+        streamId: sample.streamId,
+        content: sample.content,
+        contentType: sample.contentType,
+        ...(sample.customTarget !== undefined ? { customTarget: sample.customTarget } : {}),
+        ...(sample.releaseInMs !== undefined ? { releaseAt: new Date(now + sample.releaseInMs).toISOString() } : {}),
+      });
+      try {
+        const { post } = await (await this.#clientFor(sample.streamId)).publish(publishOptionsOf(args));
         published += 1;
         if (sample.releaseInMs !== undefined) lastReleaseAt = now + sample.releaseInMs;
-        this.options.onPublished?.(sample, outcome.post.id);
-      } else {
-        this.options.onError?.(`${outcome.code}: ${outcome.message}`);
+        this.options.onPublished?.(sample, post.id);
+      } catch (error) {
+        const refused = refusalOf(
+          error,
+          DEFAULT_TIMEOUT_MS,
+          `ack (the reply to add-stream-post) from ${this.options.endpoint.wsUrl}`,
+        );
+        if (!refused.ok) this.options.onError?.(`${refused.code}: ${refused.message}`);
       }
       if (this.options.count !== undefined && published >= this.options.count) break;
       await this.#sleep(this.options.intervalMs);
     }
-    await Promise.all([...this.#publishers.values()].map((publisher) => publisher.close()));
+    await Promise.all([...this.#clients.values()].map(async (client) => (await client).close()));
     return { published, lastReleaseAt };
   }
 
@@ -121,19 +129,20 @@ export class DemoPublisher {
     this.#wake?.();
   }
 
-  async #publisherFor(streamId: string): Promise<Publisher> {
-    let publisher = this.#publishers.get(streamId);
-    if (!publisher) {
+  #clientFor(streamId: string): Promise<StreamPostsClient> {
+    let client = this.#clients.get(streamId);
+    if (!client) {
       const stream = this.options.seed.streams.find((candidate) => candidate.id === streamId);
       if (!stream) throw new Error(`the demo seed has no stream ${streamId}`);
-      publisher = new Publisher({ endpoint: this.options.endpoint, apiKey: stream.key });
-      this.#publishers.set(streamId, publisher);
-      await publisher.start();
+      client = connect({ url: this.options.endpoint.wsUrl, apiKey: stream.key, timeoutMs: DEFAULT_TIMEOUT_MS });
+      this.#clients.set(streamId, client);
     }
-    return publisher;
+    return client;
   }
 
   #sleep(ms: number): Promise<void> {
+    // A stop() that came while a post was in flight found nothing to wake.
+    if (this.#stopped) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {

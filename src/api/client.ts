@@ -1,0 +1,441 @@
+import { DEFAULT_BACKOFF } from '../client/backoff.js';
+import { ClientError } from '../client/errors.js';
+import { Publisher } from '../client/publisher.js';
+import { Subscription, type Delivery } from '../client/subscription.js';
+import { MAX_LAST_POSTS } from '../protocol/limits.js';
+import type { Post, TreeItem } from '../protocol/types.js';
+import { fromClientError, redactSecrets, StreamPostsError } from './errors.js';
+import { EventQueue } from './event-queue.js';
+import {
+  checkKnownOptions,
+  optionalBoolean,
+  optionalInteger,
+  optionalString,
+  requiredString,
+  timeoutOption,
+} from './options.js';
+import {
+  checkEndpoints,
+  PUBLISH_OPTIONS,
+  publishResult,
+  readPublishOptions,
+  type PublishOptions,
+  type PublishResult,
+} from './publish.js';
+import { SharedConnection } from './shared-connection.js';
+
+export type { ContentType, Post, TreeItem } from '../protocol/types.js';
+export type { PublishOptions, PublishResult } from './publish.js';
+
+export interface ConnectOptions {
+  /**
+   * `ws://` or `wss://` base URL, with or without `/v1/ws` (`server.url` works as is); or
+   * several, the instances of one service: the first is tried first, and a failed attempt
+   * or a drop moves to the next, round robin.
+   */
+  url: string | readonly string[];
+  /** A reader key (subscribe) or a stream key (subscribe as the owner, publish to its stream). */
+  apiKey: string;
+  /** Send the key as `?apiKey=` instead of the `x-api-key` header. Default false. */
+  authQuery?: boolean;
+  /** Reconnect after a drop, with backoff. Default true; never after `unauthorized`. */
+  reconnect?: boolean;
+  /** Failed reconnect attempts in a row before giving up with `unreachable`. Default: unlimited. */
+  maxReconnectAttempts?: number;
+  /**
+   * Bounds each wait, in ms: for the connection (in `connect`), and for each reply. A publish
+   * not acknowledged in time rejects with `timeout`; the client itself reconnects and resends
+   * it with its idempotency key. Default 10000.
+   */
+  timeoutMs?: number;
+  /**
+   * Told each change of the connection: for a status line, a health check or a log. Called
+   * synchronously; it must not throw. Its `reason` is the service's words or the system's,
+   * as data (print it through your own sanitizer); keys are cut out of it.
+   */
+  onState?: (state: ClientState) => void;
+}
+
+/** The connection's state, as `onState` reports it. */
+export type ClientState =
+  /** Opening a WebSocket; `attempt` 0 is the first connection, then 1, 2, … in a row after a drop. */
+  | { kind: 'connecting'; url: string; attempt: number }
+  /** The service said `connected` (or the connection is usable without it). `reconnected`: not the first time. */
+  | { kind: 'ready'; info: { userId: string; streams: string[]; reconnected: boolean } }
+  /**
+   * The connection dropped, or (with several urls) an attempt at one failed; the next attempt,
+   * at the next url, starts after `delayMs` (0 within a round). `attempt`: drops or failures in a row.
+   */
+  | { kind: 'reconnecting'; delayMs: number; reason: string; attempt: number };
+
+const CONNECT_OPTIONS = [
+  'url',
+  'apiKey',
+  'authQuery',
+  'reconnect',
+  'maxReconnectAttempts',
+  'timeoutMs',
+  'onState',
+] as const;
+
+export interface SubscribeOptions {
+  /** Default: every stream the user follows or owns. */
+  streamIds?: string[];
+  /** Recent posts per stream delivered first, 0-100. Default 0. */
+  lastPosts?: number;
+  /** `post` (default) gives Post objects, `tree` gives tree items (news-terminal format). */
+  format?: 'post' | 'tree';
+  /** Events held for a consumer that is behind; past this the iteration ends with `overflow`. Default 10000. */
+  bufferSize?: number;
+  /** Aborting it closes the subscription: the iteration ends normally, as with `close()`. */
+  signal?: AbortSignal;
+  /**
+   * Stop reading the socket once this many events wait for the consumer, until it has taken
+   * them all: a consumer that does not pull (waiting for its own output, say) holds the rest
+   * at the service. The socket is the client's: its other subscriptions and publishes wait too.
+   * Default: never pause (a consumer that falls `bufferSize` behind gets `overflow`).
+   */
+  highWaterMark?: number;
+  /** Told each time the service acknowledged the subscription: the first time (as `ready`) and after each reconnect. */
+  onSubscribed?: (info: SubscribedInfo) => void;
+}
+
+/** The service's acknowledgement of a subscription. */
+export interface SubscribedInfo {
+  /** The streams the service resolved the subscription to; empty on a tree feed address, which never lists them. */
+  streamIds: string[];
+  /** False the first time, true after a reconnect. */
+  reconnected: boolean;
+}
+
+const SUBSCRIBE_OPTIONS = [
+  'streamIds',
+  'lastPosts',
+  'format',
+  'bufferSize',
+  'signal',
+  'highWaterMark',
+  'onSubscribed',
+] as const;
+const DEFAULT_BUFFER_SIZE = 10_000;
+
+/** A post seen for the first time (`created`; hidden posts have `text: null`) or its content becoming visible (`released`). */
+export interface PostEvent {
+  type: 'created' | 'released';
+  format: 'post';
+  post: Post;
+}
+
+/** The same, as a tree item. */
+export interface TreeEvent {
+  type: 'created' | 'released';
+  format: 'tree';
+  item: TreeItem;
+}
+
+export type SubscriptionEvent = PostEvent | TreeEvent;
+
+/**
+ * Live posts, as an async iterable for one consumer. Across reconnects nothing
+ * is lost or repeated: posts published during an outage arrive after it, and
+ * a release that happened meanwhile arrives as `released`.
+ */
+export interface PostSubscription<E extends SubscriptionEvent = SubscriptionEvent> extends AsyncIterable<E> {
+  /** Resolves once the service acknowledged the subscription and the requested history is queued; rejects like the iteration would. */
+  readonly ready: Promise<{ streamIds: string[] }>;
+  /** Stops delivering; the iteration ends. Same as `break` in the `for await`. */
+  close(): Promise<void>;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => StreamPostsError): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function toEvent(delivery: Delivery): SubscriptionEvent {
+  return delivery.format === 'post'
+    ? { type: delivery.kind, format: 'post', post: delivery.post }
+    : { type: delivery.kind, format: 'tree', item: delivery.item as unknown as TreeItem };
+}
+
+/** What the service said in `connected`, as the client keeps it. */
+export type ConnectedInfo = { userId: string; streams: readonly string[]; streamId?: string; serverTime?: string };
+
+/** A connection to the service, shared by its subscriptions and publishes. Made by `connect`. */
+export class StreamPostsClient {
+  readonly #shared: SharedConnection;
+  readonly #publisher: Publisher;
+  readonly #secrets: readonly string[];
+  readonly #timeoutMs: number;
+  readonly #info: Readonly<ConnectedInfo>;
+  readonly #subscriptions = new Set<Subscription>();
+  #closed = false;
+
+  /** @internal */
+  constructor(shared: SharedConnection, info: ConnectedInfo, secrets: readonly string[], timeoutMs: number) {
+    this.#shared = shared;
+    this.#secrets = secrets;
+    this.#timeoutMs = timeoutMs;
+    this.#info = Object.freeze({ ...info, streams: Object.freeze([...info.streams]) });
+    this.#publisher = new Publisher(shared.opener('publisher'));
+    // Failures reach each publish through the publisher itself.
+    this.#publisher.start().catch(() => {});
+  }
+
+  /** The user the key acts as, from the service's `connected` event. */
+  get userId(): string {
+    return this.#info.userId;
+  }
+
+  /** The streams the user follows or owns, at connection time. */
+  get streams(): readonly string[] {
+    return this.#info.streams;
+  }
+
+  /** For a stream key, the one stream it publishes to (when the service says, as `serve` does). */
+  get streamId(): string | undefined {
+    return this.#info.streamId;
+  }
+
+  /** The service's clock when it said `connected` (ISO), when it says: `serve`'s includes admin advances. */
+  get serverTime(): string | undefined {
+    return this.#info.serverTime;
+  }
+
+  #error(error: unknown): StreamPostsError {
+    if (this.#closed && !(error instanceof StreamPostsError))
+      return new StreamPostsError('closed', 'the client was closed', { cause: error });
+    return fromClientError(error, this.#secrets);
+  }
+
+  subscribe(options: SubscribeOptions & { format: 'tree' }): PostSubscription<TreeEvent>;
+  subscribe(options?: SubscribeOptions & { format?: 'post' }): PostSubscription<PostEvent>;
+  subscribe(options?: SubscribeOptions): PostSubscription;
+  subscribe(options: SubscribeOptions = {}): PostSubscription {
+    const given = checkKnownOptions('subscribe', options, SUBSCRIBE_OPTIONS);
+    const streamIds = given['streamIds'];
+    if (streamIds !== undefined && (!Array.isArray(streamIds) || !streamIds.every((id) => typeof id === 'string'))) {
+      throw new TypeError('streamIds must be an array of stream ids');
+    }
+    const lastPosts = optionalInteger(given, 'lastPosts', 0, MAX_LAST_POSTS) ?? 0;
+    const format = optionalString(given, 'format') ?? 'post';
+    if (format !== 'post' && format !== 'tree') throw new TypeError(`format must be "post" or "tree", got "${format}"`);
+    const bufferSize = optionalInteger(given, 'bufferSize', 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_BUFFER_SIZE;
+    const signal = given['signal'];
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
+    const highWaterMark = optionalInteger(given, 'highWaterMark', 1, bufferSize);
+    const onSubscribed = given['onSubscribed'];
+    if (onSubscribed !== undefined && typeof onSubscribed !== 'function')
+      throw new TypeError('onSubscribed must be a function');
+    const report = onSubscribed as ((info: SubscribedInfo) => void) | undefined;
+    const treeFeed = this.#shared.treeFeed;
+    if (treeFeed && (format !== 'tree' || streamIds !== undefined)) {
+      throw new TypeError(
+        'a tree feed url (…/graphql?format=tree) gives tree items of the streams named in it: subscribe with format "tree" and no streamIds',
+      );
+    }
+    if (this.#closed) throw new StreamPostsError('closed', 'the client was closed');
+
+    let markReady!: (value: { streamIds: string[] }) => void;
+    let failReady!: (error: unknown) => void;
+    const ready = new Promise<{ streamIds: string[] }>((resolve, reject) => {
+      markReady = resolve;
+      failReady = reject;
+    });
+    // Callers that only iterate must not get an unhandled rejection from `ready`.
+    ready.catch(() => {});
+    let subscription!: Subscription;
+    const stop = async () => {
+      this.#subscriptions.delete(subscription);
+      await subscription.close();
+    };
+    const flow =
+      highWaterMark === undefined
+        ? undefined
+        : {
+            highWaterMark,
+            pause: () => subscription.connection.pause(),
+            resume: () => subscription.connection.resume(),
+          };
+    const queue = new EventQueue<SubscriptionEvent>(bufferSize, stop, flow);
+    subscription = new Subscription(
+      this.#shared.opener('subscription'),
+      {
+        command: format === 'tree' ? 'on-stream-post-tree' : 'on-stream-post',
+        streamIds: streamIds as string[] | undefined,
+        lastPosts,
+        treeFeed,
+      },
+      {
+        onDelivery: (delivery) => queue.push(toEvent(delivery)),
+        onSubscribed: (ack) => {
+          markReady({ streamIds: ack.streamIds });
+          report?.({ streamIds: [...ack.streamIds], reconnected: ack.reconnected });
+        },
+      },
+    );
+    this.#subscriptions.add(subscription);
+    const started = subscription.start();
+    started.then(
+      () => {
+        failReady(new StreamPostsError('closed', 'the subscription was closed before it was acknowledged'));
+        queue.end();
+      },
+      (error: unknown) => {
+        const failure = this.#error(error);
+        failReady(failure);
+        queue.end(failure);
+      },
+    );
+    if (signal) {
+      const abort = () => void queue.return();
+      if (signal.aborted) abort();
+      else {
+        signal.addEventListener('abort', abort, { once: true });
+        // The listener must not keep the subscription (and its queue) alive in a long-lived signal.
+        started.finally(() => signal.removeEventListener('abort', abort)).catch(() => {});
+      }
+    }
+    return {
+      ready,
+      close: () => queue.return().then(() => undefined),
+      [Symbol.asyncIterator]: () => queue,
+    };
+  }
+
+  /**
+   * Publishes one post (the key must be the stream's key). Safe to retry: the
+   * idempotency key is generated when not given, and a post not yet
+   * acknowledged when the connection drops is resent with it after the
+   * reconnect. Rejects with the service's code (`forbidden`,
+   * `invalid-argument`, …), `timeout` after `timeoutMs`, or `closed`.
+   */
+  async publish(options: PublishOptions): Promise<PublishResult> {
+    const given = checkKnownOptions('publish', options, PUBLISH_OPTIONS);
+    const data = readPublishOptions(given);
+    const timeoutMs = optionalInteger(given, 'timeoutMs', 0, 2_147_483_647) ?? this.#timeoutMs;
+    const { idempotencyKey } = data;
+    if (this.#closed) throw new StreamPostsError('closed', 'the client was closed');
+    const sent = this.#publisher.publish(data);
+    let outcome;
+    try {
+      outcome =
+        timeoutMs === 0
+          ? await sent
+          : await withTimeout(
+              sent,
+              timeoutMs,
+              () =>
+                new StreamPostsError(
+                  'timeout',
+                  `no acknowledgement within ${timeoutMs} ms (timeoutMs); publishing again with idempotencyKey "${idempotencyKey}" is safe`,
+                ),
+            );
+    } catch (error) {
+      // The publisher may still settle after a timeout; nobody is listening then.
+      sent.catch(() => {});
+      throw this.#error(error);
+    }
+    return publishResult(outcome, idempotencyKey, this.#secrets);
+  }
+
+  /** Ends every subscription's iteration, rejects publishes in flight with `closed`, closes the socket (1000). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#subscriptions].map((subscription) => subscription.close()));
+    await this.#shared.connection.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Connects and waits for the service's `connected` event. Rejects with
+ * `unauthorized` (key refused), `unreachable` (nothing there), or `timeout`;
+ * bad options throw TypeError/RangeError naming the option.
+ */
+export function connect(options: ConnectOptions): Promise<StreamPostsClient> {
+  return openClient(options, LIBRARY_POLICY);
+}
+
+/**
+ * How the client meets a service that skips part of the protocol. A library client needs
+ * `connected` (it says whom the key acts as) and outlives a reply that did not come; the
+ * CLI carries on without `connected`, and a command whose first reply never came ends it
+ * (exit 3 naming what was awaited) instead of reconnecting for ever.
+ */
+export interface ClientPolicy {
+  requireConnected: boolean;
+  retryReplyTimeouts: boolean;
+}
+
+const LIBRARY_POLICY: ClientPolicy = { requireConnected: true, retryReplyTimeouts: true };
+
+/** `connect` with a policy of its own: for the CLI, not exported from the package. */
+export async function openClient(options: ConnectOptions, policy: ClientPolicy): Promise<StreamPostsClient> {
+  const given = checkKnownOptions('connect', options, CONNECT_OPTIONS);
+  const endpoints = checkEndpoints(given);
+  const endpoint = endpoints[0]!;
+  const urls = endpoints.map((each) => each.wsUrl).join(', ');
+  const apiKey = requiredString(given, 'apiKey');
+  const authQuery = optionalBoolean(given, 'authQuery') ?? false;
+  const reconnect = optionalBoolean(given, 'reconnect') ?? true;
+  const maxAttempts =
+    optionalInteger(given, 'maxReconnectAttempts', 1, Number.MAX_SAFE_INTEGER) ?? Number.POSITIVE_INFINITY;
+  const timeoutMs = timeoutOption(given);
+  const secrets = [apiKey, encodeURIComponent(apiKey)];
+  const onState = given['onState'];
+  if (onState !== undefined && typeof onState !== 'function') throw new TypeError('onState must be a function');
+  const report = onState as ((state: ClientState) => void) | undefined;
+
+  // The client lives on after a reply that did not come: it reconnects and resends, which
+  // the idempotency keys make safe, instead of ending every subscription with it.
+  const shared = new SharedConnection(
+    {
+      endpoint: endpoints,
+      apiKey,
+      authQuery,
+      reconnect,
+      maxAttempts,
+      backoff: DEFAULT_BACKOFF,
+      timeoutMs,
+      retryReplyTimeouts: policy.retryReplyTimeouts,
+      // Without it the connection's own default: a short wait, then carry on.
+      ...(policy.requireConnected ? { readyTimeoutMs: timeoutMs } : {}),
+    },
+    report &&
+      ((state) =>
+        report(state.kind === 'reconnecting' ? { ...state, reason: redactSecrets(state.reason, secrets) } : state)),
+  );
+  shared.connection.start();
+  const ended = shared.connection.done.then(() => {
+    throw new StreamPostsError('closed', 'the connection closed before it was ready');
+  });
+  ended.catch(() => {});
+  try {
+    // The upgrade and then `connected` each have timeoutMs (the connection's own timers,
+    // which say which of them ran out), each address's upgrade in turn; this only bounds them together.
+    const info = await withTimeout(
+      Promise.race([shared.firstReady, ended]),
+      (endpoints.length + 1) * timeoutMs,
+      () => new StreamPostsError('timeout', `no answer from ${urls} within ${timeoutMs} ms (timeoutMs)`),
+    );
+    // The connection carries on without `connected` (for the CLI's sake); a library client needs to know whom it acts as.
+    if (policy.requireConnected && info.userId === '' && !endpoint.treeFeed)
+      throw new StreamPostsError('timeout', `${urls} did not say connected within ${timeoutMs} ms (timeoutMs)`);
+    return new StreamPostsClient(shared, info, secrets, timeoutMs);
+  } catch (error) {
+    await shared.connection.close();
+    if (error instanceof ClientError && error.kind === 'timeout') {
+      throw new StreamPostsError('timeout', `no answer from ${urls} within ${timeoutMs} ms (timeoutMs)`, {
+        cause: error,
+      });
+    }
+    throw fromClientError(error, secrets);
+  }
+}

@@ -1,0 +1,82 @@
+import { ERROR_CODES, type ErrorCode } from '../protocol/errors.js';
+import { ClientError } from '../client/errors.js';
+
+/** Codes the client adds to the protocol's own (PROTOCOL.md B5). */
+export const CLIENT_ERROR_CODES = [
+  /** A wait bounded by `timeoutMs` ran out. */
+  'timeout',
+  /** The service could not be reached, or the connection ended and could not be restored. */
+  'unreachable',
+  /** The client (or subscription) was closed before the operation finished. */
+  'closed',
+  /** A subscription's consumer fell more than `bufferSize` events behind. */
+  'overflow',
+  /** `startServer` was given a seed that does not validate; `path` names the field. */
+  'invalid-seed',
+] as const;
+
+export type StreamPostsErrorCode = ErrorCode | (typeof CLIENT_ERROR_CODES)[number];
+
+export const STREAM_POSTS_ERROR_CODES: readonly StreamPostsErrorCode[] = [...ERROR_CODES, ...CLIENT_ERROR_CODES];
+
+/** Every failure of the library's own making; branch on `code`, never on the wording. */
+export class StreamPostsError extends Error {
+  readonly code: StreamPostsErrorCode;
+  /** For `invalid-seed`: the field, e.g. `seed.streams[1].owner`. */
+  readonly path: string | undefined;
+  /** For a refusal of the REST form (`publishRest`): the HTTP status. */
+  readonly status: number | undefined;
+
+  constructor(
+    code: StreamPostsErrorCode,
+    message: string,
+    options: { cause?: unknown; path?: string; status?: number } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'StreamPostsError';
+    this.code = code;
+    this.path = options.path;
+    this.status = options.status;
+  }
+}
+
+function isKnownCode(code: string | undefined): code is StreamPostsErrorCode {
+  return code !== undefined && (STREAM_POSTS_ERROR_CODES as readonly string[]).includes(code);
+}
+
+/**
+ * Below this a "key" is no secret a service would issue (serve's seeds require 8
+ * characters), and cutting it out would garble every message: a key `k` would take
+ * the k out of every word.
+ */
+const MIN_REDACTED_LENGTH = 8;
+
+/**
+ * Keys must never reach a message, even one a service echoed back: every
+ * secret the caller handed us is cut out of the text.
+ */
+export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret !== undefined && secret.length >= MIN_REDACTED_LENGTH) out = out.split(secret).join('[redacted]');
+  }
+  return out;
+}
+
+/** A client-side failure in the library's terms, the original kept as `cause`. */
+export function fromClientError(error: unknown, secrets: readonly (string | undefined)[]): StreamPostsError {
+  if (error instanceof StreamPostsError) return error;
+  if (error instanceof ClientError) {
+    const code: StreamPostsErrorCode =
+      error.kind === 'unauthorized' || error.kind === 'timeout'
+        ? error.kind
+        : isKnownCode(error.code)
+          ? error.code
+          : error.kind === 'refused'
+            ? 'internal'
+            : 'unreachable';
+    return new StreamPostsError(code, redactSecrets(error.message, secrets), { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new StreamPostsError('internal', redactSecrets(message, secrets), { cause: error });
+}

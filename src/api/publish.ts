@@ -1,0 +1,102 @@
+import { resolveEndpoints, type Endpoint } from '../client/endpoint.js';
+import { ClientError } from '../client/errors.js';
+import { generateIdempotencyKey } from '../client/idempotency.js';
+import type { PublishOutcome } from '../client/publisher.js';
+import type { ContentType, Post, PublishArgs } from '../protocol/types.js';
+import { redactSecrets, StreamPostsError } from './errors.js';
+import { optionalString, requiredString } from './options.js';
+
+export interface PublishOptions {
+  streamId: string;
+  content: string;
+  /** Default `rawtext`. */
+  contentType?: ContentType;
+  /** Hidden until then: a Date, epoch ms or an ISO 8601 string. */
+  releaseAt?: Date | number | string;
+  /** Required on a custom stream: one of its targets. */
+  customTarget?: string;
+  /** Generated when not given, so retries after a reconnect never publish twice. */
+  idempotencyKey?: string;
+  /**
+   * `client.publish`: the longest wait for the acknowledgement, instead of the client's; 0 waits
+   * as long as the client lives, through reconnects and rate-limit retries (a bulk load).
+   * `publishRest`: the longest wait for each reply. Default 10000.
+   */
+  timeoutMs?: number;
+}
+
+/** The options that are the post itself: the fields of `add-stream-post`. */
+export const PUBLISH_FIELDS = [
+  'streamId',
+  'content',
+  'contentType',
+  'releaseAt',
+  'customTarget',
+  'idempotencyKey',
+] as const;
+export const PUBLISH_OPTIONS = [...PUBLISH_FIELDS, 'timeoutMs'] as const;
+
+export interface PublishResult {
+  post: Post;
+  /** True when an earlier post with the same idempotency key was returned instead of a new one. */
+  duplicate: boolean;
+  /** The key the post was sent with (given or generated). */
+  idempotencyKey: string;
+}
+
+/**
+ * The service's addresses from a `url` option (a string, or a non-empty array of them, all
+ * tree feed addresses or none); a bad one is the caller's bug, a TypeError.
+ */
+export function checkEndpoints(given: Record<string, unknown>): Endpoint[] {
+  const url = given['url'];
+  const list = Array.isArray(url) ? url : [url];
+  if (list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
+    throw new TypeError('url is required (a non-empty string, or an array of them)');
+  }
+  try {
+    return resolveEndpoints(list as string[]);
+  } catch (error) {
+    if (error instanceof ClientError) throw new TypeError(error.message, { cause: error });
+    throw error;
+  }
+}
+
+function toIso(value: Date | number | string, name: string): string {
+  if (typeof value === 'string') return value;
+  const date = typeof value === 'number' ? new Date(value) : value;
+  if (!(date instanceof Date)) throw new TypeError(`${name} must be a Date, epoch milliseconds or an ISO 8601 string`);
+  if (Number.isNaN(date.getTime())) throw new RangeError(`${name} is not a valid date`);
+  return date.toISOString();
+}
+
+/** The post to send, from options already checked for unknown names; the idempotency key generated when not given. */
+export function readPublishOptions(given: Record<string, unknown>): PublishArgs & { idempotencyKey: string } {
+  const releaseAt =
+    given['releaseAt'] === undefined ? undefined : toIso(given['releaseAt'] as Date | number | string, 'releaseAt');
+  return {
+    streamId: requiredString(given, 'streamId'),
+    content: requiredString(given, 'content'),
+    contentType: (optionalString(given, 'contentType') ?? 'rawtext') as ContentType,
+    releaseAt: releaseAt ?? null,
+    customTarget: optionalString(given, 'customTarget') ?? null,
+    idempotencyKey: optionalString(given, 'idempotencyKey') ?? generateIdempotencyKey(),
+  };
+}
+
+/** The service's answer as the library gives it: a refusal rejects with its code (and HTTP status, over REST). */
+export function publishResult(
+  outcome: PublishOutcome,
+  idempotencyKey: string,
+  secrets: readonly string[],
+): PublishResult {
+  if (!outcome.ok) {
+    throw new StreamPostsError(
+      outcome.code as StreamPostsError['code'],
+      redactSecrets(outcome.message, secrets),
+      outcome.status === undefined ? {} : { status: outcome.status },
+    );
+  }
+  // A resend of the client's own (after a reconnect, or a REST retry) finds its first attempt: that is no earlier post.
+  return { post: outcome.post, duplicate: outcome.duplicate && outcome.attempts <= 1, idempotencyKey };
+}

@@ -1,0 +1,45 @@
+import { publishRest as postOverHttp } from '../client/rest.js';
+import { fromClientError } from './errors.js';
+import { checkKnownOptions, requiredString, timeoutOption } from './options.js';
+import {
+  checkEndpoints,
+  PUBLISH_OPTIONS,
+  publishResult,
+  readPublishOptions,
+  type PublishOptions,
+  type PublishResult,
+} from './publish.js';
+
+export interface PublishRestOptions extends PublishOptions {
+  /**
+   * The service: `server.httpUrl`, or any url `connect` takes (`ws(s)://`, with or without
+   * `/v1/ws`); or several instances of it, tried in turn when one is unreachable or answers 502-504.
+   */
+  url: string | readonly string[];
+  /** The stream's key. */
+  apiKey: string;
+}
+
+const PUBLISH_REST_OPTIONS = [...PUBLISH_OPTIONS, 'url', 'apiKey'] as const;
+
+/**
+ * Publishes one post with the REST form (`POST /v1/streams/{id}/post`), opening no
+ * WebSocket: for a script or a serverless function that publishes and is done. A refused
+ * connection, 429 and 502-504 are retried a few times with the same idempotency key, on the
+ * next url of a list.
+ */
+export async function publishRest(options: PublishRestOptions): Promise<PublishResult> {
+  const given = checkKnownOptions('publishRest', options, PUBLISH_REST_OPTIONS);
+  const endpoints = checkEndpoints(given);
+  const apiKey = requiredString(given, 'apiKey');
+  const timeoutMs = timeoutOption(given);
+  const data = readPublishOptions(given);
+  const secrets = [apiKey, encodeURIComponent(apiKey)];
+  let outcome;
+  try {
+    outcome = await postOverHttp(endpoints, apiKey, data, { timeoutMs });
+  } catch (error) {
+    throw fromClientError(error, secrets);
+  }
+  return publishResult(outcome, data.idempotencyKey, secrets);
+}

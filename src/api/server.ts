@@ -1,0 +1,349 @@
+import { readFile } from 'node:fs/promises';
+import type { AdminState } from '../protocol/admin.js';
+import { DEMO_SEED } from '../demo/seed.js';
+import { DEFAULTS } from '../server/defaults.js';
+import type { Logger } from '../server/logger.js';
+import type { Seed } from '../protocol/seed.js';
+import { parseSeed, parseSeedText, SeedError, type SeedInput as ParsedSeedInput } from '../server/seed.js';
+import { isValidToken, normalizeOrigin } from '../server/perimeter.js';
+import {
+  startServer as startCore,
+  type ServerOptions as CoreOptions,
+  type StreamPostsServer as Core,
+} from '../server/server.js';
+import { checkRedisUrl } from '../server/stores/redis-keys.js';
+import { StreamPostsError } from './errors.js';
+import { checkKnownOptions, optionalBoolean, optionalInteger, optionalString, optionalStringList } from './options.js';
+
+export type { Logger, LogLevel, LogFields } from '../server/logger.js';
+
+/** A seed as written (docs/seed.md); fields with defaults may be left out. */
+export interface SeedInput {
+  users: {
+    id: string;
+    name: string;
+    readerKey: string;
+    follows?: string[];
+    /** Per custom stream, the targets this user receives. */
+    customTargets?: Record<string, string[]>;
+  }[];
+  streams?: {
+    id: string;
+    name: string;
+    owner: string;
+    key: string;
+    custom?: boolean;
+    customTargets?: string[];
+  }[];
+  posts?: {
+    streamId: string;
+    content: string;
+    contentType: 'rawtext' | 'markdown';
+    createdAt?: string;
+    customTarget?: string;
+  }[];
+}
+
+// The hand-written type above is what users see; this keeps it in step with the schema.
+const seedInputMatchesSchema: (seed: SeedInput) => ParsedSeedInput = (seed) => seed;
+void seedInputMatchesSchema;
+
+export interface StartServerOptions {
+  /** A seed object, or the path of a seed JSON file. Default: the demo seed. */
+  seed?: SeedInput | string;
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Default 8787; 0 picks a free port (read it back from `server.url`). */
+  port?: number;
+  /** PEM certificate and key (contents, not paths): the server then speaks wss:// and https://. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** How long an idempotency key deduplicates, in ms. Default 600000 (10 min); 0 turns deduplication off. */
+  idempotencyWindowMs?: number;
+  /** Commands per second per connection (burst twice this). Default 200; 0 turns the limit off. */
+  rateLimit?: number;
+  /** Bytes queued for one subscriber before it is closed with 1013. Default 8 MiB. */
+  maxBufferedBytes?: number;
+  /** Interval of keep-alive events and pings, in ms. Default 30000. */
+  keepAliveMs?: number;
+  /** Commands and REST requests per second per key, all its connections together (burst twice this). Default 400, or 0 when `rateLimit` is 0; 0 turns it off. */
+  keyRateLimit?: number;
+  /** Open connections per key; past it a connection gets `limit-exceeded` and close 1008. Default 16; 0 = no cap. */
+  maxConnectionsPerKey?: number;
+  /** Subscriptions per connection. Default 64; 0 = no cap. */
+  maxSubscriptions?: number;
+  /** Commands one connection may have waiting for their turn before it is closed with 1008. Default 1000. */
+  maxPendingCommands?: number;
+  /** Hidden posts waiting for their releaseAt, per stream. Default 1000; 0 = no cap. */
+  maxPendingReleases?: number;
+  /** Text bytes of those hidden posts, per stream. Default 16 MiB; 0 = no cap. */
+  maxPendingReleaseBytes?: number;
+  /** Idempotency keys remembered per stream within the window. Default 10000; 0 = no cap. */
+  maxIdempotencyKeys?: number;
+  /** Text bytes of the posts those keys hold, per stream. Default 16 MiB; 0 = no cap. */
+  maxIdempotencyBytes?: number;
+  /** The HTTP `/_admin/*` endpoints. Default: on when bound to a loopback address or `adminToken` is set. The methods below work either way. */
+  admin?: boolean;
+  /** Admin requests then need `Authorization: Bearer <adminToken>` (printable ASCII, no spaces). */
+  adminToken?: string;
+  /** Host names accepted besides loopback names, IP addresses and `host` (`.example.com` for subdomains); `'all'` turns the check off. */
+  allowedHosts?: readonly string[] | 'all';
+  /** Browser origins accepted besides loopback ones, e.g. `https://app.example.com`; `'*'` accepts any. */
+  allowedOrigins?: readonly string[];
+  /** How long a request body may take to arrive (then 408), in ms. Default 10000. */
+  bodyTimeoutMs?: number;
+  /** How long request headers may take to arrive, in ms. Default 10000. */
+  headersTimeoutMs?: number;
+  /** Receives the server's log lines (never keys). Default: silent. */
+  logger?: Logger;
+  /**
+   * Where state lives: `'memory'` (default), or `redis://[:password@]host:port[/db]`, whose
+   * keyspace several servers share to act as one service.
+   */
+  store?: string;
+  /** Prefix of every Redis key, so several services can share one Redis. Default `stream-posts:`. */
+  redisPrefix?: string;
+  /** Replace whatever the Redis keyspace holds (another seed, every post) with this seed. */
+  resetStore?: boolean;
+}
+
+/** Integer options: the core's name for each, and the range accepted. */
+const INTEGER_OPTIONS = {
+  port: { core: 'port', min: 0, max: 65535 },
+  idempotencyWindowMs: { core: 'idempotencyWindowMs', min: 0, max: Number.MAX_SAFE_INTEGER },
+  rateLimit: { core: 'rateLimit', min: 0, max: 1_000_000 },
+  keyRateLimit: { core: 'keyRateLimit', min: 0, max: 1_000_000 },
+  maxBufferedBytes: { core: 'maxBufferedBytes', min: 1, max: Number.MAX_SAFE_INTEGER },
+  keepAliveMs: { core: 'keepAliveMs', min: 1, max: 2_147_483_647 },
+  maxConnectionsPerKey: { core: 'maxConnectionsPerKey', min: 0, max: Number.MAX_SAFE_INTEGER },
+  maxSubscriptions: { core: 'maxSubscriptionsPerConnection', min: 0, max: Number.MAX_SAFE_INTEGER },
+  maxPendingCommands: { core: 'maxPendingCommands', min: 1, max: Number.MAX_SAFE_INTEGER },
+  maxPendingReleases: { core: 'maxPendingReleasesPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
+  maxPendingReleaseBytes: { core: 'maxPendingReleaseBytesPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
+  maxIdempotencyKeys: { core: 'maxIdempotencyKeysPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
+  maxIdempotencyBytes: { core: 'maxIdempotencyBytesPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
+  // Node keeps a timer's delay in 32 bits.
+  bodyTimeoutMs: { core: 'bodyTimeoutMs', min: 1, max: 2_147_483_647 },
+  headersTimeoutMs: { core: 'headersTimeoutMs', min: 1, max: 2_147_483_647 },
+} as const satisfies Record<string, { core: keyof CoreOptions; min: number; max: number }>;
+
+const OPTION_NAMES = [
+  ...(Object.keys(INTEGER_OPTIONS) as (keyof typeof INTEGER_OPTIONS)[]),
+  'seed',
+  'host',
+  'tls',
+  'admin',
+  'adminToken',
+  'allowedHosts',
+  'allowedOrigins',
+  'logger',
+  'store',
+  'redisPrefix',
+  'resetStore',
+] as const;
+
+/** The Redis store option of the core server, or none for the memory store. */
+function redisOption(given: Record<string, unknown>): {
+  redis?: { url: string; prefix?: string; resetStore: boolean };
+} {
+  const store = optionalString(given, 'store') ?? 'memory';
+  const prefix = optionalString(given, 'redisPrefix');
+  const resetStore = optionalBoolean(given, 'resetStore') ?? false;
+  if (store === 'memory') {
+    if (prefix !== undefined || resetStore)
+      throw new TypeError('redisPrefix and resetStore need store: a redis:// URL');
+    return {};
+  }
+  checkRedisUrl(store);
+  return { redis: { url: store, ...(prefix === undefined ? {} : { prefix }), resetStore } };
+}
+
+/** What `state()` reports (the same as `GET /_admin/state`). */
+export type ServerState = AdminState;
+
+/** The seed's keys: `readers[userId]` and `streams[streamId]`. */
+export interface ServerKeys {
+  readers: Readonly<Record<string, string>>;
+  streams: Readonly<Record<string, string>>;
+}
+
+// Ten years, as the admin endpoint allows.
+const MAX_ADVANCE_MS = 10 * 366 * 24 * 3600 * 1000;
+
+async function loadSeed(seed: unknown): Promise<Seed> {
+  if (seed === undefined) return DEMO_SEED;
+  try {
+    if (typeof seed === 'string') {
+      let text: string;
+      try {
+        text = await readFile(seed, 'utf8');
+      } catch (error) {
+        throw new StreamPostsError(
+          'invalid-seed',
+          `cannot read the seed file ${seed}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+          { cause: error, path: 'seed' },
+        );
+      }
+      return parseSeedText(text);
+    }
+    if (seed === null || typeof seed !== 'object')
+      throw new TypeError(
+        `seed must be a seed object or the path of a seed file, got ${seed === null ? 'null' : typeof seed}`,
+      );
+    return parseSeed(seed);
+  } catch (error) {
+    if (error instanceof SeedError) {
+      const where = typeof seed === 'string' ? `invalid seed file ${seed}` : 'invalid seed';
+      throw new StreamPostsError('invalid-seed', `${where}: ${error.message}`, { cause: error, path: error.path });
+    }
+    throw error;
+  }
+}
+
+function checkTls(value: unknown): StartServerOptions['tls'] {
+  if (value === undefined) return undefined;
+  const tls = value as Record<string, unknown> | null;
+  const isPem = (part: unknown) => typeof part === 'string' || Buffer.isBuffer(part);
+  if (tls === null || typeof tls !== 'object' || !isPem(tls['cert']) || !isPem(tls['key'])) {
+    throw new TypeError('tls must be { cert, key } with the PEM contents as strings or Buffers');
+  }
+  return { cert: tls['cert'] as string | Buffer, key: tls['key'] as string | Buffer };
+}
+
+function checkLogger(value: unknown): Logger | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof (value as Logger).log !== 'function')
+    throw new TypeError('logger must be an object with a log(level, message, fields) method');
+  return value as Logger;
+}
+
+function checkPerimeter(
+  given: Record<string, unknown>,
+): Pick<CoreOptions, 'adminToken' | 'allowedHosts' | 'allowedOrigins'> {
+  const adminToken = optionalString(given, 'adminToken');
+  if (adminToken !== undefined && !isValidToken(adminToken)) {
+    throw new RangeError('adminToken must be one line of printable ASCII without spaces');
+  }
+  const allowedHosts = given['allowedHosts'] === 'all' ? 'all' : optionalStringList(given, 'allowedHosts', " or 'all'");
+  const allowedOrigins = optionalStringList(given, 'allowedOrigins');
+  for (const origin of allowedOrigins ?? []) {
+    try {
+      normalizeOrigin(origin);
+    } catch (error) {
+      throw new TypeError(`allowedOrigins: ${(error as Error).message}`, { cause: error });
+    }
+  }
+  return {
+    ...(adminToken === undefined ? {} : { adminToken }),
+    ...(allowedHosts === undefined ? {} : { allowedHosts }),
+    ...(allowedOrigins === undefined ? {} : { allowedOrigins }),
+  };
+}
+
+/** The embedded service, started by `startServer`. */
+export class StreamPostsServer {
+  readonly #core: Core;
+  readonly #keys: ServerKeys;
+
+  /** @internal */
+  constructor(core: Core, seed: Seed) {
+    this.#core = core;
+    this.#keys = Object.freeze({
+      readers: Object.freeze(Object.fromEntries(seed.users.map((user) => [user.id, user.readerKey]))),
+      streams: Object.freeze(Object.fromEntries(seed.streams.map((stream) => [stream.id, stream.key]))),
+    });
+  }
+
+  /** `ws://host:port` (`wss://` with tls): give it to `connect({ url })`. */
+  get url(): string {
+    return this.#core.url;
+  }
+
+  /** `http://host:port` (`https://` with tls): the REST origin. */
+  get httpUrl(): string {
+    return this.#core.httpUrl;
+  }
+
+  /** `http://host:port/_admin`, or undefined when the HTTP admin endpoints are off. */
+  get adminUrl(): string | undefined {
+    return this.#core.adminEnabled ? `${this.#core.httpUrl}/_admin` : undefined;
+  }
+
+  get port(): number {
+    return this.#core.port;
+  }
+
+  /** Keys of the seed's readers and streams. A getter, so that printing the server prints no keys. */
+  get keys(): ServerKeys {
+    return this.#keys;
+  }
+
+  /**
+   * Moves the service's clock forward. Before the promise resolves, every
+   * release now due has been sent to subscribers and idempotency keys older
+   * than the window have expired.
+   */
+  async advanceClock(ms: number): Promise<{ now: string; clockOffsetMs: number }> {
+    if (typeof ms !== 'number') throw new TypeError(`advanceClock: ms must be a number, got ${typeof ms}`);
+    if (!Number.isSafeInteger(ms) || ms < 0 || ms > MAX_ADVANCE_MS) {
+      throw new RangeError(`advanceClock: ms must be an integer from 0 to ${MAX_ADVANCE_MS}, got ${ms}`);
+    }
+    return this.#core.admin.advanceClock(ms);
+  }
+
+  /** Back to the seed: posts, scheduled releases and idempotency keys are dropped; connections and subscriptions stay. */
+  reset(): Promise<void> {
+    return this.#core.admin.reset();
+  }
+
+  state(): Promise<ServerState> {
+    return this.#core.admin.state();
+  }
+
+  /** Open WebSocket connections now; unlike `state()` it needs no store, so it also answers while closing. */
+  get connections(): number {
+    return this.#core.connectionCount;
+  }
+
+  /** Stops accepting, closes every connection with 1001, and resolves when all is released. Idempotent. */
+  close(): Promise<void> {
+    return this.#core.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Starts the service in this process; resolves once the port is bound.
+ * Bad options throw TypeError/RangeError naming the option; a bad seed
+ * rejects with StreamPostsError `invalid-seed` whose `path` names the field;
+ * a port in use rejects with Node's own error (`code` EADDRINUSE).
+ */
+export async function startServer(options: StartServerOptions = {}): Promise<StreamPostsServer> {
+  const given = checkKnownOptions('startServer', options, OPTION_NAMES);
+  const core: Partial<Record<keyof CoreOptions, unknown>> = {};
+  for (const [name, { core: coreName, min, max }] of Object.entries(INTEGER_OPTIONS)) {
+    const value = optionalInteger(given, name, min, max);
+    if (value !== undefined) core[coreName] = value;
+  }
+  const host = optionalString(given, 'host');
+  const admin = optionalBoolean(given, 'admin');
+  const tls = checkTls(given['tls']);
+  const logger = checkLogger(given['logger']);
+  const perimeter = checkPerimeter(given);
+  const store = redisOption(given);
+  const seed = await loadSeed(given['seed']);
+  const server = await startCore({
+    ...(core as Partial<CoreOptions>),
+    ...store,
+    seed,
+    host: host ?? DEFAULTS.host,
+    port: (core.port as number | undefined) ?? DEFAULTS.port,
+    ...(tls ? { tls } : {}),
+    ...(admin === undefined ? {} : { admin }),
+    ...perimeter,
+    ...(logger ? { logger } : {}),
+  });
+  return new StreamPostsServer(server, seed);
+}

@@ -1,0 +1,18 @@
+import type { ConnectionSettings } from './settings.js';
+
+/** One line saying where a command connects and how it authenticates: never the key. */
+export function describeSettings(settings: ConnectionSettings, authQuery: boolean): string {
+  const key =
+    settings.apiKey === undefined ? 'no key' : `key in ${authQuery ? 'the ?apiKey= query' : 'the x-api-key header'}`;
+  return `${wsWhere(settings)} (${key}${settings.profile ? `, profile ${settings.profile}` : ''})`;
+}
+
+/** The WebSocket addresses to connect to, in order. */
+export function wsUrls(settings: Pick<ConnectionSettings, 'endpoints'>): string[] {
+  return settings.endpoints.map((endpoint) => endpoint.wsUrl);
+}
+
+/** The addresses in one phrase, for status lines and errors. */
+export function wsWhere(settings: Pick<ConnectionSettings, 'endpoints'>): string {
+  return wsUrls(settings).join(', ');
+}

@@ -1,0 +1,416 @@
+import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import packageJson from '../../package.json' with { type: 'json' };
+import { MAX_LAST_POSTS } from '../protocol/limits.js';
+import { splitStreamIds } from '../protocol/stream-ids.js';
+import type { SubscribeCommandName } from '../protocol/types.js';
+import { DEFAULTS } from '../server/defaults.js';
+import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
+import { addClientOptions, colorWanted, commonOptions, outputOptions, positiveInteger, regex } from './common.js';
+import type { ConfigSetOptions } from './config.js';
+import type { DemoOptions } from './demo.js';
+import { EXIT, ExitError } from './exit.js';
+import type { ListenOptions } from './listen.js';
+import { collectList, collectUrls, parseBytes, parseDuration, parseNonNegativeInteger, parsePort } from './parse.js';
+import type { PostOptions } from './post.js';
+import type { ServeOptions } from './serve.js';
+
+/** The command functions the program hands typed options to; tests give their own to check the parsing. */
+export interface CommandRunners {
+  serve(options: ServeOptions): Promise<number>;
+  listen(options: ListenOptions): Promise<number>;
+  post(options: PostOptions): Promise<number>;
+  demo(options: DemoOptions): Promise<number>;
+  configSet(name: string, options: ConfigSetOptions): Promise<number>;
+  configList(json: boolean): Promise<number>;
+  configRemove(name: string): Promise<number>;
+  configShowPath(): Promise<number>;
+}
+
+// Each command's module is loaded only when it runs: `--help` must not pay for them.
+const LAZY_RUNNERS: CommandRunners = {
+  serve: async (options) => (await import('./serve.js')).serve(options),
+  listen: async (options) => (await import('./listen.js')).listen(options),
+  post: async (options) =>
+    options.batch ? (await import('./post-batch.js')).postBatch(options) : (await import('./post.js')).post(options),
+  demo: async (options) => (await import('./demo.js')).demo(options),
+  configSet: async (name, options) => (await import('./config.js')).configSet(name, options),
+  configList: async (json) => (await import('./config.js')).configList(json),
+  configRemove: async (name) => (await import('./config.js')).configRemove(name),
+  configShowPath: async () => (await import('./config.js')).configShowPath(),
+};
+
+export interface ProgramContext {
+  run?: CommandRunners;
+  /** Where STREAM_POSTS_* and NO_COLOR are read from. */
+  env?: NodeJS.ProcessEnv;
+  /** Where a command's exit code goes. */
+  setExitCode?: (code: number) => void;
+  /** Where commander writes help and parse errors (default: stdout and stderr). */
+  output?: { writeOut(text: string): void; writeErr(text: string): void };
+}
+
+/** A byte cap, where 0 means none. */
+const parseBytesOrZero = (text: string): number => (text.trim() === '0' ? 0 : parseBytes(text));
+
+function lastPosts(text: string): number {
+  const value = parseNonNegativeInteger(text);
+  if (value > MAX_LAST_POSTS)
+    throw new InvalidArgumentError(
+      `expected 0 to ${MAX_LAST_POSTS} (the service keeps the last ${MAX_LAST_POSTS} posts per stream), got "${text}"`,
+    );
+  return value;
+}
+
+function addServeCommand(
+  program: Command,
+  run: CommandRunners,
+  setExitCode: (code: number) => void,
+  env: NodeJS.ProcessEnv,
+): void {
+  program
+    .command('serve')
+    .description('run the whole Stream Posts service locally, in memory (for testing clients and bots)')
+    .option('--host <host>', 'address to bind', DEFAULTS.host)
+    .option('--port <port>', 'port to listen on; 0 picks a free port', parsePort, DEFAULTS.port)
+    .option('--seed <file>', 'JSON seed file of users, streams and posts (default: built-in demo seed)')
+    .option('--tls-cert <file>', 'PEM certificate: serve wss:// and https://')
+    .option('--tls-key <file>', 'PEM private key for --tls-cert')
+    .addOption(
+      new Option('--idempotency-window <duration>', 'how long an idempotencyKey deduplicates')
+        .argParser(parseDuration)
+        .default(DEFAULTS.idempotencyWindowMs, '10m'),
+    )
+    .option(
+      '--rate-limit <n>',
+      'commands per second per connection (burst twice that); 0 turns it off',
+      parseNonNegativeInteger,
+      DEFAULTS.rateLimit,
+    )
+    .addOption(
+      new Option(
+        '--key-rate-limit <n>',
+        `commands and REST requests per second per key, all its connections together (burst twice that); 0 turns it off (default: ${DEFAULTS.keyRateLimit}, or 0 with --rate-limit 0)`,
+      ).argParser(parseNonNegativeInteger),
+    )
+    .option(
+      '--max-connections-per-key <n>',
+      'open connections per key; 0 = no cap',
+      parseNonNegativeInteger,
+      DEFAULTS.maxConnectionsPerKey,
+    )
+    .option(
+      '--max-subscriptions <n>',
+      'subscriptions per connection; 0 = no cap',
+      parseNonNegativeInteger,
+      DEFAULTS.maxSubscriptionsPerConnection,
+    )
+    .option(
+      '--max-pending-commands <n>',
+      'commands one connection may have waiting for their turn before it is closed with 1008',
+      positiveInteger,
+      DEFAULTS.maxPendingCommands,
+    )
+    .option(
+      '--max-pending-releases <n>',
+      'hidden posts waiting for their releaseAt, per stream; 0 = no cap',
+      parseNonNegativeInteger,
+      DEFAULTS.maxPendingReleasesPerStream,
+    )
+    .addOption(
+      new Option(
+        '--max-pending-release-bytes <bytes>',
+        'text bytes of the hidden posts waiting for their releaseAt, per stream; 0 = no cap',
+      )
+        .argParser(parseBytesOrZero)
+        .default(DEFAULTS.maxPendingReleaseBytesPerStream, '16MiB'),
+    )
+    .option(
+      '--max-idempotency-keys <n>',
+      'idempotency keys remembered per stream within the window; 0 = no cap',
+      parseNonNegativeInteger,
+      DEFAULTS.maxIdempotencyKeysPerStream,
+    )
+    .addOption(
+      new Option('--max-idempotency-bytes <bytes>', 'text bytes of the posts those keys hold, per stream; 0 = no cap')
+        .argParser(parseBytesOrZero)
+        .default(DEFAULTS.maxIdempotencyBytesPerStream, '16MiB'),
+    )
+    .addOption(
+      new Option('--max-buffered <bytes>', 'bytes queued for one subscriber before it is closed with 1013')
+        .argParser(parseBytes)
+        .default(DEFAULTS.maxBufferedBytes, '8MiB'),
+    )
+    .addOption(
+      new Option('--keep-alive <duration>', 'ping interval; an unanswered ping ends the connection')
+        .argParser(parseDuration)
+        .default(DEFAULTS.keepAliveMs, '30s'),
+    )
+    .addOption(
+      new Option('--log-format <format>', 'log line format')
+        .choices(['text', 'json'] as const)
+        .default('text' as const),
+    )
+    .option('--quiet', 'print only the listening line; no logs', false)
+    .option('--admin', 'enable /_admin endpoints (default: only when bound to loopback)')
+    .option('--no-admin', 'disable /_admin endpoints')
+    .addOption(
+      new Option(
+        '--admin-token <token>',
+        'admin requests need Authorization: Bearer <token> (turns admin on); prefer the env variable',
+      ).env('STREAM_POSTS_ADMIN_TOKEN'),
+    )
+    .addOption(
+      new Option(
+        '--allowed-hosts <hosts>',
+        'Host names accepted besides loopback names, IP addresses and --host (comma-separated, .example.com for subdomains); "all" turns the check off',
+      )
+        .argParser(collectList)
+        .env('STREAM_POSTS_ALLOWED_HOSTS'),
+    )
+    .addOption(
+      new Option(
+        '--allow-origin <origin>',
+        'browser origin accepted besides loopback ones, e.g. https://app.example.com (repeatable or comma-separated); "*" accepts any',
+      )
+        .argParser(collectList)
+        .env('STREAM_POSTS_ALLOW_ORIGIN'),
+    )
+    .addOption(
+      new Option('--body-timeout <duration>', 'how long a request body may take to arrive (then 408)')
+        .argParser(parseDuration)
+        .default(DEFAULTS.bodyTimeoutMs, '10s'),
+    )
+    .addOption(
+      new Option('--headers-timeout <duration>', 'how long request headers may take to arrive')
+        .argParser(parseDuration)
+        .default(DEFAULTS.headersTimeoutMs, '10s'),
+    )
+    .option(
+      '--store <store>',
+      'where state lives: memory, or redis://[:password@]HOST:PORT[/DB] to share it with other instances',
+      'memory',
+    )
+    .option('--redis-prefix <prefix>', 'prefix of every Redis key, so services can share a Redis', DEFAULT_REDIS_PREFIX)
+    .option(
+      '--reset-store',
+      'replace whatever the Redis keyspace holds (another seed, all posts) with this seed',
+      false,
+    )
+    .option(
+      '--workers <n>',
+      'processes sharing the port and the store, to use more cores (needs --store redis://…)',
+      positiveInteger,
+      1,
+    )
+    .option('--exec <command>', 'run a command against the server, then stop; exits with its exit code')
+    .option('--no-color', 'no colours in output')
+    .action(async (options) => {
+      setExitCode(await run.serve({ ...options, color: colorWanted(process.stdout, options.color, env) }));
+    });
+}
+
+function addSubscribeCommand(
+  program: Command,
+  name: 'listen' | 'tree',
+  command: SubscribeCommandName,
+  description: string,
+  { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>,
+): void {
+  addClientOptions(
+    program
+      .command(name)
+      .description(description)
+      .option(
+        '--streams <ids>',
+        'comma-separated stream ids (default: every stream you follow or own)',
+        (text: string) => splitStreamIds(text),
+      )
+      .option('--last <n>', `first show up to N recent posts from each stream (0-${MAX_LAST_POSTS})`, lastPosts, 0)
+      .option('--count <n>', 'exit 0 after N posts (a release counts as one)', positiveInteger)
+      .addOption(
+        new Option('--idle-timeout <duration>', 'exit 0 when no post arrived for this long (e.g. 30s, 5m)').argParser(
+          parseDuration,
+        ),
+      )
+      .option('--match <regex>', 'only posts whose text matches (case-insensitive), matches highlighted', regex)
+      .option('--bell', 'ring the terminal bell for each post')
+      .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting'),
+  ).action(async (options) => {
+    setExitCode(
+      await run.listen({
+        ...(await commonOptions(options, env)),
+        command,
+        streams: options.streams,
+        last: options.last,
+        count: options.count,
+        idleTimeoutMs: options.idleTimeout,
+        match: options.match,
+        bell: options.bell === true,
+        reconnect: options.reconnect,
+      }),
+    );
+  });
+}
+
+function addPostCommand(program: Command, { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>): void {
+  addClientOptions(
+    program
+      .command('post')
+      .description('publish a post (add-stream-post); --batch publishes NDJSON lines from standard input')
+      .argument('[content]', 'the post text (or --file)')
+      .option('-s, --stream <id>', 'stream to publish to (required; prompted for on a terminal)')
+      .option('--markdown', 'the content is markdown (same as --content-type markdown)')
+      .addOption(new Option('--content-type <type>', 'rawtext or markdown').choices(['rawtext', 'markdown'] as const))
+      .option('--release-at <when>', 'hide the content until then: ISO 8601 with a zone, or +10m, +2h, +1d')
+      .option('--custom-target <target>', 'custom target (custom streams only)')
+      .option(
+        '--idempotency-key <key>',
+        'deduplication key (default: a new one per post, so retries never publish twice)',
+      )
+      .option('-f, --file <file>', 'read the content from a file, or - for standard input')
+      .addOption(
+        new Option('--via <transport>', 'publish over the WebSocket or the REST form')
+          .choices(['ws', 'rest'] as const)
+          .default('ws' as const),
+      )
+      .option('--dry-run', 'validate and print the command; send nothing')
+      .option('--batch', 'publish NDJSON lines from standard input, one add-stream-post data object per line')
+      .option('--window <n>', 'with --batch: most posts in flight, unacknowledged', positiveInteger, 64),
+  ).action(async (content, options) => {
+    if (options.markdown === true && options.contentType === 'rawtext') {
+      throw new ExitError(EXIT.usage, '--markdown and --content-type rawtext contradict each other');
+    }
+    setExitCode(
+      await run.post({
+        ...(await commonOptions(options, env)),
+        content,
+        stream: options.stream,
+        contentType: options.markdown === true ? 'markdown' : (options.contentType ?? 'rawtext'),
+        releaseAt: options.releaseAt,
+        customTarget: options.customTarget,
+        idempotencyKey: options.idempotencyKey,
+        file: options.file,
+        via: options.via,
+        dryRun: options.dryRun === true,
+        batch: options.batch === true,
+        window: options.window,
+      }),
+    );
+  });
+}
+
+function addDemoCommand(program: Command, { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>): void {
+  program
+    .command('demo')
+    .description('the one-command showcase: serve with the demo seed, a publisher of sample posts, and the tree view')
+    .option('--port <port>', 'port for the embedded serve (a free one if taken)', parsePort, DEFAULTS.port)
+    .option('--count <n>', 'stop after publishing N posts (and showing them)', positiveInteger)
+    .addOption(new Option('--duration <duration>', 'stop after this long (e.g. 30s, 2m)').argParser(parseDuration))
+    .addOption(
+      new Option('--interval <duration>', 'time between sample posts').argParser(parseDuration).default(1500, '1.5s'),
+    )
+    .addOption(
+      new Option('--view <view>', 'how to show the posts')
+        .choices(['tree', 'listen'] as const)
+        .default('tree' as const),
+    )
+    .option('--json', 'machine output: the view as JSON lines')
+    .option('--no-color', 'no colours (also NO_COLOR=1)')
+    .option('-q, --quiet', 'no status lines on stderr')
+    .option('-v, --verbose', 'more status detail on stderr')
+    .action(async (options) => {
+      setExitCode(
+        await run.demo({
+          ...outputOptions(options, env),
+          port: options.port,
+          count: options.count,
+          durationMs: options.duration,
+          intervalMs: options.interval,
+          view: options.view,
+        }),
+      );
+    });
+}
+
+function addConfigCommands(program: Command, { run, setExitCode }: Required<Omit<ProgramContext, 'output'>>): void {
+  const config = program
+    .command('config')
+    .description(
+      'named profiles of URL and key, in $XDG_CONFIG_HOME/stream-posts/config.json (use with --profile NAME)',
+    );
+  config
+    .command('set <name>')
+    .description('create or update a profile (a profile named "default" applies when none is chosen)')
+    .option('--url <url>', 'service base URL; repeat it or separate with commas for several instances', collectUrls)
+    .option('--api-key <key>', 'API key (visible in `ps`: prefer the two below)')
+    .option('--api-key-file <file>', 'read the key from this file')
+    .option('--api-key-stdin', 'read the key from standard input')
+    .action(async (name, options) => setExitCode(await run.configSet(name, options)));
+  config
+    .command('list')
+    .description('list profiles (keys are never shown)')
+    .option('--json', 'one JSON object per profile')
+    .action(async (options) => setExitCode(await run.configList(options.json === true)));
+  config
+    .command('remove <name>')
+    .description('delete a profile')
+    .action(async (name) => setExitCode(await run.configRemove(name)));
+  config
+    .command('path')
+    .description('print where the config file is')
+    .action(async () => setExitCode(await run.configShowPath()));
+}
+
+/**
+ * The whole command line: flags in, a typed options object out to a command function.
+ * Parse errors throw CommanderError (exitOverride) after commander printed them.
+ */
+export function buildProgram(context: ProgramContext = {}): Command {
+  const full: Required<Omit<ProgramContext, 'output'>> = {
+    run: context.run ?? LAZY_RUNNERS,
+    env: context.env ?? process.env,
+    setExitCode:
+      context.setExitCode ??
+      ((code) => {
+        process.exitCode = code;
+      }),
+  };
+  const program = new Command('stream-posts')
+    .description('Follow, publish and serve Stream Posts over WebSocket.')
+    .version(packageJson.version, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput(context.output ?? {})
+    .addHelpText(
+      'after',
+      `
+Examples:
+  stream-posts demo                                        serve + sample publisher + tree view
+  STREAM_POSTS_API_KEY=sp_demo_reader_alice stream-posts listen --last 2
+  stream-posts post --stream macro-wire --api-key-file key.txt --markdown '**Fed holds** $BTC'
+  stream-posts post --batch --stream macro-wire < posts.ndjson
+
+Exit codes: 0 ok (Ctrl-C on listen, tree, demo too); 1 refused by the service;
+2 bad usage or input (nothing sent); 3 cannot connect or authenticate, or no answer
+within --timeout.`,
+    );
+  addServeCommand(program, full.run, full.setExitCode, full.env);
+  addSubscribeCommand(
+    program,
+    'listen',
+    'on-stream-post',
+    'follow streams: print posts as they arrive (on-stream-post)',
+    full,
+  );
+  addSubscribeCommand(
+    program,
+    'tree',
+    'on-stream-post-tree',
+    'follow streams as a news terminal: tree items, markdown rendered (on-stream-post-tree)',
+    full,
+  );
+  addPostCommand(program, full);
+  addDemoCommand(program, full);
+  addConfigCommands(program, full);
+  return program;
+}

@@ -1,0 +1,130 @@
+import cluster, { type Worker } from 'node:cluster';
+import { AdjustableClock } from '../server/clock.js';
+import type { Seed } from '../server/seed.js';
+import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
+import { StoreError } from '../server/stores/store-error.js';
+import { EXIT, ExitError } from './exit.js';
+import { StopSignals, type ExecChild } from './serve-signals.js';
+
+/** Where the workers listen, as each reports it to the primary. */
+export interface ServedAt {
+  url: string;
+  httpUrl: string;
+  adminEnabled: boolean;
+}
+
+export interface WorkerReport extends ServedAt {
+  type: 'listening';
+}
+
+export interface PrimaryPlan {
+  workers: number;
+  seed: Seed;
+  redis: { url: string; prefix?: string; resetStore?: boolean };
+  idempotencyWindowMs: number;
+  exec: string | undefined;
+  /** Prints the start-up output once, for the whole service. */
+  announce(at: ServedAt): void;
+  runExec(command: string, at: ServedAt): ExecChild;
+}
+
+/** A worker tells the primary it is listening; the primary then speaks for all of them. */
+export function reportListening(at: ServedAt): void {
+  const report: WorkerReport = { type: 'listening', url: at.url, httpUrl: at.httpUrl, adminEnabled: at.adminEnabled };
+  process.send?.(report);
+}
+
+function isReport(message: unknown): message is WorkerReport {
+  return typeof message === 'object' && message !== null && (message as WorkerReport).type === 'listening';
+}
+
+/**
+ * Loads the seed (or replaces the keyspace's, with --reset-store) once, before any worker
+ * starts: workers that each reset the keyspace could wipe posts another one had taken.
+ */
+async function prepareStore(plan: PrimaryPlan): Promise<void> {
+  const { RedisStore } = await import('../server/stores/redis-store.js');
+  try {
+    const store = await RedisStore.open({
+      url: plan.redis.url,
+      prefix: plan.redis.prefix ?? DEFAULT_REDIS_PREFIX,
+      resetStore: plan.redis.resetStore ?? false,
+      seed: plan.seed,
+      clock: new AdjustableClock(),
+      idempotencyWindowMs: plan.idempotencyWindowMs,
+    });
+    await store.close();
+  } catch (error) {
+    if (error instanceof StoreError) throw new ExitError(EXIT.failed, error.message);
+    throw error;
+  }
+}
+
+/**
+ * `serve --workers N`: N worker processes share the port (node:cluster) and the Redis
+ * store; this process only starts, watches and stops them, and prints what one `serve`
+ * would. A worker that dies is replaced; a worker that cannot start stops the whole.
+ */
+export async function servePrimary(plan: PrimaryPlan): Promise<number> {
+  await prepareStore(plan);
+  const signals = new StopSignals();
+  // Once the work is done (or a signal came), a worker exiting is not replaced.
+  let stopping = false;
+  const live = new Set<Worker>();
+  let started = false;
+  let failStart: (error: Error) => void = () => {};
+  const fork = (): Promise<ServedAt> => {
+    const worker = cluster.fork();
+    live.add(worker);
+    return new Promise((resolve) => {
+      worker.on('message', (message: unknown) => {
+        if (isReport(message)) resolve(message);
+      });
+      worker.once('exit', (code, signal) => {
+        live.delete(worker);
+        if (stopping || signals.requested) return;
+        if (!started) {
+          failStart(
+            new ExitError(EXIT.failed, `a worker stopped before it was listening (${signal ?? `exit code ${code}`})`),
+          );
+          return;
+        }
+        process.stderr.write(
+          `stream-posts serve: worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`}); starting another\n`,
+        );
+        void fork();
+      });
+    });
+  };
+  const stopWorkers = async () => {
+    stopping = true;
+    await Promise.all(
+      [...live].map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            worker.once('exit', () => resolve());
+            worker.process.kill('SIGTERM');
+          }),
+      ),
+    );
+  };
+
+  let at: ServedAt;
+  try {
+    const startFailed = new Promise<never>((_resolve, reject) => {
+      failStart = reject;
+    });
+    const all = await Promise.race([Promise.all(Array.from({ length: plan.workers }, fork)), startFailed]);
+    at = all[0]!;
+    started = true;
+  } catch (error) {
+    await stopWorkers();
+    throw error;
+  }
+  plan.announce(at);
+
+  const exec = plan.exec;
+  const exitCode = await signals.wait(exec === undefined ? undefined : () => plan.runExec(exec, at));
+  await stopWorkers();
+  return exitCode;
+}

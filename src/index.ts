@@ -1,0 +1,35 @@
+// The public API: what `import … from 'stream-posts'` gives. Nothing here may
+// import the CLI or the terminal renderer, and importing must change no global state.
+// The classes are exported as types only: users get them from startServer/connect, never `new`.
+export { startServer } from './api/server.js';
+export type {
+  StreamPostsServer,
+  StartServerOptions,
+  ServerState,
+  ServerKeys,
+  SeedInput,
+  Logger,
+  LogLevel,
+  LogFields,
+} from './api/server.js';
+export { connect } from './api/client.js';
+export type {
+  StreamPostsClient,
+  ConnectOptions,
+  ClientState,
+  SubscribeOptions,
+  SubscribedInfo,
+  PostSubscription,
+  SubscriptionEvent,
+  PostEvent,
+  TreeEvent,
+  PublishOptions,
+  PublishResult,
+  Post,
+  TreeItem,
+  ContentType,
+} from './api/client.js';
+export { publishRest } from './api/rest.js';
+export type { PublishRestOptions } from './api/rest.js';
+export { StreamPostsError, STREAM_POSTS_ERROR_CODES } from './api/errors.js';
+export type { StreamPostsErrorCode } from './api/errors.js';

@@ -1,0 +1,249 @@
+import { createHash } from 'node:crypto';
+import { MAX_LAST_POSTS } from '../../protocol/limits.js';
+
+/**
+ * Every rule that must hold across instances is one of these scripts: Redis runs a
+ * script alone, so a check and the change it guards can never interleave with another
+ * instance's. Keys are built from the prefix inside the scripts, so a keyspace lives on
+ * one Redis node (Redis Cluster is not supported).
+ */
+const HELPERS = `
+local P = ARGV[1]
+local ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+
+-- The ULID after last: ids issued by several instances still grow in storage order.
+local function next_id(last)
+  local chars = {}
+  for i = 1, #last do chars[i] = last:sub(i, i) end
+  for i = #chars, 1, -1 do
+    local at = ALPHABET:find(chars[i], 1, true)
+    if at < #ALPHABET then
+      chars[i] = ALPHABET:sub(at + 1, at + 1)
+      return table.concat(chars)
+    end
+    chars[i] = '0'
+  end
+  return table.concat(chars)
+end
+
+local function take_id(candidate)
+  local last = redis.call('GET', P .. 'lastid')
+  local id = candidate
+  if last and id <= last then id = next_id(last) end
+  redis.call('SET', P .. 'lastid', id)
+  return id
+end
+
+-- History entries are "seq|id": the event that created the post, so a subscriber's
+-- history can stop where its subscription began.
+local function append(sid, id, json, seq)
+  redis.call('RPUSH', P .. 'h:' .. sid, seq .. '|' .. id)
+  redis.call('HSET', P .. 'posts:' .. sid, id, json)
+  local extra = redis.call('LLEN', P .. 'h:' .. sid) - ${MAX_LAST_POSTS}
+  if extra > 0 then
+    for _, entry in ipairs(redis.call('LPOP', P .. 'h:' .. sid, extra)) do
+      redis.call('HDEL', P .. 'posts:' .. sid, entry:match('|(.+)$'))
+    end
+  end
+end
+
+-- Built by hand, times as the decimal strings they came as: cjson would round them to
+-- 14 digits. \`hidden\` comes last, so a release can flip it without decoding.
+local function post_json(p)
+  return '{"id":' .. cjson.encode(p.id) .. ',"streamId":' .. cjson.encode(p.streamId)
+    .. ',"streamName":' .. cjson.encode(p.streamName) .. ',"text":' .. cjson.encode(p.text)
+    .. ',"contentType":' .. cjson.encode(p.contentType) .. ',"createdAt":' .. p.createdAt
+    .. ',"releaseAt":' .. (p.releaseAt or 'null')
+    .. ',"customTarget":' .. (p.customTarget and cjson.encode(p.customTarget) or 'null')
+    .. ',"hidden":' .. tostring(p.hidden) .. '}'
+end
+
+local function unhide(json)
+  if json:sub(-14) == '"hidden":true}' then return json:sub(1, -15) .. '"hidden":false}' end
+  return json
+end
+
+local function next_seq()
+  return redis.call('INCR', P .. 'seq')
+end
+
+local function announce(seq, kind, body)
+  redis.call('PUBLISH', P .. 'events', '{"s":' .. seq .. ',"t":"' .. kind .. '"' .. body .. '}')
+  return seq
+end
+`;
+
+/** ARGV: prefix, seed digest, mode (start | replace | reset), payload JSON {streams, keys, posts}. */
+const LOAD_SEED = `
+local digest, mode = ARGV[2], ARGV[3]
+local current = redis.call('GET', P .. 'seed')
+if mode == 'start' then
+  if current == digest then return {'present'} end
+  if current then return {'mismatch'} end
+elseif mode == 'reset' and current ~= digest then
+  return {'mismatch'}
+end
+for _, sid in ipairs(redis.call('SMEMBERS', P .. 'streams')) do
+  redis.call('DEL', P .. 'h:' .. sid, P .. 'posts:' .. sid, P .. 'hold:' .. sid, P .. 'idem:' .. sid, P .. 'idemx:' .. sid)
+end
+redis.call('DEL', P .. 'rel', P .. 'relpost', P .. 'streams')
+local payload = cjson.decode(ARGV[4])
+if mode ~= 'reset' then
+  redis.call('DEL', P .. 'keys', P .. 'clock')
+  for _, pair in ipairs(payload.keys) do redis.call('HSET', P .. 'keys', pair[1], pair[2]) end
+end
+for _, sid in ipairs(payload.streams) do redis.call('SADD', P .. 'streams', sid) end
+for _, post in ipairs(payload.posts) do
+  post.id = take_id(post.id)
+  append(post.streamId, post.id, post_json(post), 0)
+end
+redis.call('SET', P .. 'count', #payload.posts)
+redis.call('SET', P .. 'seed', digest)
+return {'loaded', announce(next_seq(), 'reset', '')}
+`;
+
+/**
+ * ARGV: prefix, seed digest, stream id, stream name, text, content type, now,
+ * releaseAt ('' = none), customTarget ('' = none), keyed (0/1), idempotency key,
+ * window ms, candidate id, then the caps (0 = none): pending releases, their bytes,
+ * idempotency keys, their bytes.
+ */
+const PUBLISH = `
+if redis.call('GET', P .. 'seed') ~= ARGV[2] then return {'stale'} end
+local sid, now, key = ARGV[3], tonumber(ARGV[7]), ARGV[11]
+local keyed = ARGV[10] == '1'
+local window = tonumber(ARGV[12])
+local max_releases, max_release_bytes = tonumber(ARGV[14]), tonumber(ARGV[15])
+local max_keys, max_key_bytes = tonumber(ARGV[16]), tonumber(ARGV[17])
+local idem, idemx, hold = P .. 'idem:' .. sid, P .. 'idemx:' .. sid, P .. 'hold:' .. sid
+if keyed then
+  local lapsed = redis.call('ZRANGEBYSCORE', idemx, '-inf', now)
+  for _, old in ipairs(lapsed) do
+    local bytes = tonumber(redis.call('HGET', idem, 'b:' .. old) or '0')
+    redis.call('HDEL', idem, 'k:' .. old, 'b:' .. old)
+    redis.call('HINCRBY', idem, 'n', -1)
+    redis.call('HINCRBY', idem, 'bytes', -bytes)
+  end
+  if #lapsed > 0 then redis.call('ZREMRANGEBYSCORE', idemx, '-inf', now) end
+  local earlier = redis.call('HGET', idem, 'k:' .. key)
+  if earlier then
+    -- The post as it is now: released since, or still hidden.
+    local id = cjson.decode(earlier).id
+    local current = redis.call('HGET', P .. 'posts:' .. sid, id) or redis.call('HGET', P .. 'relpost', id)
+    return {'duplicate', current or unhide(earlier)}
+  end
+end
+local text = ARGV[5]
+local release_at = ARGV[8] ~= '' and ARGV[8] or nil
+local hidden = release_at ~= nil and tonumber(release_at) > now
+-- The refusal when one more entry of #text bytes would pass a cap (0 = none) of a holder.
+local function over(holder, kind, max_count, max_bytes)
+  if max_count > 0 and tonumber(redis.call('HGET', holder, 'n') or '0') >= max_count then return {'limit', kind, max_count} end
+  if max_bytes > 0 and tonumber(redis.call('HGET', holder, 'bytes') or '0') + #text > max_bytes then
+    return {'limit', kind .. '-bytes', max_bytes}
+  end
+end
+local refusal = (hidden and over(hold, 'releases', max_releases, max_release_bytes))
+  or (keyed and over(idem, 'keys', max_keys, max_key_bytes))
+if refusal then return refusal end
+local post = {
+  id = take_id(ARGV[13]), streamId = sid, streamName = ARGV[4], text = text, contentType = ARGV[6],
+  createdAt = ARGV[7], releaseAt = release_at, customTarget = ARGV[9] ~= '' and ARGV[9] or nil, hidden = hidden,
+}
+local json = post_json(post)
+local seq = next_seq()
+append(sid, post.id, json, seq)
+redis.call('INCR', P .. 'count')
+if keyed then
+  redis.call('HSET', idem, 'k:' .. key, json, 'b:' .. key, #text)
+  redis.call('HINCRBY', idem, 'n', 1)
+  redis.call('HINCRBY', idem, 'bytes', #text)
+  redis.call('ZADD', idemx, now + window, key)
+  -- Lapsing is measured on the service clock above; this only clears what an idle
+  -- stream left behind, once the window has passed in real time too.
+  redis.call('PEXPIRE', idem, window + 60000)
+  redis.call('PEXPIRE', idemx, window + 60000)
+end
+if hidden then
+  redis.call('ZADD', P .. 'rel', release_at, post.id)
+  redis.call('HSET', P .. 'relpost', post.id, json)
+  redis.call('HINCRBY', hold, 'n', 1)
+  redis.call('HINCRBY', hold, 'bytes', #text)
+end
+return {'created', json, announce(seq, 'created', ',"p":' .. json)}
+`;
+
+/** ARGV: prefix, now, batch size. Claims due releases: each is taken by exactly one caller. */
+const RELEASE_DUE = `
+local due = redis.call('ZRANGEBYSCORE', P .. 'rel', '-inf', tonumber(ARGV[2]), 'LIMIT', 0, tonumber(ARGV[3]))
+for _, id in ipairs(due) do
+  redis.call('ZREM', P .. 'rel', id)
+  local json = redis.call('HGET', P .. 'relpost', id)
+  if json then
+    redis.call('HDEL', P .. 'relpost', id)
+    local post = cjson.decode(json)
+    local released = unhide(json)
+    local sid = post.streamId
+    if redis.call('HEXISTS', P .. 'posts:' .. sid, id) == 1 then redis.call('HSET', P .. 'posts:' .. sid, id, released) end
+    redis.call('HINCRBY', P .. 'hold:' .. sid, 'n', -1)
+    redis.call('HINCRBY', P .. 'hold:' .. sid, 'bytes', -#post.text)
+    announce(next_seq(), 'released', ',"p":' .. released)
+  end
+end
+local next_at = redis.call('ZRANGE', P .. 'rel', 0, 0, 'WITHSCORES')[2] or ''
+return {#due, tonumber(redis.call('GET', P .. 'seq') or '0'), next_at}
+`;
+
+/**
+ * ARGV: prefix, stream id, limit, as-of event ('' = now). The last posts created by that
+ * event, as they are now, and the event number they are current at, read together.
+ */
+const RECENT = `
+local limit, as_of = tonumber(ARGV[3]), tonumber(ARGV[4])
+local ids = {}
+local entries = redis.call('LRANGE', P .. 'h:' .. ARGV[2], 0, -1)
+for i = #entries, 1, -1 do
+  if #ids == limit then break end
+  local created, id = entries[i]:match('^(%d+)|(.+)$')
+  if as_of == nil or tonumber(created) <= as_of then table.insert(ids, 1, id) end
+end
+local seq = tonumber(redis.call('GET', P .. 'seq') or '0')
+if #ids == 0 then return {seq} end
+local posts = redis.call('HMGET', P .. 'posts:' .. ARGV[2], unpack(ids))
+table.insert(posts, 1, seq)
+return posts
+`;
+
+/** ARGV: prefix, ms. */
+const ADVANCE_CLOCK = `
+local offset = redis.call('INCRBY', P .. 'clock', tonumber(ARGV[2]))
+return {offset, announce(next_seq(), 'clock', ',"o":' .. offset)}
+`;
+
+/** ARGV: prefix, now. */
+const STATS = `
+local keys = 0
+for _, sid in ipairs(redis.call('SMEMBERS', P .. 'streams')) do
+  keys = keys + redis.call('ZCOUNT', P .. 'idemx:' .. sid, '(' .. ARGV[2], '+inf')
+end
+return {tonumber(redis.call('GET', P .. 'count') or '0'), redis.call('ZCARD', P .. 'rel'), keys}
+`;
+
+export interface RedisScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function script(body: string): RedisScript {
+  const source = HELPERS + body;
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+export const SCRIPTS = {
+  loadSeed: script(LOAD_SEED),
+  publish: script(PUBLISH),
+  releaseDue: script(RELEASE_DUE),
+  recent: script(RECENT),
+  advanceClock: script(ADVANCE_CLOCK),
+  stats: script(STATS),
+} as const;

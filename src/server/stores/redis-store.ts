@@ -1,0 +1,486 @@
+import { createHash } from 'node:crypto';
+import { createClient } from 'redis';
+import { ProtocolError } from '../../protocol/errors.js';
+import { postIdFactory } from './post-ids.js';
+import { MAX_LAST_POSTS } from '../../protocol/limits.js';
+import type { AdjustableClock } from '../clock.js';
+import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
+import type { Seed } from '../seed.js';
+import type {
+  Identity,
+  PostRecord,
+  PublishRequest,
+  PublishResult,
+  Store,
+  StoreEvent,
+  StoreStats,
+  StreamRecord,
+  UserRecord,
+} from '../store.js';
+import { Catalog, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
+import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js';
+import { StoreError } from './store-error.js';
+import { SCRIPTS, type RedisScript } from './redis-scripts.js';
+
+export interface RedisStoreOptions extends HoldingsCaps {
+  /** `redis://[:password@]host:port[/db]`. */
+  url: string;
+  prefix: string;
+  /** Replace whatever seed the keyspace holds (and all its state) with this one. */
+  resetStore?: boolean;
+  seed: Seed;
+  clock: AdjustableClock;
+  idempotencyWindowMs: number;
+  logger?: Logger;
+}
+
+type RedisClient = ReturnType<typeof createClient>;
+
+type EventMessage =
+  | { s: number; t: 'created' | 'released'; p: PostRecord }
+  | { s: number; t: 'clock'; o: number }
+  | { s: number; t: 'reset' };
+
+interface Waiter {
+  seq: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+const RELEASE_BATCH = 200;
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+const MAX_RECONNECT_DELAY_MS = 2_000;
+const UNAVAILABLE = 'the service cannot reach its store (Redis); nothing was stored, retry later';
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+function unavailable(command?: string): ProtocolError {
+  return new ProtocolError('unavailable', UNAVAILABLE, command);
+}
+
+/** The seed with its keys replaced by their digests, hashed: what tells two seeds apart. */
+function seedDigest(seed: Seed): string {
+  return sha256(
+    JSON.stringify({
+      users: seed.users.map((user) => ({ ...user, readerKey: sha256(user.readerKey) })),
+      streams: seed.streams.map((stream) => ({ ...stream, key: sha256(stream.key) })),
+      posts: seed.posts,
+    }),
+  );
+}
+
+/**
+ * Every piece of state in Redis, so several `serve` processes act as one service.
+ * An instance keeps only its connections and an in-process copy of the seed's users
+ * and streams (checked equal to the keyspace's by digest). Events reach every instance
+ * through one pub/sub channel, numbered by Redis, so each instance sees them in one
+ * global order and can tell when it missed some.
+ */
+export class RedisStore implements Store {
+  readonly #client: RedisClient;
+  readonly #subscriber: RedisClient;
+  readonly #prefix: string;
+  readonly #seed: Seed;
+  readonly #digest: string;
+  readonly #clock: AdjustableClock;
+  readonly #windowMs: number;
+  readonly #caps: readonly [number, number, number, number];
+  readonly #logger: Logger;
+  readonly #catalog: Catalog;
+  readonly #listeners = new Set<(event: StoreEvent) => void>();
+  readonly #interruptListeners = new Set<(reason: string) => void>();
+  readonly #waiters: Waiter[] = [];
+  readonly #whenFollowing: (() => void)[] = [];
+  readonly #nextId = postIdFactory();
+  readonly #stopClock: () => void;
+  /** The last event this instance dispatched; undefined until it knows where the feed stands. */
+  #lastSeq: number | undefined;
+  #feedUp = false;
+  #releaseTimer: NodeJS.Timeout | undefined;
+  #nextReleaseAt = Number.POSITIVE_INFINITY;
+  #releasing: Promise<void> | undefined;
+  #releaseAgain = false;
+  #closed = false;
+  #reportedDown = false;
+
+  private constructor(options: RedisStoreOptions) {
+    this.#prefix = options.prefix;
+    this.#seed = options.seed;
+    this.#digest = seedDigest(options.seed);
+    this.#clock = options.clock;
+    this.#windowMs = options.idempotencyWindowMs;
+    this.#caps = [
+      options.maxPendingReleasesPerStream ?? 0,
+      options.maxPendingReleaseBytesPerStream ?? 0,
+      options.maxIdempotencyKeysPerStream ?? 0,
+      options.maxIdempotencyBytesPerStream ?? 0,
+    ];
+    const password = redisUrlPassword(options.url);
+    this.#logger = scrubSecrets(options.logger ?? silentLogger, password === undefined ? [] : [password]);
+    this.#catalog = new Catalog(options.seed);
+    let everReady = false;
+    this.#client = createClient({
+      url: options.url,
+      // A command while Redis is away fails at once (`unavailable`) instead of waiting in a queue.
+      disableOfflineQueue: true,
+      socket: {
+        // The first connection must succeed: a wrong URL is reported, not retried forever.
+        reconnectStrategy: (retries, cause) =>
+          everReady ? Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS) + Math.floor(Math.random() * 100) : cause,
+      },
+    });
+    this.#client.on('ready', () => {
+      if (everReady) {
+        this.#reportedDown = false;
+        this.#logger.log('info', 'store reachable again');
+        this.#resumeFeed();
+        void this.#releaseDue();
+      }
+      everReady = true;
+    });
+    this.#client.on('error', (error: Error) => this.#onClientError(error));
+    this.#subscriber = this.#client.duplicate();
+    this.#subscriber.on('error', (error: Error) => this.#onFeedLost(error));
+    this.#subscriber.on('ready', () => {
+      if (everReady) this.#resumeFeed();
+    });
+    this.#stopClock = this.#clock.onAdvance(() => this.#armRelease());
+  }
+
+  /** Connects, loads the seed once for every instance, and starts following events. */
+  static async open(options: RedisStoreOptions): Promise<RedisStore> {
+    const store = new RedisStore(options);
+    try {
+      await store.#start(options.resetStore === true);
+    } catch (error) {
+      await store.close();
+      if (error instanceof StoreError) throw error;
+      throw new StoreError(
+        'store-unreachable',
+        `cannot use the store at ${redactRedisUrl(options.url)}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    return store;
+  }
+
+  async #start(resetStore: boolean): Promise<void> {
+    await this.#client.connect();
+    await this.#subscriber.connect();
+    await this.#subscriber.subscribe(eventsChannel(this.#prefix), (message) => this.#onMessage(message));
+    this.#feedUp = true;
+    const loaded = await this.#loadSeed(resetStore ? 'replace' : 'start');
+    if (loaded === 'mismatch') {
+      throw new StoreError(
+        'store-seed-mismatch',
+        `the Redis keyspace "${this.#prefix}" holds a different seed: replace it and all its posts with --reset-store (resetStore), or use another --redis-prefix (redisPrefix)`,
+      );
+    }
+    await this.#catchUp();
+  }
+
+  /** Where the feed stands, the shared clock, and releases that fell due while nobody watched. */
+  async #catchUp(): Promise<void> {
+    const [seq, offset] = await Promise.all([this.#client.get(this.#key('seq')), this.#client.get(this.#key('clock'))]);
+    this.#lastSeq = Math.max(this.#lastSeq ?? 0, Number(seq ?? 0));
+    this.#clock.syncOffset(Number(offset ?? 0));
+    await this.#releaseDue();
+  }
+
+  #key(name: string): string {
+    return this.#prefix + name;
+  }
+
+  async #eval(script: RedisScript, args: (string | number)[]): Promise<unknown[]> {
+    const options = { arguments: [this.#prefix, ...args.map(String)] };
+    try {
+      try {
+        return (await this.#client.evalSha(script.sha, options)) as unknown[];
+      } catch (error) {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+        return (await this.#client.eval(script.source, options)) as unknown[];
+      }
+    } catch (error) {
+      if (error instanceof Error && /^(ERR|WRONGTYPE)/.test(error.message)) throw error;
+      throw unavailable();
+    }
+  }
+
+  async #loadSeed(mode: 'start' | 'replace' | 'reset'): Promise<string> {
+    const payload = {
+      streams: this.#seed.streams.map((stream) => stream.id),
+      keys: [
+        ...this.#seed.users.map((user) => [
+          sha256(user.readerKey),
+          JSON.stringify({ userId: user.id, kind: 'reader' }),
+        ]),
+        ...this.#seed.streams.map((stream) => [
+          sha256(stream.key),
+          JSON.stringify({ userId: stream.owner, kind: 'stream', streamId: stream.id }),
+        ]),
+      ],
+      // Times as strings, nulls left out: the script writes them into the post as they are.
+      posts: seedPosts(this.#seed, this.#clock.now()).map(({ releaseAt: _none, customTarget, ...post }) => ({
+        ...post,
+        ...(customTarget === null ? {} : { customTarget }),
+        createdAt: String(post.createdAt),
+        id: this.#nextId(post.createdAt),
+      })),
+    };
+    const [outcome, seq] = await this.#eval(SCRIPTS.loadSeed, [this.#digest, mode, JSON.stringify(payload)]);
+    if (outcome === 'loaded') await this.#awaitSeq(seq as number);
+    return outcome as string;
+  }
+
+  #onClientError(error: Error): void {
+    // Reported once per outage, not once per reconnection attempt.
+    if (this.#closed || this.#reportedDown) return;
+    this.#reportedDown = true;
+    this.#logger.log('warn', 'store unreachable', { reason: error.message });
+  }
+
+  /** The feed dropped: whatever was published until it is back is missed here. */
+  #onFeedLost(error: Error): void {
+    if (this.#closed || !this.#feedUp) return;
+    this.#feedUp = false;
+    this.#interrupt(`lost the store's event feed (${error.message})`);
+  }
+
+  /** Once both connections are back (in either order), the feed resumes where Redis stands. */
+  #resumeFeed(): void {
+    if (this.#closed || this.#feedUp || !this.#client.isReady || !this.#subscriber.isReady) return;
+    this.#feedUp = true;
+    this.#catchUp().then(
+      () => {
+        this.#logger.log('info', 'event feed resumed');
+        for (const resolve of this.#whenFollowing.splice(0)) resolve();
+      },
+      (error: unknown) => {
+        this.#feedUp = false;
+        this.#logger.log('warn', 'event feed not resumed', { reason: (error as Error).message });
+      },
+    );
+  }
+
+  #interrupt(reason: string): void {
+    this.#lastSeq = undefined;
+    this.#logger.log('warn', 'events may have been missed; subscribers must replay', { reason });
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(unavailable());
+    for (const listener of this.#interruptListeners) listener(reason);
+  }
+
+  #onMessage(text: string): void {
+    const message = JSON.parse(text) as EventMessage;
+    const last = this.#lastSeq;
+    if (last !== undefined && message.s <= last) return;
+    if (last !== undefined && message.s !== last + 1) this.#interrupt(`missed events ${last + 1} to ${message.s - 1}`);
+    this.#lastSeq = message.s;
+    switch (message.t) {
+      case 'created':
+      case 'released':
+        this.#emit({ type: message.t, post: message.p });
+        if (message.t === 'created' && message.p.hidden && message.p.releaseAt !== null)
+          this.#scheduleAt(message.p.releaseAt);
+        break;
+      case 'clock':
+        this.#clock.syncOffset(message.o);
+        break;
+      case 'reset':
+        this.#nextReleaseAt = Number.POSITIVE_INFINITY;
+        this.#armRelease();
+        break;
+    }
+    for (let i = this.#waiters.length - 1; i >= 0; i -= 1) {
+      const waiter = this.#waiters[i]!;
+      if (waiter.seq <= message.s) {
+        this.#waiters.splice(i, 1);
+        waiter.resolve();
+      }
+    }
+  }
+
+  #emit(event: StoreEvent): void {
+    for (const listener of this.#listeners) listener(event);
+  }
+
+  /**
+   * Resolves once this instance has dispatched event `seq`: a publisher's subscribers here
+   * get its post before its ack, and history read at `seq` joins the live feed without a
+   * gap or a repeat.
+   */
+  #awaitSeq(seq: number): Promise<void> {
+    if (this.#lastSeq !== undefined && this.#lastSeq >= seq) return Promise.resolve();
+    if (!this.#feedUp) return Promise.reject(unavailable());
+    return new Promise((resolve, reject) => this.#waiters.push({ seq, resolve, reject }));
+  }
+
+  #scheduleAt(at: number): void {
+    if (at >= this.#nextReleaseAt) return;
+    this.#nextReleaseAt = at;
+    this.#armRelease();
+  }
+
+  #armRelease(): void {
+    if (this.#releaseTimer) clearTimeout(this.#releaseTimer);
+    this.#releaseTimer = undefined;
+    if (this.#closed || this.#nextReleaseAt === Number.POSITIVE_INFINITY) return;
+    const delay = Math.min(Math.max(this.#nextReleaseAt - this.#clock.now(), 0), MAX_TIMER_DELAY_MS);
+    this.#releaseTimer = setTimeout(() => void this.#releaseDue(), delay);
+  }
+
+  /** Claims due releases until none is left (another instance may claim some: each fires once). */
+  #releaseDue(): Promise<void> {
+    if (this.#releasing) {
+      this.#releaseAgain = true;
+      return this.#releasing;
+    }
+    this.#releasing = (async () => {
+      let seq = 0;
+      try {
+        do {
+          this.#releaseAgain = false;
+          let claimed: number;
+          do {
+            const [count, lastSeq, nextAt] = await this.#eval(SCRIPTS.releaseDue, [this.#clock.now(), RELEASE_BATCH]);
+            claimed = count as number;
+            seq = lastSeq as number;
+            this.#nextReleaseAt = nextAt === '' ? Number.POSITIVE_INFINITY : Number(nextAt);
+          } while (claimed === RELEASE_BATCH);
+        } while (this.#releaseAgain);
+      } catch (error) {
+        // Retried when the client is ready again.
+        this.#logger.log('warn', 'releases not run', { reason: (error as Error).message });
+        return;
+      } finally {
+        this.#releasing = undefined;
+        this.#armRelease();
+      }
+      await this.#awaitSeq(seq).catch(() => {});
+    })();
+    return this.#releasing;
+  }
+
+  async authenticate(key: string): Promise<Identity | undefined> {
+    let found: string | null;
+    try {
+      found = await this.#client.hGet(this.#key('keys'), sha256(key));
+    } catch {
+      throw unavailable();
+    }
+    return found === null ? undefined : (JSON.parse(found) as Identity);
+  }
+
+  async user(id: string): Promise<UserRecord | undefined> {
+    return this.#catalog.users.get(id);
+  }
+
+  async stream(id: string): Promise<StreamRecord | undefined> {
+    return this.#catalog.streams.get(id);
+  }
+
+  async streamsOf(userId: string): Promise<StreamRecord[]> {
+    return this.#catalog.streamsOf(userId);
+  }
+
+  async publish(request: PublishRequest): Promise<PublishResult> {
+    const stream = this.#catalog.streams.get(request.streamId);
+    if (!stream) throw new RangeError(`unknown stream ${request.streamId}`);
+    const now = this.#clock.now();
+    const keyed = request.idempotencyKey !== null && this.#windowMs > 0;
+    const reply = await this.#eval(SCRIPTS.publish, [
+      this.#digest,
+      stream.id,
+      stream.name,
+      request.text,
+      request.contentType,
+      now,
+      request.releaseAt ?? '',
+      request.customTarget ?? '',
+      keyed ? 1 : 0,
+      request.idempotencyKey ?? '',
+      this.#windowMs,
+      this.#nextId(now),
+      ...this.#caps,
+    ]);
+    const outcome = reply[0] as string;
+    if (outcome === 'stale') {
+      throw new ProtocolError(
+        'unavailable',
+        'the store now holds a different seed; this instance must be restarted',
+        'add-stream-post',
+      );
+    }
+    if (outcome === 'limit')
+      throw holdingsError(reply[1] as Parameters<typeof holdingsError>[0], stream.id, reply[2] as number);
+    const post = JSON.parse(reply[1] as string) as PostRecord;
+    if (outcome === 'duplicate') return { post, duplicate: true };
+    await this.#awaitSeq(reply[2] as number);
+    return { post, duplicate: false };
+  }
+
+  /** Resolves once this instance reaches Redis and follows its events (again, after an outage). */
+  following(): Promise<void> {
+    if (this.#feedUp && this.#lastSeq !== undefined && this.#client.isReady) return Promise.resolve();
+    return new Promise((resolve) => this.#whenFollowing.push(resolve));
+  }
+
+  position(): number | undefined {
+    return this.#lastSeq;
+  }
+
+  async recent(streamId: string, limit: number, asOf?: number): Promise<PostRecord[]> {
+    if (!this.#catalog.streams.has(streamId)) return [];
+    const [seq, ...posts] = await this.#eval(SCRIPTS.recent, [streamId, Math.min(limit, MAX_LAST_POSTS), asOf ?? '']);
+    await this.#awaitSeq(seq as number);
+    return posts.map((json) => JSON.parse(json as string) as PostRecord);
+  }
+
+  onEvent(listener: (event: StoreEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  onInterrupted(listener: (reason: string) => void): () => void {
+    this.#interruptListeners.add(listener);
+    return () => this.#interruptListeners.delete(listener);
+  }
+
+  async advanceClock(ms: number): Promise<void> {
+    const [, seq] = await this.#eval(SCRIPTS.advanceClock, [ms]);
+    await this.#awaitSeq(seq as number);
+    await this.#releaseDue();
+  }
+
+  async stats(): Promise<StoreStats> {
+    const [posts, scheduledReleases, idempotencyKeys] = await this.#eval(SCRIPTS.stats, [this.#clock.now()]);
+    return {
+      posts: posts as number,
+      scheduledReleases: scheduledReleases as number,
+      idempotencyKeys: idempotencyKeys as number,
+    };
+  }
+
+  async reset(): Promise<void> {
+    if ((await this.#loadSeed('reset')) === 'mismatch') {
+      throw new ProtocolError('unavailable', 'the store now holds a different seed; this instance must be restarted');
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stopClock();
+    if (this.#releaseTimer) clearTimeout(this.#releaseTimer);
+    this.#listeners.clear();
+    this.#interruptListeners.clear();
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(unavailable());
+    for (const client of [this.#subscriber, this.#client]) {
+      if (client.isReady) await client.close().catch(() => client.destroy());
+      else if (client.isOpen) client.destroy();
+    }
+  }
+}

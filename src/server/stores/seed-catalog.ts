@@ -1,0 +1,101 @@
+import { ProtocolError } from '../../protocol/errors.js';
+import { PUBLISH_COMMAND } from '../../protocol/types.js';
+import type { Seed } from '../seed.js';
+import type { PostRecord, StreamRecord, UserRecord } from '../store.js';
+
+/** Per-stream caps every store enforces (PROTOCOL.md B4); 0 or undefined = no cap. */
+export interface HoldingsCaps {
+  maxPendingReleasesPerStream?: number;
+  maxPendingReleaseBytesPerStream?: number;
+  maxIdempotencyKeysPerStream?: number;
+  /** Text bytes of the posts those keys hold on to (a key keeps its post for its duplicate's ack). */
+  maxIdempotencyBytesPerStream?: number;
+}
+
+const SEED_POST_SPACING_MS = 60_000;
+
+/** The seed's users and streams as the stores serve them. */
+export function seedCatalog(seed: Seed): { users: Map<string, UserRecord>; streams: Map<string, StreamRecord> } {
+  const users = new Map<string, UserRecord>();
+  for (const user of seed.users) {
+    users.set(user.id, {
+      id: user.id,
+      name: user.name,
+      follows: user.follows,
+      customTargets: new Map(Object.entries(user.customTargets).map(([id, targets]) => [id, new Set(targets)])),
+    });
+  }
+  const streams = new Map<string, StreamRecord>();
+  for (const stream of seed.streams) {
+    streams.set(stream.id, {
+      id: stream.id,
+      name: stream.name,
+      owner: stream.owner,
+      custom: stream.custom,
+      customTargets: stream.customTargets,
+    });
+  }
+  return { users, streams };
+}
+
+/** The seed's users and streams, as both stores serve them (they change only with the seed). */
+export class Catalog {
+  readonly users: Map<string, UserRecord>;
+  readonly streams: Map<string, StreamRecord>;
+  readonly #streamsOf = new Map<string, StreamRecord[]>();
+
+  constructor(seed: Seed) {
+    ({ users: this.users, streams: this.streams } = seedCatalog(seed));
+  }
+
+  /** Streams a user follows or owns, in seed order. */
+  streamsOf(userId: string): StreamRecord[] {
+    let streams = this.#streamsOf.get(userId);
+    if (!streams) {
+      const user = this.users.get(userId);
+      if (!user) return [];
+      // One scan per user, not one per connection.
+      const follows = new Set(user.follows);
+      streams = [...this.streams.values()].filter((stream) => follows.has(stream.id) || stream.owner === userId);
+      this.#streamsOf.set(userId, streams);
+    }
+    return [...streams];
+  }
+}
+
+/** The seed's posts, oldest first, without ids: undated ones a minute apart, ending a minute before `now`. */
+export function seedPosts(seed: Seed, now: number): Omit<PostRecord, 'id'>[] {
+  const byId = new Map(seed.streams.map((stream) => [stream.id, stream]));
+  return seed.posts
+    .map((post, index) => ({
+      post,
+      at:
+        post.createdAt === undefined
+          ? now - (seed.posts.length - index) * SEED_POST_SPACING_MS
+          : Date.parse(post.createdAt),
+    }))
+    .sort((a, b) => a.at - b.at)
+    .map(({ post, at }) => ({
+      streamId: post.streamId,
+      streamName: byId.get(post.streamId)!.name,
+      text: post.content,
+      contentType: post.contentType,
+      createdAt: at,
+      releaseAt: null,
+      customTarget: post.customTarget ?? null,
+      hidden: false,
+    }));
+}
+
+export type HoldingKind = 'releases' | 'releases-bytes' | 'keys' | 'keys-bytes';
+
+/** The refusal of a post that would take a stream past one of its caps. */
+export function holdingsError(kind: HoldingKind, streamId: string, max: number): ProtocolError {
+  const messages: Record<HoldingKind, string> = {
+    releases: `stream "${streamId}" already has ${max} posts waiting for their releaseAt, the most the server allows`,
+    'releases-bytes': `the posts of stream "${streamId}" waiting for their releaseAt would exceed ${max} bytes, the most the server allows`,
+    keys: `stream "${streamId}" already has ${max} idempotency keys within the window, the most the server allows; retry later`,
+    'keys-bytes': `the posts held for stream "${streamId}"'s idempotency keys would exceed ${max} bytes, the most the server allows; retry later`,
+  };
+  return new ProtocolError('limit-exceeded', messages[kind], PUBLISH_COMMAND);
+}

@@ -1,0 +1,12 @@
+// Apart from the store, so the CLI can recognise it without loading the Redis client.
+/** Why a Redis store could not be opened: another seed in the keyspace (the message names the way out), or no Redis. */
+export class StoreError extends Error {
+  constructor(
+    readonly code: 'store-seed-mismatch' | 'store-unreachable',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'StoreError';
+  }
+}

@@ -1,0 +1,86 @@
+import { request } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { StreamPostsError } from '../../src/index.js';
+import { client, server } from './support.js';
+
+describe('startServer takes every serve option', () => {
+  it('caps: maxPendingReleases holds back a second hidden post of a stream', async () => {
+    const srv = await server({ maxPendingReleases: 1 });
+    const owner = await client({ url: srv.url, apiKey: srv.keys.streams['macro-wire']! });
+    const releaseAt = Date.now() + 3_600_000;
+    await owner.publish({ streamId: 'macro-wire', content: 'first', releaseAt });
+    const error = await owner
+      .publish({ streamId: 'macro-wire', content: 'second', releaseAt })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StreamPostsError);
+    expect((error as StreamPostsError).code).toBe('limit-exceeded');
+  });
+
+  it('maxConnectionsPerKey: a second connection of the key is refused', async () => {
+    const srv = await server({ maxConnectionsPerKey: 1 });
+    const apiKey = srv.keys.readers['alice']!;
+    await client({ url: srv.url, apiKey });
+    const error = await client({ url: srv.url, apiKey }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StreamPostsError);
+    expect((error as StreamPostsError).code).toBe('limit-exceeded');
+  });
+
+  it('adminToken: the HTTP admin endpoints need it as a bearer token', async () => {
+    const srv = await server({ adminToken: 'tok-123456' });
+    expect((await fetch(`${srv.adminUrl}/state`)).status).toBe(401);
+    expect((await fetch(`${srv.adminUrl}/state`, { headers: { authorization: 'Bearer tok-123456' } })).status).toBe(
+      200,
+    );
+  });
+
+  it('allowedHosts: a Host not in the list is refused, one in it accepted', async () => {
+    const srv = await server({ allowedHosts: ['api.example.test'] });
+    // fetch() sets Host itself; a raw request can name another.
+    const status = (host: string) =>
+      new Promise<number | undefined>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: srv.port,
+            path: '/v1/streams',
+            headers: { host, 'x-api-key': srv.keys.readers['alice']! },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode);
+          },
+        );
+        req.on('error', reject).end();
+      });
+    expect(await status('evil.example.test')).toBe(403);
+    expect(await status('api.example.test')).toBe(200);
+  });
+
+  it('accepts the rest with their types, and names the option of a bad value', async () => {
+    const srv = await server({
+      keyRateLimit: 0,
+      maxSubscriptions: 2,
+      maxPendingCommands: 10,
+      maxPendingReleaseBytes: 0,
+      maxIdempotencyKeys: 5,
+      maxIdempotencyBytes: 1024,
+      allowedOrigins: ['https://app.example.test'],
+      bodyTimeoutMs: 5000,
+      headersTimeoutMs: 5000,
+    });
+    expect(srv.port).toBeGreaterThan(0);
+    await expect(server({ maxSubscriptions: -1 })).rejects.toThrow(/^maxSubscriptions must be an integer/);
+    await expect(server({ maxPendingCommands: 0 })).rejects.toThrow(RangeError);
+    await expect(server({ bodyTimeoutMs: '5s' as unknown as number })).rejects.toThrow(
+      /bodyTimeoutMs must be a number/,
+    );
+    await expect(server({ adminToken: 'has space' })).rejects.toThrow(/^adminToken/);
+    await expect(server({ allowedHosts: 'any' as 'all' })).rejects.toThrow(
+      /allowedHosts must be an array of strings or 'all'/,
+    );
+    await expect(server({ allowedOrigins: ['not a url'] })).rejects.toThrow(/^allowedOrigins/);
+    await expect(server({ maxSubscriptionsPerConnection: 1 } as never)).rejects.toThrow(
+      /unknown option "maxSubscriptionsPerConnection"/,
+    );
+  });
+});

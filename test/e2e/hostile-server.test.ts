@@ -1,0 +1,356 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { client, ensureBuilt, finish, jsonLines } from './client-support.js';
+
+/**
+ * A server that speaks just enough of the protocol to be believed, and puts
+ * terminal control sequences in every string the client might print: the
+ * window title (OSC 0), the clipboard (OSC 52), a screen clear (CSI, also as
+ * the C1 byte 0x9B), a forged OSC 8 link, bidi overrides and zero-width characters.
+ */
+const HOSTILE =
+  'A\u001B]0;PWNED\u0007\u001B]52;c;cHduZWQ=\u0007\u001B[2J\u009B2J\u009D0;x\u009C\u001B]8;;https://evil.example\u0007click\u001B]8;;\u0007\u202Eevil\u2066\u200B\uFEFF-end\r\nZ';
+/** What a reader sees of it once sanitized: the words stay. */
+const SHOWN = /A\]0;PWNED\]52;c;cHduZWQ=\[2J2J0;x\]8;;https:\/\/evil\.exampleclick\]8;;evil-end Z/;
+// A close reason is at most 123 bytes.
+const HOSTILE_REASON = '\u001B]0;PWNED\u0007\u001B[2J\u009B2J\u202Ebye\u200B-now';
+const REASON_SHOWN = ']0;PWNED[2J2Jbye-now';
+
+// Colours (SGR) may reach the terminal, and on stdout OSC 8 links; nothing else that acts on it.
+const SGR = /\u001B\[[0-9;]*m/g;
+const OSC8 = /\u001B\]8;;[^\u0000-\u001F\u007F-\u009F]*\u0007/g;
+const ACTS_ON_TERMINAL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/;
+const BIDI_OR_ZERO_WIDTH = /[\u061C\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/;
+
+function expectClean(out: { stdout: string; stderr: string }): void {
+  const stdout = out.stdout.replace(SGR, '').replace(OSC8, '');
+  const stderr = out.stderr.replace(SGR, '');
+  expect(stdout, 'stdout').not.toMatch(ACTS_ON_TERMINAL);
+  expect(stderr, 'stderr').not.toMatch(ACTS_ON_TERMINAL);
+  expect(stderr, 'stderr').not.toMatch(BIDI_OR_ZERO_WIDTH);
+}
+
+/** OSC 8 targets on stdout: links the reader's terminal would open. */
+function linkTargets(stdout: string): string[] {
+  return [...stdout.matchAll(/\u001B\]8;;([^\u0007]*)\u0007/g)]
+    .map((match) => match[1]!)
+    .filter((target) => target !== '');
+}
+
+const visible = (text: string): string => text.replace(OSC8, '').replace(SGR, '');
+
+interface Hostile {
+  url: string;
+}
+
+const servers = new Set<{ http: Server; wss: WebSocketServer }>();
+
+afterEach(async () => {
+  for (const { http, wss } of servers) {
+    for (const ws of wss.clients) ws.terminate();
+    wss.close();
+    http.closeAllConnections();
+    await new Promise((resolve) => http.close(resolve));
+  }
+  servers.clear();
+});
+
+/**
+ * A real http + ws server on port 0. `onConnection` plays the service;
+ * `refuse`, when given, answers the upgrade itself with raw bytes.
+ */
+async function hostileServer(
+  onConnection: (ws: WebSocket) => void,
+  refuse?: (socket: Duplex, request: IncomingMessage) => void,
+): Promise<Hostile> {
+  const http = createServer();
+  const wss = new WebSocketServer({ noServer: true });
+  http.on('upgrade', (request, socket, head) => {
+    if (refuse) refuse(socket, request);
+    else wss.handleUpgrade(request, socket, head, onConnection);
+  });
+  servers.add({ http, wss });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const address = http.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return { url: `ws://127.0.0.1:${address.port}` };
+}
+
+const send = (ws: WebSocket, event: string, data: unknown, requestId?: string) =>
+  ws.send(JSON.stringify({ event, data, ...(requestId ? { requestId } : {}) }));
+
+function post(fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
+    streamId: 'wire',
+    streamName: 'Wire',
+    text: 'hello',
+    contentType: 'rawtext',
+    createdAt: '2026-11-21T12:00:00.000Z',
+    releaseAt: null,
+    hidden: false,
+    customTarget: null,
+    ...fields,
+  };
+}
+
+/**
+ * The service side of a subscription: `connected`, a `sub_ack` for each
+ * subscribe command (with `streamIds`), then `afterSubscribed` once both the
+ * history and the live subscription are acknowledged.
+ */
+function subscriber(streamIds: string[], afterSubscribed: (ws: WebSocket) => void): (ws: WebSocket) => void {
+  return (ws) => {
+    send(ws, 'connected', { message: 'connected', userId: 'u', streams: streamIds });
+    let acks = 0;
+    ws.on('message', (data) => {
+      const command = JSON.parse(String(data));
+      send(
+        ws,
+        'sub_ack',
+        { command: command.event, streamIds, lastPosts: command.data.lastPosts, history: 0 },
+        command.requestId,
+      );
+      acks += 1;
+      if (acks === 2) afterSubscribed(ws);
+    });
+  };
+}
+
+const listenArgs = (server: Hostile, command = 'listen', flags: string[] = []) => [
+  command,
+  '--url',
+  server.url,
+  '--api-key',
+  'k',
+  '--no-reconnect',
+  ...flags,
+];
+
+/** Colour and hyperlinks forced on, so the styled output paths run (nothing here is a terminal). */
+const COLOUR = { env: { NO_COLOR: undefined, FORCE_COLOR: '1', FORCE_HYPERLINK: '1' } };
+
+beforeAll(() => ensureBuilt());
+
+describe('nothing a server sends can control the terminal', () => {
+  it('the unauthorized error message and the close reason', async () => {
+    const server = await hostileServer((ws) => {
+      send(ws, 'error', { code: 'unauthorized', message: HOSTILE });
+      ws.close(4401, HOSTILE_REASON);
+    });
+    const result = await finish(client(listenArgs(server)));
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(SHOWN);
+    expectClean(result);
+
+    const closeOnly = await hostileServer((ws) => ws.close(4401, HOSTILE_REASON));
+    const closed = await finish(client(listenArgs(closeOnly), COLOUR));
+    expect(closed.code).toBe(3);
+    expect(closed.stderr).toContain(REASON_SHOWN);
+    expectClean(closed);
+  });
+
+  it('a close reason, when the connection ends and when it is retried', async () => {
+    const server = await hostileServer(subscriber(['wire'], (ws) => ws.close(4000, HOSTILE_REASON)));
+    const ended = await finish(client(listenArgs(server)));
+    expect(ended.stderr).toContain(REASON_SHOWN);
+    expectClean(ended);
+
+    const retrying = client(['listen', '--url', server.url, '--api-key', 'k'], COLOUR);
+    await retrying.waitFor(
+      (out) => out.stderr.includes(`reconnecting`) && out.stderr.includes(REASON_SHOWN),
+      'the reconnecting line',
+    );
+    expectClean(retrying);
+  });
+
+  it('the error code and message of a refused subscription', async () => {
+    const server = await hostileServer((ws) => {
+      send(ws, 'connected', { message: 'connected', userId: 'u', streams: [] });
+      ws.on('message', (data) =>
+        send(
+          ws,
+          'error',
+          { code: HOSTILE, message: HOSTILE, command: 'on-stream-post' },
+          JSON.parse(String(data)).requestId,
+        ),
+      );
+    });
+    const result = await finish(client(listenArgs(server), COLOUR));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`refused the subscription: ${SHOWN.source}: ${SHOWN.source}`));
+    expectClean(result);
+  });
+
+  it('stream ids in "subscribed:", and a stream id shown for a blank stream name', async () => {
+    const server = await hostileServer(
+      subscriber([HOSTILE], (ws) =>
+        send(ws, 'stream.post.created', post({ streamId: HOSTILE, streamName: ' \u200B ' })),
+      ),
+    );
+    for (const options of [{}, COLOUR]) {
+      const result = await finish(client(listenArgs(server, 'listen', ['--count', '1']), options));
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(new RegExp(`subscribed: ${SHOWN.source}`));
+      const header = visible(result.stdout).split('\n')[0]!;
+      expect(header).toMatch(SHOWN);
+      expect(header).not.toMatch(BIDI_OR_ZERO_WIDTH);
+      expect(result.stdout).toContain('hello');
+      expectClean(result);
+    }
+  });
+
+  it('the HTTP status text of a refused upgrade', async () => {
+    // Bytes 0x80-0xFF are allowed in a reason phrase, and read as Latin-1: 0x9B is CSI, 0x9D OSC.
+    const server = await hostileServer(
+      () => {},
+      (socket) =>
+        socket.end(
+          Buffer.concat([
+            Buffer.from('HTTP/1.1 403 Go away '),
+            Buffer.from([0x9d]),
+            Buffer.from('0;PWNED'),
+            Buffer.from([0x9c, 0x9b]),
+            Buffer.from('2J now\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'),
+          ]),
+        ),
+    );
+    const result = await finish(client(listenArgs(server), COLOUR));
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('HTTP 403 Go away 0;PWNED2J now');
+    expectClean(result);
+  });
+
+  it('the post id `post` prints, and the error of a refused post', async () => {
+    const reply = (answer: (ws: WebSocket, requestId: string) => void) =>
+      hostileServer((ws) => {
+        send(ws, 'connected', { message: 'connected', userId: 'u', streams: ['wire'], streamId: 'wire' });
+        ws.on('message', (data) => answer(ws, JSON.parse(String(data)).requestId));
+      });
+    const postArgs = (server: Hostile, flags: string[] = []) => [
+      'post',
+      '--url',
+      server.url,
+      '--api-key',
+      'k',
+      '--stream',
+      'wire',
+      ...flags,
+      'hello',
+    ];
+
+    const acked = await reply((ws, requestId) =>
+      send(ws, 'ack', { post: post({ id: HOSTILE }), duplicate: false }, requestId),
+    );
+    const printed = await finish(client(postArgs(acked), COLOUR));
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toMatch(new RegExp(`^${SHOWN.source}\\n$`));
+    expectClean(printed);
+    const json = await finish(client(postArgs(acked, ['--json'])));
+    expect(json.stdout).not.toMatch(/[\u0080-\u009F\u202E\u2066\u200B]/);
+    expect(jsonLines(json.stdout)[0].post.id).toBe(HOSTILE);
+
+    const refused = await reply((ws, requestId) =>
+      send(ws, 'error', { code: HOSTILE, message: HOSTILE, command: 'add-stream-post' }, requestId),
+    );
+    const failed = await finish(client(postArgs(refused), COLOUR));
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(new RegExp(`${SHOWN.source}: ${SHOWN.source}`));
+    expectClean(failed);
+
+    // --batch writes one JSON result line per input line, with the service's words in it.
+    const batch = await finish(
+      client(['post', '--batch', '--url', refused.url, '--api-key', 'k', '--stream', 'wire'], {
+        stdin: '{"content":"a"}\n',
+      }),
+    );
+    expect(batch.code).toBe(1);
+    expect(batch.stdout).not.toMatch(/[\u0080-\u009F\u202E\u2066\u200B]/);
+    expect(JSON.stringify(jsonLines(batch.stdout))).toContain(JSON.stringify(HOSTILE).slice(1, -1));
+    expectClean(batch);
+  });
+
+  it('--json writes each message re-serialized on one line, C1 controls and line separators escaped', async () => {
+    const text = `a\u009B2J\u0085b\u2028c\u2029d\u202Ee`;
+    const envelope = { event: 'stream.post.created', data: post({ text, streamName: 'W\u009D0;x\u009C' }) };
+    const item = {
+      _id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
+      title: 'W',
+      body: text,
+      source: 'W',
+      time: 1795262400000,
+      type: 'stream-post',
+      streamId: 'wire',
+      hidden: false,
+    };
+    // Pretty-printed over several lines, as a server may: the client must not pass its text through.
+    const server = await hostileServer(subscriber(['wire'], (ws) => ws.send(JSON.stringify(envelope, null, 2))));
+    const treeServer = await hostileServer(subscriber(['wire'], (ws) => ws.send(JSON.stringify(item, null, 2))));
+    for (const [target, command, expected] of [
+      [server, 'listen', envelope],
+      [treeServer, 'tree', item],
+    ] as const) {
+      const result = await finish(client(listenArgs(target, command, ['--json', '--count', '1'])));
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).not.toMatch(/[\u0080-\u009F\u2028\u2029\u202E]/);
+      const lines = jsonLines(result.stdout);
+      expect(lines).toEqual([expected]);
+    }
+  });
+
+  it('a markdown link whose text is another URL shows where it really goes, as a hyperlink too', async () => {
+    const server = await hostileServer(
+      subscriber(['wire'], (ws) =>
+        send(
+          ws,
+          'stream.post.created',
+          post({ contentType: 'markdown', text: 'see [https://good.example](https://evil.example/steal)' }),
+        ),
+      ),
+    );
+    const result = await finish(client(listenArgs(server, 'listen', ['--count', '1']), COLOUR));
+    expect(result.code, result.stderr).toBe(0);
+    expect(linkTargets(result.stdout)).toEqual(['https://evil.example/steal', 'https://evil.example/steal']);
+    expect(visible(result.stdout)).toContain('https://good.example (https://evil.example/steal)');
+    expectClean(result);
+  });
+});
+
+describe('no post can crash or stall rendering', () => {
+  it('deeply nested and emphasis-heavy markdown shows as plain text under a note; the next post still renders', async () => {
+    const nested = `${'>'.repeat(2000)} deep`;
+    const emphasis = '*a _'.repeat(16_000);
+    const server = await hostileServer(
+      subscriber(['wire'], (ws) => {
+        // Each as a post and as a tree item: listen shows the one, tree the other.
+        for (const [index, text] of [nested, emphasis, '**after**'].entries()) {
+          const id = `01JWEX3G5B1P2FMXKPJAHEMTT${index}`;
+          send(ws, 'stream.post.created', post({ id, contentType: 'markdown', text }));
+          ws.send(
+            JSON.stringify({
+              _id: id,
+              title: 'Wire',
+              body: text,
+              source: 'Wire',
+              time: 1795262400000,
+              contentType: 'markdown',
+              streamId: 'wire',
+              hidden: false,
+            }),
+          );
+        }
+      }),
+    );
+    for (const command of ['listen', 'tree']) {
+      const result = await finish(client(listenArgs(server, command, ['--count', '3']), COLOUR));
+      expect(result.code, result.stderr).toBe(0);
+      const shown = visible(result.stdout);
+      expect(shown).toContain(`(shown as plain text: too deeply nested to render)\n${nested}`);
+      expect(shown).toContain(`(shown as plain text: too slow to render)\n*a _*a _`);
+      expect(result.stdout).toContain('\u001B[1mafter\u001B[22m');
+      expectClean(result);
+    }
+  });
+});

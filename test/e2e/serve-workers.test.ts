@@ -1,0 +1,106 @@
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEYS } from '../support/harness.js';
+import { RedisServer } from '../stores/redis-server.js';
+import { openClient, runCli } from './spawn.js';
+
+let redis: RedisServer;
+let keyspaces = 0;
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+});
+afterAll(() => redis.stop());
+
+/** Pids of a process's children (none once they have exited). */
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function workersArgs(extra: string[] = []): string[] {
+  return [
+    'serve',
+    '--port',
+    '0',
+    '--quiet',
+    '--workers',
+    '2',
+    '--store',
+    redis.url,
+    '--redis-prefix',
+    `workers${++keyspaces}:`,
+    ...extra,
+  ];
+}
+
+describe('serve --workers', () => {
+  it('runs N processes on one port as one service: one listening line, every post to every subscriber once, a clean stop', async () => {
+    const serve = runCli(workersArgs());
+    const url = await serve.url();
+    expect(childrenOf(serve.child.pid!)).toHaveLength(2);
+    // Connections spread over the workers (round robin): each must still get every post.
+    const readers = [];
+    for (let i = 0; i < 4; i += 1) {
+      const reader = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': KEYS.alice } });
+      await reader.nextEvent('connected');
+      expect((await reader.request('on-stream-post', { streamIds: 'macro-wire', lastPosts: 0 })).event).toBe('sub_ack');
+      readers.push(reader);
+    }
+    const publisher = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': KEYS.macroWire } });
+    await publisher.nextEvent('connected');
+    for (const text of ['one', 'two']) {
+      const reply = await publisher.request('add-stream-post', {
+        streamId: 'macro-wire',
+        content: text,
+        contentType: 'rawtext',
+      });
+      expect(reply.event).toBe('ack');
+    }
+    for (const reader of readers) {
+      await reader.next((m) => m.event === 'stream.post.created' && m.data.text === 'two', 10_000);
+      expect(reader.messages.filter((m) => m.event === 'stream.post.created').map((m) => m.data.text)).toEqual([
+        'one',
+        'two',
+      ]);
+    }
+    expect(serve.lines.filter((line) => line.startsWith('listening on'))).toHaveLength(1);
+    serve.child.kill('SIGTERM');
+    expect((await serve.exit()).code).toBe(0);
+    expect(childrenOf(serve.child.pid!)).toEqual([]);
+  });
+
+  it('replaces a worker that dies', async () => {
+    const serve = runCli(workersArgs());
+    const url = await serve.url();
+    const [victim] = childrenOf(serve.child.pid!);
+    process.kill(victim!, 'SIGKILL');
+    await serve.waitFor(
+      (out) => out.stderr.includes(`worker ${victim} stopped (SIGKILL); starting another`),
+      'the replacement notice',
+    );
+    for (let i = 0; i < 4; i += 1) {
+      const client = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': KEYS.alice } });
+      await client.nextEvent('connected');
+    }
+    serve.child.kill('SIGTERM');
+    expect((await serve.exit()).code).toBe(0);
+  });
+
+  it('runs --exec once, with the service in its environment, and exits with its code', async () => {
+    const serve = runCli(workersArgs(['--exec', 'test -n "$STREAM_POSTS_STREAM_KEY_MACRO_WIRE" && exit 7']));
+    expect((await serve.exit()).code).toBe(7);
+  });
+
+  it('is refused with the memory store, saying why', async () => {
+    const serve = runCli(['serve', '--port', '0', '--workers', '2']);
+    expect((await serve.exit()).code).toBe(2);
+    expect(serve.stderr).toContain('--store redis://');
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import {
+  adminState,
+  client,
+  ensureBuilt,
+  expectCleanError,
+  finish,
+  jsonLines,
+  KEYS,
+  publishWs,
+  startServe,
+  stripAnsi,
+  subscribed,
+  waitForLines,
+} from './client-support.js';
+
+/** Moves the serve's clock through its admin endpoint. */
+async function advanceClock(httpUrl: string, advanceMs: number): Promise<void> {
+  const response = await fetch(`${httpUrl}/_admin/clock`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ advanceMs }),
+  });
+  expect(response.status).toBe(200);
+}
+
+describe('stream-posts tree on the hosted tree feed address', () => {
+  it('shows the posts, a hidden one and its release, with the key as a header or in the query', async () => {
+    ensureBuilt();
+    const serve = await startServe();
+    const feed = `${serve.url}/graphql?format=tree`;
+    const json = await subscribed(['tree', '--url', feed, '--api-key', KEYS.alice, '--json']);
+    const text = await subscribed(['tree', '--url', feed, '--api-key', KEYS.alice, '--auth-query', '--no-color']);
+    expect((await adminState(serve)).subscriptions).toBe(2);
+    expect(json.stderr).toMatch(/subscribed: the tree feed/);
+
+    const plain = await publishWs(serve.url, 'macro-wire', 'Fed holds rates at 4.25%');
+    const markdown = await publishWs(
+      serve.url,
+      'crypto-legal',
+      '**SEC v. Binance**: dismissal filed, $BNB; see https://example.org/docket',
+      {
+        contentType: 'markdown',
+      },
+    );
+    const { now } = (await (await fetch(`${serve.httpUrl}/_admin/state`)).json()) as { now: string };
+    const hidden = await publishWs(serve.url, 'macro-wire', 'CPI at 3.1%, $BTC up', {
+      releaseAt: new Date(Date.parse(now) + 60_000).toISOString(),
+    });
+    await waitForLines(json, 3);
+    await advanceClock(serve.httpUrl, 120_000);
+
+    const items = await waitForLines(json, 4);
+    expect(items.map((item) => item._id)).toEqual([plain.post.id, markdown.post.id, hidden.post.id, hidden.post.id]);
+    expect(items.map((item) => item.en)).toEqual([plain.post.text, markdown.post.text, '', hidden.post.text]);
+
+    await text.waitFor((out) => stripAnsi(out.stdout).includes('CPI at 3.1%'), 'the released post');
+    const screen = stripAnsi(text.stdout);
+    for (const shown of [
+      'Fed holds rates at 4.25%',
+      'SEC v. Binance',
+      'https://example.org/docket',
+      '$BNB',
+      '[locked until release]',
+      '[released]',
+      '$BTC',
+    ]) {
+      expect(screen).toContain(shown);
+    }
+    expect(screen.indexOf('Fed holds')).toBeLessThan(screen.indexOf('SEC v. Binance'));
+    for (const cli of [json, text]) cli.child.kill('SIGTERM');
+    for (const cli of [json, text]) expect((await finish(cli)).code).toBe(0);
+    for (const cli of [json, text]) expectCleanError(cli.stderr);
+  });
+
+  it('a bad key ends it with exit 3, without echoing the key', async () => {
+    ensureBuilt();
+    const serve = await startServe();
+    const result = await finish(
+      client(['tree', '--url', `${serve.url}/graphql?format=tree`, '--api-key', 'sp_wrong_key_123', '--auth-query']),
+    );
+    expect(result.code).toBe(3);
+    expectCleanError(result.stderr, ['sp_wrong_key_123']);
+  });
+
+  it('a refused subscription (a stream the user does not follow) ends it with exit 1', async () => {
+    ensureBuilt();
+    const serve = await startServe();
+    const result = await finish(
+      client(['tree', '--url', `${serve.url}/graphql?format=tree&streamIds=crypto-legal`, '--api-key', KEYS.bob]),
+    );
+    expect(result.code).toBe(1);
+    expect(jsonLines(result.stdout)).toEqual([]);
+  });
+});

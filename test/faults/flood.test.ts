@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { AdjustableClock } from '../../src/server/clock.js';
+import { DEMO_SEED } from '../../src/demo/seed.js';
+import { MemoryStore } from '../../src/server/stores/memory-store.js';
+import type { Store } from '../../src/server/store.js';
+import { startServer } from '../../src/server/server.js';
+import { adminState, afterTest, KEYS, startTestServer } from '../support/harness.js';
+import {
+  clientFrame,
+  connectWire,
+  OPCODE,
+  parseServerBytes,
+  rawConnect,
+  request,
+  tcpSocketOf,
+  upgradeRequest,
+} from './helpers.js';
+
+const RATE = 200;
+const BURST = 2 * RATE;
+const FRAMES = 100_000;
+
+describe('a flood of malformed frames', () => {
+  it('is answered within the rate limit, not frame for frame, and a fresh client still connects', async () => {
+    const server = await startTestServer({ rateLimit: RATE });
+    const flooder = await connectWire(server, KEYS.alice);
+    const frame = clientFrame(OPCODE.text, Buffer.from('{"event":'));
+    const startedAt = performance.now();
+    tcpSocketOf(flooder.ws).write(Buffer.concat(Array.from({ length: FRAMES }, () => frame)));
+
+    const fresh = await connectWire(server, KEYS.bob);
+    expect((await request(fresh, 'on-stream-post', {}, 'fresh')).event).toBe('sub_ack');
+
+    // Frames on one connection are handled in order: once a later command is answered, the
+    // flood has been. A command past the rate may be dropped unanswered, so it is sent again.
+    for (let attempt = 0; ; attempt += 1) {
+      const reply = await request(flooder, 'on-stream-post', {}, `after${attempt}`, 500).catch(() => undefined);
+      if (reply?.['event'] === 'sub_ack') break;
+      if (attempt === 100) throw new Error('the flooder never got a command through');
+    }
+    const seconds = (performance.now() - startedAt) / 1000;
+    const errors = flooder.received
+      .filter((r) => r.message?.['event'] === 'error')
+      .map((r) => (r.message!['data'] as { code: string }).code);
+    expect(new Set(errors)).toEqual(new Set(['bad-json', 'rate-limited']));
+    // Frames within the rate get `bad-json`; refusals get at most as many replies again.
+    expect(errors.length).toBeLessThanOrEqual(2 * (BURST + Math.ceil(seconds * RATE)));
+  });
+});
+
+describe('commands sent before the key is checked', () => {
+  it("still take their share of the key's rate", async () => {
+    // Authentication waits a turn of the event loop, so the commands sent with the upgrade
+    // request arrive before the server knows the key.
+    const memory = new MemoryStore({ seed: DEMO_SEED, clock: new AdjustableClock(), idempotencyWindowMs: 60_000 });
+    const store: Store = {
+      authenticate: async (key) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return memory.authenticate(key);
+      },
+      user: (id) => memory.user(id),
+      stream: (id) => memory.stream(id),
+      streamsOf: (userId) => memory.streamsOf(userId),
+      publish: (request) => memory.publish(request),
+      recent: (streamId, limit) => memory.recent(streamId, limit),
+      onEvent: (listener) => memory.onEvent(listener),
+      stats: () => memory.stats(),
+      reset: () => memory.reset(),
+      close: () => memory.close(),
+    };
+    // A store the library does not take: this one starts the core server itself.
+    const server = await startServer({ seed: DEMO_SEED, port: 0, rateLimit: 1000, keyRateLimit: 1, store });
+    afterTest(() => server.close());
+    const { posts } = await adminState(server);
+    const socket = await rawConnect(server);
+    const commands = Array.from({ length: 10 }, (_, i) =>
+      clientFrame(
+        OPCODE.text,
+        Buffer.from(
+          JSON.stringify({
+            event: 'add-stream-post',
+            data: { streamId: 'macro-wire', content: `early ${i}`, contentType: 'rawtext' },
+            requestId: `e${i}`,
+          }),
+        ),
+      ),
+    );
+    const startedAt = performance.now();
+    socket.write(Buffer.concat([Buffer.from(upgradeRequest(server, KEYS.macroWire)), ...commands]));
+    const replies = await new Promise<{ event: string; data: { code?: string } }[]>((resolve) => {
+      let bytes = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => {
+        bytes = Buffer.concat([bytes, chunk]);
+        const answered = parseServerBytes(bytes)
+          .frames.map((frame) => JSON.parse(frame.payload.toString('utf8')))
+          .filter((message) => typeof message.requestId === 'string');
+        if (answered.length === commands.length) resolve(answered);
+      });
+    });
+    const refill = Math.ceil((performance.now() - startedAt) / 1000);
+    const acks = replies.filter((reply) => reply.event === 'ack').length;
+    expect(acks).toBeLessThanOrEqual(2 + refill);
+    expect(replies.filter((reply) => reply.event !== 'ack').map((reply) => reply.data.code)).toEqual(
+      Array(10 - acks).fill('rate-limited'),
+    );
+    expect((await adminState(server)).posts).toBe(posts + acks);
+  });
+});

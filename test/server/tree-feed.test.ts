@@ -1,0 +1,255 @@
+import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { StreamPostsServer } from '../../src/index.js';
+import { Arrivals } from '../support/arrivals.js';
+import { adminState, advanceClock, http, KEYS, startTestServer } from '../support/harness.js';
+
+interface ShownItem {
+  id: string;
+  time: number;
+  text: string;
+  coins: string[];
+  link: string | undefined;
+}
+
+const FIRST_URL = /https?:\/\/[^\s<>()"'`[\]]+/;
+
+/**
+ * Behaves as the public news terminals written for the hosted tree feed do: opens the
+ * feed address with the key in the query, sends nothing, and parses every message as a
+ * tree item that must have a numeric `time`; text from `en`, then `title`.
+ */
+class Terminal {
+  readonly items: ShownItem[] = [];
+  /** Messages it could not use: one of these breaks such a terminal. */
+  readonly unparseable: string[] = [];
+  pings = 0;
+  readonly closed: Promise<{ code: number; reason: string }>;
+  readonly #arrivals = new Arrivals();
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      this.#take(data.toString());
+      this.#arrivals.notify();
+    });
+    ws.on('ping', () => {
+      this.pings += 1;
+      this.#arrivals.notify();
+    });
+    ws.on('error', () => {});
+    this.closed = new Promise((resolve) =>
+      ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+  }
+
+  static open(server: StreamPostsServer, key: string, query = ''): Terminal {
+    return new Terminal(new WebSocket(`${server.url}/graphql?format=tree&apiKey=${encodeURIComponent(key)}${query}`));
+  }
+
+  #take(raw: string): void {
+    let item: any;
+    try {
+      item = JSON.parse(raw);
+    } catch {
+      this.unparseable.push(raw);
+      return;
+    }
+    if (typeof item !== 'object' || item === null || typeof item.time !== 'number' || typeof item._id !== 'string') {
+      this.unparseable.push(raw);
+      return;
+    }
+    const text: string = item.en || item.title || '';
+    const coins = [item.coin, ...(Array.isArray(item.suggestions) ? item.suggestions.map((s: any) => s?.coin) : [])];
+    this.items.push({
+      id: item._id,
+      time: item.time,
+      text,
+      coins: [...new Set(coins.filter((coin): coin is string => typeof coin === 'string'))],
+      link: FIRST_URL.exec(text)?.[0],
+    });
+  }
+
+  async until(ready: () => boolean, what: string): Promise<void> {
+    await this.#arrivals.until(
+      ready,
+      5000,
+      () => new Error(`terminal never saw ${what}; items ${JSON.stringify(this.items)}`),
+    );
+  }
+
+  async item(id: string, count = 1): Promise<ShownItem> {
+    await this.until(() => this.items.filter((item) => item.id === id).length >= count, `item ${id} x${count}`);
+    return this.items.filter((item) => item.id === id)[count - 1]!;
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+async function restPublish(
+  server: StreamPostsServer,
+  key: string,
+  streamId: string,
+  body: Record<string, unknown>,
+): Promise<any> {
+  const reply = await http(server, 'POST', `/v1/streams/${streamId}/post`, {
+    key,
+    body: { contentType: 'rawtext', ...body },
+  });
+  expect(reply.status).toBe(201);
+  return reply.body.post;
+}
+
+async function openTerminal(server: StreamPostsServer, key: string, query = ''): Promise<Terminal> {
+  const terminal = Terminal.open(server, key, query);
+  await new Promise<void>((resolve, reject) => {
+    terminal.ws.once('open', () => resolve());
+    terminal.ws.once('error', reject);
+  });
+  // The subscription is in place once the server counts it.
+  const deadline = performance.now() + 5000;
+  while ((await adminState(server)).subscriptions < 1) {
+    if (performance.now() > deadline) throw new Error('the tree feed never subscribed');
+  }
+  return terminal;
+}
+
+describe('the hosted tree feed address /graphql?format=tree', () => {
+  it('gives a terminal written for the hosted service every post, readable, and nothing it cannot parse', async () => {
+    const server = await startTestServer({ keepAliveMs: 50 });
+    const terminal = await openTerminal(server, KEYS.alice);
+
+    const plain = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'Fed holds rates at 4.25%' });
+    expect(await terminal.item(plain.id)).toEqual({
+      id: plain.id,
+      time: Date.parse(plain.createdAt),
+      text: 'Fed holds rates at 4.25%',
+      coins: [],
+      link: undefined,
+    });
+
+    const markdown = await restPublish(server, KEYS.cryptoLegal, 'crypto-legal', {
+      contentType: 'markdown',
+      content: '**SEC v. Binance**: dismissal filed, $BNB and $eth move. Docket: https://example.org/docket/42.',
+    });
+    expect(await terminal.item(markdown.id)).toMatchObject({
+      text: markdown.text,
+      coins: ['BNB', 'ETH'],
+      link: 'https://example.org/docket/42.',
+    });
+
+    const { now } = await adminState(server);
+    const hidden = await restPublish(server, KEYS.macroWire, 'macro-wire', {
+      content: 'CPI 3.1% $BTC https://example.org/cpi',
+      releaseAt: new Date(Date.parse(now) + 60_000).toISOString(),
+    });
+    // While hidden, the item has no text: such a terminal shows the title (the stream name).
+    expect(await terminal.item(hidden.id)).toMatchObject({ text: 'Macro Wire', coins: [], link: undefined });
+    await advanceClock(server, 120_000);
+    expect(await terminal.item(hidden.id, 2)).toMatchObject({
+      text: 'CPI 3.1% $BTC https://example.org/cpi',
+      coins: ['BTC'],
+      link: 'https://example.org/cpi',
+    });
+
+    // Keep-alive is a ping alone: the next item after one is still the next message.
+    const pingsBefore = terminal.pings;
+    await terminal.until(() => terminal.pings > pingsBefore, 'a ping');
+    const fromLegal = await restPublish(server, KEYS.cryptoLegal, 'crypto-legal', {
+      content: 'legal after keep-alive',
+    });
+    const fromMacro = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'macro after keep-alive' });
+    expect((await terminal.item(fromLegal.id)).text).toBe('legal after keep-alive');
+    expect((await terminal.item(fromMacro.id)).text).toBe('macro after keep-alive');
+
+    expect(terminal.unparseable).toEqual([]);
+    expect(terminal.items.map((item) => item.id)).toEqual([
+      plain.id,
+      markdown.id,
+      hidden.id,
+      hidden.id,
+      fromLegal.id,
+      fromMacro.id,
+    ]);
+  });
+
+  it('honours streamIds and lastPosts in the query, and the key as an x-api-key header', async () => {
+    const server = await startTestServer();
+    const ws = new WebSocket(`${server.url}/graphql?format=tree&streamIds=macro-wire&lastPosts=5`, {
+      headers: { 'x-api-key': KEYS.alice },
+    });
+    const terminal = new Terminal(ws);
+    const seeded = (await http(server, 'GET', '/v1/streams/macro-wire/posts', { key: KEYS.alice })).body.posts;
+    await terminal.until(() => terminal.items.length >= seeded.length, 'the history');
+    const legal = await restPublish(server, KEYS.cryptoLegal, 'crypto-legal', { content: 'not followed here' });
+    const macro = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'followed here' });
+    await terminal.item(macro.id);
+    expect(terminal.items.map((item) => item.id)).not.toContain(legal.id);
+    expect(terminal.items.map((item) => item.id)).toEqual([
+      ...seeded.map((post: { id: string }) => post.id).reverse(),
+      macro.id,
+    ]);
+    expect(terminal.unparseable).toEqual([]);
+  });
+
+  it('a bad key closes with 4401 and nothing else is sent', async () => {
+    const server = await startTestServer();
+    const terminal = Terminal.open(server, 'sp_not_a_key');
+    expect((await terminal.closed).code).toBe(4401);
+    expect(terminal.unparseable).toEqual([]);
+    expect(terminal.items).toEqual([]);
+  });
+
+  it.each([
+    ['a stream the user does not follow', '&streamIds=no-such-stream'],
+    ['lastPosts out of range', '&lastPosts=101'],
+    [
+      'unknown streams named at length (the reason is cut to 123 bytes)',
+      `&streamIds=${Array.from({ length: 5 }, (_, i) => `${i}${'x'.repeat(63)}`).join(',')}`,
+    ],
+  ])('%s closes with 1008 instead of sending an error event', async (_name, query) => {
+    const server = await startTestServer();
+    const terminal = Terminal.open(server, KEYS.bob, query);
+    const closed = await terminal.closed;
+    expect(closed.code).toBe(1008);
+    expect(Buffer.byteLength(closed.reason)).toBeLessThanOrEqual(123);
+    expect(terminal.unparseable).toEqual([]);
+  });
+
+  it('a key past its connection cap is closed with 1008 and sent nothing', async () => {
+    const server = await startTestServer({ maxConnectionsPerKey: 1 });
+    const first = await openTerminal(server, KEYS.alice);
+    const second = Terminal.open(server, KEYS.alice);
+    const closed = await second.closed;
+    expect(closed.code).toBe(1008);
+    expect(closed.reason).toMatch(/connections/);
+    expect(second.unparseable).toEqual([]);
+    expect(first.unparseable).toEqual([]);
+  });
+
+  it('frames a client sends on the feed are ignored', async () => {
+    const server = await startTestServer();
+    const terminal = await openTerminal(server, KEYS.alice);
+    terminal.ws.send(
+      JSON.stringify({
+        event: 'add-stream-post',
+        data: { streamId: 'macro-wire', content: 'x', contentType: 'rawtext' },
+      }),
+    );
+    terminal.ws.send('not json');
+    const post = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'marker' });
+    await terminal.item(post.id);
+    expect(terminal.unparseable).toEqual([]);
+    expect(terminal.items.map((item) => item.id)).toEqual([post.id]);
+  });
+
+  it('/graphql without format=tree is not an endpoint', async () => {
+    const server = await startTestServer();
+    const ws = new WebSocket(`${server.url}/graphql?apiKey=${KEYS.alice}`);
+    const status = await new Promise<number>((resolve) =>
+      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)),
+    );
+    expect(status).toBe(404);
+  });
+});

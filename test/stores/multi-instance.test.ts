@@ -1,0 +1,276 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect as connectLibrary } from '../../src/api/client.js';
+import { startServer as startLibraryServer } from '../../src/api/server.js';
+import { DEMO_SEED } from '../../src/demo/seed.js';
+import { startServer, type StreamPostsServer } from '../../src/server/server.js';
+import type { RedisStore } from '../../src/server/stores/redis-store.js';
+import {
+  adminState,
+  advanceClock,
+  connectAs,
+  http,
+  KEYS,
+  afterTest,
+  publish,
+  type TestClient,
+} from '../support/harness.js';
+import { RedisServer } from './redis-server.js';
+
+// Deliveries to three instances on a loaded machine: generous, never the point of a test.
+const WAIT_MS = 20_000;
+let redis: RedisServer;
+let keyspaces = 0;
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+});
+afterAll(() => redis.stop());
+
+/** `count` servers on one Redis keyspace: one service. */
+async function instances(
+  count: number,
+  url = redis.url,
+  prefix = `multi${++keyspaces}:`,
+): Promise<StreamPostsServer[]> {
+  const servers: StreamPostsServer[] = [];
+  // The core server: these tests look into its store, which the library's server keeps to itself.
+  for (let i = 0; i < count; i += 1) {
+    const server = await startServer({ seed: DEMO_SEED, port: 0, rateLimit: 0, redis: { url, prefix } });
+    afterTest(() => server.close());
+    servers.push(server);
+  }
+  return servers;
+}
+
+async function subscribe(server: StreamPostsServer, streamIds: string, lastPosts = 0): Promise<TestClient> {
+  const client = await connectAs(server, KEYS.alice);
+  expect((await client.request('on-stream-post', { streamIds, lastPosts })).event).toBe('sub_ack');
+  return client;
+}
+
+/** Events of one type up to (and without) the post with `text`, which must arrive. */
+async function eventsUntil(client: TestClient, text: string, type = 'stream.post.created'): Promise<any[]> {
+  await client.next((m) => m.event === 'stream.post.created' && m.data.text === text, WAIT_MS);
+  return client.messages.filter((m) => m.event === type && m.data.text !== text).map((m) => m.data);
+}
+
+/** Sends many publishes on one connection without waiting, then waits for every reply. */
+async function publishMany(server: StreamPostsServer, key: string, posts: Record<string, unknown>[]): Promise<any[]> {
+  const publisher = await connectAs(server, key);
+  posts.forEach((data, i) =>
+    publisher.send({ event: 'add-stream-post', data: { contentType: 'rawtext', ...data }, requestId: `m${i}` }),
+  );
+  const replies = [];
+  for (let i = 0; i < posts.length; i += 1) replies.push(await publisher.next((m) => m.requestId === `m${i}`, WAIT_MS));
+  publisher.close();
+  return replies;
+}
+
+describe('three instances on one Redis', () => {
+  it('deliver every post to every subscriber on every instance exactly once, in one order', async () => {
+    const servers = await instances(3);
+    const readers = await Promise.all(servers.map((server) => subscribe(server, 'macro-wire,crypto-legal')));
+    const [a, b, c] = servers as [StreamPostsServer, StreamPostsServer, StreamPostsServer];
+    const sent = await Promise.all([
+      publishMany(
+        a,
+        KEYS.macroWire,
+        Array.from({ length: 20 }, (_, i) => ({ streamId: 'macro-wire', content: `a${i}` })),
+      ),
+      publishMany(
+        b,
+        KEYS.macroWire,
+        Array.from({ length: 20 }, (_, i) => ({ streamId: 'macro-wire', content: `b${i}` })),
+      ),
+      publishMany(
+        c,
+        KEYS.cryptoLegal,
+        Array.from({ length: 20 }, (_, i) => ({ streamId: 'crypto-legal', content: `c${i}` })),
+      ),
+    ]);
+    expect(sent.flat().every((reply) => reply.event === 'ack')).toBe(true);
+    await publish(a, KEYS.macroWire, { streamId: 'macro-wire', content: 'marker' });
+    const orders = [];
+    for (const reader of readers) {
+      const posts = await eventsUntil(reader, 'marker');
+      expect(posts).toHaveLength(60);
+      expect(new Set(posts.map((post) => post.id)).size).toBe(60);
+      // Ids grow in the order Redis stored the posts, whichever instance took them.
+      expect(posts.map((post) => post.id)).toEqual(posts.map((post) => post.id).sort());
+      orders.push(posts.map((post) => post.text).join());
+    }
+    expect(new Set(orders).size).toBe(1);
+  });
+
+  it('two identical posts sent at the same moment to two instances make one post', async () => {
+    const [a, b, c] = (await instances(3)) as [StreamPostsServer, StreamPostsServer, StreamPostsServer];
+    const reader = await subscribe(c, 'macro-wire');
+    const publisher = await connectAs(a, KEYS.macroWire);
+    const data = { streamId: 'macro-wire', content: 'once', contentType: 'rawtext', idempotencyKey: 'same-moment' };
+    const [overWs, overRest] = await Promise.all([
+      publisher.request('add-stream-post', data),
+      http(b, 'POST', '/v1/streams/macro-wire/post', { key: KEYS.macroWire, body: data }),
+    ]);
+    expect(overWs.event).toBe('ack');
+    expect([overWs.data.duplicate, overRest.body.duplicate === true].sort()).toEqual([false, true]);
+    expect(overRest.body.post.id).toBe(overWs.data.post.id);
+    await publish(a, KEYS.macroWire, { streamId: 'macro-wire', content: 'marker' });
+    expect((await eventsUntil(reader, 'marker')).map((post) => post.text)).toEqual(['once']);
+  });
+
+  it('fires each of 1,000 releases once, on every instance, when the clock moves through one of them', async () => {
+    const servers = await instances(3);
+    const [a, b] = servers as [StreamPostsServer, StreamPostsServer];
+    const readers = await Promise.all(servers.map((server) => subscribe(server, 'macro-wire,crypto-legal')));
+    const releaseAt = new Date(Date.now() + 3_600_000).toISOString();
+    const hidden = (stream: string) =>
+      Array.from({ length: 500 }, (_, i) => ({ streamId: stream, content: `${stream} ${i}`, releaseAt }));
+    const acks = [
+      ...(await publishMany(a, KEYS.macroWire, hidden('macro-wire'))),
+      ...(await publishMany(b, KEYS.cryptoLegal, hidden('crypto-legal'))),
+    ];
+    expect(acks.every((reply) => reply.event === 'ack' && reply.data.post.hidden)).toBe(true);
+    expect((await adminState(servers[2]!)).scheduledReleases).toBe(1000);
+    await advanceClock(b, 3_600_000);
+    expect((await adminState(a)).scheduledReleases).toBe(0);
+    await publish(a, KEYS.macroWire, { streamId: 'macro-wire', content: 'marker' });
+    const ids = new Set(acks.map((reply) => reply.data.post.id));
+    for (const reader of readers) {
+      const released = await eventsUntil(reader, 'marker', 'stream.post.released');
+      expect(released).toHaveLength(1000);
+      expect(new Set(released.map((post) => post.id))).toEqual(ids);
+      expect(released.every((post) => post.hidden === false && post.text !== null)).toBe(true);
+    }
+  });
+
+  it('share the clock and reset: /_admin on one instance moves and resets all', async () => {
+    const [a, b] = (await instances(2)) as [StreamPostsServer, StreamPostsServer];
+    await publish(a, KEYS.macroWire, { streamId: 'macro-wire', content: 'gone after reset', idempotencyKey: 'k' });
+    await advanceClock(a, 5_000);
+    expect((await adminState(b)).clockOffsetMs).toBe(5_000);
+    expect((await http(b, 'POST', '/_admin/reset', { body: {} })).status).toBe(200);
+    const state = await adminState(a);
+    expect(state).toMatchObject({ idempotencyKeys: 0, scheduledReleases: 0 });
+    const reader = await subscribe(a, 'macro-wire', 100);
+    await publish(b, KEYS.macroWire, { streamId: 'macro-wire', content: 'marker' });
+    expect((await eventsUntil(reader, 'marker')).map((post) => post.text)).not.toContain('gone after reset');
+  });
+});
+
+describe('the library', () => {
+  it("startServer({ store: 'redis://…' }): two servers are one service; bad store options are refused by name", async () => {
+    const options = { port: 0, store: redis.url, redisPrefix: `library${++keyspaces}:` };
+    const [a, b] = await Promise.all([startLibraryServer(options), startLibraryServer(options)]);
+    try {
+      await a.advanceClock(1_000);
+      expect((await b.state()).clockOffsetMs).toBe(1_000);
+      expect((await b.state()).posts).toBe((await a.state()).posts);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+    await expect(startLibraryServer({ store: 'mysql://x' })).rejects.toThrow(/store must be 'memory' or a redis:/);
+    await expect(startLibraryServer({ resetStore: true })).rejects.toThrow(TypeError);
+  });
+});
+
+describe('restarts and outages', () => {
+  it('history, pending releases and idempotency survive a restart of Redis and every instance', async () => {
+    const persistent = await RedisServer.start({ persistent: true });
+    try {
+      const prefix = `restart${++keyspaces}:`;
+      const first = await instances(2, persistent.url, prefix);
+      const kept = await publish(first[0]!, KEYS.macroWire, {
+        streamId: 'macro-wire',
+        content: 'kept',
+        idempotencyKey: 'survives',
+      });
+      const releaseAt = new Date(Date.now() + 3_600_000).toISOString();
+      const pending = await publish(first[1]!, KEYS.macroWire, { streamId: 'macro-wire', content: 'later', releaseAt });
+      await Promise.all(first.map((server) => server.close()));
+      await persistent.restart();
+
+      const [a, b] = (await instances(2, persistent.url, prefix)) as [StreamPostsServer, StreamPostsServer];
+      const reader = await subscribe(b, 'macro-wire', 2);
+      await reader.next(
+        (m) => m.event === 'stream.post.created' && m.data.id === pending.id && m.data.hidden === true,
+        WAIT_MS,
+      );
+      expect(reader.messages.filter((m) => m.event === 'stream.post.created').map((m) => m.data.id)).toEqual([
+        kept.id,
+        pending.id,
+      ]);
+      const again = await http(a, 'POST', '/v1/streams/macro-wire/post', {
+        key: KEYS.macroWire,
+        body: { content: 'kept', contentType: 'rawtext', idempotencyKey: 'survives' },
+      });
+      expect(again.body).toMatchObject({ duplicate: true, post: { id: kept.id } });
+      await advanceClock(a, 3_600_000);
+      const released = await reader.nextEvent('stream.post.released', WAIT_MS);
+      expect(released.data).toMatchObject({ id: pending.id, text: 'later', hidden: false });
+    } finally {
+      await persistent.stop();
+    }
+  });
+
+  it('with Redis down publishes fail with unavailable and nothing acknowledged is lost; the instance recovers by itself', async () => {
+    const persistent = await RedisServer.start({ persistent: true });
+    try {
+      const [server] = (await instances(1, persistent.url, `outage${++keyspaces}:`)) as [StreamPostsServer];
+      const acked = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'before' });
+      const reader = await subscribe(server, 'macro-wire');
+      await persistent.kill();
+
+      // Subscribers are told to reconnect: their replay fills what they miss meanwhile.
+      expect((await reader.closed).code).toBe(1012);
+      const refused = await http(server, 'POST', '/v1/streams/macro-wire/post', {
+        key: KEYS.macroWire,
+        body: { content: 'during', contentType: 'rawtext' },
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.body.error.code).toBe('unavailable');
+      const publisher = await connectAs(server, KEYS.macroWire).catch(() => undefined);
+      expect(publisher).toBeUndefined();
+
+      await persistent.restart();
+      await (server.store as RedisStore).following();
+      const after = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'after' });
+      const back = await subscribe(server, 'macro-wire', 100);
+      await back.next((m) => m.event === 'stream.post.created' && m.data.id === after.id, WAIT_MS);
+      const texts = back.messages.filter((m) => m.event === 'stream.post.created').map((m) => m.data.text);
+      expect(texts).toContain(acked.text ?? 'before');
+      expect(texts).not.toContain('during');
+    } finally {
+      await persistent.stop();
+    }
+  });
+
+  it('a library subscriber dropped by an outage gets what it missed through its replay, each post once', async () => {
+    const persistent = await RedisServer.start({ persistent: true });
+    try {
+      const [a, b] = (await instances(2, persistent.url, `replay${++keyspaces}:`)) as [
+        StreamPostsServer,
+        StreamPostsServer,
+      ];
+      const client = await connectLibrary({ url: a.url, apiKey: KEYS.alice });
+      try {
+        const subscription = client.subscribe({ streamIds: ['macro-wire'] });
+        await subscription.ready;
+        await publish(b, KEYS.macroWire, { streamId: 'macro-wire', content: 'before the outage' });
+        await persistent.kill();
+        await persistent.restart();
+        await Promise.all([a, b].map((server) => (server.store as RedisStore).following()));
+        await publish(b, KEYS.macroWire, { streamId: 'macro-wire', content: 'while it was away' });
+        const texts: (string | null)[] = [];
+        for await (const event of subscription) {
+          texts.push(event.post.text);
+          if (event.post.text === 'while it was away') break;
+        }
+        expect(texts).toEqual(['before the outage', 'while it was away']);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await persistent.stop();
+    }
+  });
+});

@@ -1,0 +1,183 @@
+import { createClient } from 'redis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ProtocolError } from '../../src/protocol/errors.js';
+import { AdjustableClock } from '../../src/server/clock.js';
+import { DEMO_SEED } from '../../src/demo/seed.js';
+import { parseSeed } from '../../src/server/seed.js';
+import type { PublishRequest, StoreEvent } from '../../src/server/store.js';
+import { RedisStore, type RedisStoreOptions } from '../../src/server/stores/redis-store.js';
+import { RedisServer } from './redis-server.js';
+
+let redis: RedisServer;
+let keyspaces = 0;
+const opened: RedisStore[] = [];
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+});
+afterAll(() => redis.stop());
+
+function freshPrefix(): string {
+  return `unit${++keyspaces}:`;
+}
+
+async function open(options: Partial<RedisStoreOptions> & { prefix: string }): Promise<RedisStore> {
+  const store = await RedisStore.open({
+    url: redis.url,
+    seed: DEMO_SEED,
+    clock: new AdjustableClock(),
+    idempotencyWindowMs: 60_000,
+    ...options,
+  });
+  opened.push(store);
+  return store;
+}
+
+function post(overrides: Partial<PublishRequest> = {}): PublishRequest {
+  return {
+    streamId: 'macro-wire',
+    text: 'hello',
+    contentType: 'rawtext',
+    releaseAt: null,
+    customTarget: null,
+    idempotencyKey: null,
+    ...overrides,
+  };
+}
+
+function collect(store: RedisStore): StoreEvent[] {
+  const events: StoreEvent[] = [];
+  store.onEvent((event) => events.push(event));
+  return events;
+}
+
+/** Every key of a keyspace with its contents, as one string. */
+async function dumpKeyspace(prefix: string): Promise<string> {
+  const client = createClient({ url: redis.url });
+  await client.connect();
+  let text = '';
+  for (const key of await client.keys(`${prefix}*`)) {
+    text += key;
+    const type = await client.type(key);
+    if (type === 'string') text += await client.get(key);
+    if (type === 'hash') text += JSON.stringify(await client.hGetAll(key));
+    if (type === 'list') text += (await client.lRange(key, 0, -1)).join();
+  }
+  await client.close();
+  return text;
+}
+
+describe('the seed', () => {
+  it('is loaded once when three instances start at the same moment', async () => {
+    const prefix = freshPrefix();
+    const stores = await Promise.all([open({ prefix }), open({ prefix }), open({ prefix })]);
+    for (const store of stores) {
+      expect((await store.stats()).posts).toBe(DEMO_SEED.posts.length);
+      const history = await store.recent('crypto-legal', 100);
+      expect(new Set(history.map((p) => p.id)).size).toBe(history.length);
+      expect(history.length).toBe(DEMO_SEED.posts.filter((p) => p.streamId === 'crypto-legal').length);
+    }
+  });
+
+  it('of another service is refused, naming --reset-store; resetStore replaces it and its posts', async () => {
+    const prefix = freshPrefix();
+    const first = await open({ prefix });
+    await first.publish(post({ text: 'old seed' }));
+    const other = parseSeed({
+      users: [{ id: 'u', name: 'U', readerKey: 'sp_other_reader_key', follows: ['s'] }],
+      streams: [{ id: 's', name: 'S', owner: 'u', key: 'sp_other_stream_key' }],
+    });
+    const refused = open({ prefix, seed: other });
+    await expect(refused).rejects.toMatchObject({ code: 'store-seed-mismatch' });
+    await expect(refused).rejects.toThrow(/--reset-store/);
+    const replaced = await open({ prefix, seed: other, resetStore: true });
+    expect(await replaced.authenticate('sp_other_reader_key')).toEqual({ userId: 'u', kind: 'reader' });
+    expect(await replaced.authenticate('sp_demo_reader_alice')).toBeUndefined();
+    // The instance still on the old seed refuses to publish into the new one.
+    await expect(first.publish(post())).rejects.toMatchObject({ code: 'unavailable' });
+  });
+
+  it('keeps keys as SHA-256 digests: no raw key anywhere in Redis', async () => {
+    const prefix = freshPrefix();
+    const store = await open({ prefix });
+    expect(await store.authenticate('sp_demo_stream_macro_wire')).toEqual({
+      userId: expect.any(String),
+      kind: 'stream',
+      streamId: 'macro-wire',
+    });
+    const dump = await dumpKeyspace(prefix);
+    const secrets = [...DEMO_SEED.users.map((u) => u.readerKey), ...DEMO_SEED.streams.map((s) => s.key)];
+    expect(dump.length).toBeGreaterThan(0);
+    for (const secret of secrets) expect(dump).not.toContain(secret);
+  });
+});
+
+describe('publishing', () => {
+  it('an idempotency key makes one post across instances, however many send it at once', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([open({ prefix }), open({ prefix })]);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 === 0 ? a : b).publish(post({ idempotencyKey: 'once', text: `try ${i}` })),
+      ),
+    );
+    expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.post.id)).size).toBe(1);
+    expect((await a.stats()).idempotencyKeys).toBe(1);
+  });
+
+  it('a key lapses when the shared clock passes its window, moved through any instance', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([open({ prefix }), open({ prefix })]);
+    const first = await a.publish(post({ idempotencyKey: 'k' }));
+    expect((await b.publish(post({ idempotencyKey: 'k' }))).duplicate).toBe(true);
+    await b.advanceClock(60_000);
+    const again = await a.publish(post({ idempotencyKey: 'k' }));
+    expect(again.duplicate).toBe(false);
+    expect(again.post.id).not.toBe(first.post.id);
+  });
+
+  it('caps pending releases per stream atomically across instances', async () => {
+    const prefix = freshPrefix();
+    const clock = new AdjustableClock();
+    const caps = { maxPendingReleasesPerStream: 5 };
+    const [a, b] = await Promise.all([open({ prefix, ...caps }), open({ prefix, ...caps })]);
+    const later = clock.now() + 3_600_000;
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).publish(post({ releaseAt: later, text: `r${i}` }))),
+    );
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(5);
+    for (const o of outcomes.filter((o) => o.status === 'rejected')) {
+      expect((o as PromiseRejectedResult).reason).toBeInstanceOf(ProtocolError);
+      expect((o as PromiseRejectedResult).reason.code).toBe('limit-exceeded');
+    }
+    expect((await a.stats()).scheduledReleases).toBe(5);
+  });
+
+  it('history holds the last 100 posts per stream, a release updating the post in place', async () => {
+    const prefix = freshPrefix();
+    const store = await open({ prefix });
+    const hidden = await store.publish(post({ releaseAt: Date.now() + 3_600_000, text: 'secret' }));
+    for (let i = 0; i < 99; i += 1) await store.publish(post({ text: `p${i}` }));
+    const events = collect(store);
+    await store.advanceClock(3_600_000);
+    expect(events.map((e) => [e.type, e.post.id])).toEqual([['released', hidden.post.id]]);
+    const history = await store.recent('macro-wire', 100);
+    expect(history).toHaveLength(100);
+    expect(history[0]).toMatchObject({ id: hidden.post.id, hidden: false, text: 'secret' });
+    await store.publish(post({ text: 'one more' }));
+    const after = await store.recent('macro-wire', 100);
+    expect(after[0]!.text).toBe('p0');
+    expect(after.at(-1)!.text).toBe('one more');
+  });
+
+  it('a key prefix keeps services on one Redis apart', async () => {
+    const [a, b] = await Promise.all([open({ prefix: freshPrefix() }), open({ prefix: freshPrefix() })]);
+    await a.publish(post({ text: 'only in a' }));
+    expect((await a.recent('macro-wire', 1))[0]!.text).toBe('only in a');
+    expect((await b.recent('macro-wire', 1))[0]!.text).not.toBe('only in a');
+  });
+});

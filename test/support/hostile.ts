@@ -1,0 +1,72 @@
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { afterEach } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+/**
+ * Services that misbehave on purpose, on port 0, closed after each test: the
+ * client must end, or back off, whatever they do.
+ */
+
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((close) => close()));
+});
+
+async function listen(server: Server, sockets: Set<Socket>): Promise<number> {
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/** Accepts TCP connections and never writes a byte: not even the WebSocket upgrade is answered. Returns its ws:// URL. */
+export async function silentTcpService(): Promise<string> {
+  const port = await listen(createTcpServer(), new Set());
+  return `ws://127.0.0.1:${port}`;
+}
+
+/** Accepts HTTP requests, reads them, and never replies. Returns its ws:// URL (REST derives http:// from it). */
+export async function silentHttpService(): Promise<string> {
+  const server = createHttpServer((request) => request.resume());
+  const port = await listen(server, new Set());
+  return `ws://127.0.0.1:${port}`;
+}
+
+export const CONNECTED = JSON.stringify({
+  event: 'connected',
+  data: { message: 'connected', userId: 'u', streams: ['s'] },
+});
+
+export interface ScriptedService {
+  url: string;
+  wss: WebSocketServer;
+}
+
+/** A WebSocket service that does only what `onConnection` does with each connection. */
+export async function scriptedService(onConnection: (ws: WebSocket) => void): Promise<ScriptedService> {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  wss.on('connection', onConnection);
+  await new Promise((resolve) => wss.once('listening', resolve));
+  cleanups.push(async () => {
+    for (const client of wss.clients) client.terminate();
+    await new Promise((resolve) => wss.close(resolve));
+  });
+  return { url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, wss };
+}
+
+/** The data of a subscribe command's `sub_ack`, echoing its requestId. */
+export function subAck(frame: { event: string; requestId?: string }, streamIds = ['s']): string {
+  return JSON.stringify({
+    event: 'sub_ack',
+    requestId: frame.requestId,
+    data: { command: frame.event, streamIds, lastPosts: 0, history: 0 },
+  });
+}
