@@ -244,11 +244,14 @@ export function inTerminal(
   sized = false,
 ): CliProcess {
   // `sized`: the terminal reports 100x40 as a real one does (`script` under a test gets 0x0, and ora needs a width).
-  const command = `${sized ? 'stty cols 100 rows 40; ' : ''}${cliCommandLine(args)}${redirect}`;
+  // `exec`: the command replaces the shell, so a Ctrl-C reaches it alone and its exit code is the terminal's (a
+  // shell left waiting, as dash is, would die of the SIGINT itself and report 130 whatever the command did).
+  const command = `${sized ? 'stty cols 100 rows 40; ' : ''}exec ${cliCommandLine(args)}${redirect}`;
   return runProcess(SCRIPT, ['-qfec', command, '/dev/null'], {
     stdin: 'pipe',
     processGroup: true,
-    env: { ...ISOLATED_ENV, TERM: 'xterm-256color', COLUMNS: '100', LINES: '40', ...env },
+    // `script` runs the line with $SHELL: the same shell everywhere, whatever the machine's user has.
+    env: { ...ISOLATED_ENV, SHELL: '/bin/sh', TERM: 'xterm-256color', COLUMNS: '100', LINES: '40', ...env },
   });
 }
 
