@@ -61,6 +61,28 @@ async function prepareStore(plan: PrimaryPlan): Promise<void> {
 }
 
 /**
+ * How long to wait before replacing a worker: at once after one that ran a while, then
+ * doubling (250 ms up to 10 s) while replacements keep dying young, so a worker that
+ * crashes at start-up (Redis refusing it, say) does not fork in a tight loop.
+ */
+export class RespawnBackoff {
+  static readonly youngMs = 10_000;
+  static readonly firstMs = 250;
+  static readonly maxMs = 10_000;
+  #youngDeaths = 0;
+
+  delayAfter(livedMs: number): number {
+    if (livedMs >= RespawnBackoff.youngMs) {
+      this.#youngDeaths = 0;
+      return 0;
+    }
+    this.#youngDeaths += 1;
+    if (this.#youngDeaths === 1) return 0;
+    return Math.min(RespawnBackoff.firstMs * 2 ** (this.#youngDeaths - 2), RespawnBackoff.maxMs);
+  }
+}
+
+/**
  * `serve --workers N`: N worker processes share the port (node:cluster) and the Redis
  * store; this process only starts, watches and stops them, and prints what one `serve`
  * would. A worker that dies is replaced; a worker that cannot start stops the whole.
@@ -73,8 +95,11 @@ export async function servePrimary(plan: PrimaryPlan): Promise<number> {
   const live = new Set<Worker>();
   let started = false;
   let failStart: (error: Error) => void = () => {};
+  const respawn = new RespawnBackoff();
+  const respawnTimers = new Set<NodeJS.Timeout>();
   const fork = (): Promise<ServedAt> => {
     const worker = cluster.fork();
+    const startedAt = Date.now();
     live.add(worker);
     return new Promise((resolve) => {
       worker.on('message', (message: unknown) => {
@@ -89,15 +114,21 @@ export async function servePrimary(plan: PrimaryPlan): Promise<number> {
           );
           return;
         }
+        const delayMs = respawn.delayAfter(Date.now() - startedAt);
         process.stderr.write(
-          `stream-posts serve: worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`}); starting another\n`,
+          `stream-posts serve: worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`}); starting another${delayMs > 0 ? ` in ${delayMs} ms` : ''}\n`,
         );
-        void fork();
+        const timer = setTimeout(() => {
+          respawnTimers.delete(timer);
+          if (!stopping && !signals.requested) void fork();
+        }, delayMs);
+        respawnTimers.add(timer);
       });
     });
   };
   const stopWorkers = async () => {
     stopping = true;
+    for (const timer of respawnTimers) clearTimeout(timer);
     await Promise.all(
       [...live].map(
         (worker) =>

@@ -57,6 +57,11 @@ export function createLogger(format: LogFormat, out: Writable, now: () => number
   };
 }
 
+/** Adds the same fields to every line (e.g. which worker of `serve --workers` wrote it). */
+export function withFields(logger: Logger, extra: LogFields): Logger {
+  return { log: (level, message, fields = {}) => logger.log(level, message, { ...extra, ...fields }) };
+}
+
 export const SECRET_MARKER = '[key]';
 
 /**

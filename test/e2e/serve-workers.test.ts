@@ -93,6 +93,31 @@ describe('serve --workers', () => {
     expect((await serve.exit()).code).toBe(0);
   });
 
+  it('says on every log line which worker wrote it', async () => {
+    const serve = runCli(workersArgs(['--log-format', 'json']).filter((arg) => arg !== '--quiet'));
+    const records = () =>
+      serve.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    await serve.waitFor(() => records().some((record) => record['msg'] === 'listening'), 'the listening record');
+    const url = records().find((record) => record['msg'] === 'listening')!['url'] as string;
+    // Round robin: four connections reach both workers.
+    for (let i = 0; i < 4; i += 1) {
+      const client = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': KEYS.alice } });
+      await client.nextEvent('connected');
+    }
+    await serve.waitFor(
+      () => records().filter((record) => record['conn'] !== undefined).length >= 4,
+      'four connection log lines',
+    );
+    const workers = new Set(
+      records()
+        .filter((record) => record['conn'] !== undefined)
+        .map((record) => record['worker']),
+    );
+    expect([...workers].sort()).toEqual([1, 2]);
+    serve.child.kill('SIGTERM');
+    expect((await serve.exit()).code).toBe(0);
+  });
+
   it('runs --exec once, with the service in its environment, and exits with its code', async () => {
     const serve = runCli(workersArgs(['--exec', 'test -n "$STREAM_POSTS_STREAM_KEY_MACRO_WIRE" && exit 7']));
     expect((await serve.exit()).code).toBe(7);
