@@ -218,7 +218,9 @@ describe('listen and tree flags', () => {
   it.each([
     [['listen', '--last', '101'], '--last'],
     [['listen', '--count', '0'], '--count'],
-    [['listen', '--timeout', '30'], '--timeout'],
+    [['listen', '--timeout', '30x'], '--timeout'],
+    [['listen', '--timeout', '0'], '--timeout'],
+    [['listen', '--idle-timeout', 'soon'], '--idle-timeout'],
     [['listen', '--match', '('], '--match'],
   ])('%j is a usage error naming %s', async (args, flag) => {
     const { error, errors } = await usageFailure(args);

@@ -73,7 +73,7 @@ describe('config', () => {
       profiles: { multi: { url: [deadUrl, serve.url], apiKey: KEYS.bob } },
     });
     expect(jsonLines((await run(['config', 'list', '--json'])).stdout)).toEqual([
-      { name: 'multi', url: [deadUrl, serve.url], key: true },
+      { name: 'multi', url: [deadUrl, serve.url], key: true, stream: null },
     ]);
     expect((await run(['config', 'list'])).stdout).toBe(`multi  ${deadUrl},${serve.url}  key set\n`);
     expect(await whoListens(['--profile', 'multi'])).toBe('bob');
@@ -95,7 +95,7 @@ describe('config', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toContain('work');
     expect(list.stdout).toContain(serve.url);
-    expect(jsonLines(listJson.stdout)).toEqual([{ name: 'work', url: serve.url, key: true }]);
+    expect(jsonLines(listJson.stdout)).toEqual([{ name: 'work', url: serve.url, key: true, stream: null }]);
     for (const result of [list, listJson]) expect(result.stdout + result.stderr).not.toContain(KEYS.bob);
 
     expect(await whoListens(['--profile', 'work'])).toBe('bob');
