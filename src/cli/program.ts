@@ -266,7 +266,7 @@ function addSubscribeCommand(
 /** Commander's "unknown option" for content such as "-5% at the open" says how to pass it. */
 function hintDashContent(text: string, write: (text: string) => void): void {
   const hint = /unknown option '-/.test(text)
-    ? "(content starting with -? put -- before it: stream-posts post --stream ID -- '-5% at the open')\n"
+    ? "hint: use -- before content starting with -: stream-posts post -- '-5% at the open'\n"
     : '';
   write(`${text}${hint}`);
 }
