@@ -236,9 +236,10 @@ function addSubscribeCommand(
       .option('--last <n>', `first show up to N recent posts from each stream (0-${MAX_LAST_POSTS})`, lastPosts, 0)
       .option('--count <n>', 'exit 0 after N posts (a release counts as one)', positiveInteger)
       .addOption(
-        new Option('--idle-timeout <duration>', 'exit 0 when no post arrived for this long (e.g. 30s, 5m)').argParser(
-          parseDuration,
-        ),
+        new Option(
+          '--idle-timeout <duration>',
+          'exit 0 when no post arrived for this long (30s, 5m; a bare number is seconds)',
+        ).argParser(parseDuration),
       )
       .option('--match <regex>', 'only posts whose text matches (case-insensitive), matches highlighted', regex)
       .option('--bell', 'ring the terminal bell for each post')
@@ -425,6 +426,9 @@ Examples:
   STREAM_POSTS_API_KEY=sp_demo_reader_alice stream-posts listen --last 2
   stream-posts post --stream macro-wire --api-key-file key.txt --markdown '**Fed holds** $BTC'
   stream-posts post --batch --stream macro-wire < posts.ndjson
+
+Durations (--timeout, --idle-timeout, serve's --keep-alive, …): 500ms, 30s, 10m, 2h, 1d;
+a number without a unit is seconds.
 
 Exit codes: 0 ok (Ctrl-C on listen, tree, demo too); 1 refused by the service;
 2 bad usage or input (nothing sent); 3 cannot connect or authenticate, or no answer
