@@ -40,7 +40,8 @@ export async function askForPost(
     {
       ...(known.streamId !== undefined ? { streamId: known.streamId } : {}),
       ...(known.content !== undefined ? { content: known.content } : {}),
-      ...(options.contentTypeGiven ? { contentType: options.contentType } : {}),
+      // Content given on the command line has the type the flags say (rawtext by default), as without a terminal.
+      ...(options.contentTypeGiven || known.content !== undefined ? { contentType: options.contentType } : {}),
       ...(options.releaseAt !== undefined ? { releaseAt: resolveReleaseAt(options.releaseAt, now()) } : {}),
       ...(options.customTarget !== undefined ? { customTarget: options.customTarget } : {}),
     },

@@ -63,6 +63,24 @@ function missingStream(session: PublishSession | undefined, via: 'ws' | 'rest'):
   return usageError(`missing --stream ID: the service did not say which stream this key publishes to; ${profileHint}`);
 }
 
+/**
+ * Before the first question: a key the service says cannot publish to the stream given
+ * ends the command now, not after everything was typed.
+ */
+function checkPublishable(session: PublishSession, streamId: string | undefined): void {
+  if (streamId === undefined) return;
+  if (session.streamId !== undefined && session.streamId !== streamId) {
+    throw usageError(
+      `this key publishes to ${safeLine(session.streamId)} only, not to ${safeLine(streamId)}: use that stream's key, or leave out --stream`,
+    );
+  }
+  if (session.streamId === undefined && session.serverTime !== undefined) {
+    throw usageError(
+      `this key publishes to no stream (a reader key), not to ${safeLine(streamId)}: publish with the stream key`,
+    );
+  }
+}
+
 /** `post`: one post from flags, a file, standard input or prompts (`--batch` is post-batch.ts). */
 export async function post(options: PostOptions): Promise<number> {
   const keyFromStdin = options.settings.keySource === STDIN_KEY_SOURCE;
@@ -102,6 +120,7 @@ export async function post(options: PostOptions): Promise<number> {
     if (content === undefined || streamId === undefined) {
       if (!prompting || (streamId === undefined && session.serverTime !== undefined))
         throw missingStream(session, options.via);
+      checkPublishable(session, streamId);
       const { askForPost } = await import('./post-prompt.js');
       status.stop();
       args = await askForPost(options, { streamId, content, fields }, now, apiKey);

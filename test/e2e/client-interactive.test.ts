@@ -137,14 +137,22 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
   it('a reader key, a refused key or a stopped service ends the command before the first question', async () => {
     const dead = await deadUrl();
     const reader = postInTerminal([], '', KEYS.alice);
+    const readerWithStream = postInTerminal(['--stream', 'macro-wire'], '', KEYS.alice);
+    const otherStream = postInTerminal(['--stream', 'crypto-legal'], '', KEYS.macroWire);
     const refused = postInTerminal([], '', 'sp_not_a_key');
     const stopped = inTerminal(['post', '--url', dead, '--api-key', KEYS.macroWire], { TZ: 'UTC' });
     expect((await reader.exit()).code, reader.stdout).toBe(2);
     expect(stripAnsi(reader.stdout)).toMatch(/this key publishes to no stream \(a reader key\)/);
+    expect((await readerWithStream.exit()).code, readerWithStream.stdout).toBe(2);
+    expect(stripAnsi(readerWithStream.stdout)).toContain(
+      'this key publishes to no stream (a reader key), not to macro-wire',
+    );
+    expect((await otherStream.exit()).code, otherStream.stdout).toBe(2);
+    expect(stripAnsi(otherStream.stdout)).toContain('this key publishes to macro-wire only, not to crypto-legal');
     expect((await refused.exit()).code, refused.stdout).toBe(3);
     expect(stripAnsi(refused.stdout)).toContain('the service refused the key from --api-key');
     expect((await stopped.exit()).code, stopped.stdout).toBe(3);
-    for (const terminal of [reader, refused, stopped]) {
+    for (const terminal of [reader, readerWithStream, otherStream, refused, stopped]) {
       expect(stripAnsi(terminal.stdout)).not.toMatch(NO_QUESTION);
       expectCleanError(stripAnsi(terminal.stdout));
     }
