@@ -311,6 +311,12 @@ function addPostCommand(program: Command, { run, setExitCode, env }: Required<Om
       throw new ExitError(EXIT.usage, '--markdown and --content-type rawtext contradict each other');
     }
     (await import('./post-content.js')).checkExtraArguments(self.args.slice(1));
+    if (options.apiKeyStdin === true && options.batch === true && (options.file ?? '-') === '-') {
+      throw new ExitError(
+        EXIT.usage,
+        '--batch reads its posts from standard input, which --api-key-stdin uses for the key: give them with --file FILE',
+      );
+    }
     const common = await commonOptions(options, env);
     setExitCode(
       await withKeySource(common.settings, () =>
