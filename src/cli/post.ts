@@ -67,11 +67,12 @@ function missingStream(session: PublishSession | undefined, via: 'ws' | 'rest'):
  * Before the first question: a key the service says cannot publish to the stream given
  * ends the command now, not after everything was typed.
  */
-function checkPublishable(session: PublishSession, streamId: string | undefined): void {
+function checkPublishable(session: PublishSession, streamId: string | undefined, fromFlag: boolean): void {
   if (streamId === undefined) return;
   if (session.streamId !== undefined && session.streamId !== streamId) {
+    const leaveOut = fromFlag ? 'leave out --stream' : "change the profile's stream (config set NAME --stream ID)";
     throw usageError(
-      `this key publishes to ${safeLine(session.streamId)} only, not to ${safeLine(streamId)}: use that stream's key, or leave out --stream`,
+      `this key publishes to ${safeLine(session.streamId)} only, not to ${safeLine(streamId)}: use that stream's key, or ${leaveOut}`,
     );
   }
   if (session.streamId === undefined && session.serverTime !== undefined) {
@@ -84,7 +85,7 @@ function checkPublishable(session: PublishSession, streamId: string | undefined)
 /** `post`: one post from flags, a file, standard input or prompts (`--batch` is post-batch.ts). */
 export async function post(options: PostOptions): Promise<number> {
   const keyFromStdin = options.settings.keySource === STDIN_KEY_SOURCE;
-  let content = await readContent({ content: options.content, file: options.file, keyFromStdin });
+  const content = await readContent({ content: options.content, file: options.file, keyFromStdin });
   if (content !== undefined) checkContent(content);
   const prompting = canPrompt() && !options.json && !options.dryRun;
   if (content === undefined && !prompting) throw usageError(MISSING_CONTENT);
@@ -120,11 +121,10 @@ export async function post(options: PostOptions): Promise<number> {
     if (content === undefined || streamId === undefined) {
       if (!prompting || (streamId === undefined && session.serverTime !== undefined))
         throw missingStream(session, options.via);
-      checkPublishable(session, streamId);
+      checkPublishable(session, streamId, options.stream !== undefined);
       const { askForPost } = await import('./post-prompt.js');
       status.stop();
       args = await askForPost(options, { streamId, content, fields }, now, apiKey);
-      content = args.content;
     } else {
       const given = { ...fields, streamId, content, contentType: options.contentType, releaseAt: options.releaseAt };
       args = validatePost(withoutUndefined(given), options, now());
