@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { STREAM_ID_PATTERN } from '../protocol/limits.js';
 import type { ContentType } from '../protocol/types.js';
 import { safeLine } from './text.js';
 
@@ -66,7 +67,11 @@ export async function promptForPost(
     known.streamId ??
     (
       await input(
-        { message: 'Stream id (the service does not say which stream this key publishes to)', required: true },
+        {
+          message: 'Stream id (the service does not say which stream this key publishes to)',
+          validate: (value) =>
+            STREAM_ID_PATTERN.test(value.trim()) || 'a stream id is 1-64 letters, digits, "_" or "-"',
+        },
         context,
       )
     ).trim();

@@ -140,6 +140,7 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
     const readerWithStream = postInTerminal(['--stream', 'macro-wire'], '', KEYS.alice);
     const otherStream = postInTerminal(['--stream', 'crypto-legal'], '', KEYS.macroWire);
     const refused = postInTerminal([], '', 'sp_not_a_key');
+    const refusedRest = postInTerminal(['--via', 'rest'], '', 'sp_not_a_key');
     const stopped = inTerminal(['post', '--url', dead, '--api-key', KEYS.macroWire], { TZ: 'UTC' });
     expect((await reader.exit()).code, reader.stdout).toBe(2);
     expect(stripAnsi(reader.stdout)).toMatch(/this key publishes to no stream \(a reader key\)/);
@@ -149,10 +150,12 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
     );
     expect((await otherStream.exit()).code, otherStream.stdout).toBe(2);
     expect(stripAnsi(otherStream.stdout)).toContain('this key publishes to macro-wire only, not to crypto-legal');
-    expect((await refused.exit()).code, refused.stdout).toBe(3);
-    expect(stripAnsi(refused.stdout)).toContain('the service refused the key from --api-key');
+    for (const terminal of [refused, refusedRest]) {
+      expect((await terminal.exit()).code, terminal.stdout).toBe(3);
+      expect(stripAnsi(terminal.stdout)).toContain('the service refused the key from --api-key');
+    }
     expect((await stopped.exit()).code, stopped.stdout).toBe(3);
-    for (const terminal of [reader, readerWithStream, otherStream, refused, stopped]) {
+    for (const terminal of [reader, readerWithStream, otherStream, refused, refusedRest, stopped]) {
       expect(stripAnsi(terminal.stdout)).not.toMatch(NO_QUESTION);
       expectCleanError(stripAnsi(terminal.stdout));
     }

@@ -63,6 +63,19 @@ describe('promptForPost', () => {
     expect(screen).toContain('Publish to Macro (macro), hidden until 2030-01-01 00:00 UTC?');
   });
 
+  it('a typed stream id must be one the protocol accepts', async () => {
+    const { result, screen } = await answer({ content: 'x', contentType: 'rawtext', releaseAt: null }, [
+      'not a stream',
+      ENTER,
+      '\u0015',
+      'macro',
+      ENTER,
+      ENTER,
+    ]);
+    expect(screen).toContain('a stream id is 1-64 letters, digits, "_" or "-"');
+    expect(result?.streamId).toBe('macro');
+  });
+
   it('an empty release time means none; a known content type is not asked for', async () => {
     const { result, screen } = await answer({ contentType: 'markdown' }, [
       'alice-stream',
