@@ -251,6 +251,21 @@ describe('post flags', () => {
     );
   });
 
+  it('--allow-past, and whether a content type was given at all (a prompt then does not ask for it)', async () => {
+    const given = (await parse(['post', 'x', '--content-type', 'rawtext', '--allow-past'])).options as PostOptions;
+    expect(given).toMatchObject({ contentType: 'rawtext', contentTypeGiven: true, allowPast: true });
+    const markdown = (await parse(['post', 'x', '--markdown'])).options as PostOptions;
+    expect(markdown).toMatchObject({ contentType: 'markdown', contentTypeGiven: true, allowPast: false });
+    const none = (await parse(['post', 'x'])).options as PostOptions;
+    expect(none).toMatchObject({ contentType: 'rawtext', contentTypeGiven: false, stream: undefined });
+  });
+
+  it('words after the content are a usage error asking to quote it', async () => {
+    await expect(parse(['post', 'Fed', 'holds'])).rejects.toSatisfy(
+      (error: unknown) => error instanceof ExitError && error.exitCode === 2 && /quote it/.test(error.message),
+    );
+  });
+
   it('--via takes ws or rest only', async () => {
     const { errors } = await usageFailure(['post', 'x', '--via', 'smtp']);
     expect(errors).toContain('--via');
@@ -287,5 +302,7 @@ describe('demo and config', () => {
       'ws://c.example',
     ]);
     expect(several.options).toEqual(['work', { url: ['ws://a.example', 'ws://b.example', 'ws://c.example'] }]);
+    const stream = await parse(['config', 'set', 'work', '--stream', 'macro-wire']);
+    expect(stream.options).toEqual(['work', { stream: 'macro-wire' }]);
   });
 });
