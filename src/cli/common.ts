@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command, type OptionValues } from '@commander-js/extra-typings';
 import type { ConnectionSettings } from './settings.js';
-import { DEFAULT_TIMEOUT_MS, formatWait, type ClientError } from '../client/errors.js';
+import { ClientError, DEFAULT_TIMEOUT_MS, formatWait } from '../client/errors.js';
 import { EXIT, ExitError } from './exit.js';
 import { collectUrls, parseTimeout } from './parse.js';
 
@@ -28,6 +28,7 @@ export function addClientOptions<Args extends unknown[], Opts extends OptionValu
     )
     .option('--api-key <key>', 'API key (visible in `ps`: prefer --api-key-file or STREAM_POSTS_API_KEY)')
     .option('--api-key-file <file>', 'read the API key from this file')
+    .option('--api-key-stdin', 'read the API key from standard input (typed hidden on a terminal)')
     .option(
       '--profile <name>',
       'use a profile from the config file (see `stream-posts config`; env STREAM_POSTS_PROFILE)',
@@ -36,7 +37,7 @@ export function addClientOptions<Args extends unknown[], Opts extends OptionValu
     .addOption(
       new Option(
         '--timeout <duration>',
-        'longest wait for each answer: connecting, connected, sub_ack, each ack, a REST reply; exit 3 when it runs out (a unit is required: 300ms, 30s, 2m)',
+        'longest wait for each answer: connecting, connected, sub_ack, each ack, a REST reply; exit 3 when it runs out (300ms, 30s, 2m; a bare number is seconds)',
       )
         .argParser(parseTimeout)
         .default(DEFAULT_TIMEOUT_MS, formatWait(DEFAULT_TIMEOUT_MS)),
@@ -74,6 +75,7 @@ export interface ClientFlags extends OutputFlags {
   url?: string[] | undefined;
   apiKey?: string | undefined;
   apiKeyFile?: string | undefined;
+  apiKeyStdin?: true | undefined;
   profile?: string | undefined;
   authQuery?: true | undefined;
   timeout: number;
@@ -82,8 +84,8 @@ export interface ClientFlags extends OutputFlags {
 export async function commonOptions(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env): Promise<CommonOptions> {
   // Loaded here, not at start-up: it brings the validation library, which `--help` does not need.
   const { resolveSettings } = await import('./settings.js');
-  const { url, apiKey, apiKeyFile, profile } = flags;
-  const settings = await resolveSettings({ url, apiKey, apiKeyFile, profile }, env);
+  const { url, apiKey, apiKeyFile, apiKeyStdin, profile } = flags;
+  const settings = await resolveSettings({ url, apiKey, apiKeyFile, apiKeyStdin, profile }, env);
   return { settings, authQuery: flags.authQuery === true, timeoutMs: flags.timeout, ...outputOptions(flags, env) };
 }
 
@@ -118,10 +120,37 @@ export function requireKey(settings: ConnectionSettings): string {
   if (settings.apiKey === undefined) {
     throw new ExitError(
       EXIT.usage,
-      'no API key: give --api-key-file FILE, set STREAM_POSTS_API_KEY, or use --profile NAME',
+      'no API key: give --api-key-file FILE or --api-key-stdin, set STREAM_POSTS_API_KEY, or use --profile NAME',
     );
   }
   return settings.apiKey;
+}
+
+/**
+ * "The service refused the key" says where the key came from (`--api-key-file key.txt`,
+ * `STREAM_POSTS_API_KEY`, a profile…): the one place that wording is made, for every
+ * client command.
+ */
+export function namingKeySource(error: unknown, settings: Pick<ConnectionSettings, 'keySource'>): unknown {
+  if (!(error instanceof ClientError) || error.kind !== 'unauthorized' || settings.keySource === undefined)
+    return error;
+  const from = `the key from ${settings.keySource}`;
+  const message = /refused the key\b/.test(error.message)
+    ? error.message.replace(/refused the key\b/, `refused ${from}`)
+    : `${error.message} (${from})`;
+  return new ClientError(error.kind, message, error.code, { cause: error });
+}
+
+/** Runs a client command, its key refusals worded by namingKeySource. */
+export async function withKeySource<T>(
+  settings: Pick<ConnectionSettings, 'keySource'>,
+  command: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await command();
+  } catch (error) {
+    throw namingKeySource(error, settings);
+  }
 }
 
 export function positiveInteger(text: string): number {

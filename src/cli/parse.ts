@@ -2,33 +2,27 @@ import { InvalidArgumentError } from '@commander-js/extra-typings';
 import ms from 'ms';
 import { splitUrls } from '../client/endpoint.js';
 
-/** "10m", "30s", "1500ms", "2h", "1d"; a bare number is milliseconds. */
+export const DURATION_FORMS = 'a number of seconds (5, 1.5) or a number with a unit: 500ms, 30s, 10m, 2h, 1d';
+
+/** "10m", "30s", "1500ms", "2h", "1d"; a bare number is seconds (`--idle-timeout 5` waits 5 s). */
 export function parseDuration(text: string): number {
+  const trimmed = text.trim();
   let value: number | undefined;
   try {
-    value = /^\d+$/.test(text.trim()) ? Number(text) : ms(text.trim() as ms.StringValue);
+    value = /^\d+(?:\.\d+)?$/.test(trimmed) ? Number(trimmed) * 1000 : ms(trimmed as ms.StringValue);
   } catch {
     // ms throws on empty or over-long input; the message below says what is expected.
   }
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new InvalidArgumentError(`expected a duration such as 500ms, 30s, 10m, 2h or 1d, got "${text}"`);
+    throw new InvalidArgumentError(`expected ${DURATION_FORMS}, got "${text}"`);
   }
   return Math.round(value);
 }
 
-/**
- * A bound on a wait: a duration with its unit ("300ms", "30s", "2m"). A bare
- * number is refused rather than guessed: people mean seconds as often as ms.
- */
+/** A bound on a wait: a duration of at least 1 ms. */
 export function parseTimeout(text: string): number {
-  const expected = `expected a duration with a unit such as 300ms, 30s or 2m, got "${text}"`;
-  let value = 0;
-  try {
-    if (!/^\s*[\d.]+\s*$/.test(text)) value = parseDuration(text);
-  } catch {
-    // Worded below, with the forms this option accepts.
-  }
-  if (value < 1) throw new InvalidArgumentError(expected);
+  const value = parseDuration(text);
+  if (value < 1) throw new InvalidArgumentError(`expected a duration above zero: ${DURATION_FORMS}, got "${text}"`);
   return value;
 }
 

@@ -5,7 +5,15 @@ import { splitStreamIds } from '../protocol/stream-ids.js';
 import type { SubscribeCommandName } from '../protocol/types.js';
 import { DEFAULTS } from '../server/defaults.js';
 import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
-import { addClientOptions, colorWanted, commonOptions, outputOptions, positiveInteger, regex } from './common.js';
+import {
+  addClientOptions,
+  colorWanted,
+  commonOptions,
+  outputOptions,
+  positiveInteger,
+  regex,
+  withKeySource,
+} from './common.js';
 import type { ConfigSetOptions } from './config.js';
 import type { DemoOptions } from './demo.js';
 import { EXIT, ExitError } from './exit.js';
@@ -228,73 +236,107 @@ function addSubscribeCommand(
       .option('--last <n>', `first show up to N recent posts from each stream (0-${MAX_LAST_POSTS})`, lastPosts, 0)
       .option('--count <n>', 'exit 0 after N posts (a release counts as one)', positiveInteger)
       .addOption(
-        new Option('--idle-timeout <duration>', 'exit 0 when no post arrived for this long (e.g. 30s, 5m)').argParser(
-          parseDuration,
-        ),
+        new Option(
+          '--idle-timeout <duration>',
+          'exit 0 when no post arrived for this long (30s, 5m; a bare number is seconds)',
+        ).argParser(parseDuration),
       )
       .option('--match <regex>', 'only posts whose text matches (case-insensitive), matches highlighted', regex)
       .option('--bell', 'ring the terminal bell for each post')
       .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting'),
   ).action(async (options) => {
+    const common = await commonOptions(options, env);
     setExitCode(
-      await run.listen({
-        ...(await commonOptions(options, env)),
-        command,
-        streams: options.streams,
-        last: options.last,
-        count: options.count,
-        idleTimeoutMs: options.idleTimeout,
-        match: options.match,
-        bell: options.bell === true,
-        reconnect: options.reconnect,
-      }),
+      await withKeySource(common.settings, () =>
+        run.listen({
+          ...common,
+          command,
+          streams: options.streams,
+          last: options.last,
+          count: options.count,
+          idleTimeoutMs: options.idleTimeout,
+          match: options.match,
+          bell: options.bell === true,
+          reconnect: options.reconnect,
+        }),
+      ),
     );
   });
 }
 
+/** Commander's "unknown option" for content such as "-5% at the open" says how to pass it. */
+function hintDashContent(text: string, write: (text: string) => void): void {
+  const hint = /unknown option '-/.test(text)
+    ? "hint: use -- before content starting with -: stream-posts post -- '-5% at the open'\n"
+    : '';
+  write(`${text}${hint}`);
+}
+
 function addPostCommand(program: Command, { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>): void {
-  addClientOptions(
-    program
-      .command('post')
-      .description('publish a post (add-stream-post); --batch publishes NDJSON lines from standard input')
-      .argument('[content]', 'the post text (or --file)')
-      .option('-s, --stream <id>', 'stream to publish to (required; prompted for on a terminal)')
-      .option('--markdown', 'the content is markdown (same as --content-type markdown)')
-      .addOption(new Option('--content-type <type>', 'rawtext or markdown').choices(['rawtext', 'markdown'] as const))
-      .option('--release-at <when>', 'hide the content until then: ISO 8601 with a zone, or +10m, +2h, +1d')
-      .option('--custom-target <target>', 'custom target (custom streams only)')
-      .option(
-        '--idempotency-key <key>',
-        'deduplication key (default: a new one per post, so retries never publish twice)',
-      )
-      .option('-f, --file <file>', 'read the content from a file, or - for standard input')
-      .addOption(
-        new Option('--via <transport>', 'publish over the WebSocket or the REST form')
-          .choices(['ws', 'rest'] as const)
-          .default('ws' as const),
-      )
-      .option('--dry-run', 'validate and print the command; send nothing')
-      .option('--batch', 'publish NDJSON lines from standard input, one add-stream-post data object per line')
-      .option('--window <n>', 'with --batch: most posts in flight, unacknowledged', positiveInteger, 64),
-  ).action(async (content, options) => {
+  const command = program
+    .command('post')
+    .description('publish a post (add-stream-post); --batch publishes NDJSON lines from standard input')
+    .argument('[content]', 'the post text; - or a pipe: standard input (content starting with -: put -- before it)')
+    .allowExcessArguments()
+    .option(
+      '-s, --stream <id>',
+      "stream to publish to (default: the profile's stream, else the stream of a stream key; prompted for on a terminal)",
+    )
+    .option('--markdown', 'the content is markdown (same as --content-type markdown)')
+    .addOption(new Option('--content-type <type>', 'rawtext or markdown').choices(['rawtext', 'markdown'] as const))
+    .option(
+      '--release-at <when>',
+      "hide the content until then: ISO 8601 with a zone, or +10m, +2h, +1d on the service's clock",
+    )
+    .option('--allow-past', 'a --release-at in the past publishes at once instead of being refused')
+    .option('--custom-target <target>', 'custom target (custom streams only)')
+    .option(
+      '--idempotency-key <key>',
+      'deduplication key (default: a new one per post, so retries never publish twice)',
+    )
+    .option('-f, --file <file>', 'read the content from a file, or - for standard input')
+    .addOption(
+      new Option('--via <transport>', 'publish over the WebSocket or the REST form')
+        .choices(['ws', 'rest'] as const)
+        .default('ws' as const),
+    )
+    .option('--dry-run', 'validate and print the command; send nothing')
+    .option('--batch', 'publish NDJSON lines from standard input, one add-stream-post data object per line')
+    .option('--window <n>', 'with --batch: most posts in flight, unacknowledged', positiveInteger, 64);
+  command.configureOutput({
+    outputError: (text, write) => hintDashContent(text, write),
+  });
+  addClientOptions(command).action(async (content, options, self) => {
     if (options.markdown === true && options.contentType === 'rawtext') {
       throw new ExitError(EXIT.usage, '--markdown and --content-type rawtext contradict each other');
     }
+    (await import('./post-content.js')).checkExtraArguments(self.args.slice(1));
+    if (options.apiKeyStdin === true && options.batch === true && (options.file ?? '-') === '-') {
+      throw new ExitError(
+        EXIT.usage,
+        '--batch reads its posts from standard input, which --api-key-stdin uses for the key: give them with --file FILE',
+      );
+    }
+    const common = await commonOptions(options, env);
     setExitCode(
-      await run.post({
-        ...(await commonOptions(options, env)),
-        content,
-        stream: options.stream,
-        contentType: options.markdown === true ? 'markdown' : (options.contentType ?? 'rawtext'),
-        releaseAt: options.releaseAt,
-        customTarget: options.customTarget,
-        idempotencyKey: options.idempotencyKey,
-        file: options.file,
-        via: options.via,
-        dryRun: options.dryRun === true,
-        batch: options.batch === true,
-        window: options.window,
-      }),
+      await withKeySource(common.settings, () =>
+        run.post({
+          ...common,
+          content,
+          stream: options.stream,
+          contentType: options.markdown === true ? 'markdown' : (options.contentType ?? 'rawtext'),
+          contentTypeGiven: options.markdown === true || options.contentType !== undefined,
+          releaseAt: options.releaseAt,
+          allowPast: options.allowPast === true,
+          customTarget: options.customTarget,
+          idempotencyKey: options.idempotencyKey,
+          file: options.file,
+          via: options.via,
+          dryRun: options.dryRun === true,
+          batch: options.batch === true,
+          window: options.window,
+        }),
+      ),
     );
   });
 }
@@ -344,7 +386,8 @@ function addConfigCommands(program: Command, { run, setExitCode }: Required<Omit
     .option('--url <url>', 'service base URL; repeat it or separate with commas for several instances', collectUrls)
     .option('--api-key <key>', 'API key (visible in `ps`: prefer the two below)')
     .option('--api-key-file <file>', 'read the key from this file')
-    .option('--api-key-stdin', 'read the key from standard input')
+    .option('--api-key-stdin', 'read the key from standard input (typed hidden on a terminal)')
+    .option('--stream <id>', 'the stream `post` publishes to when --stream is not given')
     .action(async (name, options) => setExitCode(await run.configSet(name, options)));
   config
     .command('list')
@@ -389,6 +432,9 @@ Examples:
   STREAM_POSTS_API_KEY=sp_demo_reader_alice stream-posts listen --last 2
   stream-posts post --stream macro-wire --api-key-file key.txt --markdown '**Fed holds** $BTC'
   stream-posts post --batch --stream macro-wire < posts.ndjson
+
+Durations (--timeout, --idle-timeout, serve's --keep-alive, …): 500ms, 30s, 10m, 2h, 1d;
+a number without a unit is seconds.
 
 Exit codes: 0 ok (Ctrl-C on listen, tree, demo too); 1 refused by the service;
 2 bad usage or input (nothing sent); 3 cannot connect or authenticate, or no answer

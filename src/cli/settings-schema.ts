@@ -8,6 +8,7 @@ export const configSchema: z.ZodMiniType<ConfigFile> = z.object({
       z.object({
         url: z.optional(z.union([z.string(), z.array(z.string())])),
         apiKey: z.optional(z.string()),
+        stream: z.optional(z.string()),
       }),
     ),
     {},

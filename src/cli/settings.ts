@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DEFAULT_URL, KEY_IN_URL, resolveEndpoints, splitUrls, type Endpoint } from '../client/endpoint.js';
 import { ClientError } from '../client/errors.js';
-import { readTextFile } from './files.js';
+import { readStdinText, readTextFile } from './files.js';
 
 /**
  * `$XDG_CONFIG_HOME/stream-posts/config.json` (default `~/.config/…`):
@@ -14,6 +14,8 @@ export interface Profile {
   /** One address, or several instances of one service (tried in turn, like repeated `--url`). */
   url?: string | string[] | undefined;
   apiKey?: string | undefined;
+  /** The stream `post` publishes to when `--stream` is not given. */
+  stream?: string | undefined;
 }
 
 export interface ConfigFile {
@@ -71,6 +73,7 @@ export interface ConnectionFlags {
   apiKey?: string | undefined;
   apiKeyFile?: string | undefined;
   profile?: string | undefined;
+  apiKeyStdin?: boolean | undefined;
 }
 
 export interface ConnectionSettings {
@@ -79,8 +82,27 @@ export interface ConnectionSettings {
   /** Every address given, in order (one unless several were). */
   endpoints: Endpoint[];
   apiKey: string | undefined;
+  /** Where the key came from, in the words of the flag or variable (`--api-key-file key.txt`): errors about the key say it. */
+  keySource?: string | undefined;
   /** The profile that was applied, if any. */
   profile: string | undefined;
+  /** The profile's default stream for `post`. */
+  stream?: string | undefined;
+}
+
+export const STDIN_KEY_SOURCE = 'standard input (--api-key-stdin)';
+
+/** `--api-key-stdin`: a hidden prompt on a terminal, else all of standard input. */
+export async function readKeyFromStdin(): Promise<string> {
+  if (process.stdin.isTTY === true && process.stderr.isTTY === true) {
+    const { isPromptCancelled, promptForKey } = await import('../render/prompts.js');
+    const typed = await promptForKey().catch((error: unknown) => {
+      if (isPromptCancelled(error)) throw new ClientError('usage', 'cancelled; no key was given');
+      throw error;
+    });
+    return checkedKey(typed, STDIN_KEY_SOURCE);
+  }
+  return checkedKey(await readStdinText(), STDIN_KEY_SOURCE);
 }
 
 /**
@@ -119,10 +141,35 @@ export function endpointsFromFlag(urls: string | readonly string[]): Endpoint[] 
   }
 }
 
-export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Promise<ConnectionSettings> {
-  if (flags.apiKey !== undefined && flags.apiKeyFile !== undefined) {
-    throw new ClientError('usage', 'give the key with --api-key or --api-key-file, not both');
+interface KeyChoice {
+  key: string | undefined;
+  source: string | undefined;
+}
+
+async function chooseKey(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv,
+  profile: Profile | undefined,
+  profileSource: string,
+): Promise<KeyChoice> {
+  const given = [flags.apiKey !== undefined, flags.apiKeyFile !== undefined, flags.apiKeyStdin === true];
+  if (given.filter(Boolean).length > 1) {
+    throw new ClientError('usage', 'give the key once: --api-key, --api-key-file or --api-key-stdin');
   }
+  if (flags.apiKey !== undefined) return { key: checkedKey(flags.apiKey, '--api-key'), source: '--api-key' };
+  if (flags.apiKeyFile !== undefined) {
+    return { key: await readKeyFile(flags.apiKeyFile), source: `--api-key-file ${flags.apiKeyFile}` };
+  }
+  if (flags.apiKeyStdin === true) return { key: await readKeyFromStdin(), source: STDIN_KEY_SOURCE };
+  const envKey = env['STREAM_POSTS_API_KEY'] || undefined;
+  if (envKey !== undefined) {
+    return { key: checkedKey(envKey, 'STREAM_POSTS_API_KEY'), source: 'STREAM_POSTS_API_KEY' };
+  }
+  if (profile?.apiKey !== undefined) return { key: checkedKey(profile.apiKey, profileSource), source: profileSource };
+  return { key: undefined, source: undefined };
+}
+
+export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Promise<ConnectionSettings> {
   const path = configPath(env);
   const named = flags.profile ?? (env['STREAM_POSTS_PROFILE'] || undefined);
   const config = await readConfig(path);
@@ -137,17 +184,14 @@ export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.Proces
   }
   const fromEnv = env['STREAM_POSTS_URL'] || undefined;
   const url = flags.url ?? fromEnv ?? profile?.url ?? DEFAULT_URL;
-  const envKey = env['STREAM_POSTS_API_KEY'] || undefined;
-  const apiKey =
-    flags.apiKey !== undefined
-      ? checkedKey(flags.apiKey, '--api-key')
-      : flags.apiKeyFile !== undefined
-        ? await readKeyFile(flags.apiKeyFile)
-        : envKey !== undefined
-          ? checkedKey(envKey, 'STREAM_POSTS_API_KEY')
-          : profile?.apiKey !== undefined
-            ? checkedKey(profile.apiKey, `profile "${profileName}" in ${path}`)
-            : undefined;
+  const { key, source } = await chooseKey(flags, env, profile, `profile "${profileName}" in ${path}`);
   const endpoints = endpointsFromFlag(url);
-  return { endpoint: endpoints[0]!, endpoints, apiKey, profile: profileName };
+  return {
+    endpoint: endpoints[0]!,
+    endpoints,
+    apiKey: key,
+    keySource: source,
+    profile: profileName,
+    stream: profile?.stream,
+  };
 }

@@ -1,6 +1,8 @@
 import { parsePublishArgs } from '../protocol/commands.js';
-import type { PublishArgs } from '../protocol/types.js';
-import { resolveReleaseAt, type PublishDefaults } from './release-at.js';
+import { ProtocolError } from '../protocol/errors.js';
+import type { ContentType, PublishArgs } from '../protocol/types.js';
+import { usageError } from './exit.js';
+import { pastReleaseAt, RELEASE_AT_FORMS, resolveReleaseAt, type PublishDefaults } from './release-at.js';
 
 /**
  * Turns one post's fields (flags, a prompt's answers or a batch line) into
@@ -18,4 +20,43 @@ export function buildPublishArgs(
   data['contentType'] ??= defaults.contentType;
   if (typeof data['releaseAt'] === 'string') data['releaseAt'] = resolveReleaseAt(data['releaseAt'], now);
   return parsePublishArgs(data);
+}
+
+/** The flag a field of add-stream-post is given with: `post`'s errors name what the user typed. */
+const FIELD_FLAGS: Record<string, string> = {
+  streamId: '--stream',
+  contentType: '--content-type',
+  releaseAt: '--release-at',
+  customTarget: '--custom-target',
+  idempotencyKey: '--idempotency-key',
+};
+
+export interface PostRules {
+  stream: string | undefined;
+  contentType: ContentType;
+  /** A release time in the past publishes at once instead of being refused. */
+  allowPast: boolean;
+}
+
+/**
+ * `post`'s fields checked as the service would, and a release time that is not after `now`
+ * (the service's time) refused unless allowed; usage errors naming the flags.
+ */
+export function validatePost(fields: Record<string, unknown>, rules: PostRules, now: number): PublishArgs {
+  let args: PublishArgs;
+  try {
+    args = buildPublishArgs(fields, { streamId: rules.stream, contentType: rules.contentType }, now);
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    const field = /^(\w+)/.exec(error.message)?.[1] ?? '';
+    const flag = FIELD_FLAGS[field];
+    const message = flag === undefined ? error.message : error.message.replace(field, flag);
+    const forms = field === 'releaseAt' ? ` (${RELEASE_AT_FORMS})` : '';
+    throw usageError(`invalid post: ${message}${forms}`, { cause: error });
+  }
+  if (args.releaseAt && !rules.allowPast) {
+    const past = pastReleaseAt(args.releaseAt, now);
+    if (past !== undefined) throw usageError(past);
+  }
+  return args;
 }

@@ -1,3 +1,5 @@
+import { basename } from 'node:path';
+import { STREAM_ID_PATTERN } from '../protocol/limits.js';
 import type { ContentType } from '../protocol/types.js';
 import { safeLine } from './text.js';
 
@@ -5,14 +7,14 @@ export interface PostAnswers {
   streamId: string;
   content: string;
   contentType: ContentType;
-  /** As typed (the CLI's validator decides what it accepts); null publishes at once. */
+  /** The absolute ISO time to send (relative input already resolved); null publishes at once. */
   releaseAt: string | null;
   /** Asked for only on a custom stream; null elsewhere. */
   customTarget: string | null;
 }
 
 export interface PromptOptions {
-  /** Offered as a list; when empty, the stream id is typed. */
+  /** The key's user's streams, for names and custom targets: never offered as a list (see promptForPost). */
   streams: { id: string; name: string; customTargets?: string[] }[];
   input?: NodeJS.ReadableStream;
   /**
@@ -21,69 +23,87 @@ export interface PromptOptions {
    */
   output?: NodeJS.WritableStream;
   /** `true`, or the message to show for a release time the CLI would refuse. */
-  validateReleaseAt: (value: string) => string | true;
-  /** How an accepted release time is shown in the confirmation (e.g. "+1h" as a date). */
-  describeReleaseAt?: (value: string) => string;
+  checkReleaseAt: (value: string) => string | true;
+  /** The absolute time an accepted release time stands for (`+1h` → ISO), fixed when answered. */
+  resolveReleaseAt: (value: string) => string;
+  /** How a release time is shown in the confirmation, with its zone. */
+  describeReleaseAt: (iso: string) => string;
+  /** `$VISUAL`/`$EDITOR`: an empty first line opens it for content of several lines. */
+  editor?: string | undefined;
+}
+
+type Context = { input: NodeJS.ReadableStream | undefined; output: NodeJS.WritableStream };
+
+async function askContent(options: PromptOptions, context: Context): Promise<string> {
+  const { editor, input } = await import('@inquirer/prompts');
+  const notBlank = (value: string) => value.trim() !== '' || 'the content is empty';
+  if (options.editor === undefined) {
+    return input({ message: 'Content (one line; use --file for more)', required: true, validate: notBlank }, context);
+  }
+  // The editor's name, not its path and arguments: the question stays on one line.
+  const name = basename(options.editor.trim().split(/\s+/)[0] ?? options.editor);
+  const line = await input({ message: `Content (one line, or Enter to write it in ${safeLine(name)})` }, context);
+  if (line.trim() !== '') return line;
+  return editor({ message: 'Content', waitForUserInput: false, validate: notBlank }, context);
 }
 
 /**
- * Asks for what `known` lacks: stream, content, its type (only for typed
- * content), release time (pass `releaseAt: null` to skip it), then a
- * confirmation. Undefined when the user declines. Ctrl-C rejects with
- * inquirer's ExitPromptError (see `isPromptCancelled`).
+ * Asks for what `known` lacks: the stream id (only when neither a flag nor the key says
+ * which stream it publishes to: typed, never picked from a list, since the service does
+ * not say which streams a key may publish to), the content (an editor for several lines),
+ * its type, the release time, the custom target on a custom stream, then a confirmation.
+ * Undefined when the user declines. Ctrl-C rejects with inquirer's ExitPromptError (see
+ * `isPromptCancelled`).
  */
 export async function promptForPost(
   known: Partial<PostAnswers>,
   options: PromptOptions,
 ): Promise<PostAnswers | undefined> {
   const { confirm, input, select } = await import('@inquirer/prompts');
-  const context = { input: options.input, output: options.output ?? process.stderr };
+  const context: Context = { input: options.input, output: options.output ?? process.stderr };
   const { streams } = options;
 
   const streamId =
     known.streamId ??
-    (streams.length > 0
-      ? await select(
-          {
-            message: 'Stream',
-            // Names, ids and targets come from the service: shown sanitized, sent as they are.
-            choices: streams.map((stream) => ({ value: stream.id, name: streamLabel(stream) })),
-          },
-          context,
-        )
-      : (await input({ message: 'Stream id', required: true }, context)).trim());
-
-  let content = known.content;
-  let contentType = known.contentType ?? 'rawtext';
-  if (content === undefined) {
-    content = await input({ message: 'Content (one line; use --file for more)', required: true }, context);
-    contentType =
-      known.contentType ??
-      (await select<ContentType>(
+    (
+      await input(
         {
-          message: 'Content type',
-          choices: [
-            { value: 'rawtext', name: 'plain text' },
-            { value: 'markdown', name: 'markdown' },
-          ],
-          default: 'rawtext',
+          message: 'Stream id (the service does not say which stream this key publishes to)',
+          validate: (value) =>
+            STREAM_ID_PATTERN.test(value.trim()) || 'a stream id is 1-64 letters, digits, "_" or "-"',
         },
         context,
-      ));
-  }
+      )
+    ).trim();
+
+  const content = known.content ?? (await askContent(options, context));
+  const contentType =
+    known.contentType ??
+    (await select<ContentType>(
+      {
+        message: 'Content type',
+        choices: [
+          { value: 'rawtext', name: 'plain text' },
+          { value: 'markdown', name: 'markdown' },
+        ],
+        default: 'rawtext',
+      },
+      context,
+    ));
 
   let releaseAt = known.releaseAt;
   if (releaseAt === undefined) {
     const typed = await input(
       {
-        message: 'Release at (empty: publish now)',
-        validate: (value) => value.trim() === '' || options.validateReleaseAt(value.trim()),
+        message: 'Release at (empty: publish now; +10m, +2h, or a date-time with a zone)',
+        validate: (value) => value.trim() === '' || options.checkReleaseAt(value.trim()),
       },
       context,
     );
-    releaseAt = typed.trim() === '' ? null : typed.trim();
+    releaseAt = typed.trim() === '' ? null : options.resolveReleaseAt(typed.trim());
   }
 
+  // Names and targets come from the service: shown sanitized, sent as they are.
   const stream = streams.find((candidate) => candidate.id === streamId);
   let customTarget = known.customTarget ?? null;
   const targets = stream?.customTargets ?? [];
@@ -97,11 +117,11 @@ export async function promptForPost(
     );
   }
 
-  const name = safeLine(stream?.name ?? streamId) || safeLine(streamId);
-  const when = releaseAt === null ? '' : `, hidden until ${options.describeReleaseAt?.(releaseAt) ?? releaseAt}`;
+  const label = streamLabel(stream ?? { id: streamId, name: '' });
+  const when = releaseAt === null ? '' : `, hidden until ${options.describeReleaseAt(releaseAt)}`;
   const publish = await confirm(
     {
-      message: `Publish to ${name}${customTarget === null ? '' : ` → ${safeLine(customTarget)}`}${when}?`,
+      message: `Publish to ${label}${customTarget === null ? '' : ` → ${safeLine(customTarget)}`}${when}?`,
       default: true,
     },
     context,
@@ -113,6 +133,12 @@ function streamLabel(stream: { id: string; name: string }): string {
   const id = safeLine(stream.id);
   const name = safeLine(stream.name);
   return name === '' || name === id ? id : `${name} (${id})`;
+}
+
+/** `--api-key-stdin` on a terminal: the key typed without echo. */
+export async function promptForKey(output: NodeJS.WritableStream = process.stderr): Promise<string> {
+  const { password } = await import('@inquirer/prompts');
+  return password({ message: 'API key (not shown)', mask: false }, { output });
 }
 
 /** Ctrl-C during a prompt. Matched by name so the check does not load inquirer. */

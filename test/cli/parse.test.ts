@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { parseBytes, parseDuration, parseNonNegativeInteger, parsePort } from '../../src/cli/parse.js';
+import { parseBytes, parseDuration, parseNonNegativeInteger, parsePort, parseTimeout } from '../../src/cli/parse.js';
 
 describe('parseBytes', () => {
   it.each([
@@ -23,7 +23,9 @@ describe('parseBytes', () => {
 
 describe('parseDuration', () => {
   it.each([
-    ['1500', 1500],
+    ['5', 5_000],
+    ['1.5', 1_500],
+    ['1500ms', 1500],
     ['500ms', 500],
     ['30s', 30_000],
     ['10m', 600_000],
@@ -33,8 +35,15 @@ describe('parseDuration', () => {
     expect(parseDuration(text)).toBe(expected);
   });
 
-  it.each(['soon', '', '-5m', 'm10'])('rejects %j', (text) => {
+  it.each(['soon', '', '-5m', 'm10', '5 parsecs', '1e3'])('rejects %j, naming the accepted forms', (text) => {
     expect(() => parseDuration(text)).toThrow(InvalidArgumentError);
+    expect(() => parseDuration(text)).toThrow('a number of seconds (5, 1.5) or a number with a unit: 500ms, 30s');
+  });
+
+  it('a timeout takes the same forms and must be above zero', () => {
+    expect(parseTimeout('30')).toBe(30_000);
+    expect(parseTimeout('300ms')).toBe(300);
+    expect(() => parseTimeout('0')).toThrow('above zero');
   });
 });
 

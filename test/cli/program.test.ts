@@ -218,7 +218,9 @@ describe('listen and tree flags', () => {
   it.each([
     [['listen', '--last', '101'], '--last'],
     [['listen', '--count', '0'], '--count'],
-    [['listen', '--timeout', '30'], '--timeout'],
+    [['listen', '--timeout', '30x'], '--timeout'],
+    [['listen', '--timeout', '0'], '--timeout'],
+    [['listen', '--idle-timeout', 'soon'], '--idle-timeout'],
     [['listen', '--match', '('], '--match'],
   ])('%j is a usage error naming %s', async (args, flag) => {
     const { error, errors } = await usageFailure(args);
@@ -246,6 +248,21 @@ describe('post flags', () => {
   it('--markdown with --content-type rawtext contradicts itself: a usage error before anything runs', async () => {
     await expect(parse(['post', 'x', '--markdown', '--content-type', 'rawtext'])).rejects.toSatisfy(
       (error: unknown) => error instanceof ExitError && error.exitCode === 2 && /contradict/.test(error.message),
+    );
+  });
+
+  it('--allow-past, and whether a content type was given at all (a prompt then does not ask for it)', async () => {
+    const given = (await parse(['post', 'x', '--content-type', 'rawtext', '--allow-past'])).options as PostOptions;
+    expect(given).toMatchObject({ contentType: 'rawtext', contentTypeGiven: true, allowPast: true });
+    const markdown = (await parse(['post', 'x', '--markdown'])).options as PostOptions;
+    expect(markdown).toMatchObject({ contentType: 'markdown', contentTypeGiven: true, allowPast: false });
+    const none = (await parse(['post', 'x'])).options as PostOptions;
+    expect(none).toMatchObject({ contentType: 'rawtext', contentTypeGiven: false, stream: undefined });
+  });
+
+  it('words after the content are a usage error asking to quote it', async () => {
+    await expect(parse(['post', 'Fed', 'holds'])).rejects.toSatisfy(
+      (error: unknown) => error instanceof ExitError && error.exitCode === 2 && /quote it/.test(error.message),
     );
   });
 
@@ -285,5 +302,7 @@ describe('demo and config', () => {
       'ws://c.example',
     ]);
     expect(several.options).toEqual(['work', { url: ['ws://a.example', 'ws://b.example', 'ws://c.example'] }]);
+    const stream = await parse(['config', 'set', 'work', '--stream', 'macro-wire']);
+    expect(stream.options).toEqual(['work', { stream: 'macro-wire' }]);
   });
 });

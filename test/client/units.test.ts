@@ -143,7 +143,7 @@ describe('resolveSettings', () => {
 
   it.each([
     [{ profile: 'missing' }, /no profile named "missing"/],
-    [{ apiKey: 'a', apiKeyFile: '/x' }, /not both/],
+    [{ apiKey: 'a', apiKeyFile: '/x' }, /give the key once: --api-key, --api-key-file or --api-key-stdin/],
     [{ apiKeyFile: '/nonexistent/key' }, /no such file/],
     [{ url: ['nope'] }, /--url must be/],
     [

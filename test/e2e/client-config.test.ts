@@ -3,13 +3,17 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deadUrl as nowhere } from '../support/ports.js';
+import { existsSync } from 'node:fs';
 import {
   ensureBuilt,
   expectCleanError,
+  inTerminal,
   jsonLines,
   KEYS,
   runToEnd,
+  SCRIPT,
   startServe,
+  waitForScreen,
   type Finished,
   type Serve,
 } from './client-support.js';
@@ -73,7 +77,7 @@ describe('config', () => {
       profiles: { multi: { url: [deadUrl, serve.url], apiKey: KEYS.bob } },
     });
     expect(jsonLines((await run(['config', 'list', '--json'])).stdout)).toEqual([
-      { name: 'multi', url: [deadUrl, serve.url], key: true },
+      { name: 'multi', url: [deadUrl, serve.url], key: true, stream: null },
     ]);
     expect((await run(['config', 'list'])).stdout).toBe(`multi  ${deadUrl},${serve.url}  key set\n`);
     expect(await whoListens(['--profile', 'multi'])).toBe('bob');
@@ -95,11 +99,27 @@ describe('config', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toContain('work');
     expect(list.stdout).toContain(serve.url);
-    expect(jsonLines(listJson.stdout)).toEqual([{ name: 'work', url: serve.url, key: true }]);
+    expect(jsonLines(listJson.stdout)).toEqual([{ name: 'work', url: serve.url, key: true, stream: null }]);
     for (const result of [list, listJson]) expect(result.stdout + result.stderr).not.toContain(KEYS.bob);
 
     expect(await whoListens(['--profile', 'work'])).toBe('bob');
   });
+
+  it.skipIf(!existsSync(SCRIPT))(
+    'set --api-key-stdin on a terminal asks for the key and does not echo it',
+    async () => {
+      const terminal = inTerminal(['config', 'set', 'typed', '--url', serve.url, '--api-key-stdin'], {
+        XDG_CONFIG_HOME: home,
+      });
+      await waitForScreen(terminal, 'API key (not shown)');
+      terminal.child.stdin!.write(`${KEYS.bob}\r`);
+      expect((await terminal.exit()).code, terminal.stdout).toBe(0);
+      expect(terminal.stdout).not.toContain(KEYS.bob);
+      expect(JSON.parse(await readFile(join(home, 'stream-posts', 'config.json'), 'utf8'))).toEqual({
+        profiles: { typed: { url: serve.url, apiKey: KEYS.bob } },
+      });
+    },
+  );
 
   it('flags beat the environment, which beats the profile', async () => {
     await setProfile('work', serve.url, KEYS.bob);

@@ -215,7 +215,7 @@ describe('exit 2: bad usage or input, nothing sent', () => {
       schemeFoo: ['post', '--url', 'foo://x', ...key, '--stream', 'crypto-legal', 'hi'],
       notAUrl: ['listen', '--url', 'not a url', ...key],
       urlWithKeyInQuery: ['listen', '--url', `${serve.url}/v1/ws?apiKey=${KEYS.alice}`],
-      missingStream: ['post', '--url', serve.url, ...key, 'no stream given'],
+      missingStream: ['post', '--url', serve.url, '--api-key', KEYS.alice, 'no stream given'],
       missingContent: ['post', '--url', serve.url, ...key, '--stream', 'crypto-legal'],
       missingKey: ['post', '--url', serve.url, '--stream', 'crypto-legal', 'no key'],
       missingKeyListen: ['listen', '--url', serve.url],

@@ -76,8 +76,12 @@ describe('post', () => {
     expect(ahead(days)).toBeLessThanOrEqual(86_400_000);
     expect(ahead(seconds)).toBeGreaterThan(25_000);
     expect(ahead(seconds)).toBeLessThanOrEqual(30_000);
-    // A time in the past publishes at once, visible.
-    const past = await publish(serve.url, 'crypto-legal', 'already released', ['--release-at', '2020-01-01T00:00:00Z']);
+    // A time in the past publishes at once, visible, only when asked to.
+    const past = await publish(serve.url, 'crypto-legal', 'already released', [
+      '--release-at',
+      '2020-01-01T00:00:00Z',
+      '--allow-past',
+    ]);
     expect(past.post).toMatchObject({ hidden: false, text: 'already released' });
   });
 

@@ -18,7 +18,9 @@ async function answer(known: Partial<PostAnswers>, keys: string[], options: Part
   output.on('data', (chunk: Buffer) => (screen += chunk.toString()));
   const settled = promptForPost(known, {
     streams: [],
-    validateReleaseAt: (value) => (value.startsWith('2030') ? true : 'expected an ISO 8601 date-time'),
+    checkReleaseAt: (value) => (value.startsWith('2030') ? true : 'expected an ISO 8601 date-time'),
+    resolveReleaseAt: (value) => new Date(value).toISOString(),
+    describeReleaseAt: (iso) => `${iso.slice(0, 16).replace('T', ' ')} UTC`,
     ...options,
     input,
     output,
@@ -40,41 +42,65 @@ async function answer(known: Partial<PostAnswers>, keys: string[], options: Part
 }
 
 describe('promptForPost', () => {
-  it('asks for everything missing: stream from the list, content, type, release time, confirmation', async () => {
+  it('types the stream id (never a list to pick from), then content, type, release time, confirmation', async () => {
     const streams = [
       { id: 'legal', name: 'Crypto Legal Updates' },
       { id: 'macro', name: 'Macro' },
     ];
     const { result, screen } = await answer(
       {},
-      [DOWN, ENTER, 'rates held', ENTER, DOWN, ENTER, '2030-01-01T00:00:00Z', ENTER, ENTER],
+      ['macro', ENTER, 'rates held', ENTER, DOWN, ENTER, '2030-01-01T00:00:00Z', ENTER, ENTER],
       { streams },
     );
     expect(result).toEqual({
       streamId: 'macro',
       content: 'rates held',
       contentType: 'markdown',
-      releaseAt: '2030-01-01T00:00:00Z',
+      releaseAt: '2030-01-01T00:00:00.000Z',
       customTarget: null,
     });
-    expect(screen).toContain('Crypto Legal Updates (legal)');
-    expect(screen).toContain('Publish to Macro, hidden until 2030-01-01T00:00:00Z?');
+    expect(screen).not.toContain('Crypto Legal Updates');
+    expect(screen).toContain('Publish to Macro (macro), hidden until 2030-01-01 00:00 UTC?');
   });
 
-  it('types the stream id when there is no list, and an empty release time means none', async () => {
-    const { result, screen } = await answer({}, ['alice-stream', ENTER, 'hello', ENTER, ENTER, ENTER, ENTER]);
+  it('a typed stream id must be one the protocol accepts', async () => {
+    const { result, screen } = await answer({ content: 'x', contentType: 'rawtext', releaseAt: null }, [
+      'not a stream',
+      ENTER,
+      '\u0015',
+      'macro',
+      ENTER,
+      ENTER,
+    ]);
+    expect(screen).toContain('a stream id is 1-64 letters, digits, "_" or "-"');
+    expect(result?.streamId).toBe('macro');
+  });
+
+  it('an empty release time means none; a known content type is not asked for', async () => {
+    const { result, screen } = await answer({ contentType: 'markdown' }, [
+      'alice-stream',
+      ENTER,
+      'hello',
+      ENTER,
+      ENTER,
+      ENTER,
+    ]);
     expect(result).toEqual({
       streamId: 'alice-stream',
       content: 'hello',
-      contentType: 'rawtext',
+      contentType: 'markdown',
       releaseAt: null,
       customTarget: null,
     });
+    expect(screen).not.toContain('Content type');
     expect(screen).toContain('Publish to alice-stream?');
   });
 
   it('asks only for what is missing; the type is not asked for given content', async () => {
-    const { result, screen } = await answer({ streamId: 's', content: 'from a flag', releaseAt: null }, [ENTER]);
+    const { result, screen } = await answer(
+      { streamId: 's', content: 'from a flag', contentType: 'rawtext', releaseAt: null },
+      [ENTER],
+    );
     expect(result).toEqual({
       streamId: 's',
       content: 'from a flag',
@@ -89,8 +115,8 @@ describe('promptForPost', () => {
   it('on a custom stream, asks who receives the post; the confirmation shows the target and the release time resolved', async () => {
     const streams = [{ id: 'whales', name: 'Whale Alerts', customTargets: ['BTC', 'ETH'] }];
     const { result, screen } = await answer(
-      { content: 'x', contentType: 'rawtext' },
-      [ENTER, '2030-01-01T00:00:00Z', ENTER, DOWN, ENTER, ENTER],
+      { streamId: 'whales', content: 'x', contentType: 'rawtext' },
+      ['2030-01-01T00:00:00Z', ENTER, DOWN, ENTER, ENTER],
       {
         streams,
         describeReleaseAt: () => 'New Year 2030',
@@ -100,15 +126,15 @@ describe('promptForPost', () => {
       streamId: 'whales',
       content: 'x',
       contentType: 'rawtext',
-      releaseAt: '2030-01-01T00:00:00Z',
+      releaseAt: '2030-01-01T00:00:00.000Z',
       customTarget: 'ETH',
     });
-    expect(screen).toContain('Publish to Whale Alerts → ETH, hidden until New Year 2030?');
+    expect(screen).toContain('Publish to Whale Alerts (whales) → ETH, hidden until New Year 2030?');
   });
 
   it('shows the validator message for a refused release time, and gives it the trimmed text', async () => {
     const validated: string[] = [];
-    const validateReleaseAt = (value: string) => {
+    const checkReleaseAt = (value: string) => {
       validated.push(value);
       return 'expected an ISO 8601 date-time';
     };
@@ -116,7 +142,7 @@ describe('promptForPost', () => {
     const { error, screen } = await answer(
       { streamId: 's', content: 'x', contentType: 'rawtext' },
       [' tomorrow ', ENTER, CTRL_C],
-      { validateReleaseAt },
+      { checkReleaseAt },
     );
     expect(validated).toEqual(['tomorrow']);
     expect(screen).toContain('expected an ISO 8601 date-time');
@@ -127,8 +153,8 @@ describe('promptForPost', () => {
     const hostile = (word: string) => `${word}\u001B]0;PWNED\u0007\u009B2J\u202E\u200B`;
     const streams = [{ id: 'whales', name: hostile('Whale Alerts'), customTargets: [hostile('BTC')] }];
     const { result, screen } = await answer(
-      { content: 'x', contentType: 'rawtext', releaseAt: null },
-      [ENTER, ENTER, ENTER],
+      { streamId: 'whales', content: 'x', contentType: 'rawtext', releaseAt: null },
+      [ENTER, ENTER],
       { streams },
     );
     expect(result).toEqual({
@@ -138,18 +164,21 @@ describe('promptForPost', () => {
       releaseAt: null,
       customTarget: hostile('BTC'),
     });
-    expect(screen).toContain('Publish to Whale Alerts]0;PWNED2J → BTC]0;PWNED2J?');
+    expect(screen).toContain('Publish to Whale Alerts]0;PWNED2J (whales) → BTC]0;PWNED2J?');
     expect(screen).not.toMatch(/\u001B\]0|[\u0007\u009B\u202E\u200B]/);
   });
 
   it('returns undefined when the user declines', async () => {
-    const { result, error } = await answer({ streamId: 's', content: 'x', releaseAt: null }, ['n', ENTER]);
+    const { result, error } = await answer({ streamId: 's', content: 'x', contentType: 'rawtext', releaseAt: null }, [
+      'n',
+      ENTER,
+    ]);
     expect(error).toBeUndefined();
     expect(result).toBeUndefined();
   });
 
   it('rejects with a cancellation on Ctrl-C', async () => {
-    const { error } = await answer({ streamId: 's', releaseAt: null }, [CTRL_C]);
+    const { error } = await answer({ streamId: 's', releaseAt: null, contentType: 'rawtext' }, [CTRL_C]);
     expect(isPromptCancelled(error)).toBe(true);
     expect(isPromptCancelled(new Error('other'))).toBe(false);
   });
