@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import { Argument, Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import packageJson from '../../package.json' with { type: 'json' };
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import { splitStreamIds } from '../protocol/stream-ids.js';
@@ -13,6 +13,9 @@ import type { ListenOptions } from './listen.js';
 import { collectList, collectUrls, parseBytes, parseDuration, parseNonNegativeInteger, parsePort } from './parse.js';
 import type { PostOptions } from './post.js';
 import type { ServeOptions } from './serve.js';
+import type { StreamsOptions } from './streams.js';
+import type { HistoryOptions } from './history.js';
+import { COMPLETION_SHELLS, type CompletionShell } from './completion-shells.js';
 
 /** The command functions the program hands typed options to; tests give their own to check the parsing. */
 export interface CommandRunners {
@@ -24,6 +27,9 @@ export interface CommandRunners {
   configList(json: boolean): Promise<number>;
   configRemove(name: string): Promise<number>;
   configShowPath(): Promise<number>;
+  streams(options: StreamsOptions): Promise<number>;
+  history(options: HistoryOptions): Promise<number>;
+  completion(shell: CompletionShell, program: Command): Promise<number>;
 }
 
 // Each command's module is loaded only when it runs: `--help` must not pay for them.
@@ -37,6 +43,9 @@ const LAZY_RUNNERS: CommandRunners = {
   configList: async (json) => (await import('./config.js')).configList(json),
   configRemove: async (name) => (await import('./config.js')).configRemove(name),
   configShowPath: async () => (await import('./config.js')).configShowPath(),
+  streams: async (options) => (await import('./streams.js')).streams(options),
+  history: async (options) => (await import('./history.js')).history(options),
+  completion: async (shell, program) => (await import('./completion.js')).completion(shell, program),
 };
 
 export interface ProgramContext {
@@ -150,7 +159,8 @@ function addServeCommand(
         .choices(['text', 'json'] as const)
         .default('text' as const),
     )
-    .option('--quiet', 'print only the listening line; no logs', false)
+    .option('-q, --quiet', 'print the listening line, then warnings and errors only', false)
+    .option('-v, --verbose', 'log debug lines too (each REST request)')
     .option('--admin', 'enable /_admin endpoints (default: only when bound to loopback)')
     .option('--no-admin', 'disable /_admin endpoints')
     .addOption(
@@ -205,7 +215,8 @@ function addServeCommand(
     .option('--exec <command>', 'run a command against the server, then stop; exits with its exit code')
     .option('--no-color', 'no colours in output')
     .action(async (options) => {
-      setExitCode(await run.serve({ ...options, color: colorWanted(process.stdout, options.color, env) }));
+      const color = colorWanted(process.stdout, options.color, env);
+      setExitCode(await run.serve({ ...options, verbose: options.verbose === true, color }));
     });
 }
 
@@ -234,7 +245,11 @@ function addSubscribeCommand(
       )
       .option('--match <regex>', 'only posts whose text matches (case-insensitive), matches highlighted', regex)
       .option('--bell', 'ring the terminal bell for each post')
-      .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting'),
+      .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting')
+      .option(
+        '--exec <command>',
+        'run a shell command for each post, one at a time, with the post as JSON on stdin and STREAM_POSTS_* variables',
+      ),
   ).action(async (options) => {
     setExitCode(
       await run.listen({
@@ -247,6 +262,7 @@ function addSubscribeCommand(
         match: options.match,
         bell: options.bell === true,
         reconnect: options.reconnect,
+        exec: options.exec,
       }),
     );
   });
@@ -359,6 +375,77 @@ function addConfigCommands(program: Command, { run, setExitCode }: Required<Omit
     .command('path')
     .description('print where the config file is')
     .action(async () => setExitCode(await run.configShowPath()));
+  addHelpCommand(config);
+}
+
+function addReadCommands(program: Command, { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>): void {
+  addClientOptions(
+    program
+      .command('streams')
+      .description(
+        "the key's streams: id, name, owner, custom targets, whether the key publishes there (GET /v1/streams)",
+      )
+      .option('--ids', 'print only the stream ids, one per line (for scripts and shell completion)'),
+  ).action(async (options) => {
+    setExitCode(await run.streams({ ...(await commonOptions(options, env)), ids: options.ids === true }));
+  });
+  addClientOptions(
+    program
+      .command('history')
+      .description(
+        'recent posts through REST, oldest first, printed as listen prints them (GET /v1/streams/{id}/posts)',
+      )
+      .option(
+        '--streams <ids>',
+        'comma-separated stream ids (default: every stream you follow or own)',
+        (text: string) => splitStreamIds(text),
+      )
+      .option(
+        '--limit <n>',
+        `the most recent posts of each stream (1-${MAX_LAST_POSTS})`,
+        (text: string) => historyLimit(text),
+        HISTORY_DEFAULT_LIMIT,
+      ),
+  ).action(async (options) => {
+    setExitCode(
+      await run.history({ ...(await commonOptions(options, env)), streams: options.streams, limit: options.limit }),
+    );
+  });
+}
+
+const HISTORY_DEFAULT_LIMIT = 10;
+
+function historyLimit(text: string): number {
+  const value = positiveInteger(text);
+  if (value > MAX_LAST_POSTS)
+    throw new InvalidArgumentError(
+      `expected 1 to ${MAX_LAST_POSTS} (the service keeps the last ${MAX_LAST_POSTS} posts per stream), got "${text}"`,
+    );
+  return value;
+}
+
+function addCompletionCommand(program: Command, { run, setExitCode }: Required<Omit<ProgramContext, 'output'>>): void {
+  program
+    .command('completion')
+    .description('print a shell completion script (see the README for where to put it)')
+    .addArgument(new Argument('<shell>', 'the shell').choices(COMPLETION_SHELLS))
+    .action(async (shell) => setExitCode(await run.completion(shell, program)));
+}
+
+/** `help [command]`: commander's own prints the general help for a command it does not know, and says nothing. */
+function addHelpCommand(parent: Command): void {
+  parent
+    .command('help')
+    .description('display help for command')
+    .argument('[command]', 'the command')
+    .action((name) => {
+      if (name === undefined) parent.help();
+      const command = parent.commands.find((each) => each.name() === name || each.aliases().includes(name));
+      if (command === undefined || command.name() === 'help') {
+        parent.error(`error: unknown command '${name}'`, { code: 'commander.unknownCommand', exitCode: EXIT.usage });
+      }
+      command.help();
+    });
 }
 
 /**
@@ -380,7 +467,12 @@ export function buildProgram(context: ProgramContext = {}): Command {
     .version(packageJson.version, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput(context.output ?? {})
+    .configureOutput({
+      ...context.output,
+      // Every error line starts the same way, commander's own ("error: …") included.
+      outputError: (text, write) => write(text.replace(/^error: /, 'stream-posts: ')),
+    })
+    .helpCommand(false)
     .addHelpText(
       'after',
       `
@@ -412,5 +504,8 @@ within --timeout.`,
   addPostCommand(program, full);
   addDemoCommand(program, full);
   addConfigCommands(program, full);
+  addReadCommands(program, full);
+  addCompletionCommand(program, full);
+  addHelpCommand(program);
   return program;
 }
