@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import type { SubscriptionEvent } from '../api/client.js';
 import { jsonLine } from '../render/json.js';
 import { safeLine } from '../render/text.js';
@@ -23,6 +24,15 @@ export interface ExecHookOptions {
 // Items of other feeds of the tree family may carry any `time`.
 const isoOf = (time: unknown): string =>
   typeof time === 'number' && Math.abs(time) <= 8.64e15 ? new Date(time).toISOString() : '';
+
+/** A shell reports a command killed by signal N as exit code 128 + N. */
+function diedOf(code: number | null): string {
+  const signal =
+    code !== null && code > 128
+      ? Object.entries(constants.signals).find(([, number]) => number === code - 128)?.[0]
+      : undefined;
+  return signal === undefined ? '' : ` (killed by ${signal})`;
+}
 
 /** `STREAM_POSTS_*` for one post: every value one line of printable text, empty when the post has none. */
 export function postVariables(event: SubscriptionEvent): Record<string, string> {
@@ -137,7 +147,7 @@ export class ExecHook {
       child.on('error', (error) => settle(`cannot run the command: ${error.message}`));
       child.on('close', (code, signal) => {
         if (signal !== null) settle(`the command was killed by ${signal}`);
-        else if (code !== 0) settle(`the command exited with code ${code}`);
+        else if (code !== 0) settle(`the command exited with code ${code}${diedOf(code)}`);
         else settle();
       });
     });
