@@ -1,4 +1,4 @@
-import { Argument, Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import packageJson from '../../package.json' with { type: 'json' };
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import { splitStreamIds } from '../protocol/stream-ids.js';
@@ -15,7 +15,8 @@ import type { PostOptions } from './post.js';
 import type { ServeOptions } from './serve.js';
 import type { StreamsOptions } from './streams.js';
 import type { HistoryOptions } from './history.js';
-import { COMPLETION_SHELLS, type CompletionShell } from './completion-shells.js';
+import type { CompletionShell } from './completion-shells.js';
+import { addCompletionCommand, addHelpCommand, addReadCommands } from './program-utility.js';
 
 /** The command functions the program hands typed options to; tests give their own to check the parsing. */
 export interface CommandRunners {
@@ -376,76 +377,6 @@ function addConfigCommands(program: Command, { run, setExitCode }: Required<Omit
     .description('print where the config file is')
     .action(async () => setExitCode(await run.configShowPath()));
   addHelpCommand(config);
-}
-
-function addReadCommands(program: Command, { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>): void {
-  addClientOptions(
-    program
-      .command('streams')
-      .description(
-        "the key's streams: id, name, owner, custom targets, whether the key publishes there (GET /v1/streams)",
-      )
-      .option('--ids', 'print only the stream ids, one per line (for scripts and shell completion)'),
-  ).action(async (options) => {
-    setExitCode(await run.streams({ ...(await commonOptions(options, env)), ids: options.ids === true }));
-  });
-  addClientOptions(
-    program
-      .command('history')
-      .description(
-        'recent posts through REST, oldest first, printed as listen prints them (GET /v1/streams/{id}/posts)',
-      )
-      .option(
-        '--streams <ids>',
-        'comma-separated stream ids (default: every stream you follow or own)',
-        (text: string) => splitStreamIds(text),
-      )
-      .option(
-        '--limit <n>',
-        `the most recent posts of each stream (1-${MAX_LAST_POSTS})`,
-        (text: string) => historyLimit(text),
-        HISTORY_DEFAULT_LIMIT,
-      ),
-  ).action(async (options) => {
-    setExitCode(
-      await run.history({ ...(await commonOptions(options, env)), streams: options.streams, limit: options.limit }),
-    );
-  });
-}
-
-const HISTORY_DEFAULT_LIMIT = 10;
-
-function historyLimit(text: string): number {
-  const value = positiveInteger(text);
-  if (value > MAX_LAST_POSTS)
-    throw new InvalidArgumentError(
-      `expected 1 to ${MAX_LAST_POSTS} (the service keeps the last ${MAX_LAST_POSTS} posts per stream), got "${text}"`,
-    );
-  return value;
-}
-
-function addCompletionCommand(program: Command, { run, setExitCode }: Required<Omit<ProgramContext, 'output'>>): void {
-  program
-    .command('completion')
-    .description('print a shell completion script (see the README for where to put it)')
-    .addArgument(new Argument('<shell>', 'the shell').choices(COMPLETION_SHELLS))
-    .action(async (shell) => setExitCode(await run.completion(shell, program)));
-}
-
-/** `help [command]`: commander's own prints the general help for a command it does not know, and says nothing. */
-function addHelpCommand(parent: Command): void {
-  parent
-    .command('help')
-    .description('display help for command')
-    .argument('[command]', 'the command')
-    .action((name) => {
-      if (name === undefined) parent.help();
-      const command = parent.commands.find((each) => each.name() === name || each.aliases().includes(name));
-      if (command === undefined || command.name() === 'help') {
-        parent.error(`error: unknown command '${name}'`, { code: 'commander.unknownCommand', exitCode: EXIT.usage });
-      }
-      command.help();
-    });
 }
 
 /**
