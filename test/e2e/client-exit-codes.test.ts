@@ -240,11 +240,17 @@ describe('exit 2: bad usage or input, nothing sent', () => {
       emptyKeyFile: ['listen', '--url', serve.url, '--api-key-file', emptyKeyFile],
       twoKeys: ['listen', '--url', serve.url, ...key, '--api-key-file', emptyKeyFile],
       unknownCommand: ['subscribe'],
-      helpUnknownCommand: ['help', 'subscribe'],
-      unknownShell: ['completion', 'tcsh'],
-      historyLimit: ['history', '--url', serve.url, ...key, '--limit', '0'],
-      streamsNoKey: ['streams', '--url', serve.url],
     });
+    // A second batch, so that no more processes start at once than the machine takes.
+    Object.assign(
+      results,
+      await runAll({
+        helpUnknownCommand: ['help', 'subscribe'],
+        unknownShell: ['completion', 'tcsh'],
+        historyLimit: ['history', '--url', serve.url, ...key, '--limit', '0'],
+        streamsNoKey: ['streams', '--url', serve.url],
+      }),
+    );
     expectExit(results, 2, {
       schemeFoo: /^stream-posts: --url must be a ws:\/\/, wss:\/\/, http:\/\/ or https:\/\/ URL, got "foo:\/\/x"\n/,
       notAUrl: /--url/,
