@@ -1,8 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
 import {
   ensureBuilt,
   expectedTreeItem,
@@ -292,5 +295,83 @@ describe('tree --exec', () => {
     const result = await runToEnd(['tree', '--url', serve.url, '--api-key', KEYS.alice, '--exec']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^stream-posts: option '--exec <command>' argument missing/);
+  });
+});
+
+describe('--exec and what a server sends', () => {
+  const servers: Array<{ http: Server; wss: WebSocketServer }> = [];
+  afterAll(async () => {
+    for (const { http, wss } of servers) {
+      for (const ws of wss.clients) ws.terminate();
+      wss.close();
+      await new Promise((resolve) => http.close(resolve));
+    }
+  });
+
+  /** A server that acknowledges the subscriptions, then sends one post with these fields. */
+  async function serverSending(fields: Record<string, unknown>): Promise<string> {
+    const http = createServer();
+    const wss = new WebSocketServer({ server: http });
+    servers.push({ http, wss });
+    // Posts of streams the subscription does not name are not shown: the ack names the post's.
+    const streamIds = [String(fields['streamId'] ?? 'wire')];
+    wss.on('connection', (ws) => {
+      const send = (event: string, data: unknown, requestId?: string) =>
+        ws.send(JSON.stringify({ event, data, ...(requestId === undefined ? {} : { requestId }) }));
+      send('connected', { message: 'connected', userId: 'u', streams: streamIds });
+      let acks = 0;
+      ws.on('message', (data) => {
+        const command = JSON.parse(String(data));
+        send('sub_ack', { command: command.event, streamIds, lastPosts: 0, history: 0 }, command.requestId);
+        acks += 1;
+        // The history and the live subscription are both in place.
+        if (acks === 2)
+          send('stream.post.created', {
+            id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
+            streamId: 'wire',
+            streamName: 'Wire',
+            text: 'hello',
+            contentType: 'rawtext',
+            createdAt: '2026-11-21T12:00:00.000Z',
+            releaseAt: null,
+            hidden: false,
+            customTarget: null,
+            ...fields,
+          });
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    return `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  }
+
+  it('variables and the failure report carry no control, bidi or NUL character from the server', async () => {
+    const hostile = 'A\u001B]0;PWNED\u0007\u001B[2J\u009B2J\u202Eevil\u200B\u0000-end\r\nZ';
+    const url = await serverSending({ id: hostile, streamId: hostile, streamName: hostile, customTarget: hostile });
+    const out = join(tmp, 'hostile-variables');
+    const result = await runToEnd(
+      [
+        'listen',
+        '--url',
+        url,
+        '--api-key',
+        'k',
+        '--count',
+        '1',
+        '--no-reconnect',
+        '-q',
+        '--exec',
+        `env | grep '^STREAM_POSTS_' > ${out}; exit 5`,
+      ],
+      {},
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const variables = await readFile(out, 'utf8');
+    const shown = 'A]0;PWNED[2J2Jevil-end Z';
+    for (const name of ['POST_ID', 'STREAM_ID', 'STREAM_NAME', 'CUSTOM_TARGET'])
+      expect(variables).toContain(`STREAM_POSTS_${name}=${shown}\n`);
+    expect(variables).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u200B\u202E]/);
+    expect(result.stderr).toBe(
+      `stream-posts: warning: --exec: the command exited with code 5 (post ${shown}); going on with the next post\n`,
+    );
   });
 });
