@@ -1,7 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
 import {
   ANSI,
   ensureBuilt,
@@ -131,6 +134,58 @@ describe('stream-posts streams', () => {
       expect(result.stdout).toBe('');
       expectCleanError(result.stderr, [...Object.values(KEYS), wrongKey]);
     }
+  });
+});
+
+describe('stream-posts streams on a service without GET /v1/streams', () => {
+  let http: Server | undefined;
+  afterAll(() => {
+    http?.closeAllConnections();
+    http?.close();
+  });
+
+  it("falls back to the ids the WebSocket's connected event names, and says what it does not know", async () => {
+    // As the hosted service may: REST has the publish route only, `connected` lists the streams.
+    http = createServer((_request, response) => response.writeHead(404).end('Not Found'));
+    const wss = new WebSocketServer({ server: http });
+    wss.on('connection', (ws, request) => {
+      const streamKey = request.headers['x-api-key'] === 'sp_hosted_stream_key';
+      ws.send(
+        JSON.stringify({
+          event: 'connected',
+          data: {
+            message: 'connected',
+            userId: 'u',
+            streams: ['alpha', 'beta'],
+            ...(streamKey ? { streamId: 'beta' } : {}),
+          },
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => http!.listen(0, '127.0.0.1', resolve));
+    const url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    const [table, json, reader, verbose] = await Promise.all([
+      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key']),
+      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key', '--json']),
+      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_reader_key', '--json']),
+      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_reader_key', '--ids', '-v']),
+    ]);
+    for (const result of [table, json, reader, verbose]) expect(result.code, result.stderr).toBe(0);
+    expect(table.stdout).toBe(
+      [
+        'ID     NAME  OWNER  TARGETS  PUBLISH',
+        'alpha  ?     ?      ?        no',
+        'beta   ?     ?      ?        yes',
+        '',
+      ].join('\n'),
+    );
+    expect(jsonLines(json.stdout)).toEqual([
+      { id: 'alpha', publish: false },
+      { id: 'beta', publish: true },
+    ]);
+    expect(jsonLines(reader.stdout)).toEqual([{ id: 'alpha' }, { id: 'beta' }]);
+    expect(verbose.stdout).toBe('alpha\nbeta\n');
+    expect(verbose.stderr).toBe('stream-posts: no GET /v1/streams there: asking the WebSocket instead\n');
   });
 });
 
