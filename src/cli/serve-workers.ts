@@ -90,7 +90,7 @@ export async function servePrimary(plan: PrimaryPlan): Promise<number> {
           return;
         }
         process.stderr.write(
-          `stream-posts serve: worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`}); starting another\n`,
+          `stream-posts: worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`}); starting another\n`,
         );
         void fork();
       });
