@@ -18,7 +18,6 @@ export interface ExecHookOptions {
   apiKey: string | undefined;
   /** Says that a command failed (a warning line on stderr). */
   report: (text: string) => void;
-  env?: NodeJS.ProcessEnv;
 }
 
 // Items of other feeds of the tree family may carry any `time`.
@@ -81,7 +80,7 @@ export class ExecHook {
   constructor(command: string, options: ExecHookOptions) {
     this.#command = command;
     this.#options = options;
-    const env = { ...(options.env ?? process.env) };
+    const env = { ...process.env };
     const { apiKey } = options;
     for (const [name, value] of Object.entries(env)) {
       if (name === 'STREAM_POSTS_API_KEY' || (apiKey !== undefined && value?.includes(apiKey))) delete env[name];
