@@ -23,7 +23,7 @@ export function addClientOptions<Args extends unknown[], Opts extends OptionValu
     .addOption(
       new Option(
         '--url <url>',
-        'service base URL, ws(s)://host[:port] with or without /v1/ws; repeat it or separate with commas for several instances, tried in turn (env STREAM_POSTS_URL; default ws://127.0.0.1:8787, a local serve)',
+        'service base URL, ws(s):// or http(s)://host[:port] with or without /v1/ws; repeat it or separate with commas for several instances, tried in turn (env STREAM_POSTS_URL; default ws://127.0.0.1:8787, a local serve)',
       ).argParser(collectUrls),
     )
     .option('--api-key <key>', 'API key (visible in `ps`: prefer --api-key-file or STREAM_POSTS_API_KEY)')

@@ -4,6 +4,7 @@ import { DEFAULT_TIMEOUT_MS } from '../client/errors.js';
 import { DEMO_SEED } from '../demo/seed.js';
 import { startServer, type StreamPostsServer } from '../api/server.js';
 import type { OutputOptions } from './common.js';
+import { invokedAs } from './invocation.js';
 import { listen } from './listen.js';
 import { statusFor } from './status.js';
 
@@ -39,7 +40,7 @@ export async function demo(options: DemoOptions): Promise<number> {
     process.stderr.write(
       [
         `demo: serve on ${server.url}, publishing sample posts every ${options.intervalMs / 1000}s; the view below is ${VIEWER.name}'s (${options.view}).`,
-        `      In another terminal: STREAM_POSTS_API_KEY=sp_demo_reader_bob npx stream-posts listen --url ${server.url}`,
+        `      In another terminal: STREAM_POSTS_API_KEY=sp_demo_reader_bob ${invokedAs()} listen --url ${server.url}`,
         options.count === undefined && options.durationMs === undefined ? '      Ctrl-C to stop.' : '',
         '',
       ].join('\n'),

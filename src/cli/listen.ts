@@ -10,6 +10,7 @@ import { formatTreeItem } from '../render/tree.js';
 import { commandFailure } from './library.js';
 import { requireKey, type CommonOptions } from './common.js';
 import { describeSettings, wsUrls, wsWhere } from './describe.js';
+import { ExecHook } from './exec-hook.js';
 import { EXIT } from './exit.js';
 import { describeState, statusFor } from './status.js';
 
@@ -28,6 +29,8 @@ export interface ListenOptions extends CommonOptions {
   onSubscribed?: () => void;
   /** Replaces the status reporter (the demo shares one). */
   status?: StatusReporter;
+  /** A shell command run for each post shown (exec-hook.ts). */
+  exec?: string | undefined;
 }
 
 // Posts read ahead of a stdout that is not draining: past this, reading from the service
@@ -141,6 +144,10 @@ export async function listen(options: ListenOptions): Promise<number> {
   out.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') stop('output closed');
   });
+  const exec =
+    options.exec === undefined
+      ? undefined
+      : new ExecHook(options.exec, { apiKey, report: (text) => status.warn(text) });
   let client: StreamPostsClient | undefined;
   try {
     client = await openClient(
@@ -175,6 +182,7 @@ export async function listen(options: ListenOptions): Promise<number> {
       armIdle();
       if (!matches(options.match, searchableText(event))) continue;
       const written = write(event);
+      if (exec && !exec.push(event, frameOf(event))) await exec.room(stopping.signal);
       shown += 1;
       if (options.count !== undefined && shown >= options.count) {
         stop(`${shown} post${shown === 1 ? '' : 's'} shown`);
@@ -190,6 +198,7 @@ export async function listen(options: ListenOptions): Promise<number> {
     process.off('SIGTERM', onSignal);
     options.signal?.removeEventListener('abort', onSignal);
     await client?.close();
+    await exec?.close(stopReason === 'interrupted');
     status.stop();
   }
   if (stopReason !== undefined && options.verbose) status.info(`stopped: ${stopReason}`);

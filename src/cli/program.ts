@@ -21,6 +21,10 @@ import type { ListenOptions } from './listen.js';
 import { collectList, collectUrls, parseBytes, parseDuration, parseNonNegativeInteger, parsePort } from './parse.js';
 import type { PostOptions } from './post.js';
 import type { ServeOptions } from './serve.js';
+import type { StreamsOptions } from './streams.js';
+import type { HistoryOptions } from './history.js';
+import type { CompletionShell } from './completion-shells.js';
+import { addCompletionCommand, addHelpCommand, addReadCommands } from './program-utility.js';
 
 /** The command functions the program hands typed options to; tests give their own to check the parsing. */
 export interface CommandRunners {
@@ -32,6 +36,9 @@ export interface CommandRunners {
   configList(json: boolean): Promise<number>;
   configRemove(name: string): Promise<number>;
   configShowPath(): Promise<number>;
+  streams(options: StreamsOptions): Promise<number>;
+  history(options: HistoryOptions): Promise<number>;
+  completion(shell: CompletionShell, program: Command): Promise<number>;
 }
 
 // Each command's module is loaded only when it runs: `--help` must not pay for them.
@@ -45,6 +52,9 @@ const LAZY_RUNNERS: CommandRunners = {
   configList: async (json) => (await import('./config.js')).configList(json),
   configRemove: async (name) => (await import('./config.js')).configRemove(name),
   configShowPath: async () => (await import('./config.js')).configShowPath(),
+  streams: async (options) => (await import('./streams.js')).streams(options),
+  history: async (options) => (await import('./history.js')).history(options),
+  completion: async (shell, program) => (await import('./completion.js')).completion(shell, program),
 };
 
 export interface ProgramContext {
@@ -158,7 +168,8 @@ function addServeCommand(
         .choices(['text', 'json'] as const)
         .default('text' as const),
     )
-    .option('--quiet', 'print only the listening line; no logs', false)
+    .option('-q, --quiet', 'print the listening line, then warnings and errors only', false)
+    .option('-v, --verbose', 'log debug lines too (each REST request)')
     .option('--admin', 'enable /_admin endpoints (default: only when bound to loopback)')
     .option('--no-admin', 'disable /_admin endpoints')
     .addOption(
@@ -213,7 +224,8 @@ function addServeCommand(
     .option('--exec <command>', 'run a command against the server, then stop; exits with its exit code')
     .option('--no-color', 'no colours in output')
     .action(async (options) => {
-      setExitCode(await run.serve({ ...options, color: colorWanted(process.stdout, options.color, env) }));
+      const color = colorWanted(process.stdout, options.color, env);
+      setExitCode(await run.serve({ ...options, verbose: options.verbose === true, color }));
     });
 }
 
@@ -243,7 +255,11 @@ function addSubscribeCommand(
       )
       .option('--match <regex>', 'only posts whose text matches (case-insensitive), matches highlighted', regex)
       .option('--bell', 'ring the terminal bell for each post')
-      .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting'),
+      .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting')
+      .option(
+        '--exec <command>',
+        'run a shell command for each post, one at a time, with the post as JSON on stdin and STREAM_POSTS_* variables',
+      ),
   ).action(async (options) => {
     const common = await commonOptions(options, env);
     setExitCode(
@@ -258,6 +274,7 @@ function addSubscribeCommand(
           match: options.match,
           bell: options.bell === true,
           reconnect: options.reconnect,
+          exec: options.exec,
         }),
       ),
     );
@@ -402,6 +419,7 @@ function addConfigCommands(program: Command, { run, setExitCode }: Required<Omit
     .command('path')
     .description('print where the config file is')
     .action(async () => setExitCode(await run.configShowPath()));
+  addHelpCommand(config);
 }
 
 /**
@@ -423,7 +441,12 @@ export function buildProgram(context: ProgramContext = {}): Command {
     .version(packageJson.version, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput(context.output ?? {})
+    .configureOutput({
+      ...context.output,
+      // Every error line starts the same way, commander's own ("error: …") included.
+      outputError: (text, write) => write(text.replace(/^error: /, 'stream-posts: ')),
+    })
+    .helpCommand(false)
     .addHelpText(
       'after',
       `
@@ -458,5 +481,8 @@ within --timeout.`,
   addPostCommand(program, full);
   addDemoCommand(program, full);
   addConfigCommands(program, full);
+  addReadCommands(program, full);
+  addCompletionCommand(program, full);
+  addHelpCommand(program);
   return program;
 }

@@ -32,7 +32,7 @@ export class StopSignals {
     if (startExec === undefined || this.requested) return this.stopped;
     this.#child = startExec();
     return this.#child.done.catch((error: Error) => {
-      process.stderr.write(`stream-posts serve: cannot run --exec command: ${error.message}\n`);
+      process.stderr.write(`stream-posts: cannot run the --exec command: ${error.message}\n`);
       return EXIT.failed;
     });
   }

@@ -116,7 +116,7 @@ export async function servePrimary(plan: PrimaryPlan): Promise<number> {
         }
         const delayMs = respawn.delayAfter(Date.now() - startedAt);
         process.stderr.write(
-          `stream-posts serve: worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`}); starting another${delayMs > 0 ? ` in ${delayMs} ms` : ''}\n`,
+          `stream-posts: worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`}); starting another${delayMs > 0 ? ` in ${delayMs} ms` : ''}\n`,
         );
         const timer = setTimeout(() => {
           respawnTimers.delete(timer);

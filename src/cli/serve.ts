@@ -3,7 +3,7 @@ import cluster from 'node:cluster';
 import { readTextFile } from './files.js';
 import { formatServeBanner, keyVariable } from '../render/serve-banner.js';
 import { DEMO_SEED } from '../demo/seed.js';
-import { createLogger, silentLogger, withFields, type LogFormat } from '../server/logger.js';
+import { createLogger, withFields, type LogFormat } from '../server/logger.js';
 import type { Seed } from '../protocol/seed.js';
 import { parseSeedText, SeedError } from '../server/seed.js';
 import { startServer, type StartServerOptions, type StreamPostsServer } from '../api/server.js';
@@ -33,7 +33,10 @@ export interface ServeOptions {
   maxBuffered: number;
   keepAlive: number;
   logFormat: LogFormat;
+  /** Warnings and errors only (the listening line is still printed). */
   quiet: boolean;
+  /** Debug lines too. */
+  verbose?: boolean;
   admin?: boolean;
   adminToken?: string | undefined;
   allowedHosts?: string[] | undefined;
@@ -216,7 +219,12 @@ export async function serve(options: ServeOptions): Promise<number> {
         }
       : undefined;
   const signals = new StopSignals();
-  const lines = options.quiet ? silentLogger : createLogger(options.logFormat, out);
+  const lines = createLogger(
+    options.logFormat,
+    out,
+    Date.now,
+    options.quiet ? 'warn' : options.verbose === true ? 'debug' : 'info',
+  );
   // Under --workers every line says which worker wrote it (cluster ids count from 1, replacements included).
   const logger = cluster.worker ? withFields(lines, { worker: cluster.worker.id }) : lines;
   let server: StreamPostsServer;

@@ -25,6 +25,8 @@ export interface Endpoint {
   httpBase: string;
 }
 
+const ACCEPTED = 'url must be a ws://, wss://, http:// or https:// URL';
+
 /**
  * Accepts a base URL with or without `/v1/ws` (`ws://localhost:8787`,
  * `wss://api.example.com/v1/ws`), and the http(s) form of the same origin,
@@ -35,11 +37,11 @@ export function resolveEndpoint(raw: string): Endpoint {
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new ClientError('usage', `url must be a ws:// or wss:// URL, got "${redactUrl(raw)}"`);
+    throw new ClientError('usage', `${ACCEPTED}, got "${redactUrl(raw)}"`);
   }
   const secure = url.protocol === 'wss:' || url.protocol === 'https:';
   if (!secure && url.protocol !== 'ws:' && url.protocol !== 'http:') {
-    throw new ClientError('usage', `url must be a ws:// or wss:// URL, got "${redactUrl(raw)}"`);
+    throw new ClientError('usage', `${ACCEPTED}, got "${redactUrl(raw)}"`);
   }
   if (url.username || url.password) {
     throw new ClientError('usage', 'url must not carry a user name or password; give the key as apiKey', KEY_IN_URL);

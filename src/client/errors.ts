@@ -30,6 +30,12 @@ export function describeNetworkError(error: { code?: string | undefined; message
       return 'connection timed out';
     case 'ECONNRESET':
       return 'connection reset';
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'UNABLE_TO_GET_ISSUER_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+      return `${error.message}: to trust the service's own certificate (say a serve --tls-cert one), run with NODE_EXTRA_CA_CERTS=cert.pem`;
     default:
       return error.message;
   }

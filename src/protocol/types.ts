@@ -43,6 +43,12 @@ export interface StreamSummary {
   name: string;
   custom: boolean;
   customTargets: string[];
+  /** This contract's additions (PROTOCOL.md B6): absent from a server that leaves them out. */
+  owner?: string;
+  /** A custom stream the user follows and does not own: the targets it selected (it sees posts for these only). */
+  selectedTargets?: string[];
+  /** Whether the key that asked may publish to the stream (it is the stream's key). */
+  publish?: boolean;
 }
 
 export interface SubscribeArgs {

@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 
 export type LogFormat = 'text' | 'json';
-export type LogLevel = 'info' | 'warn' | 'error';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
 export interface Logger {
@@ -35,14 +35,23 @@ function formatValue(value: string | number | boolean | null): string {
   return /[\s"=\\]/.test(text) || UNSAFE.test(text) || text === '' ? escapeUnsafe(JSON.stringify(text)) : text;
 }
 
+const LEVEL_RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
 /**
- * A line logger: `text` is `time level message key=value…`, `json` is one object per
+ * A line logger (lines below `minLevel` are dropped): `text` is `time level message key=value…`, `json` is one object per
  * line. Every value is escaped here, once for all callers, so nothing a client sends
  * (a requestId, a path, a stream id) reaches the operator's terminal as a control sequence.
  */
-export function createLogger(format: LogFormat, out: Writable, now: () => number = Date.now): Logger {
+export function createLogger(
+  format: LogFormat,
+  out: Writable,
+  now: () => number = Date.now,
+  minLevel: LogLevel = 'info',
+): Logger {
+  const least = LEVEL_RANK[minLevel];
   return {
     log(level, message, fields = {}) {
+      if (LEVEL_RANK[level] < least) return;
       const time = new Date(now()).toISOString();
       const defined = Object.entries(fields).filter(
         (entry): entry is [string, string | number | boolean | null] => entry[1] !== undefined,

@@ -92,14 +92,23 @@ export function createRestHandler(context: RestContext) {
 
   async function listStreams(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const identity = await authenticate(req, url);
-    const streams = await service.store.streamsOf(identity.userId);
+    const [streams, user] = await Promise.all([
+      service.store.streamsOf(identity.userId),
+      service.store.user(identity.userId),
+    ]);
     sendJson(res, 200, {
-      streams: streams.map(({ id, name, custom, customTargets }): StreamSummary => ({
-        id,
-        name,
-        custom,
-        customTargets: [...customTargets],
-      })),
+      streams: streams.map(({ id, name, owner, custom, customTargets }): StreamSummary => {
+        const selected = custom && owner !== identity.userId ? user?.customTargets.get(id) : undefined;
+        return {
+          id,
+          name,
+          custom,
+          customTargets: [...customTargets],
+          owner,
+          ...(custom && owner !== identity.userId ? { selectedTargets: [...(selected ?? [])] } : {}),
+          publish: identity.streamId === id,
+        };
+      }),
     });
   }
 
@@ -122,6 +131,7 @@ export function createRestHandler(context: RestContext) {
       logger.log('warn', 'request failed', { method: req.method, path, code: error.code, reason: error.message });
       sendError(res, error.code, error.message);
     }
+    logger.log('debug', 'rest request', { method: req.method, path, status: res.statusCode });
     return true;
   };
 }

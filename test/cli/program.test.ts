@@ -8,6 +8,8 @@ import type { ListenOptions } from '../../src/cli/listen.js';
 import type { PostOptions } from '../../src/cli/post.js';
 import { buildProgram, type CommandRunners } from '../../src/cli/program.js';
 import type { ServeOptions } from '../../src/cli/serve.js';
+import type { StreamsOptions } from '../../src/cli/streams.js';
+import type { HistoryOptions } from '../../src/cli/history.js';
 
 let configHome: string;
 beforeAll(async () => {
@@ -29,10 +31,19 @@ async function parse(
       return 0;
     };
   const run = Object.fromEntries(
-    ['serve', 'listen', 'post', 'demo', 'configSet', 'configList', 'configRemove', 'configShowPath'].map((name) => [
-      name,
-      record(name),
-    ]),
+    [
+      'serve',
+      'listen',
+      'post',
+      'demo',
+      'configSet',
+      'configList',
+      'configRemove',
+      'configShowPath',
+      'streams',
+      'history',
+      'completion',
+    ].map((name) => [name, record(name)]),
   ) as unknown as CommandRunners;
   let errors = '';
   const program = buildProgram({
@@ -82,6 +93,7 @@ describe('serve flags', () => {
       color: false,
     } satisfies Partial<ServeOptions>);
     const serve = options as ServeOptions;
+    expect(serve.verbose).toBe(false);
     expect(serve.keyRateLimit).toBeUndefined();
     expect(serve.admin).toBeUndefined();
     expect(serve.seed).toBeUndefined();
@@ -304,5 +316,76 @@ describe('demo and config', () => {
     expect(several.options).toEqual(['work', { url: ['ws://a.example', 'ws://b.example', 'ws://c.example'] }]);
     const stream = await parse(['config', 'set', 'work', '--stream', 'macro-wire']);
     expect(stream.options).toEqual(['work', { stream: 'macro-wire' }]);
+  });
+});
+
+describe('serve -q and -v', () => {
+  it('are accepted, like every other command takes them', async () => {
+    expect((await parse(['serve', '-q'])).options).toMatchObject({ quiet: true, verbose: false });
+    expect((await parse(['serve', '-v'])).options).toMatchObject({ quiet: false, verbose: true });
+    expect((await parse(['serve', '--verbose'])).options).toMatchObject({ verbose: true });
+  });
+});
+
+describe('streams, history, completion, --exec', () => {
+  it('streams takes the client options and --ids', async () => {
+    const { name, options } = await parse(['streams', '--ids', '--json', '--url', 'wss://s.example']);
+    expect(name).toBe('streams');
+    expect(options).toMatchObject({ ids: true, json: true });
+    expect((options as StreamsOptions).settings.endpoint.httpBase).toBe('https://s.example');
+  });
+
+  it('history: --streams splits, --limit defaults to 10 and takes 1-100', async () => {
+    expect((await parse(['history'])).options).toMatchObject({ streams: undefined, limit: 10 });
+    expect((await parse(['history', '--streams', 'a, b', '--limit', '100'])).options).toMatchObject({
+      streams: ['a', 'b'],
+      limit: 100,
+    } satisfies Partial<HistoryOptions>);
+    for (const bad of ['0', '101', 'x']) {
+      const { error, errors } = await usageFailure(['history', '--limit', bad]);
+      expect(error.code).toBe('commander.invalidArgument');
+      expect(errors).toMatch(/^stream-posts: option '--limit <n>' argument/);
+    }
+  });
+
+  it('completion takes bash, zsh or fish, and hands over the program', async () => {
+    const { name, options } = await parse(['completion', 'zsh']);
+    expect(name).toBe('completion');
+    const [shell, program] = options as [string, { name(): string }];
+    expect(shell).toBe('zsh');
+    expect(program.name()).toBe('stream-posts');
+    const { errors } = await usageFailure(['completion', 'powershell']);
+    expect(errors).toMatch(/Allowed choices are bash, zsh, fish/);
+  });
+
+  it('listen and tree take --exec', async () => {
+    expect((await parse(['listen', '--exec', 'notify-send hi'])).options).toMatchObject({ exec: 'notify-send hi' });
+    expect((await parse(['tree'])).options).toMatchObject({ exec: undefined });
+  });
+});
+
+describe('errors and help', () => {
+  it("every commander error starts with 'stream-posts:'", async () => {
+    const { errors } = await usageFailure(['listen', '--bogus']);
+    expect(errors).toBe("stream-posts: unknown option '--bogus'\n(run with --help for usage)\n");
+  });
+
+  it('help names an unknown command (exit 2), and prints a known one’s help', async () => {
+    const { error, errors } = await usageFailure(['help', 'foo']);
+    expect(error.code).toBe('commander.unknownCommand');
+    expect(error.exitCode).toBe(2);
+    expect(errors).toBe("stream-posts: unknown command 'foo'\n(run with --help for usage)\n");
+    const config = await usageFailure(['config', 'help', 'bar']);
+    expect(config.errors).toMatch(/^stream-posts: unknown command 'bar'/);
+    let printed = '';
+    const program = buildProgram({
+      setExitCode: () => {},
+      output: { writeOut: (text) => (printed += text), writeErr: () => {} },
+    });
+    const helped = await program
+      .parseAsync(['node', 'stream-posts', 'help', 'history'])
+      .catch((caught: unknown) => caught);
+    expect(helped).toMatchObject({ code: 'commander.help', exitCode: 0 });
+    expect(printed).toMatch(/^Usage: stream-posts history \[options\]/);
   });
 });

@@ -1,5 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { generate } from 'selfsigned';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,6 +54,9 @@ function expectExit(results: Record<string, Finished>, code: number, stderrPatte
     expect(result.code, `${name}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(code);
     expect(result.stderr.trim(), `${name}: says why`).not.toBe('');
     expectCleanError(result.stderr);
+    // One prefix for every line, commander's own errors included; its usage hint aside.
+    for (const line of result.stderr.trimEnd().split('\n'))
+      if (line !== '(run with --help for usage)') expect(line, name).toMatch(/^stream-posts: /);
     const pattern = stderrPattern?.[name];
     if (pattern) expect(result.stderr, name).toMatch(pattern);
   }
@@ -237,8 +241,18 @@ describe('exit 2: bad usage or input, nothing sent', () => {
       twoKeys: ['listen', '--url', serve.url, ...key, '--api-key-file', emptyKeyFile],
       unknownCommand: ['subscribe'],
     });
+    // A second batch, so that no more processes start at once than the machine takes.
+    Object.assign(
+      results,
+      await runAll({
+        helpUnknownCommand: ['help', 'subscribe'],
+        unknownShell: ['completion', 'tcsh'],
+        historyLimit: ['history', '--url', serve.url, ...key, '--limit', '0'],
+        streamsNoKey: ['streams', '--url', serve.url],
+      }),
+    );
     expectExit(results, 2, {
-      schemeFoo: /--url/,
+      schemeFoo: /^stream-posts: --url must be a ws:\/\/, wss:\/\/, http:\/\/ or https:\/\/ URL, got "foo:\/\/x"\n/,
       notAUrl: /--url/,
       urlWithKeyInQuery: /--url/,
       missingStream: /--stream/,
@@ -261,7 +275,11 @@ describe('exit 2: bad usage or input, nothing sent', () => {
       missingKeyFile: /no-such\.key/,
       emptyKeyFile: /empty/,
       twoKeys: /--api-key/,
-      unknownCommand: /subscribe/,
+      unknownCommand: /^stream-posts: unknown command 'subscribe'\n/,
+      helpUnknownCommand: /^stream-posts: unknown command 'subscribe'\n\(run with --help for usage\)\n$/,
+      unknownShell: /^stream-posts: command-argument value 'tcsh' is invalid for argument 'shell'/,
+      historyLimit: /^stream-posts: option '--limit <n>' argument '0' is invalid/,
+      streamsNoKey: /^stream-posts: no API key/,
     });
     for (const result of Object.values(results)) expect(result.stdout).toBe('');
     // The environment's URL is checked like the flag's.
@@ -394,5 +412,41 @@ describe('keys never reach the output', () => {
       expect(result.stdout, name).not.toContain(refusedKey);
       expect(result.stdout, name).not.toContain(KEYS.cryptoLegal);
     }
+  });
+});
+
+describe('a certificate the system does not trust', () => {
+  it('is exit 3 naming NODE_EXTRA_CA_CERTS, over the WebSocket and REST; with it, the same commands work', async () => {
+    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+      keySize: 2048,
+      algorithm: 'sha256',
+      extensions: [
+        { name: 'basicConstraints', cA: true },
+        { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
+      ],
+    });
+    const cert = join(tmp, 'cert.pem');
+    const certKey = join(tmp, 'key.pem');
+    await writeFile(cert, pems.cert);
+    await writeFile(certKey, pems.private);
+    const secure = await startServe(['--tls-cert', cert, '--tls-key', certKey]);
+    expect(secure.url).toMatch(/^wss:\/\//);
+    const listen = ['listen', '--url', secure.url, '--api-key', KEYS.alice, '--last', '1', '--count', '1', '-q'];
+    const streams = ['streams', '--url', secure.url, '--api-key', KEYS.alice, '--ids'];
+    const [untrustedListen, untrustedStreams, trustedListen, trustedStreams] = await Promise.all([
+      runToEnd(listen),
+      runToEnd(streams),
+      runToEnd(listen, { env: { NODE_EXTRA_CA_CERTS: cert } }),
+      runToEnd(streams, { env: { NODE_EXTRA_CA_CERTS: cert } }),
+    ]);
+    expectExit({ untrustedListen, untrustedStreams }, 3, {
+      untrustedListen:
+        /self-signed certificate: to trust the service's own certificate \(say a serve --tls-cert one\), run with NODE_EXTRA_CA_CERTS=cert\.pem/,
+      untrustedStreams:
+        /self-signed certificate: to trust the service's own certificate \(say a serve --tls-cert one\), run with NODE_EXTRA_CA_CERTS=cert\.pem/,
+    });
+    expect(trustedListen.code, trustedListen.stderr).toBe(0);
+    expect(trustedListen.stdout).toMatch(/^\d\d:\d\d:\d\d /);
+    expect(trustedStreams).toMatchObject({ code: 0, stdout: 'crypto-legal\nmacro-wire\nwhale-alerts\n' });
   });
 });

@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_POSTS } from '../../src/demo/publisher.js';
 import {
@@ -8,9 +11,11 @@ import {
   finish,
   jsonLines,
   runToEnd,
+  shell,
   startServe,
   waitForLines,
 } from './client-support.js';
+import { BIN, ROOT } from './spawn.js';
 
 beforeAll(ensureBuilt);
 
@@ -91,5 +96,37 @@ describe('demo', () => {
     expect(jsonLines(portTaken.stdout).length).toBeGreaterThanOrEqual(1);
     // Ctrl-C is a normal end.
     expect(jsonLines(stopped.stdout).length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('the demo banner', () => {
+  it('suggests the command as it was run: npx only under npx, the name on PATH, node and the script otherwise', async () => {
+    const bin = await mkdtemp(join(tmpdir(), 'stream-posts-demo-bin-'));
+    try {
+      await symlink(BIN, join(bin, 'stream-posts'));
+      // Where npx installs a package it fetched: a cache directory named _npx.
+      const cached = join(bin, '_npx', 'a1b2c3', 'node_modules', '.bin');
+      await mkdir(cached, { recursive: true });
+      await symlink(BIN, join(cached, 'stream-posts'));
+      const args = ['demo', '--count', '1', '--interval', '200ms', '--port', '0', '--json'];
+      const path = `${bin}:${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`;
+      // The test runner itself may run under npx: its marker must not leak into the other cases.
+      const notNpx = { npm_lifecycle_event: undefined };
+      const [plain, npx, npxCache, onPath] = await Promise.all([
+        runToEnd(args, { env: notNpx }),
+        runToEnd(args, { env: { npm_lifecycle_event: 'npx' } }),
+        finish(shell(`${join(cached, 'stream-posts')} ${args.join(' ')}`, { env: { ...notNpx, PATH: path } })),
+        finish(shell(`stream-posts ${args.join(' ')}`, { env: { ...notNpx, PATH: path } })),
+      ]);
+      const hint = (stderr: string) =>
+        /In another terminal: STREAM_POSTS_API_KEY=sp_demo_reader_bob (.*) listen --url /.exec(stderr)?.[1];
+      for (const result of [plain, npx, npxCache, onPath]) expect(result.code, result.stderr).toBe(0);
+      expect(hint(plain.stderr)).toBe(`node ${relative(ROOT, BIN)}`);
+      expect(hint(npx.stderr)).toBe('npx stream-posts');
+      expect(hint(npxCache.stderr)).toBe('npx stream-posts');
+      expect(hint(onPath.stderr)).toBe('stream-posts');
+    } finally {
+      await rm(bin, { recursive: true, force: true });
+    }
   });
 });

@@ -266,21 +266,42 @@ describe('GET /v1/streams/{id}/posts', () => {
 });
 
 describe('GET /v1/streams', () => {
-  const whale = { id: 'whale-alerts', name: 'Whale Alerts', custom: true, customTargets: ['BTC', 'ETH', 'SOL'] };
-  const macro = { id: 'macro-wire', name: 'Macro Wire', custom: false, customTargets: [] };
-  const legal = { id: 'crypto-legal', name: 'Crypto Legal Updates', custom: false, customTargets: [] };
+  const whale = {
+    id: 'whale-alerts',
+    name: 'Whale Alerts',
+    custom: true,
+    customTargets: ['BTC', 'ETH', 'SOL'],
+    owner: 'newsdesk',
+    publish: false,
+  };
+  const macro = {
+    id: 'macro-wire',
+    name: 'Macro Wire',
+    custom: false,
+    customTargets: [],
+    owner: 'newsdesk',
+    publish: false,
+  };
+  const legal = {
+    id: 'crypto-legal',
+    name: 'Crypto Legal Updates',
+    custom: false,
+    customTargets: [],
+    owner: 'newsdesk',
+    publish: false,
+  };
 
-  it('lists the streams the key’s user follows or owns', async () => {
+  it('lists the streams the key’s user follows or owns, with their owner, the targets it selected and where the key publishes', async () => {
     const server = await startTestServer();
     const streams = async (key: string) => {
       const reply = await http(server, 'GET', '/v1/streams', { key });
       expect(reply.status).toBe(200);
       return reply.body.streams;
     };
-    expect(await streams(KEYS.alice)).toEqual([legal, macro, whale]);
-    expect(await streams(KEYS.bob)).toEqual([macro, whale]);
+    expect(await streams(KEYS.alice)).toEqual([legal, macro, { ...whale, selectedTargets: ['BTC', 'ETH'] }]);
+    expect(await streams(KEYS.bob)).toEqual([macro, { ...whale, selectedTargets: ['SOL'] }]);
     expect(await streams(KEYS.newsdesk)).toEqual([legal, macro, whale]);
-    expect(await streams(KEYS.macroWire)).toEqual([legal, macro, whale]);
+    expect(await streams(KEYS.macroWire)).toEqual([legal, { ...macro, publish: true }, whale]);
   });
 
   it('answers 401 without a key', async () => {

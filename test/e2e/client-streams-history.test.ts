@@ -1,0 +1,270 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
+import {
+  ANSI,
+  ensureBuilt,
+  expectCleanError,
+  inMs,
+  jsonLines,
+  KEYS,
+  publishWs,
+  runToEnd,
+  startServe,
+  type Serve,
+} from './client-support.js';
+
+let serve: Serve;
+let tmp: string;
+beforeAll(async () => {
+  ensureBuilt();
+  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-streams-'));
+  serve = await startServe([], 0, 'file');
+});
+afterAll(() => rm(tmp, { recursive: true, force: true }));
+
+const as = (key: string, ...args: string[]) => [...args, '--url', serve.url, '--api-key', key];
+
+describe('stream-posts streams', () => {
+  it("lists the key's streams: owner, custom targets with the user's own marked, where the key publishes", async () => {
+    const [alice, bob, macroWire] = await Promise.all([
+      runToEnd(as(KEYS.alice, 'streams')),
+      runToEnd(as(KEYS.bob, 'streams')),
+      runToEnd(as(KEYS.macroWire, 'streams')),
+    ]);
+    for (const result of [alice, bob, macroWire]) {
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toBe('');
+    }
+    expect(alice.stdout).toBe(
+      [
+        'ID            NAME                  OWNER     TARGETS        PUBLISH',
+        'crypto-legal  Crypto Legal Updates  newsdesk  -              no',
+        'macro-wire    Macro Wire            newsdesk  -              no',
+        'whale-alerts  Whale Alerts          newsdesk  BTC* ETH* SOL  no',
+        '(* a target you selected: you receive its posts)',
+        '',
+      ].join('\n'),
+    );
+    expect(bob.stdout).toContain('whale-alerts  Whale Alerts  newsdesk  BTC ETH SOL*  no');
+    // A stream key acts as the owner: no selection of its own, and it publishes to its stream only.
+    expect(macroWire.stdout.split('\n').filter((line) => / yes$/.test(line))).toEqual([
+      'macro-wire    Macro Wire            newsdesk  -            yes',
+    ]);
+  });
+
+  it('--json gives one stream per line; --ids one id per line', async () => {
+    const [json, ids] = await Promise.all([
+      runToEnd(as(KEYS.macroWire, 'streams', '--json')),
+      runToEnd(as(KEYS.bob, 'streams', '--ids')),
+    ]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(jsonLines(json.stdout)).toEqual([
+      {
+        id: 'crypto-legal',
+        name: 'Crypto Legal Updates',
+        custom: false,
+        customTargets: [],
+        owner: 'newsdesk',
+        publish: false,
+      },
+      { id: 'macro-wire', name: 'Macro Wire', custom: false, customTargets: [], owner: 'newsdesk', publish: true },
+      {
+        id: 'whale-alerts',
+        name: 'Whale Alerts',
+        custom: true,
+        customTargets: ['BTC', 'ETH', 'SOL'],
+        owner: 'newsdesk',
+        publish: false,
+      },
+    ]);
+    expect(ids).toMatchObject({ code: 0, stdout: 'macro-wire\nwhale-alerts\n', stderr: '' });
+  });
+
+  it('sanitizes what the service names: no escape or bidi character reaches the terminal', async () => {
+    const seed = join(tmp, 'hostile-seed.json');
+    await writeFile(
+      seed,
+      JSON.stringify({
+        users: [{ id: 'eve', name: 'Eve', readerKey: 'sp_test_reader_eve', follows: ['evil'] }],
+        streams: [
+          {
+            id: 'evil',
+            name: 'Evil \u001b]0;owned\u0007\u202eName\u001b[31m',
+            owner: 'eve',
+            key: 'sp_test_stream_evil',
+            custom: true,
+            customTargets: ['T\u001b[2J'],
+          },
+        ],
+      }),
+    );
+    const hostile = await startServe(['--seed', seed]);
+    const [table, json] = await Promise.all([
+      runToEnd(['streams', '--url', hostile.url, '--api-key', 'sp_test_reader_eve']),
+      runToEnd(['streams', '--url', hostile.url, '--api-key', 'sp_test_reader_eve', '--json']),
+    ]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(table.stdout).toContain('evil  Evil ]0;ownedName[31m  eve    T[2J     no');
+    expect(json.stdout).toContain('\\u202e');
+    expect(jsonLines(json.stdout)[0].name).toBe('Evil \u001b]0;owned\u0007\u202eName\u001b[31m');
+  });
+
+  it('exit codes: no key 2, a refused key 3 (never printed), an unreachable service 3', async () => {
+    const wrongKey = 'sp_wrong_key_for_streams_1';
+    const [noKey, refused, unreachable] = await Promise.all([
+      runToEnd(['streams', '--url', serve.url]),
+      runToEnd(as(wrongKey, 'streams')),
+      runToEnd(['streams', '--url', 'ws://127.0.0.1:1', '--api-key', KEYS.alice]),
+    ]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/^stream-posts: no API key: give --api-key-file FILE/);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toBe('stream-posts: the service refused the key: HTTP 401: Invalid secret key\n');
+    expect(unreachable.code).toBe(3);
+    expect(unreachable.stderr).toMatch(
+      /^stream-posts: cannot reach the service: http:\/\/127\.0\.0\.1:1\/v1\/streams: /,
+    );
+    for (const result of [noKey, refused, unreachable]) {
+      expect(result.stdout).toBe('');
+      expectCleanError(result.stderr, [...Object.values(KEYS), wrongKey]);
+    }
+  });
+});
+
+describe('stream-posts streams on a service without GET /v1/streams', () => {
+  let http: Server | undefined;
+  afterAll(() => {
+    http?.closeAllConnections();
+    http?.close();
+  });
+
+  it("falls back to the ids the WebSocket's connected event names, and says what it does not know", async () => {
+    // As the hosted service may: REST has the publish route only, `connected` lists the streams.
+    http = createServer((_request, response) => response.writeHead(404).end('Not Found'));
+    const wss = new WebSocketServer({ server: http });
+    wss.on('connection', (ws, request) => {
+      const streamKey = request.headers['x-api-key'] === 'sp_hosted_stream_key';
+      ws.send(
+        JSON.stringify({
+          event: 'connected',
+          data: {
+            message: 'connected',
+            userId: 'u',
+            streams: ['alpha', 'beta'],
+            ...(streamKey ? { streamId: 'beta' } : {}),
+          },
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => http!.listen(0, '127.0.0.1', resolve));
+    const url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    const [table, json, reader, verbose] = await Promise.all([
+      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key']),
+      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key', '--json']),
+      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_reader_key', '--json']),
+      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_reader_key', '--ids', '-v']),
+    ]);
+    for (const result of [table, json, reader, verbose]) expect(result.code, result.stderr).toBe(0);
+    expect(table.stdout).toBe(
+      [
+        'ID     NAME  OWNER  TARGETS  PUBLISH',
+        'alpha  ?     ?      ?        no',
+        'beta   ?     ?      ?        yes',
+        '',
+      ].join('\n'),
+    );
+    expect(jsonLines(json.stdout)).toEqual([
+      { id: 'alpha', publish: false },
+      { id: 'beta', publish: true },
+    ]);
+    expect(jsonLines(reader.stdout)).toEqual([{ id: 'alpha' }, { id: 'beta' }]);
+    expect(verbose.stdout).toBe('alpha\nbeta\n');
+    expect(verbose.stderr).toBe('stream-posts: no GET /v1/streams there: asking the WebSocket instead\n');
+  });
+});
+
+describe('stream-posts history', () => {
+  it('prints the recent posts oldest first exactly as listen --last prints them, text and --json', async () => {
+    // A stream of its own for this test: the seed's posts and its own, nothing published by another test.
+    const first = await publishWs(serve.url, 'crypto-legal', 'history one: a plain post');
+    const hidden = await publishWs(serve.url, 'crypto-legal', 'history two: hidden', { releaseAt: inMs(3_600_000) });
+    const third = await publishWs(serve.url, 'crypto-legal', 'history three: **markdown** $BTC', {
+      contentType: 'markdown',
+    });
+    const args = (...more: string[]) => as(KEYS.alice, ...more, '--streams', 'crypto-legal');
+    const [text, json, listenText, listenJson] = await Promise.all([
+      runToEnd(args('history', '--limit', '3')),
+      runToEnd(args('history', '--limit', '3', '--json')),
+      runToEnd(args('listen', '--last', '3', '--count', '3', '-q')),
+      runToEnd(args('listen', '--last', '3', '--count', '3', '-q', '--json')),
+    ]);
+    for (const result of [text, json, listenText, listenJson]) {
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toBe('');
+    }
+    const lines = jsonLines(json.stdout);
+    expect(lines.map((line) => [line.event, line.data.id, line.data.text])).toEqual([
+      ['stream.post.created', first.post.id, 'history one: a plain post'],
+      ['stream.post.created', hidden.post.id, null],
+      ['stream.post.created', third.post.id, 'history three: **markdown** $BTC'],
+    ]);
+    expect(json.stdout).toBe(listenJson.stdout);
+    expect(text.stdout).toBe(listenText.stdout);
+    expect(text.stdout).toContain(`[hidden until ${hidden.post.releaseAt}]`);
+    expect(text.stdout).not.toMatch(ANSI);
+  });
+
+  it('without --streams reads every stream of the key, --limit posts of each, merged by time', async () => {
+    const macro = await publishWs(serve.url, 'macro-wire', 'history merge: macro');
+    const legal = await publishWs(serve.url, 'crypto-legal', 'history merge: legal');
+    const result = await runToEnd(as(KEYS.bob, 'history', '--limit', '1', '--json'));
+    expect(result.code, result.stderr).toBe(0);
+    const posts = jsonLines(result.stdout).map((line) => line.data);
+    // bob follows macro-wire and whale-alerts (his target SOL), not crypto-legal.
+    expect(posts.map((post) => post.streamId)).toEqual(['whale-alerts', 'macro-wire']);
+    expect(posts[1].id).toBe(macro.post.id);
+    expect(posts.map((post) => post.id)).not.toContain(legal.post.id);
+    expect(posts[0]).toMatchObject({ customTarget: 'SOL' });
+  });
+
+  it('--json escapes what a terminal acts on, as listen --json does; text output removes it', async () => {
+    const hostile = 'C1 \u009b31m, bidi \u202eevil, zero-width \u200b, escape \u001b[2J end';
+    const sent = await publishWs(serve.url, 'whale-alerts', hostile, { customTarget: 'BTC' });
+    const args = as(KEYS.alice, 'history', '--streams', 'whale-alerts', '--limit', '1');
+    const [json, text] = await Promise.all([runToEnd([...args, '--json']), runToEnd(args)]);
+    expect(json.stdout).toContain('\\u009b31m, bidi \\u202eevil, zero-width \\u200b, escape \\u001b[2J end');
+    expect(jsonLines(json.stdout)[0].data).toEqual(sent.post);
+    expect(text.stdout).not.toMatch(/[\u001b\u009b]/);
+  });
+
+  it('exit codes: a bad --limit is 2 naming the flag, a stream not followed is 1 with the code, a refused key 3', async () => {
+    const [zero, tooMany, notANumber, notFollowed, unknown, refused] = await Promise.all([
+      runToEnd(as(KEYS.alice, 'history', '--limit', '0')),
+      runToEnd(as(KEYS.alice, 'history', '--limit', '101')),
+      runToEnd(as(KEYS.alice, 'history', '--limit', 'ten')),
+      runToEnd(as(KEYS.bob, 'history', '--streams', 'crypto-legal')),
+      runToEnd(as(KEYS.alice, 'history', '--streams', 'no-such-stream')),
+      runToEnd(as('sp_wrong_key_for_history', 'history')),
+    ]);
+    for (const usage of [zero, tooMany, notANumber]) {
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toMatch(/^stream-posts: option '--limit <n>' argument '.*' is invalid/);
+    }
+    expect(tooMany.stderr).toContain('expected 1 to 100');
+    expect(notFollowed.code).toBe(1);
+    expect(notFollowed.stderr).toMatch(/^stream-posts: forbidden: .*crypto-legal/);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('stream-posts: not-found: no stream with id "no-such-stream"\n');
+    expect(refused.code).toBe(3);
+    for (const result of [zero, tooMany, notANumber, notFollowed, unknown, refused]) {
+      expect(result.stdout).toBe('');
+      expectCleanError(result.stderr, [...Object.values(KEYS), 'sp_wrong_key_for_history']);
+    }
+  });
+});
