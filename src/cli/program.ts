@@ -282,11 +282,16 @@ function addSubscribeCommand(
 }
 
 /** Commander's "unknown option" for content such as "-5% at the open" says how to pass it. */
+/** Every error line starts the same way, commander's own ("error: …") included. */
+function prefixed(text: string): string {
+  return text.replace(/^error: /, 'stream-posts: ');
+}
+
 function hintDashContent(text: string, write: (text: string) => void): void {
   const hint = /unknown option '-/.test(text)
     ? "hint: use -- before content starting with -: stream-posts post -- '-5% at the open'\n"
     : '';
-  write(`${text}${hint}`);
+  write(`${prefixed(text)}${hint}`);
 }
 
 function addPostCommand(program: Command, { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>): void {
@@ -443,8 +448,7 @@ export function buildProgram(context: ProgramContext = {}): Command {
     .exitOverride()
     .configureOutput({
       ...context.output,
-      // Every error line starts the same way, commander's own ("error: …") included.
-      outputError: (text, write) => write(text.replace(/^error: /, 'stream-posts: ')),
+      outputError: (text, write) => write(prefixed(text)),
     })
     .helpCommand(false)
     .addHelpText(
