@@ -71,7 +71,7 @@ describe('several urls', () => {
 
     const delivered = (await take(events, 3)).map((event) => `${event.type}:${event.post.id}`);
     expect(delivered.sort()).toEqual([`created:${during}`, `created:${post.id}`, `created:${after}`].sort());
-    expect(second.connectionCount).toBe(1);
+    expect(second.connections).toBe(1);
     expect(states.filter((state) => state.kind === 'ready')).toHaveLength(2);
   });
 
