@@ -9,6 +9,7 @@ import { addClientOptions, colorWanted, commonOptions, outputOptions, positiveIn
 import type { ConfigSetOptions } from './config.js';
 import type { DemoOptions } from './demo.js';
 import { EXIT, ExitError } from './exit.js';
+import { addFaultsCommand } from './faults.js';
 import type { ListenOptions } from './listen.js';
 import { collectList, collectUrls, parseBytes, parseDuration, parseNonNegativeInteger, parsePort } from './parse.js';
 import type { PostOptions } from './post.js';
@@ -412,5 +413,6 @@ within --timeout.`,
   addPostCommand(program, full);
   addDemoCommand(program, full);
   addConfigCommands(program, full);
+  addFaultsCommand(program, full.setExitCode);
   return program;
 }
