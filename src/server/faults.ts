@@ -58,8 +58,10 @@ interface ActiveFault {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** A publish the injected faults let through, but whose acknowledgement is to be lost. */
-export const DROP_ACK = Symbol('drop-ack');
+/** A `drop-acks` fault that matched a publish: its acknowledgement is lost if the publish succeeds (`dropsAck`). */
+export interface AckFault {
+  readonly fault: unknown;
+}
 
 function matches(scope: FaultScope | undefined, subject: Subject): boolean {
   if (scope === undefined) return true;
@@ -174,26 +176,17 @@ export class FaultRegistry {
 
   /**
    * Called before a publish runs (over WebSocket, or REST with no connection): throws the
-   * error a `fail-publishes` fault injects, or returns DROP_ACK when a `drop-acks` fault takes
-   * this publish's acknowledgement. Each counts the publishes it takes.
+   * error a `fail-publishes` fault injects (counting it), or returns the `drop-acks` fault
+   * that matches, for `dropsAck` once the post is stored.
    */
-  onPublish(
-    identity: Identity,
-    streamId: string,
-    key: string | undefined,
-    connection?: string,
-  ): typeof DROP_ACK | undefined {
+  onPublish(identity: Identity, streamId: string, key: string | undefined, connection?: string): AckFault | undefined {
     if (this.#active.size === 0) return undefined;
     const subject: Subject = { user: identity.userId, stream: streamId, key, ...(connection ? { connection } : {}) };
     for (const fault of this.#active.values()) {
       const { input } = fault;
       if ((input.type !== 'fail-publishes' && input.type !== 'drop-acks') || !matches(input.scope, subject)) continue;
-      if (fault.remaining > 0) {
-        fault.remaining -= 1;
-        if (fault.remaining === 0) this.#remove(fault.view.id, 'used up');
-        else (fault.view as { count?: number }).count = fault.remaining;
-      }
-      if (input.type === 'drop-acks') return DROP_ACK;
+      if (input.type === 'drop-acks') return { fault };
+      this.#countDown(fault);
       throw new ProtocolError(
         input.code as ProtocolError['code'],
         input.message ?? 'publish failed by an injected fault; nothing was stored',
@@ -201,6 +194,21 @@ export class FaultRegistry {
       );
     }
     return undefined;
+  }
+
+  /** Whether a stored post's acknowledgement is lost: yes while its `drop-acks` fault is still in force (counting it). */
+  dropsAck(matched: AckFault): boolean {
+    const fault = matched.fault as ActiveFault;
+    if (this.#active.get(fault.view.id) !== fault) return false;
+    this.#countDown(fault);
+    return true;
+  }
+
+  #countDown(fault: ActiveFault): void {
+    if (fault.remaining === 0) return;
+    fault.remaining -= 1;
+    if (fault.remaining === 0) this.#remove(fault.view.id, 'used up');
+    else (fault.view as { count?: number }).count = fault.remaining;
   }
 
   #applyOnce(input: FaultInput): number {

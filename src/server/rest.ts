@@ -4,7 +4,7 @@ import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
 import { MAX_FRAME_BYTES, MAX_LAST_POSTS, REST_DEFAULT_LIMIT } from '../protocol/limits.js';
 import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
 import { keyIdOf, type KeyLimits } from './key-limits.js';
-import { DROP_ACK, type FaultRegistry } from './faults.js';
+import type { FaultRegistry } from './faults.js';
 import type { Logger } from './logger.js';
 import type { TokenBucket } from './rate-limiter.js';
 import type { StreamPostsService } from './service.js';
@@ -62,7 +62,7 @@ export function createRestHandler(context: RestContext) {
     const args = parsePublishArgs({ ...fields, streamId });
     const injected = context.faults.onPublish(identity, args.streamId, keyFromRequest(req, url));
     const result = await service.publish(identity, args);
-    if (injected === DROP_ACK) {
+    if (injected !== undefined && context.faults.dropsAck(injected)) {
       logger.log('warn', 'reply dropped by an injected fault', {
         via: 'rest',
         stream: args.streamId,

@@ -13,7 +13,7 @@ import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
 import { encodeError, encodeEvent } from '../protocol/events.js';
 import { PUBLISH_COMMAND, type Command, type CommandName } from '../protocol/types.js';
 import type { ConnectionInfo } from '../protocol/admin.js';
-import { DROP_ACK, type ConnectionFaults, type FaultRegistry } from './faults.js';
+import type { ConnectionFaults, FaultRegistry } from './faults.js';
 import { QueuedPost, Subscription, type FanOut, type Format, type Subscriber } from './fanout.js';
 import { keyIdOf, type KeyLimits } from './key-limits.js';
 import type { Clock } from './clock.js';
@@ -517,9 +517,10 @@ export class Session implements Subscriber {
 
   async #publish(command: Extract<Command, { event: 'add-stream-post' }>): Promise<void> {
     const { data } = command;
-    const injected = this.#context.faults.onPublish(this.#identity!, data.streamId, this.start.key, this.id);
+    const { faults } = this.#context;
+    const injected = faults.onPublish(this.#identity!, data.streamId, this.start.key, this.id);
     const result = await this.#context.service.publish(this.#identity!, data);
-    if (injected === DROP_ACK) {
+    if (injected !== undefined && faults.dropsAck(injected)) {
       this.#log('warn', 'ack dropped by an injected fault', { post: result.post.id });
       return;
     }

@@ -87,6 +87,19 @@ describe('drop-acks', () => {
     expect(listed.body.posts.filter((post: { text: string }) => post.text === 'once')).toHaveLength(1);
   });
 
+  it('takes only publishes that store a post: a refused one still gets its error, and the count is kept', async () => {
+    const server = await startTestServer();
+    const fault = await server.faults.add({ type: 'drop-acks', count: 1 });
+    const wrongKey = await connectAs(server, KEYS.whaleAlerts);
+    const refused = await wrongKey.request('add-stream-post', {
+      streamId: 'macro-wire',
+      content: 'not mine',
+      contentType: 'rawtext',
+    });
+    expect(refused).toMatchObject({ event: 'error', data: { code: 'forbidden' } });
+    expect(server.faults.list()).toEqual([expect.objectContaining({ id: fault.id, count: 1 })]);
+  });
+
   it('over REST: the socket is dropped after the post is stored; publishRest retries with its key and gets the one post', async () => {
     const server = await startTestServer();
     const postsBefore = (await adminState(server)).posts;
