@@ -48,6 +48,11 @@ export class DeliveryGate {
     this.paused = mode.paused;
     this.delayMs = mode.delayMs;
     this.jitterMs = mode.jitterMs;
+    if (mode.delayMs === 0 && mode.jitterMs === 0) {
+      // No delay any more: what was on its way goes now, in order.
+      for (const held of this.#held) held.due = 0;
+      this.#lastDue = 0;
+    }
     this.#pump();
   }
 

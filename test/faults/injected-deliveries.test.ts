@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { publishRest } from '../../src/index.js';
-import { connectAs, KEYS, startTestServer } from '../support/harness.js';
+import { connectAs, KEYS, publish, startTestServer } from '../support/harness.js';
 import { ids, libraryClient, take } from './injected-support.js';
 
 describe('pause-deliveries', () => {
@@ -51,6 +51,23 @@ describe('pause-deliveries', () => {
   });
 });
 
+describe('pause-deliveries past the slow-consumer limit', () => {
+  it('closes the held subscriber with 1013, as a reader that stopped reading would be; others get everything', async () => {
+    const server = await startTestServer({ maxBufferedBytes: 64 * 1024 });
+    const held = await connectAs(server, KEYS.alice);
+    expect((await held.request('on-stream-post', { streamIds: ['macro-wire'] })).event).toBe('sub_ack');
+    const other = await connectAs(server, KEYS.bob);
+    expect((await other.request('on-stream-post', { streamIds: ['macro-wire'] })).event).toBe('sub_ack');
+    await server.faults.add({ type: 'pause-deliveries', scope: { user: 'alice' } });
+    const text = 'x'.repeat(16 * 1024);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i += 1)
+      ids.push((await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: text })).id);
+    expect(await held.closed).toEqual({ code: 1013, reason: 'slow consumer' });
+    for (const id of ids) await other.next((message) => message.data?.id === id);
+  });
+});
+
 describe('delay-deliveries', () => {
   it('delivers each post after its delay, in order', async () => {
     const server = await startTestServer();
@@ -72,5 +89,17 @@ describe('delay-deliveries', () => {
       // A lower bound only: the delay is the fault's promise; how much later is the machine's business.
       expect(performance.now() - at).toBeGreaterThanOrEqual(100);
     }
+  });
+
+  it('cleared while posts are on their way: they still arrive, in order, and later ones behind them', async () => {
+    const server = await startTestServer();
+    const wire = await connectAs(server, KEYS.alice);
+    expect((await wire.request('on-stream-post', { streamIds: ['macro-wire'] })).event).toBe('sub_ack');
+    const fault = await server.faults.add({ type: 'delay-deliveries', delayMs: 60_000 });
+    const early = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'delayed' });
+    expect(server.faults.clear(fault.id)).toBe(1);
+    const late = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'not delayed' });
+    const posts = [await wire.nextEvent('stream.post.created'), await wire.nextEvent('stream.post.created')];
+    expect(posts.map((message) => message.data.id)).toEqual([early.id, late.id]);
   });
 });
