@@ -116,9 +116,10 @@ export class FaultRegistry {
   /** Checks, applies and (unless it acts once) keeps a fault. Rejects with `invalid-argument` naming the field. */
   async add(raw: unknown): Promise<Fault> {
     const input = parseFault(raw);
+    const scope = input.scope && (await this.#scopeView(input.scope));
     const id = `f${this.#nextId++}`;
     const view: Fault = { ...input, id, createdAt: new Date().toISOString() };
-    if (input.scope) view.scope = await this.#scopeView(input.scope);
+    if (scope) view.scope = scope;
     const fields = this.#logFields(view);
     if (ONE_SHOT_FAULTS.has(input.type)) {
       view.applied = this.#applyOnce(input);

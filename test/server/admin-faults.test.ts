@@ -56,6 +56,8 @@ describe('POST /_admin/faults', () => {
 
   it('answers the fault as normalized with an id; lists it, in /_admin/state too; clears one (404 when unknown) and all', async () => {
     const server = await startTestServer();
+    // A refused fault takes no id.
+    expect((await addFault(server, { type: 'go-silent', scope: { key: 'sp_unknown_key' } })).status).toBe(400);
     const silent = await addFault(server, { type: 'go-silent', scope: { user: 'alice' } });
     expect(silent.status).toBe(200);
     expect(silent.body.fault).toEqual({
