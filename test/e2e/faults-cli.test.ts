@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   adminState,
+  cliCommandLine,
   ensureBuilt,
   expectCleanError,
   finish,
@@ -77,6 +78,20 @@ describe('stream-posts faults', () => {
     });
     expect(withEnv.code, withEnv.stderr).toBe(0);
     expect(withEnv.stdout).toContain('go-silent');
+  });
+
+  it('needs no flags under serve --exec, where the admin URL and token are set', async () => {
+    const exec = cliCommandLine(['faults', 'add', 'drop-acks', '--count', '1', '--json']);
+    const result = await runToEnd(['serve', '--port', '0', '--quiet', '--admin-token', 'exec-token', '--exec', exec]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(
+      jsonLines(
+        result.stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .join('\n'),
+      ),
+    ).toEqual([expect.objectContaining({ id: 'f1', type: 'drop-acks', count: 1 })]);
   });
 
   it('says when nothing answers there (exit 3, naming --admin-url)', async () => {
