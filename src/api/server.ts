@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { AdminState } from '../protocol/admin.js';
+import type { AdminState, ConnectionInfo, Fault, FaultInput } from '../protocol/admin.js';
+import { ProtocolError } from '../protocol/errors.js';
 import { DEMO_SEED } from '../demo/seed.js';
 import { DEFAULTS } from '../server/defaults.js';
 import type { Logger } from '../server/logger.js';
@@ -159,6 +160,21 @@ function redisOption(given: Record<string, unknown>): {
 
 /** What `state()` reports (the same as `GET /_admin/state`). */
 export type ServerState = AdminState;
+export type { ConnectionInfo, Fault, FaultInput, FaultScope, FaultScopeView } from '../protocol/admin.js';
+
+/** Injected faults (the same as `/_admin/faults`): this server's own, also with a Redis store. */
+export interface ServerFaults {
+  /**
+   * Injects a fault; resolves to it as the server holds it, with its `id` (a one-shot
+   * `close` or `send-frame` has acted before this resolves, and says on how many connections
+   * in `applied`). A bad fault throws TypeError naming the field.
+   */
+  add(fault: FaultInput): Promise<Fault>;
+  /** The faults in force. */
+  list(): Fault[];
+  /** Clears one fault, or every one without an id; returns how many were cleared (0: no fault with that id). */
+  clear(id?: string): number;
+}
 
 /** The seed's keys: `readers[userId]` and `streams[streamId]`. */
 export interface ServerKeys {
@@ -243,10 +259,27 @@ function checkPerimeter(
 export class StreamPostsServer {
   readonly #core: Core;
   readonly #keys: ServerKeys;
+  readonly faults: ServerFaults;
 
   /** @internal */
   constructor(core: Core, seed: Seed) {
     this.#core = core;
+    const admin = core.admin;
+    this.faults = Object.freeze({
+      async add(fault: FaultInput): Promise<Fault> {
+        try {
+          return await admin.addFault(fault);
+        } catch (error) {
+          if (error instanceof ProtocolError) throw new TypeError(`faults.add: ${error.message}`);
+          throw error;
+        }
+      },
+      list: () => admin.faults(),
+      clear(id?: string): number {
+        if (id !== undefined && typeof id !== 'string') throw new TypeError('faults.clear: id must be a string');
+        return admin.clearFaults(id);
+      },
+    });
     this.#keys = Object.freeze({
       readers: Object.freeze(Object.fromEntries(seed.users.map((user) => [user.id, user.readerKey]))),
       streams: Object.freeze(Object.fromEntries(seed.streams.map((stream) => [stream.id, stream.key]))),
@@ -299,8 +332,13 @@ export class StreamPostsServer {
     return this.#core.admin.state();
   }
 
+  /** The open WebSocket connections (the same as `GET /_admin/connections`): who, subscribed to what. */
+  connections(): ConnectionInfo[] {
+    return this.#core.admin.connections();
+  }
+
   /** Open WebSocket connections now; unlike `state()` it needs no store, so it also answers while closing. */
-  get connections(): number {
+  get connectionCount(): number {
     return this.#core.connectionCount;
   }
 

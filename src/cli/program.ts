@@ -17,6 +17,7 @@ import {
 import type { ConfigSetOptions } from './config.js';
 import type { DemoOptions } from './demo.js';
 import { EXIT, ExitError } from './exit.js';
+import { addFaultsCommand } from './faults.js';
 import type { ListenOptions } from './listen.js';
 import { collectList, collectUrls, parseBytes, parseDuration, parseNonNegativeInteger, parsePort } from './parse.js';
 import type { PostOptions } from './post.js';
@@ -486,6 +487,7 @@ within --timeout.`,
   addDemoCommand(program, full);
   addConfigCommands(program, full);
   addReadCommands(program, full);
+  addFaultsCommand(program, full.setExitCode);
   addCompletionCommand(program, full);
   addHelpCommand(program);
   return program;

@@ -1,5 +1,6 @@
 import { encodeEvent } from '../protocol/events.js';
 import { toTreeItem } from '../protocol/tree.js';
+import type { ConnectionFaults } from './faults.js';
 import { canSee, toWirePost, type PostRecord, type StoreEvent, type StreamRecord, type UserRecord } from './store.js';
 
 export type Format = 'envelope' | 'tree';
@@ -12,6 +13,8 @@ export interface Subscriber {
   sendFrame(frame: Buffer): void;
   /** Posts to send, in order, as the peer reads them: the subscriber asks `queuedFrame` for each frame when its turn comes. */
   sendQueued(posts: QueuedPost[]): void;
+  /** Injected faults: posts then pass through its delivery gate, which may hold or delay them. */
+  faults?: ConnectionFaults | undefined;
 }
 
 /**
@@ -142,9 +145,17 @@ export class FanOut {
         if (subscriber.envelopeStamp === seq) continue;
         subscriber.envelopeStamp = seq;
       }
-      if (subscription.pending) subscription.pending.push(event);
-      else if (format === 'tree') subscriber.sendFrame((tree ??= Buffer.from(encodeFrame(type, post, format))));
-      else subscriber.sendFrame((envelope ??= Buffer.from(encodeFrame(type, post, format))));
+      if (subscription.pending) {
+        subscription.pending.push(event);
+        continue;
+      }
+      const frame =
+        format === 'tree'
+          ? (tree ??= Buffer.from(encodeFrame(type, post, format)))
+          : (envelope ??= Buffer.from(encodeFrame(type, post, format)));
+      const gate = subscriber.faults?.gate;
+      if (gate === undefined) subscriber.sendFrame(frame);
+      else gate.deliver(frame);
     }
   }
 
@@ -166,7 +177,10 @@ export class FanOut {
       }
     }
     subscription.pending = null;
-    if (queued.length > 0) subscriber.sendQueued(queued);
+    if (queued.length === 0) return;
+    const gate = subscriber.faults?.gate;
+    if (gate === undefined) subscriber.sendQueued(queued);
+    else gate.deliver(queued);
   }
 
   /** The frame of a queued post, in the state it was queued in (it may have been released since). */

@@ -4,6 +4,7 @@ import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
 import { MAX_FRAME_BYTES, MAX_LAST_POSTS, REST_DEFAULT_LIMIT } from '../protocol/limits.js';
 import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
 import { keyIdOf, type KeyLimits } from './key-limits.js';
+import type { FaultRegistry } from './faults.js';
 import type { Logger } from './logger.js';
 import type { TokenBucket } from './rate-limiter.js';
 import type { StreamPostsService } from './service.js';
@@ -17,6 +18,7 @@ export interface RestContext {
   createRateLimiter: (() => TokenBucket) | undefined;
   bodyTimeoutMs: number;
   keyLimits: KeyLimits;
+  faults: FaultRegistry;
 }
 
 const POST_ROUTE = /^\/v1\/streams\/([^/]+)\/post$/;
@@ -57,7 +59,18 @@ export function createRestHandler(context: RestContext) {
   async function publish(req: IncomingMessage, res: ServerResponse, url: URL, streamId: string): Promise<void> {
     const identity = await authenticate(req, url);
     const fields = parseJsonObject(await readBody(req, MAX_FRAME_BYTES, context.bodyTimeoutMs));
-    const result = await service.publish(identity, parsePublishArgs({ ...fields, streamId }));
+    const args = parsePublishArgs({ ...fields, streamId });
+    const injected = context.faults.onPublish(identity, args.streamId, keyFromRequest(req, url));
+    const result = await service.publish(identity, args);
+    if (injected !== undefined && context.faults.dropsAck(injected)) {
+      logger.log('warn', 'reply dropped by an injected fault', {
+        via: 'rest',
+        stream: args.streamId,
+        post: result.post.id,
+      });
+      req.socket.destroy();
+      return;
+    }
     logger.log('info', 'published', {
       via: 'rest',
       user: identity.userId,

@@ -1,4 +1,10 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  STATUS_CODES,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -13,6 +19,7 @@ import { createAdminActions, createAdminHandler, type AdminActions } from './adm
 import { DEFAULTS } from './defaults.js';
 import { AdjustableClock } from './clock.js';
 import { FanOut } from './fanout.js';
+import { FaultRegistry } from './faults.js';
 import { KeyLimits } from './key-limits.js';
 import { answerBodyError, keyFromRequest, sendError, sendJson } from './http-util.js';
 import { scrubSecrets, silentLogger, type Logger } from './logger.js';
@@ -184,6 +191,8 @@ export class StreamPostsServer {
   readonly #wss: WebSocketServer;
   readonly #sessions = new Set<Session>();
   readonly #fanout = new FanOut();
+  /** Injected faults (admin): this instance's own, also with a shared store. */
+  readonly faults: FaultRegistry;
   readonly #service: StreamPostsService;
   readonly #secure: boolean;
   readonly #unsubscribeStore: () => void;
@@ -252,7 +261,14 @@ export class StreamPostsServer {
     const replyRate = rate || keyRate;
     const createReplyBudget = replyRate === 0 ? undefined : () => new TokenBucket(replyRate, replyRate * 2, timer);
     const { bodyTimeoutMs } = this.#options;
+    this.faults = new FaultRegistry({
+      connections: () => this.#sessions,
+      authenticate: (key) => this.#service.authenticate(key),
+      logger: this.#logger,
+      maxBufferedBytes: this.#options.maxBufferedBytes,
+    });
     const handleRest = createRestHandler({
+      faults: this.faults,
       service: this.#service,
       logger: this.#logger,
       createRateLimiter,
@@ -264,11 +280,14 @@ export class StreamPostsServer {
       clock: this.clock,
       logger: this.#logger,
       counts: () => ({ connections: this.#sessions.size, subscriptions: this.#fanout.size }),
+      connections: () => [...this.#sessions].map((session) => session.info()),
+      faults: this.faults,
     });
     const handleAdmin = this.#options.admin
       ? createAdminHandler(this.admin, { bodyTimeoutMs, token: options.adminToken })
       : undefined;
     this.#sessionContext = {
+      faults: this.faults,
       service: this.#service,
       fanout: this.#fanout,
       logger: this.#logger,
@@ -333,7 +352,14 @@ export class StreamPostsServer {
       // What the session needs is taken out now: a closure over `req` would keep the whole
       // upgrade request (headers, URL) alive for as long as the connection lasts.
       const key = keyFromRequest(req, url);
-      this.#wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.#accept(ws, socket, key, route));
+      const upgrade = () => this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, socket, key, route));
+      const injected = this.faults.refusal(key);
+      if (injected === undefined) upgrade();
+      else
+        void Promise.resolve(injected).then(
+          (status) => this.#refuseByFault(socket, status, upgrade),
+          () => upgrade(),
+        );
     });
     // Request bodies and idle keep-alive sockets must not hold the process open on close.
     this.#http.keepAliveTimeout = 5_000;
@@ -341,6 +367,13 @@ export class StreamPostsServer {
     // A backstop for bodies no handler reads (a POST to an unknown path): handlers that
     // read one answer 408 themselves after bodyTimeoutMs.
     this.#http.requestTimeout = this.#options.headersTimeoutMs + bodyTimeoutMs;
+  }
+
+  /** A `refuse-connections` fault's answer to an upgrade (none: the upgrade goes ahead). */
+  #refuseByFault(socket: Duplex, status: number | undefined, upgrade: () => void): void {
+    if (status === undefined) return upgrade();
+    this.#logger.log('warn', 'upgrade refused by an injected fault', { status });
+    refuseUpgrade(socket, status, STATUS_CODES[status] ?? 'Refused', this.faults.refusalBody(status));
   }
 
   /** Events may have been missed: every client reconnects and replays what it lacks. */
@@ -371,6 +404,7 @@ export class StreamPostsServer {
     if (route !== 'plain' && route.treeOnly) start.treeOnly = true;
     const session = new Session(ws, this.#sessionContext, start, socket);
     this.#sessions.add(session);
+    this.faults.attach(session);
     session.onClosed(() => this.#sessions.delete(session));
   }
 

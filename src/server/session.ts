@@ -12,6 +12,8 @@ import {
 import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
 import { encodeError, encodeEvent } from '../protocol/events.js';
 import { PUBLISH_COMMAND, type Command, type CommandName } from '../protocol/types.js';
+import type { ConnectionInfo } from '../protocol/admin.js';
+import type { ConnectionFaults, FaultRegistry } from './faults.js';
 import { QueuedPost, Subscription, type FanOut, type Format, type Subscriber } from './fanout.js';
 import { keyIdOf, type KeyLimits } from './key-limits.js';
 import type { Clock } from './clock.js';
@@ -75,6 +77,7 @@ export interface SessionContext {
   keyLimits: KeyLimits;
   maxSubscriptionsPerConnection: number;
   maxPendingCommands: number;
+  faults: FaultRegistry;
 }
 
 export interface SessionStart {
@@ -119,6 +122,9 @@ export class Session implements Subscriber {
   treeStamp = 0;
   /** Cleared by each keep-alive round, set again by the pong. */
   isAlive = true;
+  /** Injected faults that apply to this connection (faults.ts); undefined on almost every one. */
+  faults: ConnectionFaults | undefined = undefined;
+  readonly connectedAt = Date.now();
   readonly #ws: WebSocket;
   readonly #context: SessionContext;
   /** By format and stream set: subscribing again to the same streams replaces, not adds. */
@@ -187,7 +193,7 @@ export class Session implements Subscriber {
 
   sendFrame(frame: Buffer | string): void {
     const ws = this.#ws;
-    if (ws.readyState !== OPEN) return;
+    if (ws.readyState !== OPEN || this.faults?.silent) return;
     if (this.#queuedAt < this.#queued.length) {
       // Behind a history still being written: order holds, and what waits counts as queued.
       this.#queued.push(frame);
@@ -206,7 +212,7 @@ export class Session implements Subscriber {
    * reader taking it as fast as it can must not be mistaken for one that stopped.
    */
   sendQueued(posts: QueuedPost[]): void {
-    if (this.#ws.readyState !== OPEN) return;
+    if (this.#ws.readyState !== OPEN || this.faults?.silent) return;
     for (const post of posts) this.#queued.push(post);
     this.#queuedPosts += posts.length;
     if (this.#queuedBytes() > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
@@ -272,11 +278,40 @@ export class Session implements Subscriber {
   }
 
   ping(keepAliveFrame: Buffer): void {
-    if (this.#ws.readyState !== OPEN) return;
+    if (this.#ws.readyState !== OPEN || this.faults?.silent) return;
     this.isAlive = false;
     this.#corkForThisTurn();
     this.#ws.ping();
     this.#sendEnvelope(keepAliveFrame);
+  }
+
+  /** The key's identity, once checked. */
+  get identity(): Identity | undefined {
+    return this.#identity;
+  }
+
+  /** Whether a ping from the peer is answered: off under a `stop-pongs` or `go-silent` fault. */
+  answerPings(on: boolean): void {
+    // ws answers pings itself and has no public switch per socket; its own flood guard stays in place.
+    (this.#ws as unknown as { _autoPong: boolean })._autoPong = on;
+  }
+
+  /** What `GET /_admin/connections` lists about this connection. */
+  info(): ConnectionInfo {
+    const identity = this.#identity;
+    return {
+      id: this.id,
+      user: identity?.userId ?? null,
+      stream: identity?.streamId ?? null,
+      kind: identity?.kind === 'stream' ? 'stream' : 'user',
+      subscriptions: [...this.#subscriptions.values()].map((subscription) => ({
+        streamIds: subscription.streams.map((stream) => stream.id),
+        format: subscription.format === 'tree' ? 'tree' : 'post',
+      })),
+      bufferedBytes: this.#ws.bufferedAmount + this.#queuedFrameBytes,
+      connectedAt: new Date(this.connectedAt).toISOString(),
+      remoteAddress: (this.#socket as { remoteAddress?: string }).remoteAddress ?? null,
+    };
   }
 
   /** Calls back once the socket has closed (at once if it already has). */
@@ -321,6 +356,7 @@ export class Session implements Subscriber {
     this.#keyLimiter = keyLimits.bucket(keyId);
     this.#identity = identity;
     this.#user = user;
+    this.#context.faults.attach(this);
     this.#log('info', 'connected', { user: user.id, keyKind: identity.kind, stream: identity.streamId });
     let prefix = connectedPrefixes.get(user);
     if (prefix === undefined) {
@@ -480,7 +516,14 @@ export class Session implements Subscriber {
   }
 
   async #publish(command: Extract<Command, { event: 'add-stream-post' }>): Promise<void> {
-    const result = await this.#context.service.publish(this.#identity!, command.data);
+    const { data } = command;
+    const { faults } = this.#context;
+    const injected = faults.onPublish(this.#identity!, data.streamId, this.start.key, this.id);
+    const result = await this.#context.service.publish(this.#identity!, data);
+    if (injected !== undefined && faults.dropsAck(injected)) {
+      this.#log('warn', 'ack dropped by an injected fault', { post: result.post.id });
+      return;
+    }
     this.sendFrame(
       encodeEvent('ack', { post: toWirePost(result.post, true), duplicate: result.duplicate }, command.requestId),
     );
@@ -537,6 +580,7 @@ export class Session implements Subscriber {
 
   #onClose(code: number): void {
     this.#detach();
+    this.faults?.gate?.stop();
     // Only now: a connection closed for being slow holds its buffers until its socket is gone.
     if (this.#keyId !== undefined) this.#context.keyLimits.closeConnection(this.#keyId);
     this.#keyId = undefined;

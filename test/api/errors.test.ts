@@ -89,17 +89,16 @@ describe('errors', () => {
 
   it('a publish whose ack did not come: the client reconnects and resends it, so publishing again with its key gives the one post', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    onCleanup(() => proxy.close());
-    const owner = await client({ url: proxy.url, apiKey: srv.keys.streams['macro-wire']!, timeoutMs: 300 });
+    const owner = await client({ url: srv.url, apiKey: srv.keys.streams['macro-wire']!, timeoutMs: 300 });
     const before = (await srv.state()).posts;
-    proxy.holdOpen();
+    const [first] = srv.connections();
+    await srv.faults.add({ type: 'go-silent', scope: { connection: first!.id } });
     const error = await failure(owner.publish({ streamId: 'macro-wire', content: 'once', idempotencyKey: 'k-once' }));
     expect(error.code).toBe('timeout');
-    // The held socket never answers again: only a new connection can carry this one.
+    // The silent socket never answers again: only a new connection can carry this one.
     const again = await owner.publish({ streamId: 'macro-wire', content: 'once', idempotencyKey: 'k-once' });
     expect(again.duplicate).toBe(true);
-    expect(proxy.connections).toBe(2);
+    expect(srv.connections().filter((connection) => connection.id !== first!.id)).toHaveLength(1);
     expect((await srv.state()).posts).toBe(before + 1);
   });
 

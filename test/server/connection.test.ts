@@ -312,12 +312,12 @@ describe('closing', () => {
       closed = true;
     });
     await expect(connectAs(server, KEYS.bob)).rejects.toThrow();
-    expect(server.connections).toBe(1);
+    expect(server.connectionCount).toBe(1);
     expect(closed).toBe(false);
     (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     expect((await closedWithin(slow, 2000)).code).toBe(1001);
     await closing;
-    expect(server.connections).toBe(0);
+    expect(server.connectionCount).toBe(0);
   });
 
   it('a frame over 1 MiB closes with 1009; exactly 1 MiB does not; new connections still work', async () => {
