@@ -11,6 +11,7 @@ import { TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../protocol/paths.js';
 import { redactUrl } from '../protocol/redact.js';
 import { createAdminActions, createAdminHandler, type AdminActions } from './admin.js';
 import { DEFAULTS } from './defaults.js';
+import { Dashboard } from './dashboard.js';
 import { AdjustableClock } from './clock.js';
 import { FanOut } from './fanout.js';
 import { KeyLimits } from './key-limits.js';
@@ -192,6 +193,8 @@ export class StreamPostsServer {
   #closing: Promise<void> | undefined;
   readonly #sessionContext: SessionContext;
   #address: AddressInfo | undefined;
+  /** The web dashboard at `/`, on with the admin endpoints. */
+  readonly #dashboard: Dashboard | undefined;
 
   constructor(options: ServerOptions) {
     const host = options.host ?? DEFAULTS.host;
@@ -265,6 +268,17 @@ export class StreamPostsServer {
       logger: this.#logger,
       counts: () => ({ connections: this.#sessions.size, subscriptions: this.#fanout.size }),
     });
+    if (this.#options.admin) {
+      this.#dashboard = new Dashboard({
+        seed: options.seed,
+        store: this.store,
+        clock: this.clock,
+        token: options.adminToken,
+        secure: options.tls !== undefined,
+        subscribers: (streamId) => this.#fanout.subscribersOf(streamId),
+      });
+      this.admin = this.#dashboard.watch(this.admin);
+    }
     const handleAdmin = this.#options.admin
       ? createAdminHandler(this.admin, { bodyTimeoutMs, token: options.adminToken })
       : undefined;
@@ -371,7 +385,11 @@ export class StreamPostsServer {
     if (route !== 'plain' && route.treeOnly) start.treeOnly = true;
     const session = new Session(ws, this.#sessionContext, start, socket);
     this.#sessions.add(session);
-    session.onClosed(() => this.#sessions.delete(session));
+    this.#dashboard?.events.notify('connections');
+    session.onClosed(() => {
+      this.#sessions.delete(session);
+      this.#dashboard?.events.notify('connections');
+    });
   }
 
   async #handleRequest(
@@ -385,6 +403,7 @@ export class StreamPostsServer {
       sendJson(res, 200, { ok: true });
       return;
     }
+    if (this.#dashboard && (await this.#dashboard.handle(req, res, url))) return;
     if (await handleRest(req, res, url)) return;
     if (handleAdmin && (await handleAdmin(req, res, url))) return;
     if (routeUpgrade(url) !== undefined) {
@@ -471,6 +490,7 @@ export class StreamPostsServer {
 
   async #shutdown(): Promise<void> {
     if (this.#keepAliveTimer) clearInterval(this.#keepAliveTimer);
+    this.#dashboard?.close();
     const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()));
     const closing = [...this.#sessions].map(
       (session) =>
