@@ -100,7 +100,9 @@ export async function openPage(context: BrowserContext, url: string): Promise<Wa
     void dialog.dismiss().catch(() => {});
   });
   page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning') watched.problems.push(message.text());
+    if (message.type() !== 'error' && message.type() !== 'warning') return;
+    const at = message.location().url;
+    watched.problems.push(at ? `${message.text()} (${at})` : message.text());
   });
   page.on('pageerror', (error) => watched.problems.push(error.message));
   page.on('request', (request) => watched.requests.push(request.url()));

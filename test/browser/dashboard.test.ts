@@ -136,3 +136,52 @@ describeInBrowser('the dashboard', () => {
     expect((await server.state()).posts).toBe(seeded);
   });
 });
+
+describeInBrowser('the dashboard with an admin token', () => {
+  const TOKEN = 'dash-token-0123456789';
+
+  it('takes the token from the #token= fragment, drops it from the address, and never sends it in a URL', async () => {
+    const server = await startTestServer({ adminToken: TOKEN });
+    const watched = await openPage(browser(), `${server.httpUrl}/#token=${TOKEN}`);
+    await watched.page.locator('#feed-status[data-status="live"]').waitFor({ timeout: UI_TIMEOUT });
+    await watched.page.locator('#streams-body tr[data-stream-id="macro-wire"]').waitFor({ timeout: UI_TIMEOUT });
+    expect(watched.page.url()).toBe(`${server.httpUrl}/`);
+    expect(await watched.page.locator('#token-form').isHidden()).toBe(true);
+    expect(watched.requests.filter((url) => url.includes(TOKEN))).toEqual([]);
+  });
+
+  it('asks for the token when it has none, and works once it is typed', async () => {
+    const server = await startTestServer({ adminToken: TOKEN });
+    const { page } = await openPage(browser(), `${server.httpUrl}/`);
+    await page.locator('#feed-status[data-status="unauthorized"]').waitFor({ timeout: UI_TIMEOUT });
+    await page.locator('#token-form').waitFor({ timeout: UI_TIMEOUT });
+
+    await page.fill('#token-input', 'wrong-token');
+    await page.click('#token-form button[type="submit"]');
+    await page.locator('#token-form').waitFor({ timeout: UI_TIMEOUT });
+    await page.fill('#token-input', TOKEN);
+    await page.click('#token-form button[type="submit"]');
+    await page.locator('#feed-status[data-status="live"]').waitFor({ timeout: UI_TIMEOUT });
+    const post = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'with a token' });
+    await page.locator(`article[data-post-id="${post.id}"]`).waitFor({ timeout: UI_TIMEOUT });
+  });
+});
+
+describeInBrowser('the dashboard when serve restarts', () => {
+  it('reconnects to the new serve on the same port and shows its posts', async () => {
+    const first = await startTestServer();
+    const { page } = await openPage(browser(), `${first.httpUrl}/`);
+    await page.locator('#feed-status[data-status="live"]').waitFor({ timeout: UI_TIMEOUT });
+    const before = await publish(first, KEYS.macroWire, { streamId: 'macro-wire', content: 'before the restart' });
+    await page.locator(`article[data-post-id="${before.id}"]`).waitFor({ timeout: UI_TIMEOUT });
+
+    await first.close();
+    await page.locator('#feed-status[data-status="down"]').waitFor({ timeout: UI_TIMEOUT });
+    const second = await startTestServer({ port: first.port });
+    await page.locator('#feed-status[data-status="live"]').waitFor({ timeout: UI_TIMEOUT });
+    const after = await publish(second, KEYS.macroWire, { streamId: 'macro-wire', content: 'after the restart' });
+    await page.locator(`article[data-post-id="${after.id}"]`).waitFor({ timeout: UI_TIMEOUT });
+    // The new serve's snapshot replaced the old one's posts.
+    expect(await page.locator(`article[data-post-id="${before.id}"]`).count()).toBe(0);
+  });
+});
