@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { afterTest, KEYS, publish, startTestServer } from '../support/harness.js';
 import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from './browser.js';
 
@@ -25,7 +26,7 @@ async function otherOrigin(): Promise<number> {
 }
 
 /** What a script on that page gets when it tries the dashboard's and the admin's endpoints. */
-async function tryAdmin(page: import('playwright-core').Page, target: string) {
+async function tryAdmin(page: Page, target: string) {
   return page.evaluate(async (base) => {
     const attempt = async (path: string, init?: RequestInit) => {
       try {
