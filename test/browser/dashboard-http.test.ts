@@ -94,12 +94,13 @@ describe('the dashboard over HTTP', () => {
     const own = new URL(server.httpUrl).host;
     const sameOrigin = { origin: server.httpUrl, 'sec-fetch-site': 'same-origin', host: own };
     expect((await http(server, 'GET', '/_admin/directory', { headers: sameOrigin })).status).toBe(200);
-    for (const headers of [
+    const refusedHeaders: Record<string, string>[] = [
       { origin: 'http://localhost:5173' },
       { origin: server.httpUrl.replace('127.0.0.1', 'localhost') },
       { 'sec-fetch-site': 'same-site' },
       { 'sec-fetch-site': 'cross-site' },
-    ]) {
+    ];
+    for (const headers of refusedHeaders) {
       for (const path of ['/_admin/directory', '/_admin/events']) {
         const refused = await http(server, 'GET', path, { headers });
         expect(refused.status, `${path} ${JSON.stringify(headers)}`).toBe(403);

@@ -83,6 +83,8 @@ describeInBrowser('a page on another origin', () => {
         predicate: (message) => message.text().includes('frame-ancestors'),
       });
       await page.evaluate((src) => {
+        // Runs in the page (the tests are type-checked without the DOM's types).
+        const { document } = globalThis as any;
         const frame = document.createElement('iframe');
         frame.src = src;
         document.body.append(frame);
