@@ -40,7 +40,21 @@ export class ConnectionsPanel {
       report(this.#output, missing ? 'this serve does not list connections' : describeError(error), 'error');
       return;
     }
-    this.#body.replaceChildren(...connections.map((connection) => this.#row(connection)));
+    // A row already shown keeps its controls, so a code or reason being chosen survives a refresh.
+    const shown = new Map(
+      [...this.#body.querySelectorAll<HTMLElement>('tr[data-connection-id]')].map((row) => [
+        row.dataset['connectionId'],
+        row.querySelector('.actions'),
+      ]),
+    );
+    this.#body.replaceChildren(
+      ...connections.map((connection) => {
+        const row = this.#row(connection);
+        const controls = shown.get(connection.id);
+        if (controls) row.querySelector('.actions')?.replaceWith(controls);
+        return row;
+      }),
+    );
     if (connections.length === 0) this.#body.append(h('tr', {}, h('td', { colspan: '7', class: 'muted' }, 'none')));
   }
 

@@ -11,13 +11,14 @@ import { PublishForm } from './publish.js';
 
 takeTokenFromFragment();
 
+const STATE_REFRESH_MS = 5_000;
+
 const feed = new Feed(byId('feed'), byId('feed-empty'));
 const publish = new PublishForm();
 const keysStatus = byId('keys-result');
 const clockOutput = byId('clock-result');
 const tokenForm = byId<HTMLFormElement>('token-form');
 const filter = byId<HTMLSelectElement>('feed-filter');
-let directory: Directory = { streams: [], users: [] };
 
 const refreshLater = throttle(() => void refreshAll(), 250);
 const connections = new ConnectionsPanel(refreshLater);
@@ -38,17 +39,22 @@ tokenForm.addEventListener('submit', (event) => {
 
 filter.addEventListener('change', () => feed.setFilter(filter.value));
 
+let shownDirectory = '';
+
 async function refreshDirectory(): Promise<void> {
-  directory = await request<Directory>('GET', '/_admin/directory');
-  renderStreams(byId('streams-body'), directory, keysStatus);
-  renderUsers(byId('users-body'), directory, keysStatus);
-  publish.setDirectory(directory);
+  const fresh = await request<Directory>('GET', '/_admin/directory');
+  // Unchanged: left as it is, so an open menu or a choice being made is not reset.
+  if (JSON.stringify(fresh) === shownDirectory) return;
+  shownDirectory = JSON.stringify(fresh);
+  renderStreams(byId('streams-body'), fresh, keysStatus);
+  renderUsers(byId('users-body'), fresh, keysStatus);
+  publish.setDirectory(fresh);
   const chosen = filter.value;
   filter.replaceChildren(
     h('option', { value: '' }, 'all streams'),
-    ...directory.streams.map((stream) => h('option', { value: stream.id }, stream.name)),
+    ...fresh.streams.map((stream) => h('option', { value: stream.id }, stream.name)),
   );
-  filter.value = directory.streams.some((stream) => stream.id === chosen) ? chosen : '';
+  filter.value = fresh.streams.some((stream) => stream.id === chosen) ? chosen : '';
 }
 
 async function refreshState(): Promise<void> {
@@ -140,6 +146,10 @@ function showTime(): void {
   feed.tick();
 }
 setInterval(showTime, 1000);
+// Subscriptions and faults changed by other clients send no event: counts are read again now and then.
+setInterval(() => {
+  if (document.visibilityState === 'visible' && byId('feed-status').dataset['status'] === 'live') refreshLater();
+}, STATE_REFRESH_MS);
 showTime();
 
 /** Runs `run` at most once per `ms`, trailing: bursts of events cause one refresh. */
