@@ -13,7 +13,7 @@ export default defineConfig({
         // The protocol suite again, every server on a Redis store (a redis-server per test file).
         test: {
           name: 'redis',
-          include: ['test/server/**/*.test.ts', 'test/faults/**/*.test.ts'],
+          include: ['test/server/**/*.test.ts', 'test/faults/**/*.test.ts', 'test/browser/dashboard-http.test.ts'],
           exclude: ['test/server/units.test.ts', 'test/server/seed.test.ts'],
           env: { STREAM_POSTS_TEST_STORE: 'redis' },
           ...timeouts,

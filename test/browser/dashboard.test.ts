@@ -31,6 +31,23 @@ describeInBrowser('the dashboard', () => {
     const text = (await page.locator('body').textContent()) ?? '';
     for (const key of Object.values(KEYS)) expect(text).not.toContain(key);
     expect(await row.locator('.key code').textContent()).toBe(`••••${KEYS.macroWire.slice(-4)}`);
+
+    // The copy button puts the whole key on the clipboard.
+    await browser().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.httpUrl });
+    await row.locator('button.copy').click();
+    await page
+      .locator('#keys-result', { hasText: 'copied the stream key of macro-wire' })
+      .waitFor({ timeout: UI_TIMEOUT });
+    expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(KEYS.macroWire);
+
+    // One stream at a time.
+    await page.selectOption('#feed-filter', 'whale-alerts');
+    await item.waitFor({ state: 'hidden', timeout: UI_TIMEOUT });
+    const shown = await page
+      .locator('#feed article:visible')
+      .evaluateAll((articles) => articles.map((article) => article.getAttribute('data-stream-id')));
+    expect(shown.length).toBeGreaterThan(0);
+    expect(new Set(shown)).toEqual(new Set(['whale-alerts']));
   });
 
   it('publishes from the form: a WebSocket subscriber receives the post and the page shows the ack', async () => {
