@@ -135,7 +135,7 @@ const events = openFeed({
     if (message.now) setServiceNow(message.now);
     if (name === 'snapshot') feed.replace(message.posts ?? []);
     else if (name === 'post' && message.post) feed.add(message.post, message.type ?? 'created');
-    else if (name === 'reset') feed.clear();
+    // A reset is followed by a snapshot of the seed's posts, which replaces the feed at once.
     showTime();
     refreshLater();
   },

@@ -147,6 +147,7 @@ describeInBrowser('the dashboard', () => {
     await page.locator(`article[data-post-id="${post.id}"]`).waitFor({ timeout: UI_TIMEOUT });
 
     await page.click('#reset');
+    // The feed is replaced in one go by the seed's posts.
     await page.locator(`article[data-post-id="${post.id}"]`).waitFor({ state: 'detached', timeout: UI_TIMEOUT });
     await page.locator('#clock-result', { hasText: 'reset to the seed' }).waitFor({ timeout: UI_TIMEOUT });
     expect(await page.locator('#feed article').count()).toBe(seeded);
