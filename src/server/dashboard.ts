@@ -128,7 +128,8 @@ export class Dashboard {
     const origin = req.headers.origin;
     const ownOrigin = `${this.#options.secure ? 'https' : 'http'}://${req.headers.host ?? ''}`.toLowerCase();
     if (
-      (site !== undefined && site !== 'same-origin') ||
+      // `none`: typed into the address bar by the user, no page involved.
+      (site !== undefined && site !== 'same-origin' && site !== 'none') ||
       (origin !== undefined && origin.toLowerCase() !== ownOrigin)
     ) {
       sendError(res, 'forbidden', 'the dashboard endpoints answer the dashboard page only', 403);

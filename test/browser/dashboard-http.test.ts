@@ -94,6 +94,8 @@ describe('the dashboard over HTTP', () => {
     const own = new URL(server.httpUrl).host;
     const sameOrigin = { origin: server.httpUrl, 'sec-fetch-site': 'same-origin', host: own };
     expect((await http(server, 'GET', '/_admin/directory', { headers: sameOrigin })).status).toBe(200);
+    const typed = { 'sec-fetch-site': 'none' };
+    expect((await http(server, 'GET', '/_admin/directory', { headers: typed })).status).toBe(200);
     const refusedHeaders: Record<string, string>[] = [
       { origin: 'http://localhost:5173' },
       { origin: server.httpUrl.replace('127.0.0.1', 'localhost') },
