@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
+import { createLogger } from '../../src/server/logger.js';
 import { connectAs, http, KEYS, publish, startTestServer } from '../support/harness.js';
 import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from './browser.js';
 
@@ -166,6 +168,39 @@ describeInBrowser('the dashboard with an admin token', () => {
     expect(watched.page.url()).toBe(`${server.httpUrl}/`);
     expect(await watched.page.locator('#token-form').isHidden()).toBe(true);
     expect(watched.requests.filter((url) => url.includes(TOKEN))).toEqual([]);
+  });
+
+  it('publishes a timed post from the form, and no key or token reaches the log', async () => {
+    let log = '';
+    const out = new Writable({
+      write(chunk, _encoding, done) {
+        log += chunk.toString();
+        done();
+      },
+    });
+    const server = await startTestServer({ adminToken: TOKEN, logger: createLogger('json', out) });
+    const { page } = await openPage(browser(), `${server.httpUrl}/#token=${TOKEN}`);
+    await page
+      .locator('#publish-stream option[value="macro-wire"]')
+      .waitFor({ state: 'attached', timeout: UI_TIMEOUT });
+    await page.selectOption('#publish-stream', 'macro-wire');
+    await page.fill('#publish-content', 'in ten minutes');
+    await page.fill('#publish-release', '+10m');
+    await page.click('#publish-form button[type="submit"]');
+    await page.locator('#publish-result[data-kind="ok"]', { hasText: 'hidden until' }).waitFor({ timeout: UI_TIMEOUT });
+    const id = /^published (\S+), hidden until (\S+)$/.exec((await page.locator('#publish-result').textContent())!);
+    expect(id).not.toBeNull();
+    await page.locator(`article[data-post-id="${id![1]}"][data-state="hidden"]`).waitFor({ timeout: UI_TIMEOUT });
+    const releaseIn = Date.parse(id![2]!) - Date.parse((await server.state()).now);
+    // Ten minutes from the service's now when the form was sent (+10m, not +10s nor +10h).
+    expect(releaseIn).toBeGreaterThan(60_000);
+    expect(releaseIn).toBeLessThanOrEqual(10 * 60_000);
+
+    await page.click('#reset');
+    await page.locator(`article[data-post-id="${id![1]}"]`).waitFor({ state: 'detached', timeout: UI_TIMEOUT });
+    expect(log).toContain('"msg":"published"');
+    expect(log).toContain('"msg":"reset to seed"');
+    for (const secret of [TOKEN, ...Object.values(KEYS)]) expect(log).not.toContain(secret);
   });
 
   it('asks for the token when it has none, and works once it is typed', async () => {
