@@ -16,6 +16,8 @@ const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), 'screenshots')
 export const skipReason =
   !existsSync(CHROMIUM) && !process.env['CI'] ? `${CHROMIUM} is missing (apt-get install chromium)` : undefined;
 
+if (skipReason) console.warn(`browser tests skipped: ${skipReason}`);
+
 /** `describe`, skipped with the reason when there is no browser to run in. */
 export function describeInBrowser(name: string, body: () => void): void {
   if (skipReason) describe.skip(`${name} (skipped: ${skipReason})`, body);
