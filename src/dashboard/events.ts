@@ -73,7 +73,8 @@ export function openFeed(handlers: FeedHandlers): { retryNow(): void } {
         retryMs = FIRST_RETRY_MS;
         handlers.onStatus('down', 'serve closed the feed');
       }
-      await pause(retryMs);
+      // Jittered: several pages open on one serve do not all come back in the same instant.
+      await pause(retryMs * (0.5 + Math.random() / 2));
       retryMs = Math.min(retryMs * 2, LAST_RETRY_MS);
     }
   })();
