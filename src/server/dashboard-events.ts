@@ -41,10 +41,6 @@ export class DashboardEvents {
     this.#heartbeat.unref();
   }
 
-  get size(): number {
-    return this.#listeners.size;
-  }
-
   async open(res: ServerResponse): Promise<void> {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
