@@ -4,7 +4,7 @@
 // (slow: only packing needs them). `--outdir DIR` builds elsewhere, so a test
 // can pack while other tests run the CLI from dist/.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -42,6 +42,25 @@ await build({
   minifySyntax: true,
   logLevel: 'warning',
 });
+
+// The dashboard `serve` shows at `/`: one script and one style sheet for the browser, served
+// from dist/dashboard/ under a Content-Security-Policy that allows nothing inline.
+await build({
+  absWorkingDir: root,
+  entryPoints: [
+    { in: 'src/dashboard/main.ts', out: 'app' },
+    { in: 'src/dashboard/app.css', out: 'app' },
+  ],
+  outdir: join(outdir, 'dashboard'),
+  bundle: true,
+  format: 'iife',
+  platform: 'browser',
+  target: ['chrome111', 'firefox111', 'safari16.4'],
+  minify: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+copyFileSync(join(root, 'src/dashboard/index.html'), join(outdir, 'dashboard/index.html'));
 
 if (args.includes('--types')) {
   const typesDir = join(outdir, 'types');

@@ -144,6 +144,7 @@ function printStartup(out: NodeJS.WritableStream, server: ServedAt, seed: Seed, 
       url: server.url,
       httpUrl: server.httpUrl,
       admin: server.adminEnabled,
+      ...(server.adminEnabled ? { dashboard: `${server.httpUrl}/` } : {}),
       seed: seedSource,
       store: storeLine(options),
     });

@@ -30,6 +30,7 @@ export function formatServeBanner(input: BannerInput): string {
     c.dim(
       `REST on ${input.httpUrl}/v1 · health ${input.httpUrl}/healthz${input.admin ? ` · admin ${input.httpUrl}/_admin` : ''}`,
     ),
+    ...(input.admin ? [`dashboard ${input.httpUrl}/`] : []),
     c.dim(`seed: ${input.seedSource}`),
     '',
     c.bold('reader keys') + c.dim(' (subscribe as this user)'),

@@ -88,6 +88,11 @@ export class FanOut {
     return this.#size;
   }
 
+  /** Subscriptions covering a stream. */
+  subscribersOf(streamId: string): number {
+    return this.#byStream.get(streamId)?.subscriptions.size ?? 0;
+  }
+
   add(subscription: Subscription): void {
     for (const stream of subscription.streams) {
       let entry = this.#byStream.get(stream.id);

@@ -17,6 +17,7 @@ import { TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../protocol/paths.js';
 import { redactUrl } from '../protocol/redact.js';
 import { createAdminActions, createAdminHandler, type AdminActions } from './admin.js';
 import { DEFAULTS } from './defaults.js';
+import { Dashboard } from './dashboard.js';
 import { AdjustableClock } from './clock.js';
 import { FanOut } from './fanout.js';
 import { FaultRegistry } from './faults.js';
@@ -201,6 +202,8 @@ export class StreamPostsServer {
   #closing: Promise<void> | undefined;
   readonly #sessionContext: SessionContext;
   #address: AddressInfo | undefined;
+  /** The web dashboard at `/`, on with the admin endpoints. */
+  readonly #dashboard: Dashboard | undefined;
 
   constructor(options: ServerOptions) {
     const host = options.host ?? DEFAULTS.host;
@@ -283,6 +286,17 @@ export class StreamPostsServer {
       connections: () => [...this.#sessions].map((session) => session.info()),
       faults: this.faults,
     });
+    if (this.#options.admin) {
+      this.#dashboard = new Dashboard({
+        seed: options.seed,
+        store: this.store,
+        clock: this.clock,
+        token: options.adminToken,
+        secure: options.tls !== undefined,
+        subscribers: (streamId) => this.#fanout.subscribersOf(streamId),
+      });
+      this.admin = this.#dashboard.watch(this.admin);
+    }
     const handleAdmin = this.#options.admin
       ? createAdminHandler(this.admin, { bodyTimeoutMs, token: options.adminToken })
       : undefined;
@@ -405,7 +419,11 @@ export class StreamPostsServer {
     const session = new Session(ws, this.#sessionContext, start, socket);
     this.#sessions.add(session);
     this.faults.attach(session);
-    session.onClosed(() => this.#sessions.delete(session));
+    this.#dashboard?.events.notify('connections');
+    session.onClosed(() => {
+      this.#sessions.delete(session);
+      this.#dashboard?.events.notify('connections');
+    });
   }
 
   async #handleRequest(
@@ -419,6 +437,7 @@ export class StreamPostsServer {
       sendJson(res, 200, { ok: true });
       return;
     }
+    if (this.#dashboard && (await this.#dashboard.handle(req, res, url))) return;
     if (await handleRest(req, res, url)) return;
     if (handleAdmin && (await handleAdmin(req, res, url))) return;
     if (routeUpgrade(url) !== undefined) {
@@ -505,6 +524,7 @@ export class StreamPostsServer {
 
   async #shutdown(): Promise<void> {
     if (this.#keepAliveTimer) clearInterval(this.#keepAliveTimer);
+    this.#dashboard?.close();
     const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()));
     const closing = [...this.#sessions].map(
       (session) =>
