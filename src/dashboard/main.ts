@@ -146,7 +146,7 @@ function showTime(): void {
   feed.tick();
 }
 setInterval(showTime, 1000);
-// Subscriptions and faults changed by other clients send no event: counts are read again now and then.
+// Subscription counts send no event (faults, connections and posts do): they are read again now and then.
 setInterval(() => {
   if (document.visibilityState === 'visible' && byId('feed-status').dataset['status'] === 'live') refreshLater();
 }, STATE_REFRESH_MS);

@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import { toWirePost, type PostRecord, type Store, type StoreEvent } from './store.js';
 
 /** What the dashboard's feed says besides posts: the clock moved, state was reset, connections changed. */
-export type DashboardNotice = 'clock' | 'reset' | 'connections';
+export type DashboardNotice = 'clock' | 'reset' | 'connections' | 'faults';
 
 /** Posts per stream the feed starts with. */
 const SNAPSHOT_PER_STREAM = 100;
@@ -81,8 +81,8 @@ export class DashboardEvents {
       }
       return;
     }
-    if (notice === 'clock') {
-      this.#broadcast(message('clock', { now: this.#now() }));
+    if (notice === 'clock' || notice === 'faults') {
+      this.#broadcast(message(notice, { now: this.#now() }));
       return;
     }
     this.#connectionsTimer ??= setTimeout(() => {

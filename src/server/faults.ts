@@ -39,6 +39,8 @@ export interface FaultHost {
   logger: Logger;
   /** Posts a paused connection may have held for it before it is dropped as a slow reader. */
   maxBufferedBytes: number;
+  /** Told after a fault is set, applied once, expires or is cleared (the dashboard's feed). */
+  onChange?: () => void;
 }
 
 /** Who a fault is matched against: a connection, or a REST publish (which has none). */
@@ -124,6 +126,7 @@ export class FaultRegistry {
     if (ONE_SHOT_FAULTS.has(input.type)) {
       view.applied = this.#applyOnce(input);
       this.#host.logger.log('info', 'fault applied', { ...fields, applied: view.applied });
+      this.#host.onChange?.();
       return view;
     }
     const fault: ActiveFault = { view, input, remaining: 'count' in input ? (input.count ?? 0) : 0, timer: undefined };
@@ -135,6 +138,7 @@ export class FaultRegistry {
     this.#active.set(id, fault);
     this.#host.logger.log('info', 'fault set', fields);
     this.#refreshAll();
+    this.#host.onChange?.();
     return { ...view };
   }
 
@@ -143,7 +147,10 @@ export class FaultRegistry {
     if (id !== undefined) return this.#remove(id, why) ? 1 : 0;
     const ids = [...this.#active.keys()];
     for (const each of ids) this.#remove(each, why, false);
-    if (ids.length > 0) this.#refreshAll();
+    if (ids.length > 0) {
+      this.#refreshAll();
+      this.#host.onChange?.();
+    }
     return ids.length;
   }
 
@@ -229,7 +236,10 @@ export class FaultRegistry {
     clearTimeout(fault.timer);
     this.#active.delete(id);
     this.#host.logger.log('info', 'fault cleared', { fault: id, type: fault.input.type, why });
-    if (refresh) this.#refreshAll();
+    if (refresh) {
+      this.#refreshAll();
+      this.#host.onChange?.();
+    }
     return true;
   }
 

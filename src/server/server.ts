@@ -269,6 +269,7 @@ export class StreamPostsServer {
       authenticate: (key) => this.#service.authenticate(key),
       logger: this.#logger,
       maxBufferedBytes: this.#options.maxBufferedBytes,
+      onChange: () => this.#dashboard?.events.notify('faults'),
     });
     const handleRest = createRestHandler({
       faults: this.faults,

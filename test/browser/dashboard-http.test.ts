@@ -158,4 +158,16 @@ describe('the dashboard over HTTP', () => {
     expect(fresh.data.posts).toHaveLength(5);
     expect(fresh.data.posts.map((seeded: any) => seeded.id)).not.toContain(post.id);
   });
+
+  it('says when faults change, set through the library, applied once or cleared', async () => {
+    const server = await startTestServer();
+    const events = await openEvents(server.httpUrl);
+    await events.next('snapshot');
+    const fault = await server.faults.add({ type: 'pause-deliveries' });
+    await events.next('faults');
+    await server.faults.add({ type: 'close', code: 1012 });
+    await events.next('faults');
+    expect(server.faults.clear(fault.id)).toBe(1);
+    await events.next('faults');
+  });
 });
