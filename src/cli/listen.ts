@@ -1,5 +1,6 @@
 import { openClient, type StreamPostsClient, type SubscriptionEvent } from '../api/client.js';
 import { ClientError } from '../client/errors.js';
+import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { ServerEventName, SubscribeCommandName } from '../protocol/types.js';
 import { supportsHyperlinks } from '../render/hyperlinks.js';
 import { loadMarkdownRenderer } from '../render/markdown.js';
@@ -164,8 +165,12 @@ export async function listen(options: ListenOptions): Promise<number> {
         // The tree feed never lists its streams: connecting there follows all of the key's.
         const none = endpoint.treeFeed ? 'the tree feed' : 'no streams yet';
         const streams = ack.streamIds.length > 0 ? ack.streamIds.join(', ') : none;
+        // After a reconnect the replay asks for the most history there is, and shows only what was not shown yet.
+        const asked = ack.reconnected
+          ? `replaying lastPosts ${MAX_LAST_POSTS}, posts not shown yet only`
+          : `lastPosts ${options.last}`;
         status.connected(
-          `${ack.reconnected ? 'reconnected' : 'subscribed'}: ${streams}${options.verbose ? ` (${options.command}, lastPosts ${options.last})` : ''}`,
+          `${ack.reconnected ? 'reconnected' : 'subscribed'}: ${streams}${options.verbose ? ` (${options.command}, ${asked})` : ''}`,
         );
         armIdle();
         if (!ack.reconnected) options.onSubscribed?.();
@@ -175,7 +180,8 @@ export async function listen(options: ListenOptions): Promise<number> {
       armIdle();
       if (!matches(options.match, searchableText(event))) continue;
       const written = write(event);
-      shown += 1;
+      // `--last` shows the past; `--count` waits for what happens next.
+      if (!event.history) shown += 1;
       if (options.count !== undefined && shown >= options.count) {
         stop(`${shown} post${shown === 1 ? '' : 's'} shown`);
         break;

@@ -226,7 +226,11 @@ function addSubscribeCommand(
         (text: string) => splitStreamIds(text),
       )
       .option('--last <n>', `first show up to N recent posts from each stream (0-${MAX_LAST_POSTS})`, lastPosts, 0)
-      .option('--count <n>', 'exit 0 after N posts (a release counts as one)', positiveInteger)
+      .option(
+        '--count <n>',
+        'exit 0 after N live posts (a release counts as one; posts shown by --last do not count)',
+        positiveInteger,
+      )
       .addOption(
         new Option('--idle-timeout <duration>', 'exit 0 when no post arrived for this long (e.g. 30s, 5m)').argParser(
           parseDuration,

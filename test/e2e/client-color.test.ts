@@ -22,7 +22,7 @@ beforeAll(async () => {
 
 /** The commands whose output is checked: history views (markdown included), a post, a refused post. */
 function commands(): Record<string, string[]> {
-  const history = ['--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--count', '3'];
+  const history = ['--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--idle-timeout', '500ms'];
   return {
     listen: ['listen', '-v', ...history],
     tree: ['tree', '-v', ...history],
@@ -84,7 +84,7 @@ describe('colour off the terminal', () => {
     const json = await Promise.all(
       ['listen', 'tree'].map((command) =>
         finish(
-          client([command, '--json', '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--count', '3'], {
+          client([command, '--json', '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--idle-timeout', '500ms'], {
             env: { NO_COLOR: undefined, FORCE_COLOR: '1' },
           }),
         ),
@@ -107,8 +107,8 @@ describe.skipIf(!existsSync(SCRIPT))('colour on a terminal', () => {
     KEYS.alice,
     '--last',
     '1',
-    '--count',
-    '3',
+    '--idle-timeout',
+    '500ms',
   ];
 
   it('NO_COLOR=1 turns colour off on a TTY; without it the same views are coloured', async () => {
