@@ -23,6 +23,8 @@ export interface ListenOptions extends CommonOptions {
   match: RegExp | undefined;
   bell: boolean;
   reconnect: boolean;
+  /** Times in UTC (marked so) instead of local time. */
+  utc?: boolean;
   /** Ends the command like Ctrl-C does (the demo stops its view this way). */
   signal?: AbortSignal;
   /** Called once the first subscription is acknowledged. */
@@ -70,14 +72,21 @@ export async function listen(options: ListenOptions): Promise<number> {
   }
   const out = process.stdout;
   const status = options.status ?? (await statusFor(options));
-  const width = Math.min(out.columns || 100, 120);
+  // Formatted for a reader on a terminal, or wherever colour is forced; as sent in a pipe.
+  // NO_COLOR and --no-color take the colour away, not the formatting.
+  const formatted = options.color || out.isTTY === true;
+  // A terminal that reports no size is taken as 100 columns wide.
+  const width = out.columns > 0 ? out.columns : 100;
   const hyperlinks = options.color && supportsHyperlinks(out, process.env);
-  const markdown = options.color ? await loadMarkdownRenderer({ color: true, width, hyperlinks }) : undefined;
+  const markdown =
+    formatted && !options.json ? await loadMarkdownRenderer({ color: options.color, width, hyperlinks }) : undefined;
   const view = {
     color: options.color,
     hyperlinks,
     markdown,
     match: options.match,
+    ...(formatted ? { width } : {}),
+    utc: options.utc === true,
   };
   if (options.verbose) status.info(describeSettings(options.settings, options.authQuery));
 

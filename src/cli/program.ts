@@ -238,6 +238,7 @@ function addSubscribeCommand(
       )
       .option('--match <regex>', 'only posts whose text matches (case-insensitive), matches highlighted', regex)
       .option('--bell', 'ring the terminal bell for each post')
+      .option('--utc', 'show times in UTC, marked UTC (default: local time)')
       .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting'),
   ).action(async (options) => {
     setExitCode(
@@ -251,6 +252,7 @@ function addSubscribeCommand(
         match: options.match,
         bell: options.bell === true,
         reconnect: options.reconnect,
+        utc: options.utc === true,
       }),
     );
   });

@@ -84,9 +84,12 @@ describe('colour off the terminal', () => {
     const json = await Promise.all(
       ['listen', 'tree'].map((command) =>
         finish(
-          client([command, '--json', '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--idle-timeout', '500ms'], {
-            env: { NO_COLOR: undefined, FORCE_COLOR: '1' },
-          }),
+          client(
+            [command, '--json', '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--idle-timeout', '500ms'],
+            {
+              env: { NO_COLOR: undefined, FORCE_COLOR: '1' },
+            },
+          ),
         ),
       ),
     );

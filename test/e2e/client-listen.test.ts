@@ -345,10 +345,10 @@ describe('listen options', () => {
       '--streams',
       'macro-wire',
     ];
-    const listeners = await Promise.all([subscribed([...args, '--bell']), subscribed(args)]);
-    await Promise.all(listeners.map((cli) => waitForLines(cli, 1, 'the post of history')));
+    const [bell, quiet] = await Promise.all([subscribed([...args, '--bell']), subscribed(args)]);
+    await Promise.all([bell, quiet].map((cli) => waitForLines(cli, 1, 'the post of history')));
     await publishWs(url, 'macro-wire', 'ring for this one');
-    const [ringing, silent] = await Promise.all(listeners.map((cli) => finish(cli)));
+    const [ringing, silent] = await Promise.all([finish(bell), finish(quiet)]);
     expect(ringing.code).toBe(0);
     // One for the post of history, one for the live post.
     expect(ringing.stderr.split('\u0007')).toHaveLength(3);

@@ -45,16 +45,6 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10
 
 const created = (post: unknown) => ({ event: 'stream.post.created', data: post });
 
-/** Each id appears exactly once among the printed events' ids. */
-function expectEachOnce(ids: string[], expected: string[]): void {
-  expect(new Set(ids).size, `an id was printed twice: ${ids.join(' ')}`).toBe(ids.length);
-  for (const id of expected)
-    expect(
-      ids.filter((seen) => seen === id),
-      id,
-    ).toHaveLength(1);
-}
-
 const reconnectedLine = /^stream-posts: reconnected: /m;
 
 let clockShift: string | undefined;

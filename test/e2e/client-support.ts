@@ -219,6 +219,7 @@ export function expectedTreeItem(
     contentType: post.contentType,
     streamId: post.streamId,
     hidden,
+    ...(post.releaseAt === null ? {} : { releaseAt: Date.parse(post.releaseAt) }),
     ...(hidden ? {} : derived),
   };
 }

@@ -74,7 +74,9 @@ export class Catalog {
  */
 function seedPostId(post: Seed['posts'][number], seedIndex: number, position: number): string {
   const digest = createHash('sha256')
-    .update(JSON.stringify([seedIndex, post.streamId, post.content, post.contentType, post.customTarget, post.createdAt]))
+    .update(
+      JSON.stringify([seedIndex, post.streamId, post.content, post.contentType, post.customTarget, post.createdAt]),
+    )
     .digest();
   let at = 0;
   return ulid(position + 1, () => digest[at++]! / 256);
