@@ -163,6 +163,51 @@ describe('custom targets decide who gets a post', () => {
   });
 });
 
+describe('what the views show (plain, piped)', () => {
+  it('--utc: times in UTC, marked so, in listen and tree', async () => {
+    const serve = await startServe();
+    const sent = await publishWs(serve.url, 'macro-wire', 'a post to date');
+    const time = new Date(sent.post.createdAt).toISOString().slice(11, 19);
+    for (const command of ['listen', 'tree']) {
+      const args = [command, '--url', serve.url, '--api-key', KEYS.bob, '--streams', 'macro-wire', '--utc'];
+      const result = await finish(client([...args, '--last', '1', '--idle-timeout', '500ms', '-q']));
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.split('\n')[0], command).toMatch(new RegExp(`^${time} UTC (\\[Macro Wire\\]|Macro Wire)$`));
+    }
+  });
+
+  it('tree: a hidden post is locked until its release time, and its release is dated at the release', async () => {
+    const serve = await startServe();
+    const tree = await subscribed([
+      'tree',
+      '--url',
+      serve.url,
+      '--api-key',
+      KEYS.bob,
+      '--streams',
+      'macro-wire',
+      '--utc',
+      '--count',
+      '2',
+    ]);
+    const hidden = await publishWs(serve.url, 'macro-wire', 'embargoed figures', { releaseAt: inMs(1_500) });
+    const { code, stdout } = await finish(tree);
+    expect(code).toBe(0);
+    const releaseAt = hidden.post.releaseAt as string;
+    const created = new Date(hidden.post.createdAt).toISOString().slice(11, 19);
+    const released = new Date(releaseAt).toISOString().slice(11, 19);
+    expect(stdout.split('\n')).toEqual([
+      `${created} UTC [Macro Wire]`,
+      `[locked until ${new Date(releaseAt).toISOString()}]`,
+      '',
+      `${released} UTC [Macro Wire] [released]`,
+      'embargoed figures',
+      '',
+      '',
+    ]);
+  });
+});
+
 describe('listen options', () => {
   it('--count N exits 0 after N posts; a release counts as one', async () => {
     const { url } = shared;
