@@ -53,10 +53,10 @@ async function serviceWithHistory(sendsHistory: boolean) {
   return { url: service.url, frames, arrivals };
 }
 
-function subscribe(url: string, arrivals: Arrivals, lastPosts: number): Delivery[] {
+function subscribe(url: string, arrivals: Arrivals, lastPosts: number, reconnect = false): Delivery[] {
   const deliveries: Delivery[] = [];
   const subscription = new Subscription(
-    { endpoint: resolveEndpoint(url), apiKey: 'k', reconnect: false },
+    { endpoint: resolveEndpoint(url), apiKey: 'k', reconnect, backoff: { initialMs: 5, maxMs: 80 }, random: () => 1 },
     { command: 'on-stream-post', streamIds: undefined, lastPosts },
     {
       onDelivery: (delivery) => {
@@ -129,5 +129,40 @@ describe('where the first history ends', () => {
     );
     expect(shown(deliveries)).toEqual([['live', false]]);
     expect(frames).toHaveLength(1);
+  });
+});
+
+describe('the replay after a reconnect', () => {
+  it('from a restarted service: the history it shows again is known by id, only the post published meanwhile is new', async () => {
+    const arrivals = new Arrivals();
+    let connections = 0;
+    const service = await scriptedService((ws: WebSocket) => {
+      connections += 1;
+      const restarted = connections > 1;
+      ws.send(CONNECTED);
+      ws.on('message', (data) => {
+        const frame = JSON.parse(String(data)) as Frame;
+        // The restarted service has lost `live` (kept in memory) and has one post published while the client was away.
+        const history = restarted ? ['seed1', 'seed2', 'meanwhile'] : ['seed1', 'seed2'];
+        ws.send(ack(frame, history.length));
+        for (const id of history) ws.send(postFrame(id));
+        if (!restarted) {
+          ws.send(postFrame('live'));
+          ws.close(1012, 'restarting');
+        }
+      });
+    });
+    const deliveries = subscribe(service.url, arrivals, 1, true);
+    await arrivals.until(
+      () => deliveries.length >= 3,
+      10_000,
+      () => new Error(`got ${JSON.stringify(shown(deliveries))}`),
+    );
+    expect(shown(deliveries)).toEqual([
+      ['seed2', true],
+      ['live', false],
+      ['meanwhile', false],
+    ]);
+    expect(connections).toBe(2);
   });
 });
