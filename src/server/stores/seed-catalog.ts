@@ -70,7 +70,7 @@ export class Catalog {
  * already showed the post recognises it in a replay from a restarted service. A ULID
  * whose time is the post's place in the seed's order (seed posts sort before every
  * post published later) and whose randomness is a digest of the post as the seed gives
- * it, so editing one post of a seed changes that post's id only.
+ * it: editing one post in place changes that post's id only.
  */
 function seedPostId(post: Seed['posts'][number], seedIndex: number, position: number): string {
   const digest = createHash('sha256')
