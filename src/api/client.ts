@@ -122,6 +122,8 @@ const DEFAULT_BUFFER_SIZE = 10_000;
 /** A post seen for the first time (`created`; hidden posts have `text: null`) or its content becoming visible (`released`). */
 export interface PostEvent {
   type: 'created' | 'released';
+  /** One of the recent posts asked for with `lastPosts`, delivered before the live ones. */
+  history: boolean;
   format: 'post';
   post: Post;
 }
@@ -129,6 +131,8 @@ export interface PostEvent {
 /** The same, as a tree item. */
 export interface TreeEvent {
   type: 'created' | 'released';
+  /** As for PostEvent. */
+  history: boolean;
   format: 'tree';
   item: TreeItem;
 }
@@ -157,8 +161,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Stream
 
 function toEvent(delivery: Delivery): SubscriptionEvent {
   return delivery.format === 'post'
-    ? { type: delivery.kind, format: 'post', post: delivery.post }
-    : { type: delivery.kind, format: 'tree', item: delivery.item as unknown as TreeItem };
+    ? { type: delivery.kind, history: delivery.history, format: 'post', post: delivery.post }
+    : { type: delivery.kind, history: delivery.history, format: 'tree', item: delivery.item as unknown as TreeItem };
 }
 
 /** What the service said in `connected`, as the client keeps it. */

@@ -10,7 +10,8 @@ export function colorWanted(
   flag: boolean | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): boolean {
-  if (flag === false || 'NO_COLOR' in env) return false;
+  // no-color.org: set and not empty.
+  if (flag === false || (env['NO_COLOR'] !== undefined && env['NO_COLOR'] !== '')) return false;
   if (env['FORCE_COLOR'] !== undefined) return env['FORCE_COLOR'] !== '0' && env['FORCE_COLOR'] !== 'false';
   return stream.isTTY === true;
 }

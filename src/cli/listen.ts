@@ -1,5 +1,6 @@
 import { openClient, type StreamPostsClient, type SubscriptionEvent } from '../api/client.js';
 import { ClientError } from '../client/errors.js';
+import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { ServerEventName, SubscribeCommandName } from '../protocol/types.js';
 import { supportsHyperlinks } from '../render/hyperlinks.js';
 import { loadMarkdownRenderer } from '../render/markdown.js';
@@ -23,6 +24,8 @@ export interface ListenOptions extends CommonOptions {
   match: RegExp | undefined;
   bell: boolean;
   reconnect: boolean;
+  /** Times in UTC (marked so) instead of local time. */
+  utc?: boolean;
   /** Ends the command like Ctrl-C does (the demo stops its view this way). */
   signal?: AbortSignal;
   /** Called once the first subscription is acknowledged. */
@@ -72,14 +75,21 @@ export async function listen(options: ListenOptions): Promise<number> {
   }
   const out = process.stdout;
   const status = options.status ?? (await statusFor(options));
-  const width = Math.min(out.columns || 100, 120);
+  // Formatted for a reader on a terminal, or wherever colour is forced; as sent in a pipe.
+  // NO_COLOR and --no-color take the colour away, not the formatting.
+  const formatted = options.color || out.isTTY === true;
+  // A terminal that reports no size is taken as 100 columns wide.
+  const width = out.columns > 0 ? out.columns : 100;
   const hyperlinks = options.color && supportsHyperlinks(out, process.env);
-  const markdown = options.color ? await loadMarkdownRenderer({ color: true, width, hyperlinks }) : undefined;
+  const markdown =
+    formatted && !options.json ? await loadMarkdownRenderer({ color: options.color, width, hyperlinks }) : undefined;
   const view = {
     color: options.color,
     hyperlinks,
     markdown,
     match: options.match,
+    ...(formatted ? { width } : {}),
+    utc: options.utc === true,
   };
   if (options.verbose) status.info(describeSettings(options.settings, options.authQuery));
 
@@ -171,8 +181,12 @@ export async function listen(options: ListenOptions): Promise<number> {
         // The tree feed never lists its streams: connecting there follows all of the key's.
         const none = endpoint.treeFeed ? 'the tree feed' : 'no streams yet';
         const streams = ack.streamIds.length > 0 ? ack.streamIds.join(', ') : none;
+        // After a reconnect the replay asks for the most history there is, and shows only what was not shown yet.
+        const asked = ack.reconnected
+          ? `replaying lastPosts ${MAX_LAST_POSTS}, posts not shown yet only`
+          : `lastPosts ${options.last}`;
         status.connected(
-          `${ack.reconnected ? 'reconnected' : 'subscribed'}: ${streams}${options.verbose ? ` (${options.command}, lastPosts ${options.last})` : ''}`,
+          `${ack.reconnected ? 'reconnected' : 'subscribed'}: ${streams}${options.verbose ? ` (${options.command}, ${asked})` : ''}`,
         );
         armIdle();
         if (!ack.reconnected) options.onSubscribed?.();
@@ -183,7 +197,8 @@ export async function listen(options: ListenOptions): Promise<number> {
       if (!matches(options.match, searchableText(event))) continue;
       const written = write(event);
       if (exec && !exec.push(event, frameOf(event))) await exec.room(stopping.signal);
-      shown += 1;
+      // `--last` shows the past; `--count` waits for what happens next.
+      if (!event.history) shown += 1;
       if (options.count !== undefined && shown >= options.count) {
         stop(`${shown} post${shown === 1 ? '' : 's'} shown`);
         break;

@@ -247,7 +247,11 @@ function addSubscribeCommand(
         (text: string) => splitStreamIds(text),
       )
       .option('--last <n>', `first show up to N recent posts from each stream (0-${MAX_LAST_POSTS})`, lastPosts, 0)
-      .option('--count <n>', 'exit 0 after N posts (a release counts as one)', positiveInteger)
+      .option(
+        '--count <n>',
+        'exit 0 after N live posts (a release counts as one; posts shown by --last do not count)',
+        positiveInteger,
+      )
       .addOption(
         new Option(
           '--idle-timeout <duration>',
@@ -256,6 +260,7 @@ function addSubscribeCommand(
       )
       .option('--match <regex>', 'only posts whose text matches (case-insensitive), matches highlighted', regex)
       .option('--bell', 'ring the terminal bell for each post')
+      .option('--utc', 'show times in UTC, marked UTC (default: local time)')
       .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting')
       .option(
         '--exec <command>',
@@ -276,6 +281,7 @@ function addSubscribeCommand(
           bell: options.bell === true,
           reconnect: options.reconnect,
           exec: options.exec,
+          utc: options.utc === true,
         }),
       ),
     );

@@ -22,10 +22,13 @@ export interface SubscriptionOptions {
   treeFeed?: boolean;
 }
 
-/** A post ready to show: first sight (`created`) or its content becoming visible (`released`). */
+/**
+ * A post ready to show: first sight (`created`) or its content becoming visible (`released`).
+ * `history`: one of the recent posts asked for with `lastPosts` on the first subscription, not a live one.
+ */
 export type Delivery =
-  | { format: 'post'; kind: 'created' | 'released'; post: Post }
-  | { format: 'tree'; kind: 'created' | 'released'; item: Record<string, unknown>; id: string };
+  | { format: 'post'; kind: 'created' | 'released'; history: boolean; post: Post }
+  | { format: 'tree'; kind: 'created' | 'released'; history: boolean; item: Record<string, unknown>; id: string };
 
 export interface SubscriptionHandlers {
   onDelivery(delivery: Delivery): void;
@@ -48,7 +51,7 @@ type Candidate = {
   hidden: boolean;
   id: string;
   released: boolean;
-  make: (kind: Delivery['kind']) => Delivery;
+  make: (kind: Delivery['kind'], history: boolean) => Delivery;
 };
 
 /**
@@ -56,17 +59,22 @@ type Candidate = {
  *
  * To know later what is new, it first learns what already exists: the first
  * subscription asks for the last 100 posts of each stream (the most the
- * service keeps), followed at once by a second, history-less subscription
- * whose acknowledgement marks where that history ends. It remembers every id
- * and shows only the last `lastPosts` of each stream. After a reconnect it
- * asks for the last 100 posts again and shows the ones it has not seen: the
- * posts from the outage, never the older history. A hidden post whose release
- * happened during the outage is shown as released. No clock is compared.
+ * service keeps). The acknowledgement says how many history posts follow it
+ * (`history`); from a service that does not say, a second, history-less
+ * subscription is sent once the first is acknowledged, and its
+ * acknowledgement marks where that history ends. It remembers every id and
+ * shows only the last `lastPosts` of each stream. After a reconnect it asks
+ * for the last 100 posts again and shows the ones it has not seen, by id: the
+ * posts from the outage, never the older history, even from a service that
+ * restarted meanwhile (whose seed posts keep their ids). A hidden post whose
+ * release happened during the outage is shown as released. No clock is compared.
  */
 export class Subscription {
   readonly connection: ConnectionLike;
   readonly #seen = new SeenPosts(SEEN_BASE);
   #history: Candidate[] | undefined;
+  /** History posts still to come, when the service said how many follow its acknowledgement. */
+  #historyLeft: number | undefined;
   #historyTimer: NodeJS.Timeout | undefined;
   #acksThisConnection = 0;
   #reconnected = false;
@@ -109,6 +117,10 @@ export class Subscription {
     return this.connection.close();
   }
 
+  get #streamFilter(): { streamIds?: string } {
+    return this.options.streamIds !== undefined ? { streamIds: this.options.streamIds.join(',') } : {};
+  }
+
   #subscribe(info: ReadyInfo): void {
     if (this.#treeFeed) {
       // Connecting was subscribing; items are shown as they come, each _id once.
@@ -116,27 +128,31 @@ export class Subscription {
       return;
     }
     this.#acksThisConnection = 0;
+    this.#historyLeft = undefined;
     clearTimeout(this.#historyTimer);
     // A drop before the first history was complete leaves nothing known: start over.
     const learning = !info.reconnected || this.#history !== undefined;
     this.#reconnected = !learning;
-    const streamIds = this.options.streamIds !== undefined ? { streamIds: this.options.streamIds.join(',') } : {};
+    if (learning) this.#history = [];
     if (
       this.connection.send({
         event: this.options.command,
-        data: { ...streamIds, lastPosts: MAX_LAST_POSTS },
+        data: { ...this.#streamFilter, lastPosts: MAX_LAST_POSTS },
         requestId: SUBSCRIBE_ID,
       })
     ) {
       this.#subscribeAnswered = this.connection.expectReply(`sub_ack (the reply to ${this.options.command})`);
     }
-    if (!learning) return;
-    this.#history = [];
+  }
+
+  /** For a service whose acknowledgement does not say how much history follows: a marker subscription. */
+  #askForHistoryEnd(): void {
     this.connection.send({
       event: this.options.command,
-      data: { ...streamIds, lastPosts: 0 },
+      data: { ...this.#streamFilter, lastPosts: 0 },
       requestId: HISTORY_END_ID,
     });
+    this.#historyTimer = setTimeout(() => this.#showHistory(), HISTORY_END_TIMEOUT_MS);
   }
 
   #receive(message: ServerMessage): void {
@@ -154,8 +170,10 @@ export class Subscription {
         this.#everSubscribed = true;
         this.#seen.ensureCapacity(SEEN_BASE + MAX_LAST_POSTS * 2 * message.streamIds.length);
         this.#streamIds = message.streamIds;
-        if (this.#history) this.#historyTimer = setTimeout(() => this.#showHistory(), HISTORY_END_TIMEOUT_MS);
-        else this.#announce();
+        if (!this.#history) this.#announce();
+        else if (message.history === undefined) this.#askForHistoryEnd();
+        else if (message.history === 0) this.#showHistory();
+        else this.#historyLeft = message.history;
         return;
       }
       case 'error':
@@ -179,7 +197,7 @@ export class Subscription {
           hidden: post.hidden,
           id: post.id,
           released: message.released,
-          make: (kind) => ({ format: 'post', kind, post }),
+          make: (kind, history) => ({ format: 'post', kind, history, post }),
         });
         return;
       }
@@ -198,7 +216,7 @@ export class Subscription {
           hidden: item['hidden'] === true,
           id,
           released: false,
-          make: (kind) => ({ format: 'tree', kind, item, id }),
+          make: (kind, history) => ({ format: 'tree', kind, history, item, id }),
         });
         return;
       }
@@ -210,10 +228,11 @@ export class Subscription {
   #offer(candidate: Candidate): void {
     if (this.#history) {
       this.#history.push(candidate);
+      if (this.#historyLeft !== undefined && --this.#historyLeft === 0) this.#showHistory();
       return;
     }
     const kind = this.#admit(candidate);
-    if (kind) this.handlers.onDelivery(candidate.make(kind));
+    if (kind) this.handlers.onDelivery(candidate.make(kind, false));
   }
 
   #announce(): void {
@@ -229,6 +248,7 @@ export class Subscription {
     clearTimeout(this.#historyTimer);
     const history = this.#history;
     this.#history = undefined;
+    this.#historyLeft = undefined;
     if (!history) return;
     this.#announce();
     const remaining = new Map<string, number>();
@@ -237,7 +257,7 @@ export class Subscription {
       const left = remaining.get(candidate.streamKey)!;
       remaining.set(candidate.streamKey, left - 1);
       const kind = this.#admit(candidate);
-      if (kind && left <= this.options.lastPosts) this.handlers.onDelivery(candidate.make(kind));
+      if (kind && left <= this.options.lastPosts) this.handlers.onDelivery(candidate.make(kind, true));
     }
   }
 

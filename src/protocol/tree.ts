@@ -15,6 +15,29 @@ export function firstLink(text: string): string | undefined {
   return match[0].replace(TRAILING_PUNCTUATION, '');
 }
 
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+const CODE_SPAN = /(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g;
+
+/**
+ * Markdown without its code (fenced blocks and code spans): an address quoted as code
+ * is an example, not where the post points.
+ */
+function withoutCode(markdown: string): string {
+  let fence: string | undefined;
+  const prose: string[] = [];
+  for (const line of markdown.split('\n')) {
+    const opener = FENCE.exec(line)?.[1];
+    if (fence !== undefined) {
+      if (opener !== undefined && opener[0] === fence[0] && opener.length >= fence.length) fence = undefined;
+    } else if (opener !== undefined) {
+      fence = opener;
+    } else {
+      prose.push(line);
+    }
+  }
+  return prose.join('\n').replace(CODE_SPAN, ' ');
+}
+
 export interface CoinSuggestion {
   coin: string;
   found: string[];
@@ -62,7 +85,8 @@ export function toTreeItem(post: Post): TreeItem {
     streamId: post.streamId,
     hidden: post.hidden,
   };
-  const link = firstLink(visibleText);
+  if (post.releaseAt !== null) item.releaseAt = Date.parse(post.releaseAt);
+  const link = firstLink(post.contentType === 'markdown' ? withoutCode(visibleText) : visibleText);
   if (link !== undefined) item.link = link;
   const suggestions = cashtags(visibleText);
   const first = suggestions[0];

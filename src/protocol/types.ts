@@ -30,6 +30,8 @@ export interface TreeItem {
   source: string;
   link?: string;
   time: number;
+  /** Epoch milliseconds of the release, for a post published with `releaseAt`. */
+  releaseAt?: number;
   coin?: string;
   suggestions?: { coin: string; found: string[] }[];
   type: 'stream-post';

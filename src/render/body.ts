@@ -1,17 +1,20 @@
 import type { ChalkInstance } from 'chalk';
 import { firstLink } from '../protocol/tree.js';
 import { hyperlink } from './hyperlinks.js';
-import { safeLine, terminalSafe } from './text.js';
+import { safeLine, terminalSafe, type TimeView } from './text.js';
+import { wrapToWidth } from './wrap.js';
 
 /** How text is shown: what `listen` and `tree` share. */
-export interface TextView {
+export interface TextView extends TimeView {
   color: boolean;
   /** OSC 8 links; only with colour. */
   hyperlinks: boolean;
-  /** Renders markdown for the terminal (see `loadMarkdownRenderer`); used only with colour. */
+  /** Renders markdown for the terminal (see `loadMarkdownRenderer`); used whenever given (a terminal, or colour). */
   markdown?: (text: string) => string;
   /** Matches are highlighted; only with colour, so plain output stays as sent. */
   match?: RegExp;
+  /** The terminal's columns: text is wrapped at word boundaries to fit. Undefined: as sent. */
+  width?: number;
 }
 
 // SGR and OSC (hyperlink) sequences already in a rendered text.
@@ -31,11 +34,18 @@ export function markMatches(text: string, view: TextView, c: ChalkInstance): str
     .join('');
 }
 
-/** The text of a post or tree item: as sent when plain, rendered and highlighted with colour. */
+/**
+ * The text of a post or tree item: markdown rendered when there is a renderer, wrapped
+ * to the width when there is one, highlighted and linked with colour; else as sent.
+ */
 export function formatBodyText(text: string, markdown: boolean, view: TextView, c: ChalkInstance): string {
   const safe = terminalSafe(text).trimEnd();
-  if (!view.color) return safe;
   if (markdown && view.markdown) return markMatches(view.markdown(safe), view, c);
+  const shown = view.color ? linkedText(safe, view, c) : safe;
+  return view.width === undefined ? shown : wrapToWidth(shown, view.width);
+}
+
+function linkedText(safe: string, view: TextView, c: ChalkInstance): string {
   if (!view.hyperlinks) return markMatches(safe, view, c);
   // A URL the terminal wraps over two lines is no longer detected; a hyperlink still is.
   let rest = safe;

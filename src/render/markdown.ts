@@ -1,15 +1,18 @@
 import { stripVTControlCharacters } from 'node:util';
+import type { Token } from 'marked';
 import { budgetClock } from './budget.js';
 import { onlyStyling } from './escapes.js';
 import { hyperlink, isWebUrl } from './hyperlinks.js';
 import { claimsOtherTarget } from './link-claims.js';
 import { markdownRisk } from './markdown-guard.js';
 import { createChalk } from './style.js';
+import { drawTable } from './table.js';
 import { safeLine, terminalSafe } from './text.js';
+import { wrapToWidth } from './wrap.js';
 
 export interface MarkdownOptions {
   color: boolean;
-  /** Columns for horizontal rules; paragraphs are left to the terminal to wrap. */
+  /** The terminal's columns: text wraps at word boundaries to fit, tables fit or become records. */
   width: number;
   /** Render links as OSC 8 hyperlinks (only with colour; see `supportsHyperlinks`). */
   hyperlinks?: boolean;
@@ -76,8 +79,8 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
       codespan: c.yellow,
       del: c.dim.strikethrough,
       tab: 2,
-      // cli-table3 heads tables in red, which reads as an error.
-      tableOptions: { style: { head: ['bold'] } },
+      // A heading is set apart by its style; `## ` in front of it is markdown source.
+      showSectionPrefix: false,
     }),
     {
       extensions: [
@@ -121,6 +124,19 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
           const url = c.blue.underline(href);
           return shown === href ? url : `${c.blue(text)} (${url})`;
         },
+        // marked-terminal ignores column alignment and draws a box wider than the terminal.
+        table(token) {
+          checkBudget();
+          const cell = (source: { tokens: Token[] }) => this.parser.parseInline(source.tokens);
+          const drawn = drawTable(
+            token.header.map(cell),
+            token.rows.map((row) => row.map(cell)),
+            token.align,
+            width,
+            c,
+          );
+          return `${drawn}\n\n`;
+        },
         // marked-terminal sizes rules from process.stdout, which is not the output when piped.
         hr() {
           return `${c.dim('-'.repeat(width))}\n\n`;
@@ -134,7 +150,7 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
   marked.parse(WARM_UP, { async: false });
 
   const asPlainText = (text: string, why: string): string =>
-    `${c.dim(`(shown as plain text: ${why})`)}\n${text.trimEnd()}`;
+    `${c.dim(`(shown as plain text: ${why})`)}\n${wrapToWidth(text.trimEnd(), width)}`;
 
   return (markdown) => {
     const text = terminalSafe(markdown);
@@ -152,6 +168,6 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
     }
     // Code blocks and tables are coloured by cli-highlight and cli-table3, which
     // follow their own colour detection; without colour nothing may get through.
-    return onlyStyling(color ? rendered : stripVTControlCharacters(rendered));
+    return wrapToWidth(onlyStyling(color ? rendered : stripVTControlCharacters(rendered)), width);
   };
 }

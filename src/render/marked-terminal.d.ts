@@ -18,8 +18,8 @@ declare module 'marked-terminal' {
     codespan?: Style;
     del?: Style;
     tab?: number;
-    /** Passed to cli-table3, e.g. `{ style: { head: ['bold'] } }`. */
-    tableOptions?: { style?: { head?: string[] } };
+    /** `## ` before a heading's text (default true). */
+    showSectionPrefix?: boolean;
   }
 
   export function markedTerminal(options?: TerminalRendererOptions): MarkedExtension;

@@ -2,12 +2,9 @@ import type { ChalkInstance } from 'chalk';
 import type { Post } from '../protocol/types.js';
 import { formatBodyText, type TextView } from './body.js';
 import { createChalk, streamColour } from './style.js';
-import { clockTime, localMoment, oneLine } from './text.js';
+import { momentText, oneLine } from './text.js';
 
-export interface PostView extends TextView {
-  /** The clock for "today": a release time on another day shows its date. */
-  now?: () => number;
-}
+export type PostView = TextView;
 
 /**
  * One post as `listen` prints it: a header line (time, stream, custom target),
@@ -18,7 +15,7 @@ export function formatPost(post: Post, kind: 'created' | 'released', view: PostV
   const c = createChalk(view.color);
   const shownAt = kind === 'released' && post.releaseAt !== null ? post.releaseAt : post.createdAt;
   const header = [
-    c.dim(clockTime(Date.parse(shownAt))),
+    c.dim(momentText(Date.parse(shownAt), view)),
     c[streamColour(post.streamId)].bold(oneLine(post.streamName) ?? oneLine(post.streamId) ?? '?'),
   ];
   const target = post.customTarget === null ? undefined : oneLine(post.customTarget);
@@ -36,7 +33,7 @@ function lockedLine(releaseAt: string | null, view: PostView, c: ChalkInstance):
   let until: string | undefined;
   if (!Number.isNaN(releaseMs)) {
     // Plain output gives the exact instant; a person reads local time.
-    until = view.color ? localMoment(releaseMs, (view.now ?? Date.now)()) : new Date(releaseMs).toISOString();
+    until = view.color ? momentText(releaseMs, view) : new Date(releaseMs).toISOString();
   } else if (releaseAt !== null) {
     until = oneLine(releaseAt);
   }

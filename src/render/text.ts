@@ -7,23 +7,37 @@ export function terminalSafe(text: string): string {
   return text.replace(/\r\n?/g, '\n').replace(CONTROL_CHARACTERS, '');
 }
 
-const pad = (value: number): string => String(value).padStart(2, '0');
+const pad = (value: number, digits = 2): string => String(value).padStart(digits, '0');
 
-/** Local wall-clock `HH:MM:SS`, or `--:--:--` when there is no such time. */
-export function clockTime(epochMs: number | undefined): string {
-  const date = new Date(epochMs ?? Number.NaN);
-  if (Number.isNaN(date.getTime())) return '--:--:--';
-  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+/** Which clock times are shown on: the reader's local time (default) or UTC, and what "today" is. */
+export interface TimeView {
+  /** The clock for "today", in epoch ms (tests drive it); default Date.now. */
+  now?: () => number;
+  utc?: boolean;
 }
 
-/** Local `HH:MM:SS` when the moment falls on today's date, else `YYYY-MM-DD HH:MM:SS`. */
-export function localMoment(epochMs: number, nowMs: number): string {
-  const date = new Date(epochMs);
-  const now = new Date(nowMs);
-  const sameDay =
-    date.getFullYear() === now.getFullYear() && date.getMonth() === now.getMonth() && date.getDate() === now.getDate();
-  const time = clockTime(epochMs);
-  return sameDay ? time : `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${time}`;
+function calendar(date: Date, utc: boolean): [year: number, month: number, day: number] {
+  return utc
+    ? [date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()]
+    : [date.getFullYear(), date.getMonth() + 1, date.getDate()];
+}
+
+/**
+ * `HH:MM:SS` when the moment falls on today's date, else `YYYY-MM-DD HH:MM:SS`: local
+ * time, or UTC with ` UTC` after it. `--:--:--` when there is no such time.
+ */
+export function momentText(epochMs: number | undefined, view: TimeView = {}): string {
+  const date = new Date(epochMs ?? Number.NaN);
+  if (Number.isNaN(date.getTime())) return '--:--:--';
+  const utc = view.utc === true;
+  const time = utc
+    ? `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`
+    : `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+  const [year, month, day] = calendar(date, utc);
+  const today = calendar(new Date((view.now ?? Date.now)()), utc);
+  const sameDay = year === today[0] && month === today[1] && day === today[2];
+  const shown = sameDay ? time : `${pad(year, 4)}-${pad(month)}-${pad(day)} ${time}`;
+  return utc ? `${shown} UTC` : shown;
 }
 
 // Bidi overrides, embeddings, isolates and marks, and zero-width characters: in a

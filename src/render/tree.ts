@@ -1,9 +1,10 @@
+import { stripVTControlCharacters } from 'node:util';
 import type { ChalkInstance } from 'chalk';
 import { isPlainObject } from '../protocol/objects.js';
 import { formatBodyText, markMatches, type TextView } from './body.js';
 import { hyperlink, isWebUrl } from './hyperlinks.js';
 import { createChalk, streamColour } from './style.js';
-import { clockTime, oneLine, safeLine } from './text.js';
+import { momentText, oneLine, safeLine } from './text.js';
 
 export { supportsHyperlinks } from './hyperlinks.js';
 
@@ -70,6 +71,18 @@ function itemLink(fields: Fields): string | undefined {
   return undefined;
 }
 
+/** The locked line of a hidden item: until when, as `listen` says it (the exact instant in plain output). */
+function lockedLine(releaseMs: number | undefined, view: TextView, c: ChalkInstance): string {
+  let until = 'release';
+  if (releaseMs !== undefined) until = view.color ? momentText(releaseMs, view) : new Date(releaseMs).toISOString();
+  return view.color ? c.yellow(`🔒 locked until ${until}`) : `[locked until ${until}]`;
+}
+
+/** Whether the body as shown already shows the address (a post that is only a URL, a link written out). */
+function showsAddress(body: string | undefined, url: string): boolean {
+  return body !== undefined && stripVTControlCharacters(body).replace(/\s+/g, '').includes(url);
+}
+
 function formatLink(url: string, view: TextView, c: ChalkInstance): string {
   if (!view.color || !view.hyperlinks) return c.blue.underline(url);
   // The full address is in the link; the visible text only has to say where it goes.
@@ -79,7 +92,8 @@ function formatLink(url: string, view: TextView, c: ChalkInstance): string {
 
 /**
  * One tree item as a news terminal shows it: time, source badge and title, then
- * the body (or a locked line), the link and the coin tags; a release is marked. Items of other feeds
+ * the body (or a locked line until the release time), the link unless the body shows it
+ * already, and the coin tags; a release is marked and dated at its release. Items of other feeds
  * of the Tree of Alpha family render too (`en`, `url`, `symbols`, tweet `info`);
  * fields of the wrong type are treated as missing, so no item makes it throw.
  */
@@ -93,7 +107,10 @@ export function formatTreeItem(
   const source = labelField(fields['source']);
   const title = labelField(fields['title']) ?? labelField(fields['en']);
 
-  const header = [c.dim(clockTime(itemTime(fields['time'])))];
+  const releaseMs = itemTime(fields['releaseAt']);
+  // The re-send of a released item is news of the release: it is dated then.
+  const shownMs = kind === 'released' && releaseMs !== undefined ? releaseMs : itemTime(fields['time']);
+  const header = [c.dim(momentText(shownMs, view))];
   if (source !== undefined) {
     const colour = streamColour(labelField(fields['streamId']) ?? source);
     header.push(view.color ? c[colour].inverse(` ${source} `) : `[${source}]`);
@@ -104,19 +121,21 @@ export function formatTreeItem(
   // The re-send of an item that was locked: say so, as listen does.
   if (kind === 'released') header.push(view.color ? c.green('🔓 released') : '[released]');
   const lines = [header.join(' ')];
-
+  let shownBody: string | undefined;
   if (fields['hidden'] === true) {
-    lines.push(view.color ? c.yellow('🔒 locked until release') : '[locked until release]');
+    lines.push(lockedLine(releaseMs, view, c));
   } else {
     // Some feeds carry the English text in `en` only; it is the body when it is not the title.
     const english = textField(fields['en']);
     const body =
       textField(fields['body']) ?? (english !== undefined && oneLine(english) !== title ? english : undefined);
-    if (body !== undefined) lines.push(formatBodyText(body, fields['contentType'] === 'markdown', view, c));
+    if (body !== undefined) {
+      shownBody = formatBodyText(body, fields['contentType'] === 'markdown', view, c);
+      lines.push(shownBody);
+    }
   }
-
   const link = itemLink(fields);
-  if (link !== undefined) lines.push(formatLink(link, view, c));
+  if (link !== undefined && !showsAddress(shownBody, link)) lines.push(formatLink(link, view, c));
   const coins = coinTags(fields);
   if (coins.length > 0) lines.push(coins.map((coin) => c.yellow(`$${coin}`)).join(' '));
   return lines.join('\n');

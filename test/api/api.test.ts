@@ -88,7 +88,7 @@ describe('connect, subscribe and publish', () => {
     expect(generated.idempotencyKey).toMatch(/^sp-/);
 
     const [created, next] = await take(events, 2);
-    expect(created).toEqual({ type: 'created', format: 'post', post: first.post });
+    expect(created).toEqual({ type: 'created', history: false, format: 'post', post: first.post });
     expect(next).toMatchObject({ type: 'created', post: { text: 'GDP' } });
     await subscription.close();
   });

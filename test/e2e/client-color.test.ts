@@ -8,8 +8,10 @@ import {
   inTerminal,
   jsonLines,
   KEYS,
+  publishWs,
   SCRIPT,
   startServe,
+  stripAnsi,
   type Finished,
   type Serve,
 } from './client-support.js';
@@ -22,7 +24,7 @@ beforeAll(async () => {
 
 /** The commands whose output is checked: history views (markdown included), a post, a refused post. */
 function commands(): Record<string, string[]> {
-  const history = ['--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--count', '3'];
+  const history = ['--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--idle-timeout', '500ms'];
   return {
     listen: ['listen', '-v', ...history],
     tree: ['tree', '-v', ...history],
@@ -84,9 +86,12 @@ describe('colour off the terminal', () => {
     const json = await Promise.all(
       ['listen', 'tree'].map((command) =>
         finish(
-          client([command, '--json', '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--count', '3'], {
-            env: { NO_COLOR: undefined, FORCE_COLOR: '1' },
-          }),
+          client(
+            [command, '--json', '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--idle-timeout', '500ms'],
+            {
+              env: { NO_COLOR: undefined, FORCE_COLOR: '1' },
+            },
+          ),
         ),
       ),
     );
@@ -107,8 +112,8 @@ describe.skipIf(!existsSync(SCRIPT))('colour on a terminal', () => {
     KEYS.alice,
     '--last',
     '1',
-    '--count',
-    '3',
+    '--idle-timeout',
+    '500ms',
   ];
 
   it('NO_COLOR=1 turns colour off on a TTY; without it the same views are coloured', async () => {
@@ -129,6 +134,85 @@ describe.skipIf(!existsSync(SCRIPT))('colour on a terminal', () => {
       expect(run.screen, run.command).toContain('Macro Wire');
       if (run.noColor) expect(run.screen, `${run.command} with NO_COLOR`).not.toMatch(ANSI);
       else expect(run.screen, `${run.command} on a colour terminal`).toMatch(ANSI);
+    }
+  });
+});
+
+describe.skipIf(!existsSync(SCRIPT))('formatting on a terminal', () => {
+  const MARKDOWN = '**Rates** held\n\n| coin | price |\n|:--|--:|\n| BTC | 1 |\n| ETH | 1000 |\n\n# Outlook';
+
+  /** A serve whose macro-wire holds `text` (markdown) as its newest post. */
+  async function serveWith(text: string): Promise<Serve> {
+    const own = await startServe();
+    await publishWs(own.url, 'macro-wire', text, { contentType: 'markdown' });
+    return own;
+  }
+
+  const view = (command: string, url: string, extra: string[] = []) => [
+    command,
+    '--url',
+    url,
+    '--api-key',
+    KEYS.alice,
+    '--streams',
+    'macro-wire',
+    '--last',
+    '1',
+    '--idle-timeout',
+    '500ms',
+    ...extra,
+  ];
+
+  const screenLines = (screen: string) => stripAnsi(screen).split(/\r?\n/);
+
+  it('NO_COLOR=1 takes the colour away, not the formatting: markdown rendered, tables drawn, no escape code', async () => {
+    const own = await serveWith(MARKDOWN);
+    for (const command of ['listen', 'tree']) {
+      const terminal = inTerminal(view(command, own.url), { NO_COLOR: '1', FORCE_COLOR: undefined }, '', true);
+      const { code } = await terminal.exit();
+      const screen = terminal.stdout;
+      expect(code, screen).toBe(0);
+      expect(screen, command).not.toMatch(ANSI);
+      expect(screen, command).toContain('Rates held');
+      expect(screen, command).not.toContain('**');
+      expect(screen, command).toContain('│ ETH  │  1000 │');
+      expect(screenLines(screen), command).toContain('Outlook');
+    }
+  });
+
+  it('an empty NO_COLOR= leaves colour on (no-color.org)', async () => {
+    const own = await serveWith(MARKDOWN);
+    const terminal = inTerminal(view('listen', own.url), { NO_COLOR: '', FORCE_COLOR: undefined }, '', true);
+    expect((await terminal.exit()).code, terminal.stdout).toBe(0);
+    expect(terminal.stdout).toMatch(/\u001B\[1mRates\u001B\[22m/);
+  });
+
+  it('at 70 columns: text and quotes wrap between words, a 7-column table becomes records, nothing is wider', async () => {
+    const words =
+      'alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec romeo sierra tango';
+    const head = ['symbol', 'exchange', 'price', 'change', 'volume', 'market cap', 'updated'];
+    const row = ['BTC', 'Binance', '97,000.00', '+2.5%', '1,234,567,890', '1,900,000,000,000', '2026-11-21 12:00'];
+    const table = [head, head.map(() => '---'), row].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+    const own = await serveWith(`${words}\n\n> ${words}\n\n${table}`);
+    for (const command of ['listen', 'tree']) {
+      // Only stdout on the terminal: the spinner's redraws are not lines of the view.
+      const terminal = inTerminal(
+        view(command, own.url),
+        { NO_COLOR: undefined, FORCE_COLOR: undefined },
+        ' 2>/dev/null',
+        70,
+      );
+      const { code } = await terminal.exit();
+      expect(code, terminal.stdout).toBe(0);
+      const lines = screenLines(terminal.stdout);
+      for (const line of lines) expect(line.length, `${command}: ${line}`).toBeLessThanOrEqual(70);
+      const written = new Set(words.split(' '));
+      const prose = lines.filter((line) => /^\s*(alpha|[a-z]+ [a-z]+)/.test(line) && !line.includes(':'));
+      expect(prose.length, command).toBeGreaterThanOrEqual(4);
+      for (const line of prose)
+        for (const word of line.trim().split(/\s+/)) expect(written, `${command}: ${line}`).toContain(word);
+      for (const [column, name] of head.entries()) expect(lines, command).toContain(`${name}: ${row[column]}`);
+      expect(terminal.stdout, command).not.toContain('┌');
     }
   });
 });

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  adminState,
   cliCommandLine,
   client,
   ensureBuilt,
@@ -162,6 +163,51 @@ describe('custom targets decide who gets a post', () => {
   });
 });
 
+describe('what the views show (plain, piped)', () => {
+  it('--utc: times in UTC, marked so, in listen and tree', async () => {
+    const serve = await startServe();
+    const sent = await publishWs(serve.url, 'macro-wire', 'a post to date');
+    const time = new Date(sent.post.createdAt).toISOString().slice(11, 19);
+    for (const command of ['listen', 'tree']) {
+      const args = [command, '--url', serve.url, '--api-key', KEYS.bob, '--streams', 'macro-wire', '--utc'];
+      const result = await finish(client([...args, '--last', '1', '--idle-timeout', '500ms', '-q']));
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.split('\n')[0], command).toMatch(new RegExp(`^${time} UTC (\\[Macro Wire\\]|Macro Wire)$`));
+    }
+  });
+
+  it('tree: a hidden post is locked until its release time, and its release is dated at the release', async () => {
+    const serve = await startServe();
+    const tree = await subscribed([
+      'tree',
+      '--url',
+      serve.url,
+      '--api-key',
+      KEYS.bob,
+      '--streams',
+      'macro-wire',
+      '--utc',
+      '--count',
+      '2',
+    ]);
+    const hidden = await publishWs(serve.url, 'macro-wire', 'embargoed figures', { releaseAt: inMs(1_500) });
+    const { code, stdout } = await finish(tree);
+    expect(code).toBe(0);
+    const releaseAt = hidden.post.releaseAt as string;
+    const created = new Date(hidden.post.createdAt).toISOString().slice(11, 19);
+    const released = new Date(releaseAt).toISOString().slice(11, 19);
+    expect(stdout.split('\n')).toEqual([
+      `${created} UTC [Macro Wire]`,
+      `[locked until ${new Date(releaseAt).toISOString()}]`,
+      '',
+      `${released} UTC [Macro Wire] [released]`,
+      'embargoed figures',
+      '',
+      '',
+    ]);
+  });
+});
+
 describe('listen options', () => {
   it('--count N exits 0 after N posts; a release counts as one', async () => {
     const { url } = shared;
@@ -183,13 +229,13 @@ describe('listen options', () => {
     expect(jsonLines(stdout)).toEqual([created(hiddenView(hidden.post)), released({ ...hidden.post, hidden: false })]);
   });
 
-  it('--count N shows exactly N even when more posts arrive in the same read (a history of 5 comes in one write)', async () => {
-    const { url } = shared;
-    for (let i = 1; i <= 5; i += 1) await publishWs(url, 'macro-wire', `count me ${i}`);
-    const listen = client([
+  it('--count N counts live posts only: the --last history is shown first, then exactly N live posts, even when more arrive in one read', async () => {
+    const serve = await startServe();
+    for (let i = 1; i <= 5; i += 1) await publishWs(serve.url, 'macro-wire', `old ${i}`);
+    const listen = await subscribed([
       'listen',
       '--url',
-      url,
+      serve.url,
       '--api-key',
       KEYS.bob,
       '--json',
@@ -200,12 +246,30 @@ describe('listen options', () => {
       '--streams',
       'macro-wire',
     ]);
+    await waitForLines(listen, 5, 'the five posts of history');
+    await Promise.all(['new 1', 'new 2', 'new 3'].map((text) => publishWs(serve.url, 'macro-wire', text)));
     const { code, stdout } = await finish(listen);
     expect(code).toBe(0);
-    expect(jsonLines(stdout).map((line) => (line as { data: { text: string } }).data.text)).toEqual([
-      'count me 1',
-      'count me 2',
-    ]);
+    const texts = jsonLines(stdout).map((line) => (line as { data: { text: string } }).data.text);
+    expect(texts.slice(0, 5)).toEqual(['old 1', 'old 2', 'old 3', 'old 4', 'old 5']);
+    expect(texts).toHaveLength(7);
+    expect(texts.slice(5).every((text) => text.startsWith('new '))).toBe(true);
+  });
+
+  it('one subscription per listen: serve logs one "subscribed" and /_admin/state counts one', async () => {
+    // Not --quiet: serve's log is what is looked at.
+    const serveCli = client(['serve', '--port', '0']);
+    const url = await serveCli.url();
+    const subscribedLines = () => serveCli.stdout.split('\n').filter((line) => / info +subscribed /.test(line));
+    const listen = await subscribed(['listen', '--url', url, '--api-key', KEYS.alice, '--last', '2']);
+    // A post published now is live: whatever the listener sent before it has been handled.
+    await publishWs(url, 'macro-wire', 'after the subscription');
+    await listen.waitFor((out) => out.stdout.includes('after the subscription'), 'the live post');
+    expect(subscribedLines()).toHaveLength(1);
+    expect(subscribedLines()[0]).toContain('requestId=subscribe');
+    expect((await adminState({ httpUrl: url.replace(/^ws/, 'http') })).subscriptions).toBe(1);
+    listen.child.kill('SIGINT');
+    expect((await listen.exit()).code).toBe(0);
   });
 
   it('--idle-timeout exits 0 once no post arrived for that long, after showing what came', async () => {
@@ -326,10 +390,14 @@ describe('listen options', () => {
       '--streams',
       'macro-wire',
     ];
-    const [ringing, silent] = await Promise.all([finish(client([...args, '--bell'])), finish(client(args))]);
+    const [bell, quiet] = await Promise.all([subscribed([...args, '--bell']), subscribed(args)]);
+    await Promise.all([bell, quiet].map((cli) => waitForLines(cli, 1, 'the post of history')));
+    await publishWs(url, 'macro-wire', 'ring for this one');
+    const [ringing, silent] = await Promise.all([finish(bell), finish(quiet)]);
     expect(ringing.code).toBe(0);
-    expect(ringing.stderr.split('\u0007')).toHaveLength(2);
-    expect(jsonLines(ringing.stdout)).toHaveLength(1);
+    // One for the post of history, one for the live post.
+    expect(ringing.stderr.split('\u0007')).toHaveLength(3);
+    expect(jsonLines(ringing.stdout)).toHaveLength(2);
     expect(silent.stderr).not.toContain('\u0007');
   });
 

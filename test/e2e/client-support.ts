@@ -219,6 +219,7 @@ export function expectedTreeItem(
     contentType: post.contentType,
     streamId: post.streamId,
     hidden,
+    ...(post.releaseAt === null ? {} : { releaseAt: Date.parse(post.releaseAt) }),
     ...(hidden ? {} : derived),
   };
 }
@@ -241,12 +242,14 @@ export function inTerminal(
   args: string[],
   env: Record<string, string | undefined> = {},
   redirect = '',
-  sized = false,
+  sized: boolean | number = false,
 ): CliProcess {
-  // `sized`: the terminal reports 100x40 as a real one does (`script` under a test gets 0x0, and ora needs a width).
+  // `sized`: the terminal reports 100x40 as a real one does (`script` under a test gets 0x0, and ora needs a width);
+  // a number is the columns it reports instead of 100.
   // `exec`: the command replaces the shell, so a Ctrl-C reaches it alone and its exit code is the terminal's (a
   // shell left waiting, as dash is, would die of the SIGINT itself and report 130 whatever the command did).
-  const command = `${sized ? 'stty cols 100 rows 40; ' : ''}exec ${cliCommandLine(args)}${redirect}`;
+  const columns = typeof sized === 'number' ? sized : 100;
+  const command = `${sized === false ? '' : `stty cols ${columns} rows 40; `}exec ${cliCommandLine(args)}${redirect}`;
   return runProcess(SCRIPT, ['-qfec', command, '/dev/null'], {
     stdin: 'pipe',
     processGroup: true,

@@ -97,9 +97,9 @@ function post(fields: Record<string, unknown> = {}): Record<string, unknown> {
 }
 
 /**
- * The service side of a subscription: `connected`, a `sub_ack` for each
- * subscribe command (with `streamIds`), then `afterSubscribed` once both the
- * history and the live subscription are acknowledged.
+ * The service side of a subscription: `connected`, a `sub_ack` for the
+ * subscribe command (with `streamIds`, and no history to follow), then
+ * `afterSubscribed`.
  */
 function subscriber(streamIds: string[], afterSubscribed: (ws: WebSocket) => void): (ws: WebSocket) => void {
   return (ws) => {
@@ -114,7 +114,7 @@ function subscriber(streamIds: string[], afterSubscribed: (ws: WebSocket) => voi
         command.requestId,
       );
       acks += 1;
-      if (acks === 2) afterSubscribed(ws);
+      if (acks === 1) afterSubscribed(ws);
     });
   };
 }
@@ -347,7 +347,8 @@ describe('no post can crash or stall rendering', () => {
       const result = await finish(client(listenArgs(server, command, ['--count', '3']), COLOUR));
       expect(result.code, result.stderr).toBe(0);
       const shown = visible(result.stdout);
-      expect(shown).toContain(`(shown as plain text: too deeply nested to render)\n${nested}`);
+      // Wrapped to the width like any text: the word of 2,000 `>` stays whole.
+      expect(shown).toContain(`(shown as plain text: too deeply nested to render)\n${'>'.repeat(2000)}\ndeep`);
       expect(shown).toContain(`(shown as plain text: too slow to render)\n*a _*a _`);
       expect(result.stdout).toContain('\u001B[1mafter\u001B[22m');
       expectClean(result);

@@ -53,6 +53,12 @@ describe('stream-posts tree on the hosted tree feed address', () => {
     const items = await waitForLines(json, 4);
     expect(items.map((item) => item._id)).toEqual([plain.post.id, markdown.post.id, hidden.post.id, hidden.post.id]);
     expect(items.map((item) => item.en)).toEqual([plain.post.text, markdown.post.text, '', hidden.post.text]);
+    expect(items.map((item) => item.releaseAt)).toEqual([
+      undefined,
+      undefined,
+      Date.parse(hidden.post.releaseAt),
+      Date.parse(hidden.post.releaseAt),
+    ]);
 
     await text.waitFor((out) => stripAnsi(out.stdout).includes('CPI at 3.1%'), 'the released post');
     const screen = stripAnsi(text.stdout);
@@ -61,7 +67,7 @@ describe('stream-posts tree on the hosted tree feed address', () => {
       'SEC v. Binance',
       'https://example.org/docket',
       '$BNB',
-      '[locked until release]',
+      `[locked until ${hidden.post.releaseAt}]`,
       '[released]',
       '$BTC',
     ]) {

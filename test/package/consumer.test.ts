@@ -30,7 +30,7 @@ test('subscribe, publish, release a hidden post by advancing the clock, reset', 
   const events = subscription[Symbol.asyncIterator]();
   const releaseAt = Date.parse((await server.state()).now) + 3_600_000;
   const { post } = await writer.publish({ streamId: 'macro-wire', content: 'embargoed', releaseAt });
-  assert.deepEqual((await events.next()).value, { type: 'created', format: 'post', post: { ...post, text: null } });
+  assert.deepEqual((await events.next()).value, { type: 'created', history: false, format: 'post', post: { ...post, text: null } });
   await server.advanceClock(3_600_000);
   const released = (await events.next()).value;
   assert.equal(released.type, 'released');

@@ -28,21 +28,21 @@ const sample = [
 
 describe('loadMarkdownRenderer', () => {
   it('without colour: readable text, links as "text (url)", and no escape sequence at all', async () => {
-    const render = await loadMarkdownRenderer({ color: false, width: 10 });
+    const render = await loadMarkdownRenderer({ color: false, width: 100 });
     const text = render(sample);
     expect(text).not.toMatch(ESC);
-    expect(text).toContain('# Ruling');
+    expect(text.split('\n')[0]).toBe('Ruling');
     expect(text).toContain(
       'The court dismissed it; read the order (https://example.org/order) or https://example.org/raw.',
     );
     expect(text).toContain('* first point\n  * second');
     expect(text).toContain('const x = 1;');
     expect(text).toContain('│ 1 │ 2 │');
-    expect(text.endsWith('-'.repeat(10))).toBe(true);
+    expect(text.endsWith('-'.repeat(100))).toBe(true);
   });
 
   it('with colour: bold and links styled, link text and URL both visible', async () => {
-    const render = await loadMarkdownRenderer({ color: true, width: 40 });
+    const render = await loadMarkdownRenderer({ color: true, width: 100 });
     const text = render(sample);
     expect(text).toContain('\u001B[1mcourt\u001B[22m');
     expect(text).toContain('\u001B[1mpoint\u001B[22m');
@@ -76,7 +76,7 @@ describe('loadMarkdownRenderer', () => {
   });
 
   it('a link whose text is another address shows its real target, as a hyperlink too', async () => {
-    const render = await loadMarkdownRenderer({ color: true, width: 40, hyperlinks: true });
+    const render = await loadMarkdownRenderer({ color: true, width: 100, hyperlinks: true });
     for (const forged of ['[https://good.example](https://evil.example/x)', '[good.example](https://evil.example/x)']) {
       expect(stripVTControlCharacters(render(forged))).toMatch(/good\.example \(https:\/\/evil\.example\/x\)/);
     }
@@ -92,7 +92,7 @@ describe('loadMarkdownRenderer', () => {
   });
 
   it('2,000 nested blockquotes: plain text under a note, no stack overflow', async () => {
-    const render = await loadMarkdownRenderer({ color: true, width: 40 });
+    const render = await loadMarkdownRenderer({ color: true, width: 5000 });
     const text = render(`${'>'.repeat(2000)} deep`);
     expect(stripVTControlCharacters(text)).toBe(
       `(shown as plain text: too deeply nested to render)\n${'>'.repeat(2000)} deep`,
@@ -107,7 +107,7 @@ describe('loadMarkdownRenderer', () => {
   it('past its time budget a text is shown as plain text under a note', async () => {
     let clock = 0;
     // Every reading of the clock moves it on 1 ms: rendering is measured in steps, not real time.
-    const render = await loadMarkdownRenderer({ color: true, width: 40, budgetMs: 50, now: () => clock++ });
+    const render = await loadMarkdownRenderer({ color: true, width: 5000, budgetMs: 50, now: () => clock++ });
     const slow = '*a _'.repeat(500);
     expect(stripVTControlCharacters(render(slow))).toBe(`(shown as plain text: too slow to render)\n${slow}`);
     expect(stripVTControlCharacters(render('**short**'))).toBe('short');
@@ -119,5 +119,71 @@ describe('loadMarkdownRenderer', () => {
 
   it('refuses a width that is not a positive integer', async () => {
     await expect(loadMarkdownRenderer({ color: false, width: 0 })).rejects.toThrow(RangeError);
+  });
+});
+
+describe('loadMarkdownRenderer: fitting the terminal', () => {
+  const lines = (text: string) => stripVTControlCharacters(text).split('\n');
+  const widest = (text: string) => Math.max(...lines(text).map((line) => line.length));
+
+  it('headings show their text, not their `#`', async () => {
+    for (const color of [false, true]) {
+      const render = await loadMarkdownRenderer({ color, width: 80 });
+      expect(lines(render('# Ruling\n\n## Next steps\n\nbody'))).toEqual(['Ruling', '', 'Next steps', '', 'body']);
+    }
+  });
+
+  it('long paragraphs, quotes and list items wrap at word boundaries, each under its own indent', async () => {
+    const render = await loadMarkdownRenderer({ color: true, width: 30 });
+    const words = 'alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima';
+    const text = render(`${words}\n\n> ${words}\n\n- ${words}`);
+    expect(widest(text)).toBeLessThanOrEqual(30);
+    // No word is cut: every word of every line is one of the words written.
+    const written = new Set(words.split(' '));
+    for (const line of lines(text))
+      for (const word of line.trim().split(/\s+/)) if (word !== '' && word !== '*') expect(written).toContain(word);
+    const [paragraph, quote, list] = stripVTControlCharacters(text).split('\n\n');
+    expect(paragraph!.split('\n').every((line) => !line.startsWith(' '))).toBe(true);
+    expect(quote!.split('\n').every((line) => line.startsWith('  ') && !line.startsWith('   '))).toBe(true);
+    expect(
+      list!
+        .split('\n')
+        .slice(1)
+        .every((line) => line.startsWith('    ')),
+    ).toBe(true);
+  });
+
+  it('a word longer than the line stays whole (an address is not cut in two)', async () => {
+    const render = await loadMarkdownRenderer({ color: false, width: 20 });
+    const url = 'https://example.org/a/rather/long/path';
+    expect(lines(render(`see ${url} now`))).toEqual(['see', url, 'now']);
+  });
+
+  it('table columns keep their alignment: right-aligned cells end at the column edge', async () => {
+    const render = await loadMarkdownRenderer({ color: false, width: 80 });
+    const text = render('| coin | price |\n|:--|--:|\n| BTC | 1 |\n| ETH | 1000 |');
+    expect(text).toContain('│ BTC  │     1 │');
+    expect(text).toContain('│ ETH  │  1000 │');
+    expect(text).toContain('│ coin │ price │');
+  });
+
+  it('a table wider than the terminal becomes one record per block, every cell under its column name', async () => {
+    const head = ['symbol', 'exchange', 'price', 'change', 'volume', 'market cap', 'updated'];
+    const row = ['BTC', 'Binance', '97,000.00', '+2.5%', '1,234,567,890', '1,900,000,000,000', '2026-11-21 12:00'];
+    const other = ['ETH', 'Coinbase', '3,400.00', '-1.0%', '987,654,321', '410,000,000,000', '2026-11-21 12:01'];
+    const table = [head, head.map(() => '---'), row, other].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+    for (const color of [false, true]) {
+      const render = await loadMarkdownRenderer({ color, width: 70 });
+      const text = render(table);
+      expect(widest(text)).toBeLessThanOrEqual(70);
+      expect(text).not.toContain('│');
+      expect(stripVTControlCharacters(text).split('\n\n')).toEqual([
+        head.map((name, column) => `${name}: ${row[column]}`).join('\n'),
+        head.map((name, column) => `${name}: ${other[column]}`).join('\n'),
+      ]);
+    }
+    // The same table on a wide terminal is a box.
+    const wide = await loadMarkdownRenderer({ color: false, width: 200 });
+    expect(wide(table)).toContain('│ BTC    │ Binance  │');
   });
 });

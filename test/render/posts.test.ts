@@ -5,9 +5,11 @@ import { samplePost } from '../support/fixtures.js';
 
 const ESC = /\u001B/;
 const localTime = (iso: string) => new Date(iso).toTimeString().slice(0, 8);
-const plain: PostView = { color: false, hyperlinks: false };
-const coloured: PostView = { color: true, hyperlinks: false };
 const created = '2026-11-21T12:00:00.000Z';
+// "Today" is the day of the sample post, unless a test says otherwise.
+const sameDay = () => Date.parse(created);
+const plain: PostView = { color: false, hyperlinks: false, now: sameDay };
+const coloured: PostView = { color: true, hyperlinks: false, now: sameDay };
 const releaseAt = '2026-11-21T15:30:00.000Z';
 const hiddenPost = samplePost({ text: null, hidden: true, releaseAt });
 const releasedPost = samplePost({ text: 'The **ruling** is out', hidden: false, releaseAt });
@@ -20,12 +22,8 @@ describe('formatPost, plain', () => {
       [`${localTime(created)} Crypto Legal Updates`, 'SEC v. Binance: stipulation of dismissal filed'],
     ],
     [
-      'markdown stays as sent',
-      [
-        samplePost({ text: '# Big\n\n- **one**\n- [two](https://example.org)' }),
-        'created',
-        { ...plain, markdown: () => 'RENDERED' },
-      ],
+      'markdown stays as sent without a renderer (in a pipe)',
+      [samplePost({ text: '# Big\n\n- **one**\n- [two](https://example.org)' }), 'created', plain],
       [`${localTime(created)} Crypto Legal Updates`, '# Big', '', '- **one**', '- [two](https://example.org)'],
     ],
     [
@@ -77,6 +75,56 @@ describe('formatPost, plain', () => {
     );
     expect(text).not.toMatch(/[\u001B\u0007\u009B]/);
     expect(text).toContain('x]0;ty -> v');
+  });
+});
+
+describe('formatPost: times', () => {
+  const at = Date.parse(created);
+
+  it('a post from another day shows its date; from today, its time only', () => {
+    const header = (now: number) => formatPost(samplePost(), 'created', { ...plain, now: () => now }).split('\n')[0];
+    expect(header(at + 60_000)).toBe(`${localTime(created)} Crypto Legal Updates`);
+    const local = new Date(at);
+    const date = `${local.getFullYear()}-${String(local.getMonth() + 1).padStart(2, '0')}-${String(local.getDate()).padStart(2, '0')}`;
+    expect(header(at + 3 * 86_400_000)).toBe(`${date} ${localTime(created)} Crypto Legal Updates`);
+  });
+
+  it('utc: times in UTC, marked so, the date when it is not the UTC today', () => {
+    const view = { ...plain, utc: true };
+    expect(formatPost(samplePost(), 'created', { ...view, now: () => at }).split('\n')[0]).toBe(
+      '12:00:00 UTC Crypto Legal Updates',
+    );
+    expect(formatPost(samplePost(), 'created', { ...view, now: () => at + 86_400_000 }).split('\n')[0]).toBe(
+      '2026-11-21 12:00:00 UTC Crypto Legal Updates',
+    );
+    expect(formatPost(hiddenPost, 'created', { ...coloured, utc: true, now: () => at })).toContain(
+      '🔒 hidden until 15:30:00 UTC',
+    );
+  });
+});
+
+describe('formatPost: width', () => {
+  const words = 'alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima';
+
+  it('on a terminal, rawtext wraps at word boundaries to the width', () => {
+    const post = samplePost({ contentType: 'rawtext', text: words });
+    for (const view of [plain, coloured]) {
+      const body = formatPost(post, 'created', { ...view, width: 20 })
+        .split('\n')
+        .slice(1);
+      expect(body.map((line) => line.replace(/\u001B\[[0-9;]*m/g, ''))).toEqual([
+        'alpha bravo charlie',
+        'delta echo foxtrot',
+        'golf hotel india',
+        'juliett kilo lima',
+      ]);
+    }
+  });
+
+  it('without a width (a pipe), the text stays as sent', () => {
+    expect(formatPost(samplePost({ contentType: 'rawtext', text: words }), 'created', plain).split('\n')[1]).toBe(
+      words,
+    );
   });
 });
 

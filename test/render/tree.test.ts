@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { toTreeItem } from '../../src/protocol/tree.js';
 import { formatTreeItem } from '../../src/render/tree.js';
@@ -6,9 +7,11 @@ import foreign from './fixtures/foreign-tree-items.json' with { type: 'json' };
 
 const ESC = /\u001B/;
 const OSC8 = /\u001B\]8;;https?:\/\/[^\u0007]+\u0007/;
-const plain = { color: false, hyperlinks: false };
-const coloured = { color: true, hyperlinks: false };
-const linked = { color: true, hyperlinks: true };
+// "Today" is the day of the sample item, so its time shows without a date.
+const sameDay = () => 1763726400000;
+const plain = { color: false, hyperlinks: false, now: sameDay };
+const coloured = { color: true, hyperlinks: false, now: sameDay };
+const linked = { color: true, hyperlinks: true, now: sameDay };
 const localTime = (epochMs: number) => new Date(epochMs).toTimeString().slice(0, 8);
 const fixtures: Record<string, Record<string, unknown>> = foreign;
 
@@ -20,15 +23,21 @@ const ours = toTreeItem(
 ) as unknown as Record<string, unknown>;
 
 describe('formatTreeItem on our items (PROTOCOL.md B3)', () => {
-  it('plain: time, source once, body, link, coins, and no escape at all', () => {
+  it('plain: time, source once, body, coins, and no escape at all; the link is in the body already', () => {
     expect(formatTreeItem(ours, plain)).toBe(
       [
         `${localTime(1763726400000)} [Crypto Legal Updates]`,
         'SEC v. Binance: **stipulation** of dismissal filed $BNB https://example.org/first-url-in-the-text',
-        'https://example.org/first-url-in-the-text',
         '$BNB',
       ].join('\n'),
     );
+    // A body that does not show it: the link gets a line of its own.
+    expect(formatTreeItem({ ...ours, body: 'see the filing' }, plain).split('\n')).toEqual([
+      `${localTime(1763726400000)} [Crypto Legal Updates]`,
+      'see the filing',
+      'https://example.org/first-url-in-the-text',
+      '$BNB',
+    ]);
   });
 
   it('colour: an inverse badge, the markdown renderer for the body, coloured coins', () => {
@@ -39,10 +48,10 @@ describe('formatTreeItem on our items (PROTOCOL.md B3)', () => {
     expect(text).not.toMatch(OSC8);
   });
 
-  it('the markdown renderer is not used for rawtext, nor without colour', () => {
+  it('the markdown renderer is not used for rawtext; it is used without colour (NO_COLOR on a terminal)', () => {
     const markdown = () => 'RENDERED';
     expect(formatTreeItem({ ...ours, contentType: 'rawtext' }, { ...coloured, markdown })).not.toContain('RENDERED');
-    expect(formatTreeItem(ours, { ...plain, markdown })).not.toContain('RENDERED');
+    expect(formatTreeItem(ours, { ...plain, markdown })).toContain('RENDERED');
   });
 
   it('hyperlinks: the link is an OSC 8 hyperlink to the full URL, only when asked', () => {
@@ -59,11 +68,47 @@ describe('formatTreeItem on our items (PROTOCOL.md B3)', () => {
     ) as unknown as Record<string, unknown>;
     expect(formatTreeItem(hidden, plain).split('\n')).toEqual([
       expect.stringContaining('[Crypto Legal Updates]'),
-      '[locked until release]',
+      '[locked until 2030-01-01T00:00:00.000Z]',
     ]);
-    const text = formatTreeItem(hidden, coloured);
-    expect(text).toContain('🔒 locked until release');
+    const text = formatTreeItem(hidden, { ...coloured, utc: true });
+    expect(text).toContain('🔒 locked until 2030-01-01 00:00:00 UTC');
     expect(text).not.toContain('SEC v. Binance');
+    // An item of another feed that says nothing of its release.
+    expect(formatTreeItem({ ...hidden, releaseAt: undefined }, coloured)).toContain('🔒 locked until release');
+  });
+
+  it('a post that is only a URL shows it once; so does a markdown link where there are no hyperlinks', () => {
+    const url = 'https://example.org/only';
+    const only = toTreeItem(samplePost({ contentType: 'rawtext', text: url })) as unknown as Record<string, unknown>;
+    for (const view of [plain, coloured, linked]) {
+      const shown = stripVTControlCharacters(formatTreeItem(only, view));
+      expect(shown.split(url.replace('https://', ''))).toHaveLength(2);
+    }
+    const linkedText = toTreeItem(samplePost({ text: `[the filing](${url})` })) as unknown as Record<string, unknown>;
+    const markdown = (md: string) => md.replace(/\[(.*)\]\((.*)\)/, '$1 ($2)');
+    const shown = stripVTControlCharacters(formatTreeItem(linkedText, { ...coloured, markdown }));
+    expect(shown.split('\n').slice(1)).toEqual([`the filing (${url})`]);
+  });
+
+  it("a URL inside a code block or code span is not the item's link", () => {
+    const text =
+      'Call it like this:\n\n```sh\ncurl https://api.example/v1\n```\n\nor `https://api.example/v2`; details at https://docs.example/x.';
+    expect(toTreeItem(samplePost({ text })).link).toBe('https://docs.example/x');
+    expect(toTreeItem(samplePost({ text: '```\nhttps://api.example/v1\n```' })).link).toBeUndefined();
+    // In rawtext, backticks are just characters.
+    expect(toTreeItem(samplePost({ contentType: 'rawtext', text: '`https://api.example/v2`' })).link).toBe(
+      'https://api.example/v2',
+    );
+  });
+
+  it('a released item is dated at its release, not at its creation', () => {
+    const post = samplePost({ releaseAt: '2026-11-21T15:30:00.000Z', createdAt: '2026-11-21T12:00:00.000Z' });
+    const item = toTreeItem(post) as unknown as Record<string, unknown>;
+    const view = { ...plain, utc: true, now: () => Date.parse('2026-11-21T16:00:00.000Z') };
+    expect(formatTreeItem(item, view, 'released').split('\n')[0]).toBe(
+      '15:30:00 UTC [Crypto Legal Updates] [released]',
+    );
+    expect(formatTreeItem(item, view).split('\n')[0]).toBe('12:00:00 UTC [Crypto Legal Updates]');
   });
 
   it('--match highlights matches in title and body with colour, and changes nothing without', () => {
@@ -145,7 +190,12 @@ describe('formatTreeItem on items of other feeds', () => {
   });
 
   it.each(cases)('%s (plain)', (name, lines) => {
-    expect(formatTreeItem(fixtures[name]!, plain)).toBe(lines.join('\n'));
+    // "Today" is the day the item was published, so its time shows without a date.
+    const time = fixtures[name]!['time'];
+    const at = typeof time === 'number' ? (time < 1e12 ? time * 1000 : time) : Date.parse(String(time));
+    expect(formatTreeItem(fixtures[name]!, { ...plain, now: () => (Number.isNaN(at) ? 0 : at) })).toBe(
+      lines.join('\n'),
+    );
   });
 
   it.each(Object.keys(fixtures))('%s renders in colour with hyperlinks, links only to web URLs', (name) => {

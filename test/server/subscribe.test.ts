@@ -6,6 +6,7 @@ import {
   adminState,
   advanceClock,
   connectAs,
+  http,
   KEYS,
   publish,
   startTestServer,
@@ -331,5 +332,38 @@ describe('releases', () => {
       coin: 'ETH',
     });
     expect((await adminState(server)).scheduledReleases).toBe(0);
+  });
+});
+
+describe('seed post ids', () => {
+  /** The ids of every seed post, as the owner of every stream gets them in history. */
+  async function historyIds(server: StreamPostsServer): Promise<string[]> {
+    const newsdesk = await connectAs(server, KEYS.newsdesk);
+    const ack = await newsdesk.request('on-stream-post', { lastPosts: 100 });
+    const ids: string[] = [];
+    for (let n = 0; n < ack.data.history; n += 1) ids.push((await newsdesk.next(isPost)).data.id);
+    newsdesk.close();
+    return ids;
+  }
+
+  it('are the same on every start, in either store, and after a reset, and sort before every post published later', async () => {
+    // `second` keeps its state in memory whatever the project's store: both stores give the same ids.
+    const [first, second] = await Promise.all([startTestServer(), startTestServer({ store: 'memory' })]);
+    const ids = await historyIds(first);
+    expect(ids).toHaveLength(DEMO_SEED.posts.length);
+    expect(await historyIds(second)).toEqual(ids);
+    const live = await publish(first, KEYS.macroWire, { streamId: 'macro-wire', content: 'after the seed' });
+    expect(ids.every((id) => id < live.id)).toBe(true);
+    expect((await http(first, 'POST', '/_admin/reset', { body: {} })).status).toBe(200);
+    expect(await historyIds(first)).toEqual(ids);
+  });
+
+  it('differ between seeds only for the posts that differ', async () => {
+    const changed = structuredClone(DEMO_SEED);
+    changed.posts[0]!.content = 'another first post';
+    const [demo, edited] = await Promise.all([startTestServer(), startTestServer({ seed: parseSeed(changed) })]);
+    const [demoIds, editedIds] = await Promise.all([historyIds(demo), historyIds(edited)]);
+    expect(editedIds.slice(1)).toEqual(demoIds.slice(1));
+    expect(editedIds[0]).not.toBe(demoIds[0]);
   });
 });

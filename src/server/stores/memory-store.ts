@@ -101,7 +101,7 @@ export class MemoryStore implements Store {
       this.#history.set(stream.id, new RingBuffer(MAX_LAST_POSTS));
       this.#addKey(stream.key, { userId: stream.owner, kind: 'stream', streamId: stream.id });
     }
-    for (const post of seedPosts(seed, this.#clock.now())) this.#insert({ id: this.#nextId(post.createdAt), ...post });
+    for (const post of seedPosts(seed, this.#clock.now())) this.#insert(post);
   }
 
   #addKey(key: string, identity: Identity): void {

@@ -93,10 +93,8 @@ if mode ~= 'reset' then
   for _, pair in ipairs(payload.keys) do redis.call('HSET', P .. 'keys', pair[1], pair[2]) end
 end
 for _, sid in ipairs(payload.streams) do redis.call('SADD', P .. 'streams', sid) end
-for _, post in ipairs(payload.posts) do
-  post.id = take_id(post.id)
-  append(post.streamId, post.id, post_json(post), 0)
-end
+-- Seed post ids are the seed's own (the same on every load) and sort before every id issued.
+for _, post in ipairs(payload.posts) do append(post.streamId, post.id, post_json(post), 0) end
 redis.call('SET', P .. 'count', #payload.posts)
 redis.call('SET', P .. 'seed', digest)
 return {'loaded', announce(next_seq(), 'reset', '')}

@@ -228,7 +228,6 @@ export class RedisStore implements Store {
         ...post,
         ...(customTarget === null ? {} : { customTarget }),
         createdAt: String(post.createdAt),
-        id: this.#nextId(post.createdAt),
       })),
     };
     const [outcome, seq] = await this.#eval(SCRIPTS.loadSeed, [this.#digest, mode, JSON.stringify(payload)]);

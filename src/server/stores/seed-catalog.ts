@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { ulid } from 'ulid';
 import { ProtocolError } from '../../protocol/errors.js';
 import { PUBLISH_COMMAND } from '../../protocol/types.js';
 import type { Seed } from '../seed.js';
@@ -63,19 +65,38 @@ export class Catalog {
   }
 }
 
-/** The seed's posts, oldest first, without ids: undated ones a minute apart, ending a minute before `now`. */
-export function seedPosts(seed: Seed, now: number): Omit<PostRecord, 'id'>[] {
+/**
+ * A seed post's id: the same on every start and after every reset, so a client that
+ * already showed the post recognises it in a replay from a restarted service. A ULID
+ * whose time is the post's place in the seed's order (seed posts sort before every
+ * post published later) and whose randomness is a digest of the post as the seed gives
+ * it: editing one post in place changes that post's id only.
+ */
+function seedPostId(post: Seed['posts'][number], seedIndex: number, position: number): string {
+  const digest = createHash('sha256')
+    .update(
+      JSON.stringify([seedIndex, post.streamId, post.content, post.contentType, post.customTarget, post.createdAt]),
+    )
+    .digest();
+  let at = 0;
+  return ulid(position + 1, () => digest[at++]! / 256);
+}
+
+/** The seed's posts, oldest first: undated ones a minute apart, ending a minute before `now`. */
+export function seedPosts(seed: Seed, now: number): PostRecord[] {
   const byId = new Map(seed.streams.map((stream) => [stream.id, stream]));
   return seed.posts
     .map((post, index) => ({
       post,
+      index,
       at:
         post.createdAt === undefined
           ? now - (seed.posts.length - index) * SEED_POST_SPACING_MS
           : Date.parse(post.createdAt),
     }))
     .sort((a, b) => a.at - b.at)
-    .map(({ post, at }) => ({
+    .map(({ post, index, at }, position) => ({
+      id: seedPostId(post, index, position),
       streamId: post.streamId,
       streamName: byId.get(post.streamId)!.name,
       text: post.content,

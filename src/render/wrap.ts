@@ -1,0 +1,77 @@
+import { stripVTControlCharacters } from 'node:util';
+import wrapAnsi from 'wrap-ansi';
+
+// What a wrapped line's continuation is indented under: leading spaces, then a list
+// bullet or number (as marked-terminal draws them) when there is one.
+const HANGING_INDENT = /^ *(?:(?:[-*+•]|\d{1,9}[.)]) +)?/;
+// Spaces the break leaves at the end of a row or the start of the next, beside any style codes.
+const TRAILING_SPACES = / +((?:\u001B\[[0-9;]*m)*)$/;
+const LEADING_SPACES = /^((?:\u001B\[[0-9;]*m)*) +/;
+const SGR = /\u001B\[([0-9;]*)m/g;
+
+/** Which SGR parameter ends which: a closing code, and the opening codes it ends. */
+function closes(closer: number, opener: number): boolean {
+  switch (closer) {
+    case 0:
+      return true;
+    case 22:
+      return opener === 1 || opener === 2;
+    case 39:
+      return (opener >= 30 && opener <= 38) || (opener >= 90 && opener <= 97);
+    case 49:
+      return (opener >= 40 && opener <= 48) || (opener >= 100 && opener <= 107);
+    default:
+      return closer >= 23 && closer <= 29 && opener === closer - 20;
+  }
+}
+
+/** The styles still open after `row`, given those open before it, as their codes. */
+function stylesAfter(open: string[], row: string): string[] {
+  let styles = open;
+  for (const [code, parameters] of row.matchAll(SGR)) {
+    const number = Number((parameters ?? '').split(';')[0] || 0);
+    const ending = number === 0 || number === 22 || number === 39 || number === 49 || (number >= 23 && number <= 29);
+    styles = ending
+      ? styles.filter((opened) => !closes(number, Number(/\[(\d+)/.exec(opened)?.[1] ?? 0)))
+      : [...styles, code];
+  }
+  return styles;
+}
+
+/**
+ * Text (styled or not) wrapped to `width` columns at word boundaries, each line on its
+ * own: a paragraph, a list item or a quoted line continues under its own indent, in its
+ * own style. A word longer than the line is left whole (a URL broken in two would no
+ * longer be one); the terminal folds it.
+ */
+export function wrapToWidth(text: string, width: number): string {
+  let open: string[] = [];
+  return text
+    .split('\n')
+    .map((line) => {
+      const plain = stripVTControlCharacters(line);
+      if (plain.length <= width) {
+        open = stylesAfter(open, line);
+        return line;
+      }
+      const prefix = HANGING_INDENT.exec(plain)?.[0] ?? '';
+      const indent = Math.min(prefix.length, Math.floor(width / 2));
+      // An unstyled indent is kept as it is and the text after it wrapped; a styled one (a
+      // quote) is wrapped with its text, its first row a little shorter than it could be.
+      const lead = indent === prefix.length && line.startsWith(prefix) ? prefix : '';
+      // Trimming would take a styled indent away too.
+      const trim = lead !== '' || indent === 0;
+      return wrapAnsi(line.slice(lead.length), width - indent, { hard: false, trim })
+        .split('\n')
+        .map((row, index) => {
+          const shown =
+            index === 0
+              ? `${lead}${row.replace(TRAILING_SPACES, '$1')}`
+              : `${' '.repeat(indent)}${open.join('')}${row.replace(LEADING_SPACES, '$1').replace(TRAILING_SPACES, '$1')}`;
+          open = stylesAfter(open, row);
+          return shown;
+        })
+        .join('\n');
+    })
+    .join('\n');
+}
