@@ -13,6 +13,8 @@ export const CLIENT_ERROR_CODES = [
   'overflow',
   /** `startServer` was given a seed that does not validate; `path` names the field. */
   'invalid-seed',
+  /** `startServer` was given a state file it cannot use (corrupt, truncated, another seed or version). */
+  'invalid-state',
 ] as const;
 
 export type StreamPostsErrorCode = ErrorCode | (typeof CLIENT_ERROR_CODES)[number];

@@ -12,6 +12,7 @@ import {
   type StreamPostsServer as Core,
 } from '../server/server.js';
 import { checkRedisUrl } from '../server/stores/redis-keys.js';
+import { StateFileError, type StateDocument } from '../server/state-file.js';
 import { StreamPostsError } from './errors.js';
 import { checkKnownOptions, optionalBoolean, optionalInteger, optionalString, optionalStringList } from './options.js';
 
@@ -104,6 +105,12 @@ export interface StartServerOptions {
   redisPrefix?: string;
   /** Replace whatever the Redis keyspace holds (another seed, every post) with this seed. */
   resetStore?: boolean;
+  /**
+   * A file that keeps the memory store's posts, pending releases, idempotency keys and clock
+   * offset across restarts: loaded at start when it exists, saved a second after a change and
+   * at `close()`. A file that cannot be used rejects with `invalid-state`. Not with a Redis store.
+   */
+  state?: string;
 }
 
 /** Integer options: the core's name for each, and the range accepted. */
@@ -139,6 +146,7 @@ const OPTION_NAMES = [
   'store',
   'redisPrefix',
   'resetStore',
+  'state',
 ] as const;
 
 /** The Redis store option of the core server, or none for the memory store. */
@@ -239,6 +247,16 @@ function checkPerimeter(
   };
 }
 
+/** The core's start, with a state file that cannot be used as the library's `invalid-state` error. */
+async function startCoreWithState(options: CoreOptions): Promise<Core> {
+  try {
+    return await startCore(options);
+  } catch (error) {
+    if (error instanceof StateFileError) throw new StreamPostsError('invalid-state', error.message, { cause: error });
+    throw error;
+  }
+}
+
 /** The embedded service, started by `startServer`. */
 export class StreamPostsServer {
   readonly #core: Core;
@@ -299,6 +317,14 @@ export class StreamPostsServer {
     return this.#core.admin.state();
   }
 
+  /**
+   * The memory store's state as `GET /_admin/export` answers it (and a state file holds it):
+   * posts, pending releases, idempotency keys as digests, the clock offset; never a key.
+   */
+  async exportState(): Promise<StateDocument> {
+    return (await this.#core.admin.exportState()) as StateDocument;
+  }
+
   /** Open WebSocket connections now; unlike `state()` it needs no store, so it also answers while closing. */
   get connections(): number {
     return this.#core.connectionCount;
@@ -333,8 +359,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Str
   const logger = checkLogger(given['logger']);
   const perimeter = checkPerimeter(given);
   const store = redisOption(given);
+  const state = optionalString(given, 'state');
+  if (state !== undefined && store.redis !== undefined) {
+    throw new TypeError('state cannot be used with a redis:// store: the Redis store keeps its state in Redis');
+  }
   const seed = await loadSeed(given['seed']);
-  const server = await startCore({
+  const server = await startCoreWithState({
+    ...(state === undefined ? {} : { state }),
     ...(core as Partial<CoreOptions>),
     ...store,
     seed,

@@ -202,6 +202,10 @@ function addServeCommand(
       positiveInteger,
       1,
     )
+    .option(
+      '--state <file>',
+      'keep posts, pending releases, idempotency keys and the clock in this file across restarts',
+    )
     .option('--exec <command>', 'run a command against the server, then stop; exits with its exit code')
     .option('--no-color', 'no colours in output')
     .action(async (options) => {

@@ -7,6 +7,7 @@ import { createLogger, silentLogger, type LogFormat } from '../server/logger.js'
 import type { Seed } from '../protocol/seed.js';
 import { parseSeedText, SeedError } from '../server/seed.js';
 import { startServer, type StartServerOptions, type StreamPostsServer } from '../api/server.js';
+import { StreamPostsError } from '../api/errors.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis-keys.js';
 import { StoreError } from '../server/stores/store-error.js';
 import { EXIT, ExitError, usageError } from './exit.js';
@@ -45,6 +46,8 @@ export interface ServeOptions {
   store?: string;
   redisPrefix?: string;
   resetStore?: boolean;
+  /** A file the memory store's state is kept in across restarts. */
+  state?: string;
   /** Processes sharing the port and the (Redis) store; 1 = this process alone. */
   workers?: number;
   color: boolean;
@@ -181,6 +184,11 @@ export async function serve(options: ServeOptions): Promise<number> {
   }
   // The primary of --workers has loaded (or reset) the seed: a worker must not reset again.
   const redis = redisStore(cluster.isWorker ? { ...options, resetStore: false } : options);
+  if (options.state !== undefined && redis !== undefined) {
+    throw usageError(
+      '--state keeps the memory store across restarts; with --store redis:// the state lives in Redis, which persists by itself (see its RDB/AOF settings)',
+    );
+  }
   const seed = await loadSeed(options.seed);
   const workers = options.workers ?? 1;
   if (workers > 1 && redis === undefined) {
@@ -241,10 +249,14 @@ export async function serve(options: ServeOptions): Promise<number> {
       bodyTimeoutMs: options.bodyTimeout,
       headersTimeoutMs: options.headersTimeout,
       ...(redis === undefined ? {} : { store: redis.url, redisPrefix: redis.prefix, resetStore: redis.resetStore }),
+      ...(options.state === undefined ? {} : { state: options.state }),
       logger,
     });
   } catch (error) {
     if (error instanceof StoreError) throw new ExitError(EXIT.failed, error.message, { cause: error });
+    if (error instanceof StreamPostsError && error.code === 'invalid-state') {
+      throw usageError(`--state: ${error.message}`, { cause: error });
+    }
     const usage = flagError(error);
     if (usage) throw usage;
     const code = (error as NodeJS.ErrnoException).code;
@@ -270,7 +282,15 @@ export async function serve(options: ServeOptions): Promise<number> {
     exec === undefined ? undefined : () => runChild(exec, execEnvironment(at, seed, options.adminToken)),
   );
   logger.log('info', 'shutting down', { connections: (await server.state()).connections });
-  await server.close();
+  try {
+    await server.close();
+  } catch (error) {
+    if (options.state === undefined) throw error;
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ExitError(EXIT.failed, `--state: the state could not be saved to ${options.state} (${reason})`, {
+      cause: error,
+    });
+  }
   // The channel to the primary of --workers would keep this process alive.
   if (cluster.isWorker) process.disconnect();
   return exitCode;

@@ -12,6 +12,8 @@ export interface AdminContext {
   clock: AdjustableClock;
   logger: Logger;
   counts: () => { connections: number; subscriptions: number };
+  /** The store's state as a document (`GET /_admin/export`); absent for a store that keeps its own. */
+  exportState?: () => object;
 }
 
 const ADMIN_BODY_LIMIT = 4096;
@@ -23,6 +25,7 @@ export interface AdminActions {
   /** Due releases fire, and expired idempotency keys lapse, before this returns. */
   advanceClock(advanceMs: number): Promise<{ now: string; clockOffsetMs: number }>;
   reset(): Promise<void>;
+  exportState(): Promise<object>;
 }
 
 /** What `/_admin/*` does, without HTTP: the library's server calls the same code. */
@@ -59,6 +62,11 @@ export function createAdminActions(context: AdminContext): AdminActions {
       await store.reset();
       logger.log('info', 'reset to seed');
     },
+    async exportState() {
+      if (!context.exportState)
+        throw new ProtocolError('bad-request', 'the Redis store keeps its state in Redis: read it there');
+      return context.exportState();
+    },
   };
 }
 
@@ -84,6 +92,7 @@ export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions
     {
       '/_admin/state': { method: 'GET', run: async (_req, res) => sendJson(res, 200, await actions.state()) },
       '/_admin/clock': { method: 'POST', run: advance },
+      '/_admin/export': { method: 'GET', run: async (_req, res) => sendJson(res, 200, await actions.exportState()) },
       '/_admin/reset': {
         method: 'POST',
         run: async (_req, res) => {

@@ -22,6 +22,7 @@ import { TokenBucket } from './rate-limiter.js';
 import { createRestHandler } from './rest.js';
 import type { Seed } from './seed.js';
 import { StreamPostsService } from './service.js';
+import { seedFingerprint, StateFile, stateDocument } from './state-file.js';
 import { Session, type SessionContext, type SessionStart } from './session.js';
 import type { Store } from './store.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redisUrlPassword } from './stores/redis-keys.js';
@@ -80,6 +81,11 @@ export interface ServerOptions {
    * separates services sharing a Redis; `resetStore` replaces a keyspace holding another seed.
    */
   redis?: { url: string; prefix?: string; resetStore?: boolean };
+  /**
+   * A file the memory store's state (posts, pending releases, idempotency keys, the clock's
+   * offset) is loaded from at `listen()` and saved to (docs/state-and-scenarios.md).
+   */
+  state?: string;
 }
 
 const STORE_CAPS = [
@@ -187,6 +193,7 @@ export class StreamPostsServer {
   readonly #service: StreamPostsService;
   readonly #secure: boolean;
   readonly #unsubscribeStore: () => void;
+  readonly #stateFile: StateFile | undefined;
   #keepAliveTimer: NodeJS.Timeout | undefined;
   #nextSessionId = 1;
   #closing: Promise<void> | undefined;
@@ -224,7 +231,29 @@ export class StreamPostsServer {
     ];
     this.#logger = scrubSecrets(options.logger ?? silentLogger, secrets);
     this.clock = options.clock ?? new AdjustableClock();
-    this.store = options.store ?? new MemoryStore({ seed: options.seed, clock: this.clock, ...storeLimits(options) });
+    if (options.state !== undefined && (options.store !== undefined || options.redis !== undefined)) {
+      throw new TypeError(
+        'state needs the memory store: a Redis store keeps its state in Redis, which persists by itself',
+      );
+    }
+    this.store =
+      options.store ??
+      new MemoryStore({
+        seed: options.seed,
+        clock: this.clock,
+        ...storeLimits(options),
+        onChange: () => this.#stateFile?.changed(),
+      });
+    this.#stateFile =
+      options.state === undefined
+        ? undefined
+        : new StateFile({
+            file: options.state,
+            seed: options.seed,
+            store: this.store,
+            clock: this.clock,
+            logger: this.#logger,
+          });
     this.#service = new StreamPostsService(this.store);
     const stopEvents = this.store.onEvent((event) => this.#fanout.dispatch(event));
     const stopInterrupts = this.store.onInterrupted?.(() => this.#dropSubscribers());
@@ -264,6 +293,7 @@ export class StreamPostsServer {
       clock: this.clock,
       logger: this.#logger,
       counts: () => ({ connections: this.#sessions.size, subscriptions: this.#fanout.size }),
+      ...this.#exportState(options.seed),
     });
     const handleAdmin = this.#options.admin
       ? createAdminHandler(this.admin, { bodyTimeoutMs, token: options.adminToken })
@@ -343,6 +373,16 @@ export class StreamPostsServer {
     this.#http.requestTimeout = this.#options.headersTimeoutMs + bodyTimeoutMs;
   }
 
+  #exportState(seed: Seed): { exportState?: () => object } {
+    const store = this.store;
+    if (!store.exportSnapshot) return {};
+    let fingerprint: string | undefined;
+    return {
+      exportState: () =>
+        stateDocument(store.exportSnapshot!(), this.clock.offsetMs, (fingerprint ??= seedFingerprint(seed))),
+    };
+  }
+
   /** Events may have been missed: every client reconnects and replays what it lacks. */
   #dropSubscribers(): void {
     for (const session of this.#sessions)
@@ -398,6 +438,15 @@ export class StreamPostsServer {
 
   /** Starts listening; resolves once the port is bound. */
   async listen(): Promise<this> {
+    if (this.#stateFile) {
+      const loaded = await this.#stateFile.open();
+      this.#logger.log('info', loaded.restored ? 'state restored' : 'state file created', {
+        file: this.#stateFile.file,
+        posts: loaded.posts,
+        pendingReleases: loaded.pendingReleases,
+        idempotencyKeys: loaded.idempotencyKeys,
+      });
+    }
     await new Promise<void>((resolve, reject) => {
       this.#http.once('error', reject);
       this.#http.listen(this.#options.port, this.#options.host, () => {
@@ -487,7 +536,11 @@ export class StreamPostsServer {
     this.#http.closeAllConnections();
     await stopped;
     this.#wss.close();
-    await this.store.close();
+    try {
+      await this.#stateFile?.close();
+    } finally {
+      await this.store.close();
+    }
   }
 }
 
