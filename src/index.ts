@@ -8,6 +8,7 @@ export type {
   ServerState,
   ServerKeys,
   SeedInput,
+  StateDocument,
   Logger,
   LogLevel,
   LogFields,

@@ -17,6 +17,7 @@ import { StreamPostsError } from './errors.js';
 import { checkKnownOptions, optionalBoolean, optionalInteger, optionalString, optionalStringList } from './options.js';
 
 export type { Logger, LogLevel, LogFields } from '../server/logger.js';
+export type { StateDocument } from '../server/state-file.js';
 
 /** A seed as written (docs/seed.md); fields with defaults may be left out. */
 export interface SeedInput {
