@@ -24,6 +24,7 @@ export interface CommandRunners {
   configList(json: boolean): Promise<number>;
   configRemove(name: string): Promise<number>;
   configShowPath(): Promise<number>;
+  scenarioFromRecording(file: string, options: { output?: string | undefined }): Promise<number>;
 }
 
 // Each command's module is loaded only when it runs: `--help` must not pay for them.
@@ -37,6 +38,7 @@ const LAZY_RUNNERS: CommandRunners = {
   configList: async (json) => (await import('./config.js')).configList(json),
   configRemove: async (name) => (await import('./config.js')).configRemove(name),
   configShowPath: async () => (await import('./config.js')).configShowPath(),
+  scenarioFromRecording: async (file, options) => (await import('./scenario.js')).fromRecording(file, options),
 };
 
 export interface ProgramContext {
@@ -58,6 +60,14 @@ function lastPosts(text: string): number {
     throw new InvalidArgumentError(
       `expected 0 to ${MAX_LAST_POSTS} (the service keeps the last ${MAX_LAST_POSTS} posts per stream), got "${text}"`,
     );
+  return value;
+}
+
+function parseSpeed(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || value > 1_000_000) {
+    throw new InvalidArgumentError(`expected a number above 0 (e.g. 10 for ten times faster), got "${text}"`);
+  }
   return value;
 }
 
@@ -206,6 +216,9 @@ function addServeCommand(
       '--state <file>',
       'keep posts, pending releases, idempotency keys and the clock in this file across restarts',
     )
+    .option('--scenario <file>', 'play a scenario (JSON array or NDJSON of timed steps) from start-up')
+    .option('--speed <n>', 'with --scenario: play N times faster than real time', parseSpeed)
+    .option('--exit-after-scenario', 'with --scenario: stop (and end the --exec command) once it has played')
     .option('--exec <command>', 'run a command against the server, then stop; exits with its exit code')
     .option('--no-color', 'no colours in output')
     .action(async (options) => {
@@ -416,5 +429,14 @@ within --timeout.`,
   addPostCommand(program, full);
   addDemoCommand(program, full);
   addConfigCommands(program, full);
+  program
+    .command('scenario')
+    .description('scenarios for serve --scenario')
+    .command('from-recording <file>')
+    .description(
+      'turn `listen --json` output (a file, or - for standard input) into a scenario: same posts, order and timing',
+    )
+    .option('-o, --output <file>', 'write the scenario (NDJSON) here instead of standard output')
+    .action(async (file, options) => full.setExitCode(await full.run.scenarioFromRecording(file, options)));
   return program;
 }

@@ -8,6 +8,7 @@ import type { Seed } from '../protocol/seed.js';
 import { parseSeedText, SeedError } from '../server/seed.js';
 import { startServer, type StartServerOptions, type StreamPostsServer } from '../api/server.js';
 import { StreamPostsError } from '../api/errors.js';
+import { playScenario } from './scenario.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis-keys.js';
 import { StoreError } from '../server/stores/store-error.js';
 import { EXIT, ExitError, usageError } from './exit.js';
@@ -48,6 +49,11 @@ export interface ServeOptions {
   resetStore?: boolean;
   /** A file the memory store's state is kept in across restarts. */
   state?: string;
+  /** A scenario file played from start-up, `speed` times faster than real time. */
+  scenario?: string;
+  speed?: number;
+  /** Stop (as on Ctrl-C, the --exec command too) once the scenario has played. */
+  exitAfterScenario?: boolean;
   /** Processes sharing the port and the (Redis) store; 1 = this process alone. */
   workers?: number;
   color: boolean;
@@ -67,6 +73,15 @@ function redisStore(options: ServeOptions): { url: string; prefix: string; reset
     throw usageError(`--store: ${(error as Error).message}`, { cause: error });
   }
   return { url: store, prefix: options.redisPrefix ?? DEFAULT_REDIS_PREFIX, resetStore: options.resetStore ?? false };
+}
+
+function checkScenarioFlags(options: ServeOptions, workers: number): void {
+  if (options.scenario === undefined) {
+    const without = options.speed !== undefined ? '--speed' : options.exitAfterScenario ? '--exit-after-scenario' : '';
+    if (without !== '') throw usageError(`${without} needs --scenario FILE`);
+  } else if (workers > 1) {
+    throw usageError('--scenario plays in one process: it cannot be combined with --workers above 1');
+  }
 }
 
 /** What the start-up output and `--exec` need to know of a server, wherever it runs. */
@@ -191,6 +206,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   }
   const seed = await loadSeed(options.seed);
   const workers = options.workers ?? 1;
+  checkScenarioFlags(options, workers);
   if (workers > 1 && redis === undefined) {
     throw usageError(
       '--workers above 1 needs --store redis://HOST:PORT: with the memory store each worker would keep posts, releases and idempotency keys of its own instead of being one service',
@@ -274,9 +290,12 @@ export async function serve(options: ServeOptions): Promise<number> {
     }
     throw error;
   }
+  const playback =
+    options.scenario === undefined ? undefined : await playScenario(server, options.scenario, options.speed);
   const at = servedAt(server);
   if (cluster.isWorker) reportListening(at);
   else announce(at);
+  if (playback && options.exitAfterScenario) void playback.done.then(() => signals.interrupt());
 
   const exitCode = await signals.wait(
     exec === undefined ? undefined : () => runChild(exec, execEnvironment(at, seed, options.adminToken)),

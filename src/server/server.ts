@@ -23,6 +23,8 @@ import { createRestHandler } from './rest.js';
 import type { Seed } from './seed.js';
 import { StreamPostsService } from './service.js';
 import { seedFingerprint, StateFile, stateDocument } from './state-file.js';
+import type { Scenario, ScenarioFaults } from './scenario.js';
+import { ScenarioPlayer, type PlayOptions } from './scenario-player.js';
 import { Session, type SessionContext, type SessionStart } from './session.js';
 import type { Store } from './store.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redisUrlPassword } from './stores/redis-keys.js';
@@ -194,6 +196,9 @@ export class StreamPostsServer {
   readonly #secure: boolean;
   readonly #unsubscribeStore: () => void;
   readonly #stateFile: StateFile | undefined;
+  /** Fault injection for a scenario's fault steps; without it a scenario with fault steps is refused. */
+  scenarioFaults: ScenarioFaults | undefined;
+  #player: ScenarioPlayer | undefined;
   #keepAliveTimer: NodeJS.Timeout | undefined;
   #nextSessionId = 1;
   #closing: Promise<void> | undefined;
@@ -383,6 +388,27 @@ export class StreamPostsServer {
     };
   }
 
+  /** Starts playing a checked scenario (stepped: nothing runs until its `step()`); one at a time. */
+  play(scenario: Scenario, options: PlayOptions = {}): ScenarioPlayer {
+    if (this.#closing) throw new Error('the server is closing');
+    if (this.#player && !this.#player.ended) throw new Error('a scenario is already playing; stop() it first');
+    const player = new ScenarioPlayer(
+      scenario,
+      {
+        service: this.#service,
+        store: this.store,
+        clock: this.clock,
+        logger: this.#logger,
+        advanceClock: (ms) => this.admin.advanceClock(ms),
+        faults: this.scenarioFaults,
+      },
+      options,
+    );
+    this.#player = player;
+    player.start();
+    return player;
+  }
+
   /** Events may have been missed: every client reconnects and replays what it lacks. */
   #dropSubscribers(): void {
     for (const session of this.#sessions)
@@ -519,6 +545,7 @@ export class StreamPostsServer {
   }
 
   async #shutdown(): Promise<void> {
+    this.#player?.stop();
     if (this.#keepAliveTimer) clearInterval(this.#keepAliveTimer);
     const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()));
     const closing = [...this.#sessions].map(
