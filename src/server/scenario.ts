@@ -84,7 +84,7 @@ const durationSchema = (field: string) =>
         context.issues.push({
           code: 'custom',
           input: value,
-          message: `${field} must be a duration such as "1.5s", "200ms" or a number of ms (0 to 10 years), got ${JSON.stringify(value)}`,
+          message: `must be a duration such as "1.5s", "200ms" or a number of ms, up to 10 years; got ${JSON.stringify(value)}`,
         });
         return z.NEVER;
       }
