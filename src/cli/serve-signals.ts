@@ -28,9 +28,9 @@ export class StopSignals {
     });
   }
 
-  /** Stops as a Ctrl-C would (`--exit-after-scenario`). */
-  interrupt(): void {
-    this.#stop('SIGINT');
+  /** Stops as a SIGTERM would (`--exit-after-scenario`): the `--exec` command gets it. */
+  terminate(): void {
+    this.#stop('SIGTERM');
   }
 
   /** The exit code: the `--exec` command's (started unless a stop came first), or 0 on a signal. */

@@ -52,7 +52,7 @@ export interface ServeOptions {
   /** A scenario file played from start-up, `speed` times faster than real time. */
   scenario?: string;
   speed?: number;
-  /** Stop (as on Ctrl-C, the --exec command too) once the scenario has played. */
+  /** Stop (as on SIGTERM, the --exec command too) once the scenario has played. */
   exitAfterScenario?: boolean;
   /** Processes sharing the port and the (Redis) store; 1 = this process alone. */
   workers?: number;
@@ -180,8 +180,13 @@ function printStartup(out: NodeJS.WritableStream, server: ServedAt, seed: Seed, 
   if (options.store !== undefined && options.store !== 'memory') out.write(`store: ${storeLine(options)}\n`);
 }
 
-function runChild(command: string, env: Record<string, string>): ExecChild {
-  const child = spawn(command, { shell: true, stdio: 'inherit', env: { ...process.env, ...env } });
+/**
+ * `ownGroup`: the command leads a process group that a stop signals as a whole, as Ctrl-C
+ * does a terminal's (`--exit-after-scenario`: the shell running the command would not pass
+ * the signal on). Off otherwise: a command outside the terminal's group cannot read from it.
+ */
+function runChild(command: string, env: Record<string, string>, ownGroup = false): ExecChild {
+  const child = spawn(command, { shell: true, stdio: 'inherit', env: { ...process.env, ...env }, detached: ownGroup });
   const done = new Promise<number>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code, signal) => {
@@ -189,7 +194,19 @@ function runChild(command: string, env: Record<string, string>): ExecChild {
       else resolve(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
     });
   });
-  return { done, kill: (signal) => child.kill(signal) };
+  // A signal sent before the shell runs could meet this process's own handlers in the new one.
+  const spawned = new Promise<void>((resolve) => child.once('spawn', resolve));
+  const kill = (signal: NodeJS.Signals) => {
+    if (!ownGroup) return void child.kill(signal);
+    void spawned.then(() => {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // The group has already gone.
+      }
+    });
+  };
+  return { done, kill };
 }
 
 /** Runs `serve` until a signal (or the --exec command) ends it; resolves to the exit code. */
@@ -295,11 +312,22 @@ export async function serve(options: ServeOptions): Promise<number> {
   const at = servedAt(server);
   if (cluster.isWorker) reportListening(at);
   else announce(at);
-  if (playback && options.exitAfterScenario) void playback.done.then(() => signals.interrupt());
-
-  const exitCode = await signals.wait(
-    exec === undefined ? undefined : () => runChild(exec, execEnvironment(at, seed, options.adminToken)),
+  // Started first, so a scenario already over still interrupts a command that has begun.
+  const waiting = signals.wait(
+    exec === undefined
+      ? undefined
+      : () => runChild(exec, execEnvironment(at, seed, options.adminToken), options.exitAfterScenario === true),
   );
+  let scenarioStopped = false;
+  if (playback && options.exitAfterScenario) {
+    void playback.done.then(() => {
+      scenarioStopped = !signals.requested;
+      signals.terminate();
+    });
+  }
+  let exitCode = await waiting;
+  // The --exec command ended by the SIGTERM the scenario's end sent it: a normal end.
+  if (scenarioStopped && exitCode === 128 + 15) exitCode = EXIT.ok;
   logger.log('info', 'shutting down', { connections: (await server.state()).connections });
   try {
     await server.close();

@@ -121,6 +121,27 @@ describe('serve --scenario', () => {
     expect(saved.clockOffsetMs).toBeGreaterThanOrEqual(10_000);
   });
 
+  it('with --exec, --exit-after-scenario ends the command once the scenario has played; serve exits 0', async () => {
+    const scenario = await writeTemp(
+      'exec.ndjson',
+      ndjson([{ at: '1m', publish: { stream: 'macro-wire', content: 'x' } }]),
+    );
+    const result = await runToEnd([
+      'serve',
+      '--port',
+      '0',
+      '--scenario',
+      scenario,
+      '--speed',
+      '100000',
+      '--exit-after-scenario',
+      '--exec',
+      'sleep 600',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/scenario ended steps=1 published=1 failed=0/);
+  });
+
   const invalid: [string, string, string][] = [
     [
       'an unknown stream (NDJSON: the line)',
