@@ -13,46 +13,14 @@ import {
 } from '../server/server.js';
 import { checkRedisUrl } from '../server/stores/redis-keys.js';
 import { StateFileError, type StateDocument } from '../server/state-file.js';
-import { parseScenario, ScenarioError } from '../server/scenario.js';
-import type { PlayOptions, ScenarioPlayer, ScenarioSummary, StepOutcome } from '../server/scenario-player.js';
-import { toWirePost } from '../server/store.js';
-import type { Post } from '../protocol/types.js';
+import type { PlayOptions, ScenarioPlayer } from '../server/scenario-player.js';
+import { loadScenario, stepResult, type ScenarioPlayback, type ScenarioStepResult } from './scenario.js';
 import { StreamPostsError } from './errors.js';
 import { checkKnownOptions, optionalBoolean, optionalInteger, optionalString, optionalStringList } from './options.js';
 
 export type { Logger, LogLevel, LogFields } from '../server/logger.js';
 export type { StateDocument } from '../server/state-file.js';
-export type { ScenarioSummary } from '../server/scenario-player.js';
-
-/** A scenario playing on a server (`server.play`). */
-export interface ScenarioPlayback {
-  /** Steps in the scenario. */
-  readonly steps: number;
-  /** Resolves when every step has run (or `stop()` was called), with what was published. */
-  readonly done: Promise<ScenarioSummary>;
-  /** No further step runs. */
-  stop(): void;
-}
-
-/** What one `server.step()` did. */
-export interface ScenarioStepResult {
-  /** The step's index in the scenario as given. */
-  index: number;
-  /** Milliseconds after the scenario's start. */
-  at: number;
-  kind: 'publish' | 'advance-clock' | 'fault' | 'clear-faults' | 'log';
-  /** A publish's post (as its publisher's ack carries it) and whether it was a duplicate. */
-  post?: Post;
-  duplicate?: boolean;
-  /** Why the service refused the step (the scenario goes on). */
-  error?: { code: string; message: string };
-}
-
-function stepResult(outcome: StepOutcome): ScenarioStepResult {
-  const { post, ...rest } = outcome;
-  return post === undefined ? rest : { ...rest, post: toWirePost(post, true) };
-}
-
+export type { ScenarioPlayback, ScenarioStepResult, ScenarioSummary } from './scenario.js';
 /** A seed as written (docs/seed.md); fields with defaults may be left out. */
 export interface SeedInput {
   users: {
@@ -212,20 +180,6 @@ export interface ServerKeys {
 // Ten years, as the admin endpoint allows.
 const MAX_ADVANCE_MS = 10 * 366 * 24 * 3600 * 1000;
 
-async function readScenarioFile(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    throw new ScenarioError(
-      '',
-      `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-      {
-        cause: error,
-      },
-    );
-  }
-}
-
 async function loadSeed(seed: unknown): Promise<Seed> {
   if (seed === undefined) return DEMO_SEED;
   try {
@@ -384,15 +338,7 @@ export class StreamPostsServer {
    * faster than real time; `stepped: true` runs nothing until `step()`.
    */
   async play(scenario: readonly object[] | string, options: PlayOptions = {}): Promise<ScenarioPlayback> {
-    let parsed;
-    try {
-      const input = typeof scenario === 'string' ? await readScenarioFile(scenario) : scenario;
-      parsed = parseScenario(input, this.#seed, this.#core.scenarioFaults);
-    } catch (error) {
-      if (!(error instanceof ScenarioError)) throw error;
-      const where = typeof scenario === 'string' ? `scenario file ${scenario}: ` : 'scenario: ';
-      throw new StreamPostsError('invalid-scenario', where + error.message, { cause: error, path: error.where });
-    }
+    const parsed = await loadScenario(scenario, this.#seed, this.#core.scenarioFaults);
     const player = this.#core.play(parsed, options);
     this.#player = player;
     return { steps: parsed.steps.length, done: player.done, stop: () => player.stop() };
