@@ -196,6 +196,16 @@ describe('serve --scenario', () => {
     expectCleanError(result.stderr);
   });
 
+  it('--speed must be a number above 0 (exit 2, the flag named)', async () => {
+    const scenario = await writeTemp('speed.ndjson', ndjson([{ at: 0, log: 'x' }]));
+    for (const speed of ['0', '-2', 'fast']) {
+      const result = await runToEnd(['serve', '--port', '0', '--scenario', scenario, '--speed', speed]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`option '--speed <n>' argument '${speed}' is invalid`);
+      expect(result.stderr).toContain(`expected a number above 0 (e.g. 10 for ten times faster), got "${speed}"`);
+    }
+  });
+
   it('--speed and --exit-after-scenario need --scenario (exit 2)', async () => {
     for (const flag of [['--speed', '10'], ['--exit-after-scenario']]) {
       const result = await runToEnd(['serve', '--port', '0', ...flag]);
