@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
+import { readFileSync, watch } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Arrivals } from '../support/arrivals.js';
 import { advanceClock, adminState, connectAs, http, KEYS } from '../support/harness.js';
 import { ensureBuilt, expectCleanError, inMs, publishWs, runToEnd, startServe, type Serve } from './client-support.js';
 
@@ -91,6 +93,32 @@ describe('serve --state: a restart keeps what was pending', () => {
     expect((await adminState(second)).clockOffsetMs).toBeGreaterThanOrEqual(5 * HOUR);
     const reply = await http(second, 'GET', '/v1/streams/crypto-legal/posts?limit=3', { key: KEYS.cryptoLegal });
     expect(reply.body.posts.map((post: any) => post.id)).toEqual(posts.map((post) => post.id).reverse());
+  });
+});
+
+describe('serve --state saves a change without waiting for a stop', () => {
+  it('a post is in the file soon after it was published: a SIGKILL then loses nothing of it', async () => {
+    const directory = await mkdtemp(join(tmp, 'crash-'));
+    const file = join(directory, 'state.json');
+    const first = await startServe(['--state', file]);
+    const arrivals = new Arrivals();
+    const watcher = watch(directory, () => arrivals.notify());
+    try {
+      const { post } = await publishWs(first.url, 'macro-wire', 'saved before the crash', { idempotencyKey: 'crash' });
+      // Saved by rename: each write of the file is an event in its directory.
+      await arrivals.until(
+        () => readFileSync(file, 'utf8').includes(post.id),
+        10_000,
+        () => new Error('the post never reached the state file'),
+      );
+      first.cli.child.kill('SIGKILL');
+      await first.cli.exit();
+      const second = await startServe(['--state', file]);
+      const again = await publishWs(second.url, 'macro-wire', 'saved before the crash', { idempotencyKey: 'crash' });
+      expect(again).toEqual({ post, duplicate: true });
+    } finally {
+      watcher.close();
+    }
   });
 });
 
