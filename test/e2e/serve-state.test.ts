@@ -208,6 +208,13 @@ describe('serve --state refuses a file it cannot use, and leaves it as it was', 
     expect(await readFile(file, 'utf8')).toBe(text);
   });
 
+  it('a place the state cannot be written to stops the start (exit 2), not the stop', async () => {
+    const file = join(tmp, 'no-such-directory', 'state.json');
+    const result = await runToEnd(['serve', '--port', '0', '--state', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`stream-posts: --state: state file ${file}: cannot be written (ENOENT)`);
+  });
+
   it('--state with --store redis:// is refused before connecting, saying why (exit 2)', async () => {
     const result = await runToEnd(['serve', '--port', '0', '--state', stateFile(), '--store', 'redis://127.0.0.1:1']);
     expect(result.code).toBe(2);
