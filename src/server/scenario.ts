@@ -163,7 +163,14 @@ function parseAction(step: z.output<typeof stepSchema>, where: string, seed: See
         : `a step does one thing; this one has ${actions.join(' and ')}`,
     );
   }
-  if (step.publish) return { kind: 'publish' as const, publish: checkPublish(step.publish, where, seed) };
+  if (step.publish) {
+    const publish = checkPublish(step.publish, where, seed);
+    const release = publish.releaseAt;
+    if (step.publish.hidden === true && release && 'afterStartMs' in release && release.afterStartMs <= step.at) {
+      throw new ScenarioError(where, 'publish.releaseAt: a hidden post must be released after the step publishes it');
+    }
+    return { kind: 'publish' as const, publish };
+  }
   if (step.advanceClock !== undefined) return { kind: 'advance-clock' as const, ms: step.advanceClock };
   if (step.log !== undefined) return { kind: 'log' as const, message: step.log };
   if (!faults) {

@@ -175,6 +175,11 @@ describe('serve --scenario', () => {
       'line 1: publish.releaseAt: a hidden post needs its release time',
     ],
     [
+      'a hidden post released before the step publishes it',
+      ndjson([{ at: '10s', publish: { stream: 'macro-wire', content: 'x', hidden: true, releaseAt: '+5s' } }]),
+      'line 1: publish.releaseAt: a hidden post must be released after the step publishes it',
+    ],
+    [
       'two actions in one step',
       ndjson([{ at: 0, log: 'x', advanceClock: '1m' }]),
       'line 1: a step does one thing; this one has advanceClock and log',
