@@ -61,7 +61,7 @@ function dedupKeyOf(streamId: string, keyDigest: string): string {
   return `${streamId}\u0000${keyDigest}`;
 }
 
-/** The in-memory store: all state in this process, gone when it exits. */
+/** The in-memory store: all state in this process, gone when it exits unless a state file keeps it (state-file.ts). */
 export class MemoryStore implements Store {
   readonly #seed: Seed;
   readonly #clock: Clock;
