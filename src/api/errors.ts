@@ -13,6 +13,10 @@ export const CLIENT_ERROR_CODES = [
   'overflow',
   /** `startServer` was given a seed that does not validate; `path` names the field. */
   'invalid-seed',
+  /** `startServer` was given a state file it cannot use (corrupt, truncated, another seed or version). */
+  'invalid-state',
+  /** `server.play` was given a scenario with a bad step; `path` names the step (or line) and the message the field. */
+  'invalid-scenario',
 ] as const;
 
 export type StreamPostsErrorCode = ErrorCode | (typeof CLIENT_ERROR_CODES)[number];
@@ -22,7 +26,7 @@ export const STREAM_POSTS_ERROR_CODES: readonly StreamPostsErrorCode[] = [...ERR
 /** Every failure of the library's own making; branch on `code`, never on the wording. */
 export class StreamPostsError extends Error {
   readonly code: StreamPostsErrorCode;
-  /** For `invalid-seed`: the field, e.g. `seed.streams[1].owner`. */
+  /** For `invalid-seed`: the field, e.g. `seed.streams[1].owner`; for `invalid-scenario`: the step, e.g. `line 3`. */
   readonly path: string | undefined;
   /** For a refusal of the REST form (`publishRest`): the HTTP status. */
   readonly status: number | undefined;

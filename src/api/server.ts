@@ -13,11 +13,15 @@ import {
   type StreamPostsServer as Core,
 } from '../server/server.js';
 import { checkRedisUrl } from '../server/stores/redis-keys.js';
+import { StateFileError, type StateDocument } from '../server/state-file.js';
+import type { PlayOptions, ScenarioPlayer } from '../server/scenario-player.js';
+import { loadScenario, stepResult, type ScenarioPlayback, type ScenarioStepResult } from './scenario.js';
 import { StreamPostsError } from './errors.js';
 import { checkKnownOptions, optionalBoolean, optionalInteger, optionalString, optionalStringList } from './options.js';
 
 export type { Logger, LogLevel, LogFields } from '../server/logger.js';
-
+export type { StateDocument } from '../server/state-file.js';
+export type { ScenarioPlayback, ScenarioStepResult, ScenarioSummary } from './scenario.js';
 /** A seed as written (docs/seed.md); fields with defaults may be left out. */
 export interface SeedInput {
   users: {
@@ -105,6 +109,12 @@ export interface StartServerOptions {
   redisPrefix?: string;
   /** Replace whatever the Redis keyspace holds (another seed, every post) with this seed. */
   resetStore?: boolean;
+  /**
+   * A file that keeps the memory store's posts, pending releases, idempotency keys and clock
+   * offset across restarts: loaded at start when it exists, saved a second after a change and
+   * at `close()`. A file that cannot be used rejects with `invalid-state`. Not with a Redis store.
+   */
+  state?: string;
 }
 
 /** Integer options: the core's name for each, and the range accepted. */
@@ -140,6 +150,7 @@ const OPTION_NAMES = [
   'store',
   'redisPrefix',
   'resetStore',
+  'state',
 ] as const;
 
 /** The Redis store option of the core server, or none for the memory store. */
@@ -255,11 +266,23 @@ function checkPerimeter(
   };
 }
 
+/** The core's start, with a state file that cannot be used as the library's `invalid-state` error. */
+async function startCoreWithState(options: CoreOptions): Promise<Core> {
+  try {
+    return await startCore(options);
+  } catch (error) {
+    if (error instanceof StateFileError) throw new StreamPostsError('invalid-state', error.message, { cause: error });
+    throw error;
+  }
+}
+
 /** The embedded service, started by `startServer`. */
 export class StreamPostsServer {
   readonly #core: Core;
   readonly #keys: ServerKeys;
   readonly faults: ServerFaults;
+  readonly #seed: Seed;
+  #player: ScenarioPlayer | undefined;
 
   /** @internal */
   constructor(core: Core, seed: Seed) {
@@ -280,6 +303,7 @@ export class StreamPostsServer {
         return admin.clearFaults(id);
       },
     });
+    this.#seed = seed;
     this.#keys = Object.freeze({
       readers: Object.freeze(Object.fromEntries(seed.users.map((user) => [user.id, user.readerKey]))),
       streams: Object.freeze(Object.fromEntries(seed.streams.map((stream) => [stream.id, stream.key]))),
@@ -337,6 +361,34 @@ export class StreamPostsServer {
     return this.#core.admin.connections();
   }
 
+  /**
+   * The memory store's state as `GET /_admin/export` answers it (and a state file holds it):
+   * posts, pending releases, idempotency keys as digests, the clock offset; never a key.
+   */
+  async exportState(): Promise<StateDocument> {
+    return (await this.#core.admin.exportState()) as StateDocument;
+  }
+
+  /**
+   * Plays a scenario (docs/state-and-scenarios.md): an array of steps, or the path of a JSON or
+   * NDJSON scenario file. Every step is checked first: a bad one rejects with
+   * `invalid-scenario` naming the step (or line) and field, and nothing plays. `speed` runs it
+   * faster than real time; `stepped: true` runs nothing until `step()`.
+   */
+  async play(scenario: readonly object[] | string, options: PlayOptions = {}): Promise<ScenarioPlayback> {
+    const parsed = await loadScenario(scenario, this.#seed, this.#core.scenarioFaults);
+    const player = this.#core.play(parsed, options);
+    this.#player = player;
+    return { steps: parsed.steps.length, done: player.done, stop: () => player.stop() };
+  }
+
+  /** Runs the next step of the scenario played with `stepped: true`; resolves to undefined when none is left. */
+  async step(): Promise<ScenarioStepResult | undefined> {
+    if (!this.#player?.stepped) throw new TypeError('step() needs a scenario played with { stepped: true }');
+    const outcome = await this.#player.step();
+    return outcome === undefined ? undefined : stepResult(outcome);
+  }
+
   /** Open WebSocket connections now; unlike `state()` it needs no store, so it also answers while closing. */
   get connectionCount(): number {
     return this.#core.connectionCount;
@@ -371,8 +423,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Str
   const logger = checkLogger(given['logger']);
   const perimeter = checkPerimeter(given);
   const store = redisOption(given);
+  const state = optionalString(given, 'state');
+  if (state !== undefined && store.redis !== undefined) {
+    throw new TypeError('state cannot be used with a redis:// store: the Redis store keeps its state in Redis');
+  }
   const seed = await loadSeed(given['seed']);
-  const server = await startCore({
+  const server = await startCoreWithState({
+    ...(state === undefined ? {} : { state }),
     ...(core as Partial<CoreOptions>),
     ...store,
     seed,

@@ -40,6 +40,7 @@ export interface CommandRunners {
   streams(options: StreamsOptions): Promise<number>;
   history(options: HistoryOptions): Promise<number>;
   completion(shell: CompletionShell, program: Command): Promise<number>;
+  scenarioFromRecording(file: string, options: { output?: string | undefined }): Promise<number>;
 }
 
 // Each command's module is loaded only when it runs: `--help` must not pay for them.
@@ -56,6 +57,7 @@ const LAZY_RUNNERS: CommandRunners = {
   streams: async (options) => (await import('./streams.js')).streams(options),
   history: async (options) => (await import('./history.js')).history(options),
   completion: async (shell, program) => (await import('./completion.js')).completion(shell, program),
+  scenarioFromRecording: async (file, options) => (await import('./scenario.js')).fromRecording(file, options),
 };
 
 export interface ProgramContext {
@@ -77,6 +79,14 @@ function lastPosts(text: string): number {
     throw new InvalidArgumentError(
       `expected 0 to ${MAX_LAST_POSTS} (the service keeps the last ${MAX_LAST_POSTS} posts per stream), got "${text}"`,
     );
+  return value;
+}
+
+function parseSpeed(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || value > 1_000_000) {
+    throw new InvalidArgumentError(`expected a number above 0 (e.g. 10 for ten times faster), got "${text}"`);
+  }
   return value;
 }
 
@@ -222,6 +232,13 @@ function addServeCommand(
       positiveInteger,
       1,
     )
+    .option(
+      '--state <file>',
+      'keep posts, pending releases, idempotency keys and the clock in this file across restarts',
+    )
+    .option('--scenario <file>', 'play a scenario (JSON array or NDJSON of timed steps) from start-up')
+    .option('--speed <n>', 'with --scenario: play N times faster than real time', parseSpeed)
+    .option('--exit-after-scenario', 'with --scenario: stop (and end the --exec command) once it has played')
     .option('--exec <command>', 'run a command against the server, then stop; exits with its exit code')
     .option('--no-color', 'no colours in output')
     .action(async (options) => {
@@ -494,6 +511,15 @@ within --timeout.`,
   addConfigCommands(program, full);
   addReadCommands(program, full);
   addFaultsCommand(program, full.setExitCode);
+  program
+    .command('scenario')
+    .description('scenarios for serve --scenario')
+    .command('from-recording <file>')
+    .description(
+      'turn `listen --json` output (a file, or - for standard input) into a scenario: same posts, order and timing',
+    )
+    .option('-o, --output <file>', 'write the scenario (NDJSON) here instead of standard output')
+    .action(async (file, options) => full.setExitCode(await full.run.scenarioFromRecording(file, options)));
   addCompletionCommand(program, full);
   addHelpCommand(program);
   return program;

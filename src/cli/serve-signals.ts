@@ -14,17 +14,23 @@ export class StopSignals {
   requested = false;
   readonly stopped: Promise<number>;
   #child: ExecChild | undefined;
+  #stop!: (signal: NodeJS.Signals) => void;
 
   constructor() {
     this.stopped = new Promise((resolve) => {
-      const stop = (signal: NodeJS.Signals) => {
+      this.#stop = (signal: NodeJS.Signals) => {
         this.requested = true;
         if (this.#child) this.#child.kill(signal);
         else resolve(EXIT.ok);
       };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => this.#stop('SIGINT'));
+      process.once('SIGTERM', () => this.#stop('SIGTERM'));
     });
+  }
+
+  /** Stops as a SIGTERM would (`--exit-after-scenario`): the `--exec` command gets it. */
+  terminate(): void {
+    this.#stop('SIGTERM');
   }
 
   /** The exit code: the `--exec` command's (started unless a stop came first), or 0 on a signal. */

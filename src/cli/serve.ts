@@ -7,6 +7,8 @@ import { createLogger, withFields, type LogFormat } from '../server/logger.js';
 import type { Seed } from '../protocol/seed.js';
 import { parseSeedText, SeedError } from '../server/seed.js';
 import { startServer, type StartServerOptions, type StreamPostsServer } from '../api/server.js';
+import { StreamPostsError } from '../api/errors.js';
+import { playScenario } from './scenario.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis-keys.js';
 import { StoreError } from '../server/stores/store-error.js';
 import { EXIT, ExitError, usageError } from './exit.js';
@@ -48,6 +50,13 @@ export interface ServeOptions {
   store?: string;
   redisPrefix?: string;
   resetStore?: boolean;
+  /** A file the memory store's state is kept in across restarts. */
+  state?: string;
+  /** A scenario file played from start-up, `speed` times faster than real time. */
+  scenario?: string;
+  speed?: number;
+  /** Stop (as on SIGTERM, the --exec command too) once the scenario has played. */
+  exitAfterScenario?: boolean;
   /** Processes sharing the port and the (Redis) store; 1 = this process alone. */
   workers?: number;
   color: boolean;
@@ -67,6 +76,15 @@ function redisStore(options: ServeOptions): { url: string; prefix: string; reset
     throw usageError(`--store: ${(error as Error).message}`, { cause: error });
   }
   return { url: store, prefix: options.redisPrefix ?? DEFAULT_REDIS_PREFIX, resetStore: options.resetStore ?? false };
+}
+
+function checkScenarioFlags(options: ServeOptions, workers: number): void {
+  if (options.scenario === undefined) {
+    const without = options.speed !== undefined ? '--speed' : options.exitAfterScenario ? '--exit-after-scenario' : '';
+    if (without !== '') throw usageError(`${without} needs --scenario FILE`);
+  } else if (workers > 1) {
+    throw usageError('--scenario plays in one process: it cannot be combined with --workers above 1');
+  }
 }
 
 /** What the start-up output and `--exec` need to know of a server, wherever it runs. */
@@ -166,8 +184,13 @@ function printStartup(out: NodeJS.WritableStream, server: ServedAt, seed: Seed, 
   if (options.store !== undefined && options.store !== 'memory') out.write(`store: ${storeLine(options)}\n`);
 }
 
-function runChild(command: string, env: Record<string, string>): ExecChild {
-  const child = spawn(command, { shell: true, stdio: 'inherit', env: { ...process.env, ...env } });
+/**
+ * `ownGroup`: the command leads a process group that a stop signals as a whole, as Ctrl-C
+ * does a terminal's (`--exit-after-scenario`: the shell running the command would not pass
+ * the signal on). Off otherwise: a command outside the terminal's group cannot read from it.
+ */
+function runChild(command: string, env: Record<string, string>, ownGroup = false): ExecChild {
+  const child = spawn(command, { shell: true, stdio: 'inherit', env: { ...process.env, ...env }, detached: ownGroup });
   const done = new Promise<number>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code, signal) => {
@@ -175,7 +198,19 @@ function runChild(command: string, env: Record<string, string>): ExecChild {
       else resolve(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
     });
   });
-  return { done, kill: (signal) => child.kill(signal) };
+  // A signal sent before the shell runs could meet this process's own handlers in the new one.
+  const spawned = new Promise<void>((resolve) => child.once('spawn', resolve));
+  const kill = (signal: NodeJS.Signals) => {
+    if (!ownGroup) return void child.kill(signal);
+    void spawned.then(() => {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // The group has already gone.
+      }
+    });
+  };
+  return { done, kill };
 }
 
 /** Runs `serve` until a signal (or the --exec command) ends it; resolves to the exit code. */
@@ -185,8 +220,14 @@ export async function serve(options: ServeOptions): Promise<number> {
   }
   // The primary of --workers has loaded (or reset) the seed: a worker must not reset again.
   const redis = redisStore(cluster.isWorker ? { ...options, resetStore: false } : options);
+  if (options.state !== undefined && redis !== undefined) {
+    throw usageError(
+      '--state keeps the memory store across restarts; with --store redis:// the state lives in Redis, which persists by itself (see its RDB/AOF settings)',
+    );
+  }
   const seed = await loadSeed(options.seed);
   const workers = options.workers ?? 1;
+  checkScenarioFlags(options, workers);
   if (workers > 1 && redis === undefined) {
     throw usageError(
       '--workers above 1 needs --store redis://HOST:PORT: with the memory store each worker would keep posts, releases and idempotency keys of its own instead of being one service',
@@ -252,10 +293,14 @@ export async function serve(options: ServeOptions): Promise<number> {
       bodyTimeoutMs: options.bodyTimeout,
       headersTimeoutMs: options.headersTimeout,
       ...(redis === undefined ? {} : { store: redis.url, redisPrefix: redis.prefix, resetStore: redis.resetStore }),
+      ...(options.state === undefined ? {} : { state: options.state }),
       logger,
     });
   } catch (error) {
     if (error instanceof StoreError) throw new ExitError(EXIT.failed, error.message, { cause: error });
+    if (error instanceof StreamPostsError && error.code === 'invalid-state') {
+      throw usageError(`--state: ${error.message}`, { cause: error });
+    }
     const usage = flagError(error);
     if (usage) throw usage;
     const code = (error as NodeJS.ErrnoException).code;
@@ -273,15 +318,37 @@ export async function serve(options: ServeOptions): Promise<number> {
     }
     throw error;
   }
+  const playback =
+    options.scenario === undefined ? undefined : await playScenario(server, options.scenario, options.speed);
   const at = servedAt(server);
   if (cluster.isWorker) reportListening(at);
   else announce(at);
-
-  const exitCode = await signals.wait(
-    exec === undefined ? undefined : () => runChild(exec, execEnvironment(at, seed, options.adminToken)),
+  // Started first, so a scenario already over still interrupts a command that has begun.
+  const waiting = signals.wait(
+    exec === undefined
+      ? undefined
+      : () => runChild(exec, execEnvironment(at, seed, options.adminToken), options.exitAfterScenario === true),
   );
+  let scenarioStopped = false;
+  if (playback && options.exitAfterScenario) {
+    void playback.done.then(() => {
+      scenarioStopped = !signals.requested;
+      signals.terminate();
+    });
+  }
+  let exitCode = await waiting;
+  // The --exec command ended by the SIGTERM the scenario's end sent it: a normal end.
+  if (scenarioStopped && exitCode === 128 + 15) exitCode = EXIT.ok;
   logger.log('info', 'shutting down', { connections: (await server.state()).connections });
-  await server.close();
+  try {
+    await server.close();
+  } catch (error) {
+    if (options.state === undefined) throw error;
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ExitError(EXIT.failed, `--state: the state could not be saved to ${options.state} (${reason})`, {
+      cause: error,
+    });
+  }
   // The channel to the primary of --workers would keep this process alive.
   if (cluster.isWorker) process.disconnect();
   return exitCode;

@@ -16,6 +16,8 @@ export interface AdminContext {
   counts: () => { connections: number; subscriptions: number };
   connections: () => ConnectionInfo[];
   faults: FaultRegistry;
+  /** The store's state as a document (`GET /_admin/export`); absent for a store that keeps its own. */
+  exportState?: () => object;
 }
 
 const ADMIN_BODY_LIMIT = 4096;
@@ -36,6 +38,7 @@ export interface AdminActions {
   faults(): Fault[];
   /** Clears one fault, or all without an id; resolves to how many were cleared. */
   clearFaults(id?: string): number;
+  exportState(): Promise<object>;
 }
 
 /** What `/_admin/*` does, without HTTP: the library's server calls the same code. */
@@ -78,6 +81,11 @@ export function createAdminActions(context: AdminContext): AdminActions {
     addFault: (fault) => faults.add(fault),
     faults: () => faults.list(),
     clearFaults: (id) => faults.clear(id),
+    async exportState() {
+      if (!context.exportState)
+        throw new ProtocolError('bad-request', 'the Redis store keeps its state in Redis: read it there');
+      return context.exportState();
+    },
   };
 }
 
@@ -115,6 +123,7 @@ export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions
   const routes: Record<string, Record<string, Run>> = {
     '/_admin/state': { GET: async (_req, res) => sendJson(res, 200, await actions.state()) },
     '/_admin/clock': { POST: advance },
+    '/_admin/export': { GET: async (_req, res) => sendJson(res, 200, await actions.exportState()) },
     '/_admin/reset': {
       POST: async (_req, res) => {
         await actions.reset();

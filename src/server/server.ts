@@ -10,6 +10,8 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { queryToArgs, isCommandName } from '../protocol/commands.js';
+import { parseFault } from '../protocol/admin.js';
+import { ProtocolError } from '../protocol/errors.js';
 import { encodeEvent } from '../protocol/events.js';
 import { CLOSE_GOING_AWAY } from '../protocol/close-codes.js';
 import { MAX_FRAME_BYTES } from '../protocol/limits.js';
@@ -30,6 +32,9 @@ import { TokenBucket } from './rate-limiter.js';
 import { createRestHandler } from './rest.js';
 import type { Seed } from './seed.js';
 import { StreamPostsService } from './service.js';
+import { seedFingerprint, StateFile, stateDocument } from './state-file.js';
+import type { Scenario, ScenarioFaults } from './scenario.js';
+import { ScenarioPlayer, type PlayOptions } from './scenario-player.js';
 import { Session, type SessionContext, type SessionStart } from './session.js';
 import type { Store } from './store.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redisUrlPassword } from './stores/redis-keys.js';
@@ -88,6 +93,11 @@ export interface ServerOptions {
    * separates services sharing a Redis; `resetStore` replaces a keyspace holding another seed.
    */
   redis?: { url: string; prefix?: string; resetStore?: boolean };
+  /**
+   * A file the memory store's state (posts, pending releases, idempotency keys, the clock's
+   * offset) is loaded from at `listen()` and saved to (docs/state-and-scenarios.md).
+   */
+  state?: string;
 }
 
 const STORE_CAPS = [
@@ -197,6 +207,10 @@ export class StreamPostsServer {
   readonly #service: StreamPostsService;
   readonly #secure: boolean;
   readonly #unsubscribeStore: () => void;
+  readonly #stateFile: StateFile | undefined;
+  /** Fault injection for a scenario's fault steps; without it a scenario with fault steps is refused. */
+  scenarioFaults: ScenarioFaults | undefined;
+  #player: ScenarioPlayer | undefined;
   #keepAliveTimer: NodeJS.Timeout | undefined;
   #nextSessionId = 1;
   #closing: Promise<void> | undefined;
@@ -236,7 +250,29 @@ export class StreamPostsServer {
     ];
     this.#logger = scrubSecrets(options.logger ?? silentLogger, secrets);
     this.clock = options.clock ?? new AdjustableClock();
-    this.store = options.store ?? new MemoryStore({ seed: options.seed, clock: this.clock, ...storeLimits(options) });
+    if (options.state !== undefined && (options.store !== undefined || options.redis !== undefined)) {
+      throw new TypeError(
+        'state needs the memory store: a Redis store keeps its state in Redis, which persists by itself',
+      );
+    }
+    this.store =
+      options.store ??
+      new MemoryStore({
+        seed: options.seed,
+        clock: this.clock,
+        ...storeLimits(options),
+        onChange: () => this.#stateFile?.changed(),
+      });
+    this.#stateFile =
+      options.state === undefined
+        ? undefined
+        : new StateFile({
+            file: options.state,
+            seed: options.seed,
+            store: this.store,
+            clock: this.clock,
+            logger: this.#logger,
+          });
     this.#service = new StreamPostsService(this.store);
     const stopEvents = this.store.onEvent((event) => this.#fanout.dispatch(event));
     const stopInterrupts = this.store.onInterrupted?.(() => this.#dropSubscribers());
@@ -271,6 +307,19 @@ export class StreamPostsServer {
       maxBufferedBytes: this.#options.maxBufferedBytes,
       onChange: () => this.#dashboard?.events.notify('faults'),
     });
+    this.scenarioFaults = {
+      applyFault: (fault) => this.faults.add(fault),
+      clearFaults: async () => this.faults.clear(undefined, 'scenario'),
+      checkFault: (fault) => {
+        try {
+          parseFault(fault);
+          return undefined;
+        } catch (error) {
+          if (error instanceof ProtocolError) return error.message;
+          throw error;
+        }
+      },
+    };
     const handleRest = createRestHandler({
       faults: this.faults,
       service: this.#service,
@@ -286,6 +335,7 @@ export class StreamPostsServer {
       counts: () => ({ connections: this.#sessions.size, subscriptions: this.#fanout.size }),
       connections: () => [...this.#sessions].map((session) => session.info()),
       faults: this.faults,
+      ...this.#exportState(options.seed),
     });
     if (this.#options.admin) {
       this.#dashboard = new Dashboard({
@@ -391,6 +441,37 @@ export class StreamPostsServer {
     refuseUpgrade(socket, status, STATUS_CODES[status] ?? 'Refused', this.faults.refusalBody(status));
   }
 
+  #exportState(seed: Seed): { exportState?: () => object } {
+    const store = this.store;
+    if (!store.exportSnapshot) return {};
+    let fingerprint: string | undefined;
+    return {
+      exportState: () =>
+        stateDocument(store.exportSnapshot!(), this.clock.offsetMs, (fingerprint ??= seedFingerprint(seed))),
+    };
+  }
+
+  /** Starts playing a checked scenario (stepped: nothing runs until its `step()`); one at a time. */
+  play(scenario: Scenario, options: PlayOptions = {}): ScenarioPlayer {
+    if (this.#closing) throw new Error('the server is closing');
+    if (this.#player && !this.#player.ended) throw new Error('a scenario is already playing; stop() it first');
+    const player = new ScenarioPlayer(
+      scenario,
+      {
+        service: this.#service,
+        store: this.store,
+        clock: this.clock,
+        logger: this.#logger,
+        advanceClock: (ms) => this.admin.advanceClock(ms),
+        faults: this.scenarioFaults,
+      },
+      options,
+    );
+    this.#player = player;
+    player.start();
+    return player;
+  }
+
   /** Events may have been missed: every client reconnects and replays what it lacks. */
   #dropSubscribers(): void {
     for (const session of this.#sessions)
@@ -452,6 +533,15 @@ export class StreamPostsServer {
 
   /** Starts listening; resolves once the port is bound. */
   async listen(): Promise<this> {
+    if (this.#stateFile) {
+      const loaded = await this.#stateFile.open();
+      this.#logger.log('info', loaded.restored ? 'state restored' : 'state file created', {
+        file: this.#stateFile.file,
+        posts: loaded.posts,
+        pendingReleases: loaded.pendingReleases,
+        idempotencyKeys: loaded.idempotencyKeys,
+      });
+    }
     await new Promise<void>((resolve, reject) => {
       this.#http.once('error', reject);
       this.#http.listen(this.#options.port, this.#options.host, () => {
@@ -524,6 +614,7 @@ export class StreamPostsServer {
   }
 
   async #shutdown(): Promise<void> {
+    this.#player?.stop();
     if (this.#keepAliveTimer) clearInterval(this.#keepAliveTimer);
     this.#dashboard?.close();
     const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()));
@@ -542,7 +633,11 @@ export class StreamPostsServer {
     this.#http.closeAllConnections();
     await stopped;
     this.#wss.close();
-    await this.store.close();
+    try {
+      await this.#stateFile?.close();
+    } finally {
+      await this.store.close();
+    }
   }
 }
 

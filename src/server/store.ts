@@ -53,6 +53,23 @@ export interface PublishResult {
 
 export type StoreEvent = { type: 'created' | 'released'; post: PostRecord };
 
+/**
+ * Everything a memory store holds beyond its seed, as plain data: what a state file and
+ * `GET /_admin/export` carry. Times are epoch ms on the service's clock. No API key appears;
+ * idempotency keys are SHA-256 digests (hex) of the key as given.
+ */
+export interface StoreSnapshot {
+  /** Posts the store counted since the seed was loaded (history keeps only the last ones). */
+  postCount: number;
+  /** Each stream's history, oldest first. */
+  history: Record<string, PostRecord[]>;
+  /** Posts a pending release or an idempotency key still refers to that no history holds. */
+  held: PostRecord[];
+  /** Hidden posts waiting for their release, by id, in release order. */
+  pendingReleases: { postId: string; releaseAt: number }[];
+  idempotencyKeys: { streamId: string; keyDigest: string; postId: string; expiresAt: number }[];
+}
+
 export interface StoreStats {
   posts: number;
   scheduledReleases: number;
@@ -96,6 +113,10 @@ export interface Store {
    * the engine dropped): subscribers must reconnect and replay to fill the gap.
    */
   onInterrupted?(listener: (reason: string) => void): () => void;
+  /** The store's state as data (a store on a shared engine keeps and persists its own, and has none). */
+  exportSnapshot?(): StoreSnapshot;
+  /** Replaces the state with a snapshot's (its posts, releases and keys); the seed's posts are not added again. */
+  importSnapshot?(snapshot: StoreSnapshot): void;
   /** Back to the seed: posts, idempotency keys and pending releases are dropped. */
   reset(): Promise<void>;
   close(): Promise<void>;

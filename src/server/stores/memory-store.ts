@@ -13,6 +13,7 @@ import type {
   PublishResult,
   Store,
   StoreEvent,
+  StoreSnapshot,
   StoreStats,
   StreamRecord,
   UserRecord,
@@ -22,6 +23,8 @@ export interface MemoryStoreOptions extends HoldingsCaps {
   seed: Seed;
   clock: Clock;
   idempotencyWindowMs: number;
+  /** Called after every change of what `exportSnapshot` returns (a post, a release, a reset, an import). */
+  onChange?: () => void;
 }
 
 /** What one stream holds until a release or the end of a window. */
@@ -53,7 +56,12 @@ function digest(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
-/** The in-memory store: all state in this process, gone when it exits. */
+// Idempotency keys are held as digests, so a snapshot can carry them without the keys themselves.
+function dedupKeyOf(streamId: string, keyDigest: string): string {
+  return `${streamId}\u0000${keyDigest}`;
+}
+
+/** The in-memory store: all state in this process, gone when it exits unless a state file keeps it (state-file.ts). */
 export class MemoryStore implements Store {
   readonly #seed: Seed;
   readonly #clock: Clock;
@@ -74,6 +82,7 @@ export class MemoryStore implements Store {
   readonly #scheduler: ReleaseScheduler;
   // Kept across reset so no id is ever issued twice by one process.
   readonly #nextId = postIdFactory();
+  readonly #onChange: () => void;
   #postCount = 0;
 
   constructor(options: MemoryStoreOptions) {
@@ -89,10 +98,11 @@ export class MemoryStore implements Store {
     this.#maxIdempotencyBytes = cap(options.maxIdempotencyBytesPerStream);
     this.#scheduler = new ReleaseScheduler(options.clock, (id) => this.#release(id));
     this.#catalog = new Catalog(options.seed);
+    this.#onChange = options.onChange ?? (() => {});
     this.#load();
   }
 
-  #load(): void {
+  #load(withSeedPosts = true): void {
     const seed = this.#seed;
     for (const user of seed.users) {
       this.#addKey(user.readerKey, { userId: user.id, kind: 'reader' });
@@ -101,6 +111,7 @@ export class MemoryStore implements Store {
       this.#history.set(stream.id, new RingBuffer(MAX_LAST_POSTS));
       this.#addKey(stream.key, { userId: stream.owner, kind: 'stream', streamId: stream.id });
     }
+    if (!withSeedPosts) return;
     for (const post of seedPosts(seed, this.#clock.now())) this.#insert(post);
   }
 
@@ -134,7 +145,10 @@ export class MemoryStore implements Store {
     const stream = this.#catalog.streams.get(request.streamId);
     if (!stream) throw new RangeError(`unknown stream ${request.streamId}`);
     const now = this.#clock.now();
-    const dedupKey = request.idempotencyKey === null ? undefined : `${request.streamId}\u0000${request.idempotencyKey}`;
+    const dedupKey =
+      request.idempotencyKey === null
+        ? undefined
+        : dedupKeyOf(request.streamId, digest(request.idempotencyKey).toString('hex'));
     if (dedupKey !== undefined) {
       this.#expireIdempotency(now);
       const earlier = this.#idempotency.get(dedupKey);
@@ -169,6 +183,7 @@ export class MemoryStore implements Store {
       this.#scheduler.schedule(post.id, request.releaseAt!);
     }
     this.#emit({ type: 'created', post });
+    this.#onChange();
     return { post, duplicate: false };
   }
 
@@ -219,6 +234,7 @@ export class MemoryStore implements Store {
     holdings.pendingReleaseBytes -= Buffer.byteLength(post.text, 'utf8');
     post.hidden = false;
     this.#emit({ type: 'released', post });
+    this.#onChange();
   }
 
   #emit(event: StoreEvent): void {
@@ -244,6 +260,12 @@ export class MemoryStore implements Store {
   }
 
   async reset(): Promise<void> {
+    this.#clear();
+    this.#load();
+    this.#onChange();
+  }
+
+  #clear(): void {
     this.#scheduler.clear();
     this.#hiddenById.clear();
     this.#holdings.clear();
@@ -251,7 +273,69 @@ export class MemoryStore implements Store {
     this.#keys.clear();
     this.#history.clear();
     this.#postCount = 0;
-    this.#load();
+  }
+
+  exportSnapshot(): StoreSnapshot {
+    this.#expireIdempotency(this.#clock.now());
+    const history: Record<string, PostRecord[]> = {};
+    const inHistory = new Set<string>();
+    for (const [streamId, posts] of this.#history) {
+      history[streamId] = posts.toArray().map((post) => ({ ...post }));
+      for (const post of history[streamId]) inHistory.add(post.id);
+    }
+    const held = new Map<string, PostRecord>();
+    const hold = (post: PostRecord) => {
+      if (!inHistory.has(post.id)) held.set(post.id, { ...post });
+    };
+    // Map order is scheduling order, which a stable sort keeps for equal release times.
+    const pendingReleases = [...this.#hiddenById.values()]
+      .sort((a, b) => a.releaseAt! - b.releaseAt!)
+      .map((post) => {
+        hold(post);
+        return { postId: post.id, releaseAt: post.releaseAt! };
+      });
+    const idempotencyKeys = [...this.#idempotency].map(([dedupKey, entry]) => {
+      hold(entry.post);
+      const keyDigest = dedupKey.slice(entry.post.streamId.length + 1);
+      return { streamId: entry.post.streamId, keyDigest, postId: entry.post.id, expiresAt: entry.expiresAt };
+    });
+    return { postCount: this.#postCount, history, held: [...held.values()], pendingReleases, idempotencyKeys };
+  }
+
+  /** The snapshot must come from a store of the same seed: its streams and posts are taken as they are. */
+  importSnapshot(snapshot: StoreSnapshot): void {
+    this.#clear();
+    this.#load(false);
+    const byId = new Map<string, PostRecord>();
+    for (const [streamId, posts] of Object.entries(snapshot.history)) {
+      for (const post of posts) {
+        const record = { ...post };
+        byId.set(record.id, record);
+        this.#history.get(streamId)?.push(record);
+      }
+    }
+    for (const post of snapshot.held) byId.set(post.id, { ...post });
+    this.#postCount = snapshot.postCount;
+    for (const { postId, releaseAt } of snapshot.pendingReleases) {
+      const post = byId.get(postId)!;
+      const holdings = this.#holdingsOf(post.streamId);
+      holdings.pendingReleases += 1;
+      holdings.pendingReleaseBytes += Buffer.byteLength(post.text, 'utf8');
+      this.#hiddenById.set(postId, post);
+      this.#scheduler.schedule(postId, releaseAt);
+    }
+    for (const { streamId, keyDigest, postId, expiresAt } of [...snapshot.idempotencyKeys].sort(
+      (a, b) => a.expiresAt - b.expiresAt,
+    )) {
+      const post = byId.get(postId)!;
+      const textBytes = Buffer.byteLength(post.text, 'utf8');
+      this.#idempotency.set(dedupKeyOf(streamId, keyDigest), { post, expiresAt, textBytes });
+      const holdings = this.#holdingsOf(streamId);
+      holdings.idempotencyKeys += 1;
+      holdings.idempotencyBytes += textBytes;
+    }
+    this.#expireIdempotency(this.#clock.now());
+    this.#onChange();
   }
 
   async close(): Promise<void> {

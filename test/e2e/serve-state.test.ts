@@ -1,0 +1,224 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, watch } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Arrivals } from '../support/arrivals.js';
+import { advanceClock, adminState, connectAs, http, KEYS } from '../support/harness.js';
+import { ensureBuilt, expectCleanError, inMs, publishWs, runToEnd, startServe, type Serve } from './client-support.js';
+
+beforeAll(ensureBuilt);
+
+let tmp: string;
+let files = 0;
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-state-'));
+});
+afterAll(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+function stateFile(): string {
+  return join(tmp, `state-${++files}.json`);
+}
+
+const HOUR = 3_600_000;
+
+/** SIGTERM, and the exit code it ends with. */
+async function stop(serve: Serve): Promise<number | null> {
+  serve.cli.child.kill('SIGTERM');
+  return (await serve.cli.exit()).code;
+}
+
+/** A serve of the demo seed, with its state kept in `file`, run once to leave a valid state file there. */
+async function savedState(file: string, publish?: (serve: Serve) => Promise<void>): Promise<string> {
+  const serve = await startServe(['--state', file]);
+  await publish?.(serve);
+  expect(await stop(serve)).toBe(0);
+  return readFile(file, 'utf8');
+}
+
+describe('serve --state: a restart keeps what was pending', () => {
+  it('hidden posts published before a SIGTERM are released after the restart when the clock reaches their time', async () => {
+    const file = stateFile();
+    const first = await startServe(['--state', file]);
+    const published = [];
+    for (const [i, streamId] of ['macro-wire', 'crypto-legal', 'macro-wire'].entries()) {
+      published.push((await publishWs(first.url, streamId, `embargoed ${i}`, { releaseAt: inMs(HOUR + i) })).post);
+    }
+    expect(await stop(first)).toBe(0);
+
+    const second = await startServe(['--state', file]);
+    expect(await adminState(second)).toMatchObject({ scheduledReleases: 3 });
+    const alice = await connectAs(second, KEYS.alice);
+    expect((await alice.request('on-stream-post', { lastPosts: 100 })).event).toBe('sub_ack');
+    // The hidden posts are in the history, still hidden, with the ids they were given before the restart.
+    const history = alice.rest().filter((message) => message.event === 'stream.post.created');
+    for (const post of published) {
+      expect(history.map((message) => message.data)).toContainEqual({ ...post, text: null, hidden: true });
+    }
+
+    await advanceClock(second, HOUR + 10);
+    const released = [];
+    for (let i = 0; i < 3; i += 1) released.push((await alice.nextEvent('stream.post.released')).data);
+    expect(released.map((post) => [post.id, post.text, post.hidden])).toEqual(
+      published.map((post) => [post.id, post.text, false]),
+    );
+    expect(await adminState(second)).toMatchObject({ scheduledReleases: 0 });
+  });
+
+  it('a resent idempotency key after a restart returns the original post with duplicate: true', async () => {
+    const file = stateFile();
+    const first = await startServe(['--state', file]);
+    const original = await publishWs(first.url, 'macro-wire', 'once only', { idempotencyKey: 'job-42' });
+    expect(original.duplicate).toBe(false);
+    expect(await stop(first)).toBe(0);
+
+    const second = await startServe(['--state', file]);
+    const again = await publishWs(second.url, 'macro-wire', 'once only', { idempotencyKey: 'job-42' });
+    expect(again).toEqual({ post: original.post, duplicate: true });
+    expect(await adminState(second)).toMatchObject({ idempotencyKeys: 1 });
+  });
+
+  it('keeps the clock offset, and the posts in each stream history in order', async () => {
+    const file = stateFile();
+    const first = await startServe(['--state', file]);
+    await advanceClock(first, 5 * HOUR);
+    const posts = [];
+    for (const text of ['one', 'two', 'three']) posts.push((await publishWs(first.url, 'crypto-legal', text)).post);
+    expect(await stop(first)).toBe(0);
+
+    const second = await startServe(['--state', file]);
+    expect((await adminState(second)).clockOffsetMs).toBeGreaterThanOrEqual(5 * HOUR);
+    const reply = await http(second, 'GET', '/v1/streams/crypto-legal/posts?limit=3', { key: KEYS.cryptoLegal });
+    expect(reply.body.posts.map((post: any) => post.id)).toEqual(posts.map((post) => post.id).reverse());
+  });
+});
+
+describe('serve --state saves a change without waiting for a stop', () => {
+  it('a post is in the file soon after it was published: a SIGKILL then loses nothing of it', async () => {
+    const directory = await mkdtemp(join(tmp, 'crash-'));
+    const file = join(directory, 'state.json');
+    const first = await startServe(['--state', file]);
+    const arrivals = new Arrivals();
+    const watcher = watch(directory, () => arrivals.notify());
+    try {
+      const { post } = await publishWs(first.url, 'macro-wire', 'saved before the crash', { idempotencyKey: 'crash' });
+      // Saved by rename: each write of the file is an event in its directory.
+      await arrivals.until(
+        () => readFileSync(file, 'utf8').includes(post.id),
+        10_000,
+        () => new Error('the post never reached the state file'),
+      );
+      first.cli.child.kill('SIGKILL');
+      await first.cli.exit();
+      const second = await startServe(['--state', file]);
+      const again = await publishWs(second.url, 'macro-wire', 'saved before the crash', { idempotencyKey: 'crash' });
+      expect(again).toEqual({ post, duplicate: true });
+    } finally {
+      watcher.close();
+    }
+  });
+});
+
+describe('GET /_admin/export', () => {
+  it('answers the state a state file holds: posts, pending releases, idempotency key digests, and no key', async () => {
+    const serve = await startServe();
+    const hidden = (await publishWs(serve.url, 'macro-wire', 'later', { releaseAt: inMs(HOUR) })).post;
+    const keyed = (await publishWs(serve.url, 'crypto-legal', 'keyed', { idempotencyKey: 'export-key' })).post;
+    const reply = await http(serve, 'GET', '/_admin/export');
+    expect(reply.status).toBe(200);
+    const state = reply.body;
+    expect(state).toMatchObject({ format: 'stream-posts-state', version: 1, clockOffsetMs: 0, held: [] });
+    expect(Object.keys(state.streams)).toEqual(['crypto-legal', 'macro-wire', 'whale-alerts']);
+    expect(state.streams['macro-wire'].at(-1)).toEqual(hidden);
+    expect(state.streams['crypto-legal'].at(-1)).toEqual(keyed);
+    expect(state.pendingReleases).toEqual([{ postId: hidden.id, releaseAt: hidden.releaseAt }]);
+    expect(state.idempotencyKeys).toEqual([
+      {
+        streamId: 'crypto-legal',
+        keyDigest: createHash('sha256').update('export-key').digest('hex'),
+        postId: keyed.id,
+        expiresAt: expect.any(String),
+      },
+    ]);
+    const text = JSON.stringify(state);
+    for (const key of Object.values(KEYS)) expect(text).not.toContain(key);
+    expect(text).not.toContain('export-key');
+  });
+});
+
+describe('serve --state refuses a file it cannot use, and leaves it as it was', () => {
+  const cases: [string, (valid: any, text: string) => string, RegExp][] = [
+    ['garbage', () => 'not json at all', /is not valid JSON, truncated or corrupt/],
+    ['a truncated file', (_valid, text) => text.slice(0, Math.floor(text.length / 2)), /is not valid JSON/],
+    ['an empty file', () => '', /is empty \(truncated\?\)/],
+    ['a file of something else', () => JSON.stringify({ users: [] }), /is not a stream-posts state file/],
+    [
+      'another version',
+      (valid) => JSON.stringify({ ...valid, version: 99 }),
+      /is in state format version 99; this stream-posts reads version 1/,
+    ],
+    [
+      'a file saved with another seed',
+      (valid) => JSON.stringify({ ...valid, seed: '0'.repeat(64) }),
+      /was saved by a serve with another seed/,
+    ],
+    [
+      'a bad field',
+      (valid) => JSON.stringify({ ...valid, clockOffsetMs: 'soon' }),
+      /clockOffsetMs: .*expected number, received string/,
+    ],
+    [
+      'a release of a post it does not hold',
+      (valid) => JSON.stringify({ ...valid, pendingReleases: [{ postId: 'nope', releaseAt: valid.savedAt }] }),
+      /pendingReleases\[0\]\.postId: no hidden post "nope"/,
+    ],
+  ];
+
+  it.each(cases)('%s: exit 2, a message naming the file and the fault', async (_name, corrupt, message) => {
+    const file = stateFile();
+    const text = await savedState(file);
+    const bad = corrupt(JSON.parse(text), text);
+    await writeFile(file, bad);
+    const result = await runToEnd(['serve', '--port', '0', '--state', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`stream-posts: --state: state file ${file}: `);
+    expect(result.stderr).toMatch(message);
+    expectCleanError(result.stderr);
+    expect(await readFile(file, 'utf8')).toBe(bad);
+    expect((await readdir(tmp)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('a state file of the demo seed given with another seed is refused (exit 2)', async () => {
+    const file = stateFile();
+    const text = await savedState(file);
+    const seed = join(tmp, 'other-seed.json');
+    await writeFile(
+      seed,
+      JSON.stringify({
+        users: [{ id: 'carol', name: 'Carol', readerKey: 'sp_other_reader_carol', follows: ['desk'] }],
+        streams: [{ id: 'desk', name: 'Desk', owner: 'carol', key: 'sp_other_stream_desk' }],
+      }),
+    );
+    const result = await runToEnd(['serve', '--port', '0', '--seed', seed, '--state', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`state file ${file}: was saved by a serve with another seed`);
+    expect(await readFile(file, 'utf8')).toBe(text);
+  });
+
+  it('a place the state cannot be written to stops the start (exit 2), not the stop', async () => {
+    const file = join(tmp, 'no-such-directory', 'state.json');
+    const result = await runToEnd(['serve', '--port', '0', '--state', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`stream-posts: --state: state file ${file}: cannot be written (ENOENT)`);
+  });
+
+  it('--state with --store redis:// is refused before connecting, saying why (exit 2)', async () => {
+    const result = await runToEnd(['serve', '--port', '0', '--state', stateFile(), '--store', 'redis://127.0.0.1:1']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--state keeps the memory store across restarts; with --store redis://');
+    expect(result.stderr).toContain('persists by itself');
+  });
+});
