@@ -125,7 +125,9 @@ describe('stream-posts streams', () => {
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toMatch(/^stream-posts: no API key: give --api-key-file FILE/);
     expect(refused.code).toBe(3);
-    expect(refused.stderr).toBe('stream-posts: the service refused the key from --api-key: HTTP 401: Invalid secret key\n');
+    expect(refused.stderr).toBe(
+      'stream-posts: the service refused the key from --api-key: HTTP 401: Invalid secret key\n',
+    );
     expect(unreachable.code).toBe(3);
     expect(unreachable.stderr).toMatch(
       /^stream-posts: cannot reach the service: http:\/\/127\.0\.0\.1:1\/v1\/streams: /,
