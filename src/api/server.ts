@@ -13,14 +13,15 @@ import {
   type StreamPostsServer as Core,
 } from '../server/server.js';
 import { checkRedisUrl } from '../server/stores/redis-keys.js';
-import { StateFileError, type StateDocument } from '../server/state-file.js';
+import { StateFileError } from '../server/state-file.js';
+import type { StateDocument } from '../protocol/state.js';
 import type { PlayOptions, ScenarioPlayer } from '../server/scenario-player.js';
 import { loadScenario, stepResult, type ScenarioPlayback, type ScenarioStepResult } from './scenario.js';
 import { StreamPostsError } from './errors.js';
 import { checkKnownOptions, optionalBoolean, optionalInteger, optionalString, optionalStringList } from './options.js';
 
 export type { Logger, LogLevel, LogFields } from '../server/logger.js';
-export type { StateDocument } from '../server/state-file.js';
+export type { StateDocument } from '../protocol/state.js';
 export type { ScenarioPlayback, ScenarioStepResult, ScenarioSummary } from './scenario.js';
 /** A seed as written (docs/seed.md); fields with defaults may be left out. */
 export interface SeedInput {

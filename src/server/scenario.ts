@@ -5,7 +5,7 @@ import { parsePublishArgs } from '../protocol/commands.js';
 import { parseIsoDateTime } from '../protocol/dates.js';
 import { ProtocolError } from '../protocol/errors.js';
 import type { ContentType } from '../protocol/types.js';
-import type { Seed } from './seed.js';
+import type { Seed } from '../protocol/seed.js';
 
 const englishMessages = en().localeError;
 

@@ -4,6 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { parseIsoDateTime } from '../protocol/dates.js';
+import type { StateDocument } from '../protocol/state.js';
 import { CONTENT_TYPES } from '../protocol/types.js';
 import type { AdjustableClock } from './clock.js';
 import type { Logger } from './logger.js';
@@ -85,8 +86,12 @@ const documentSchema = z.strictObject({
   ),
 });
 
-/** A state file's contents, and what `GET /_admin/export` answers. */
-export type StateDocument = z.output<typeof documentSchema>;
+export type { StateDocument };
+// The schema reads exactly the published type (checked both ways), which names no zod type.
+const schemaIsDocument: (document: z.output<typeof documentSchema>) => StateDocument = (document) => document;
+const documentIsSchema: (document: StateDocument) => z.output<typeof documentSchema> = (document) => document;
+void schemaIsDocument;
+void documentIsSchema;
 
 /** The state of a store and clock as a document. */
 export function stateDocument(snapshot: StoreSnapshot, clockOffsetMs: number, fingerprint: string): StateDocument {

@@ -96,7 +96,7 @@ describe('listen --exec', () => {
         '--last',
         '1',
         '--count',
-        '4',
+        '3',
         '--json',
         '--exec',
         `sh ${join(dir, 'hook.sh')}`,
@@ -173,8 +173,8 @@ describe('listen --exec', () => {
             'macro-wire',
             '--last',
             '1',
-            '--count',
-            '1',
+            '--idle-timeout',
+            '1s',
             '-q',
             '--exec',
             `sh ${join(dirs[index]!, 'hook.sh')}`,
@@ -206,8 +206,8 @@ describe('listen --exec', () => {
       'macro-wire',
       '--last',
       '1',
-      '--count',
-      '1',
+      '--idle-timeout',
+      '1s',
       '-q',
       '--exec',
       'kill -TERM $$',
@@ -308,7 +308,7 @@ describe('--exec and what a server sends', () => {
     }
   });
 
-  /** A server that acknowledges the subscriptions, then sends one post with these fields. */
+  /** A server that acknowledges the subscription (no history), then sends one post with these fields. */
   async function serverSending(fields: Record<string, unknown>): Promise<string> {
     const http = createServer();
     const wss = new WebSocketServer({ server: http });
@@ -319,25 +319,22 @@ describe('--exec and what a server sends', () => {
       const send = (event: string, data: unknown, requestId?: string) =>
         ws.send(JSON.stringify({ event, data, ...(requestId === undefined ? {} : { requestId }) }));
       send('connected', { message: 'connected', userId: 'u', streams: streamIds });
-      let acks = 0;
       ws.on('message', (data) => {
         const command = JSON.parse(String(data));
         send('sub_ack', { command: command.event, streamIds, lastPosts: 0, history: 0 }, command.requestId);
-        acks += 1;
-        // The history and the live subscription are both in place.
-        if (acks === 2)
-          send('stream.post.created', {
-            id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
-            streamId: 'wire',
-            streamName: 'Wire',
-            text: 'hello',
-            contentType: 'rawtext',
-            createdAt: '2026-11-21T12:00:00.000Z',
-            releaseAt: null,
-            hidden: false,
-            customTarget: null,
-            ...fields,
-          });
+        // `history: 0`: the subscription is live at once.
+        send('stream.post.created', {
+          id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
+          streamId: 'wire',
+          streamName: 'Wire',
+          text: 'hello',
+          contentType: 'rawtext',
+          createdAt: '2026-11-21T12:00:00.000Z',
+          releaseAt: null,
+          hidden: false,
+          customTarget: null,
+          ...fields,
+        });
       });
     });
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));

@@ -434,7 +434,18 @@ describe('a certificate the system does not trust', () => {
     await writeFile(certKey, pems.private);
     const secure = await startServe(['--tls-cert', cert, '--tls-key', certKey]);
     expect(secure.url).toMatch(/^wss:\/\//);
-    const listen = ['listen', '--url', secure.url, '--api-key', KEYS.alice, '--last', '1', '--count', '1', '-q'];
+    const listen = [
+      'listen',
+      '--url',
+      secure.url,
+      '--api-key',
+      KEYS.alice,
+      '--last',
+      '1',
+      '--idle-timeout',
+      '1s',
+      '-q',
+    ];
     const streams = ['streams', '--url', secure.url, '--api-key', KEYS.alice, '--ids'];
     const [untrustedListen, untrustedStreams, trustedListen, trustedStreams] = await Promise.all([
       runToEnd(listen),

@@ -203,8 +203,8 @@ describe('stream-posts history', () => {
     const [text, json, listenText, listenJson] = await Promise.all([
       runToEnd(args('history', '--limit', '3')),
       runToEnd(args('history', '--limit', '3', '--json')),
-      runToEnd(args('listen', '--last', '3', '--count', '3', '-q')),
-      runToEnd(args('listen', '--last', '3', '--count', '3', '-q', '--json')),
+      runToEnd(args('listen', '--last', '3', '--idle-timeout', '1s', '-q')),
+      runToEnd(args('listen', '--last', '3', '--idle-timeout', '1s', '-q', '--json')),
     ]);
     for (const result of [text, json, listenText, listenJson]) {
       expect(result.code, result.stderr).toBe(0);

@@ -80,6 +80,8 @@ describe('stream-posts completion', () => {
       'config',
       'streams',
       'history',
+      'faults',
+      'scenario',
       'completion',
       'help',
     ]);

@@ -1,0 +1,34 @@
+import type { ContentType } from './types.js';
+
+/** A post as a state file keeps it: its text always present (hidden posts' too). */
+export interface StatePost {
+  id: string;
+  streamId: string;
+  streamName: string;
+  text: string;
+  contentType: ContentType;
+  createdAt: string;
+  releaseAt: string | null;
+  hidden: boolean;
+  customTarget: string | null;
+}
+
+/**
+ * A state file's contents, and what `GET /_admin/export` answers: posts, pending releases,
+ * idempotency keys as digests and the clock offset; never a key.
+ */
+export interface StateDocument {
+  format: 'stream-posts-state';
+  version: 1;
+  /** SHA-256 of the seed, its keys digested first. */
+  seed: string;
+  savedAt: string;
+  clockOffsetMs: number;
+  postCount: number;
+  /** Each stream's history, oldest first. */
+  streams: Record<string, StatePost[]>;
+  /** Hidden posts not yet released. */
+  held: StatePost[];
+  pendingReleases: { postId: string; releaseAt: string }[];
+  idempotencyKeys: { streamId: string; keyDigest: string; postId: string; expiresAt: string }[];
+}
