@@ -274,10 +274,18 @@ export class RedisStore implements Store {
   }
 
   #onMessage(text: string): void {
-    const message = JSON.parse(text) as EventMessage;
+    // Every message starts `{"s":<seq>,`: one this instance already dispatched (its own post,
+    // sent at its publish's reply) is dropped without parsing it.
     const last = this.#lastSeq;
+    if (last !== undefined && Number(text.slice(5, text.indexOf(',', 5))) <= last) return;
+    const message = JSON.parse(text) as EventMessage;
     if (last !== undefined && message.s <= last) return;
     if (last !== undefined && message.s !== last + 1) this.#interrupt(`missed events ${last + 1} to ${message.s - 1}`);
+    this.#dispatch(message);
+  }
+
+  /** Event `message.s`, the next in order: to the listeners, then to whoever waits for it. */
+  #dispatch(message: EventMessage): void {
     this.#lastSeq = message.s;
     switch (message.t) {
       case 'created':
@@ -418,7 +426,11 @@ export class RedisStore implements Store {
       throw holdingsError(reply[1] as Parameters<typeof holdingsError>[0], stream.id, reply[2] as number);
     const post = JSON.parse(reply[1] as string) as PostRecord;
     if (outcome === 'duplicate') return { post, duplicate: true };
-    await this.#awaitSeq(reply[2] as number);
+    const seq = reply[2] as number;
+    // Nothing comes before it that this instance has not dispatched: its subscribers get it now,
+    // not once Redis echoes it on the feed (the echo is then dropped as already seen).
+    if (this.#feedUp && this.#lastSeq === seq - 1) this.#dispatch({ s: seq, t: 'created', p: post });
+    else await this.#awaitSeq(seq);
     return { post, duplicate: false };
   }
 
