@@ -19,6 +19,16 @@ export default defineConfig({
           ...timeouts,
         },
       },
+      {
+        // The same suite, every server three servers on one Redis keyspace behind one round-robin address.
+        test: {
+          name: 'redis-3',
+          include: ['test/server/**/*.test.ts', 'test/faults/**/*.test.ts'],
+          exclude: ['test/server/units.test.ts', 'test/server/seed.test.ts'],
+          env: { STREAM_POSTS_TEST_STORE: 'redis3' },
+          ...timeouts,
+        },
+      },
     ],
   },
 });

@@ -5,7 +5,10 @@
  * the same 1,000 clients, twice: with writes corked per event-loop turn as serve
  * does (the baseline of the target) and frame by frame (a plain `ws` server).
  * With --store=redis, serve on a Redis store of the benchmark's own is a side
- * too, against the memory store, with Redis commands and bytes per post.
+ * too, against the memory store, with Redis commands and bytes per post; with
+ * --instances=2 also two serve instances on that Redis (a keyspace of their
+ * own), the post published on the first and each subscriber process's clients
+ * on one instance in turn, so half the deliveries cross Redis.
  * Target: at least 80% of the corked bare server's deliveries/s.
  *
  * Processes: `stream-posts serve` (the built CLI), the bare server, and two
@@ -23,7 +26,8 @@
  *
  * Flags (through bench/run.mjs): --seconds, --warmup-seconds, --runs, --window,
  * --clients, --workers, --content-bytes, --posts (cap per run), --store
- * (memory; redis adds the Redis side), and
+ * (memory; redis adds the Redis side), --instances (1; 2 adds the two-instance
+ * side), and
  * --profile[=DIR] to have both servers write a .cpuprofile (read it with
  * bench/profile-summary.mjs).
  */
@@ -32,7 +36,7 @@ import { WebSocket } from 'ws';
 import { ClientProcess } from './lib/client-process.mjs';
 import { now, timedContent } from './lib/clock.mjs';
 import { profileArgs, readFlags, requireWhole } from './lib/config.mjs';
-import { REPO_ROOT, cpuTimeMs, startServerProcess, startStreamPosts } from './lib/processes.mjs';
+import { REPO_ROOT, asOne, cpuTimeMs, startServerProcess, startStreamPosts } from './lib/processes.mjs';
 import { openPublisher } from './lib/publisher.mjs';
 import { perUnit, startRedis } from './lib/redis.mjs';
 import { writeSeed } from './lib/seed.mjs';
@@ -51,6 +55,8 @@ const DEFAULTS = {
   contentBytes: 200,
   stallMs: 10_000,
   target: 0.8,
+  /** With --store=redis: 2 adds a side of two instances on the one Redis. */
+  instances: 1,
 };
 
 const STREAM_ID = 'macro-wire';
@@ -70,10 +76,12 @@ const MARK = 'bench:';
 function parseConfig(flags) {
   // --profile: both servers write a V8 CPU profile (.cpuprofile) when they stop.
   const config = readFlags(flags, DEFAULTS, { profile: true });
-  requireWhole(config, ['clients', 'workers', 'posts', 'runs', 'window', 'contentBytes']);
+  requireWhole(config, ['clients', 'workers', 'posts', 'runs', 'window', 'contentBytes', 'instances']);
   config.store = flags?.store ?? 'memory';
   if (!['memory', 'redis'].includes(config.store))
     throw new RangeError(`--store must be memory or redis, got "${config.store}"`);
+  if (config.instances !== 1 && (config.instances !== 2 || config.store !== 'redis'))
+    throw new RangeError(`--instances must be 1, or 2 with --store=redis, got ${config.instances}`);
   if (config.clients % config.workers !== 0) throw new RangeError('--clients must be a multiple of --workers');
   if (config.posts >= 1e6) throw new RangeError('--posts must be below 1,000,000');
   if (config.contentBytes < 64)
@@ -86,34 +94,31 @@ function parseConfig(flags) {
  * One side of the comparison: a server process, a publisher connection, and
  * how a post becomes the message the publisher sends.
  */
-async function ourSide(seedPath, config, redis) {
-  const server = await startStreamPosts(
-    [
-      '--seed',
-      seedPath,
-      ...(redis ? ['--store', redis.url] : []),
-      '--rate-limit',
-      '0',
-      '--max-connections-per-key',
-      '0',
-      // A plain byte count: the size is what matters, not how a unit is spelled.
-      '--max-buffered',
-      String(64 * 1024 * 1024),
-    ],
-    { nodeArgs: profileArgs(config, redis ? 'stream-posts-redis' : 'stream-posts') },
-  );
-  const publisher = await openPublisher(`${server.url}/v1/ws`, { 'x-api-key': STREAM_KEY }).catch(async (error) => {
+async function ourSide(seedPath, config, redis, instances = 1) {
+  const servers = [];
+  try {
+    for (let i = 0; i < instances; i++) servers.push(await startOurs(seedPath, config, redis, instances));
+  } catch (error) {
+    await asOne(servers).stop();
+    throw error;
+  }
+  const server = asOne(servers);
+  const urls = servers.map((one) => `${one.url}/v1/ws`);
+  const publisher = await openPublisher(urls[0], { 'x-api-key': STREAM_KEY }).catch(async (error) => {
     await server.stop();
     throw error;
   });
+  const target = instances === 2 ? 'redis2' : redis ? 'redis' : 'ours';
   return {
-    target: redis ? 'redis' : 'ours',
-    label: redis ? 'serve (redis)' : 'serve (memory)',
+    target,
+    label: { ours: 'serve (memory)', redis: 'serve (redis)', redis2: 'serve (redis) ×2' }[target],
     redis,
     lost: 0,
     server,
     publisher,
-    subscriberUrl: `${server.url}/v1/ws`,
+    subscriberUrl: urls[0],
+    // Subscriber process i connects to instance i % instances.
+    subscriberUrls: urls,
     subscriberHeaders: { 'x-api-key': READER_KEY },
     subscribe: JSON.stringify({ event: 'on-stream-post', data: { streamIds: STREAM_ID } }),
     message: (text) =>
@@ -122,6 +127,31 @@ async function ourSide(seedPath, config, redis) {
         data: { streamId: STREAM_ID, content: text, contentType: 'rawtext' },
       }),
   };
+}
+
+/** One `serve` process; the two-instance side uses a keyspace of its own on the one Redis. */
+function startOurs(seedPath, config, redis, instances) {
+  return startStreamPosts(
+    [
+      '--seed',
+      seedPath,
+      ...(redis ? ['--store', redis.url] : []),
+      ...(instances === 2 ? ['--redis-prefix', 'stream-posts-2:'] : []),
+      '--rate-limit',
+      '0',
+      '--max-connections-per-key',
+      '0',
+      // A plain byte count: the size is what matters, not how a unit is spelled.
+      '--max-buffered',
+      String(64 * 1024 * 1024),
+    ],
+    {
+      nodeArgs: profileArgs(
+        config,
+        instances === 2 ? 'stream-posts-redis2' : redis ? 'stream-posts-redis' : 'stream-posts',
+      ),
+    },
+  );
 }
 
 /** The bare broadcast server; `cork` batches its writes per event-loop turn as serve does. */
@@ -332,6 +362,7 @@ export async function run(options = {}) {
     if (config.store === 'redis') redis = await startRedis();
     sides.push(await ourSide(seed.path, config));
     if (redis) sides.push(await ourSide(seed.path, config, redis));
+    if (redis && config.instances === 2) sides.push(await ourSide(seed.path, config, redis, 2));
     sides.push(await bareSide(config, true), await bareSide(config, false));
     const [ours] = sides;
     const bares = sides.filter((side) => side.target === 'bare' || side.target === 'plain');
@@ -350,11 +381,11 @@ export async function run(options = {}) {
     for (const side of sides) {
       const started = performance.now();
       await Promise.all(
-        clients.map((client) =>
+        clients.map((client, i) =>
           client.request({
             type: 'connect',
             target: side.target,
-            url: side.subscriberUrl,
+            url: side.subscriberUrls ? side.subscriberUrls[i % side.subscriberUrls.length] : side.subscriberUrl,
             headers: side.subscriberHeaders,
             subscribe: side.subscribe,
             count: perProcess,
@@ -439,33 +470,33 @@ export async function run(options = {}) {
         ),
       );
     }
-    if (s.redis) {
-      const r = s.redis;
+    for (const [target, name] of [
+      ['redis', 'Redis store'],
+      ['redis2', 'Redis store, 2 instances'],
+    ]) {
+      const r = s[target];
+      if (!r) continue;
       const figure = (...args) => comparison('serve, memory store', ...args);
       figures.push(
-        figure('Redis store: deliveries per second', 'deliveries/s', r.deliveriesPerSecond, o.deliveriesPerSecond),
+        figure(`${name}: deliveries per second`, 'deliveries/s', r.deliveriesPerSecond, o.deliveriesPerSecond),
+        figure(`${name}: publish-to-delivery p50 / p99`, 'ms', `${r.p50Ms} / ${r.p99Ms}`, `${o.p50Ms} / ${o.p99Ms}`, {
+          ratio: round(r.p99Ms / o.p99Ms, 3),
+        }),
         figure(
-          'Redis store: publish-to-delivery p50 / p99',
-          'ms',
-          `${r.p50Ms} / ${r.p99Ms}`,
-          `${o.p50Ms} / ${o.p99Ms}`,
-          { ratio: round(r.p99Ms / o.p99Ms, 3) },
-        ),
-        figure(
-          'Redis store: server CPU per 1,000 deliveries',
+          `${name}: server CPU per 1,000 deliveries${target === 'redis2' ? ' (all instances)' : ''}`,
           'ms',
           r.serverCpuMsPer1kDeliveries,
           o.serverCpuMsPer1kDeliveries,
         ),
-        comparison(null, 'Redis store: redis-server CPU per 1,000 deliveries', 'ms', r.redisCpuMsPer1kDeliveries, null),
+        comparison(null, `${name}: redis-server CPU per 1,000 deliveries`, 'ms', r.redisCpuMsPer1kDeliveries, null),
         comparison(
           null,
-          "Redis store: Redis commands per post (scripts' included)",
+          `${name}: Redis commands per post (scripts' included)`,
           'commands',
           r.redisCommandsPerPost,
           null,
         ),
-        comparison(null, 'Redis store: Redis bytes in + out per post', 'B', r.redisBytesPerPost, null),
+        comparison(null, `${name}: Redis bytes in + out per post`, 'B', r.redisBytesPerPost, null),
       );
     }
     for (const side of sides) {

@@ -53,7 +53,7 @@ import { WebSocket } from 'ws';
 import { ClientProcess } from './lib/client-process.mjs';
 import { timedContent } from './lib/clock.mjs';
 import { profileArgs, readFlags, requireWhole } from './lib/config.mjs';
-import { REPO_ROOT, cpuTimeMs, startServerProcess, startStreamPosts } from './lib/processes.mjs';
+import { REPO_ROOT, asOne, cpuTimeMs, startServerProcess, startStreamPosts } from './lib/processes.mjs';
 import { openPublisher } from './lib/publisher.mjs';
 import { perUnit, startRedis } from './lib/redis.mjs';
 import { writeSeed } from './lib/seed.mjs';
@@ -135,18 +135,6 @@ const SIDES = {
   bare: 'bare ws (corked)',
   plain: 'bare ws (plain)',
 };
-
-/** Several server processes seen as one: the first exit, all stderr, summed CPU and RSS. */
-function asOne(servers) {
-  const sum = (read) => servers.reduce((total, server) => total + (read(server) ?? NaN), 0);
-  return {
-    exitStatus: () => servers.map((server) => server.exitStatus()).find(Boolean),
-    stderr: () => servers.map((server) => server.stderr()).join('\n'),
-    cpuTimeMs: () => sum((server) => server.cpuTimeMs()),
-    rssMiB: () => sum((server) => server.rssMiB()),
-    stop: () => Promise.all(servers.map((server) => server.stop())),
-  };
-}
 
 async function startServers(target, seedPath, config, redis) {
   const bare = (flags) =>

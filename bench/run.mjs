@@ -35,6 +35,7 @@ const BENCHMARKS = {
   render: './render.mjs',
   flood: './flood.mjs',
   'redis-store': './redis-store.mjs',
+  reconnect: './reconnect.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');

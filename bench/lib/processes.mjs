@@ -131,3 +131,15 @@ export function startStreamPosts(flags, options = {}) {
     ...options,
   });
 }
+
+/** Several server processes seen as one: the first exit, all stderr, summed CPU and RSS. */
+export function asOne(servers) {
+  const sum = (read) => servers.reduce((total, server) => total + (read(server) ?? NaN), 0);
+  return {
+    exitStatus: () => servers.map((server) => server.exitStatus()).find(Boolean),
+    stderr: () => servers.map((server) => server.stderr()).join('\n'),
+    cpuTimeMs: () => sum((server) => server.cpuTimeMs()),
+    rssMiB: () => sum((server) => server.rssMiB()),
+    stop: () => Promise.all(servers.map((server) => server.stop())),
+  };
+}

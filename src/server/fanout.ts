@@ -39,11 +39,14 @@ interface PendingEvent {
   post: PostRecord;
 }
 
+/** Up to this many streams a subscription finds a post's stream by a scan, without a map of its own. */
+const SCANNED_STREAMS = 8;
+
 /** One subscribe command's standing interest in a set of streams. */
 export class Subscription {
   /** Posts that arrived while history was being read; null once live. */
   pending: PendingEvent[] | null = [];
-  readonly #streamById: ReadonlyMap<string, StreamRecord>;
+  readonly #streamById: ReadonlyMap<string, StreamRecord> | undefined;
 
   constructor(
     readonly subscriber: Subscriber,
@@ -51,12 +54,18 @@ export class Subscription {
     readonly user: UserRecord,
     readonly streams: readonly StreamRecord[],
   ) {
-    this.#streamById = new Map(streams.map((stream) => [stream.id, stream]));
+    // Most subscriptions name one stream or a few: a map each would be most of their memory.
+    if (streams.length > SCANNED_STREAMS) this.#streamById = new Map(streams.map((stream) => [stream.id, stream]));
   }
 
   sees(post: PostRecord): boolean {
-    const stream = this.#streamById.get(post.streamId);
+    const stream = this.#streamById ? this.#streamById.get(post.streamId) : this.#scan(post.streamId);
     return stream !== undefined && canSee(this.user, stream, post);
+  }
+
+  #scan(streamId: string): StreamRecord | undefined {
+    for (const stream of this.streams) if (stream.id === streamId) return stream;
+    return undefined;
   }
 }
 

@@ -12,8 +12,15 @@ export interface KeyLimitsOptions {
 
 /** Who a key is, as one string: a reader key is its user, a stream key its stream. */
 export function keyIdOf(identity: Identity): string {
-  return identity.kind === 'stream' ? `stream:${identity.streamId ?? ''}` : `reader:${identity.userId}`;
+  const id = identity.kind === 'stream' ? `stream:${identity.streamId ?? ''}` : `reader:${identity.userId}`;
+  // One string per key, however many connections hold it (keys come from the seed).
+  const known = keyIds.get(id);
+  if (known !== undefined) return known;
+  keyIds.set(id, id);
+  return id;
 }
+
+const keyIds = new Map<string, string>();
 
 /**
  * What one key may use across all its connections and REST: a shared rate, a number of

@@ -80,6 +80,8 @@ export const SECRET_MARKER = '[key]';
  * whatever the number of keys.
  */
 export function scrubSecrets(logger: Logger, secrets: Iterable<string>): Logger {
+  // Nothing is written, so nothing needs scrubbing (a line is not even looked at).
+  if (logger === silentLogger) return logger;
   const list = [...new Set(secrets)].filter((secret) => secret.length > 0);
   if (list.length === 0) return logger;
   const prefixLength = Math.min(8, ...list.map((secret) => secret.length));

@@ -330,6 +330,8 @@ export class Session implements Subscriber {
 
   async #authenticate(): Promise<void> {
     const identity = await this.#context.service.authenticate(this.start.key);
+    // Not kept for the life of the connection: it was needed only here.
+    this.start.key = undefined;
     if (!identity) {
       this.#log('warn', 'rejected connection', { code: 'unauthorized' });
       this.#sendEnvelope(encodeError('unauthorized', UNAUTHORIZED_MESSAGE));

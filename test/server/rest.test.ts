@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { StreamPostsServer } from '../../src/index.js';
-import { adminState, connectAs, http, KEYS, startTestServer } from '../support/harness.js';
+import { adminState, connectAs, http, KEYS, SEVERAL_INSTANCES, startTestServer } from '../support/harness.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -167,7 +167,9 @@ describe('POST /v1/streams/{id}/post', () => {
     expect(await postCount(server)).toBe(before);
   });
 
-  it('answers 413 to a body over 1 MiB and creates nothing', async () => {
+  it('answers 413 to a body over 1 MiB and creates nothing', async ({ skip }) => {
+    // The service resets the connection after its answer (the rest of the body is never read).
+    skip(SEVERAL_INSTANCES, 'a TCP proxy can lose the answer to the reset that follows it');
     const server = await startTestServer();
     const before = await postCount(server);
     const rawBody = JSON.stringify({ ...valid, content: 'x'.repeat(1024 * 1024) });
@@ -347,7 +349,8 @@ describe('other HTTP paths', () => {
 });
 
 describe('REST rate limit', () => {
-  it('answers 429 rate-limited to part of a burst and publishes only what it accepted', async () => {
+  it('answers 429 rate-limited to part of a burst and publishes only what it accepted', async ({ skip }) => {
+    skip(SEVERAL_INSTANCES, "one instance's bucket: with several instances each keeps its own");
     const server = await startTestServer({ rateLimit: 5 });
     const before = await postCount(server);
     const replies = await Promise.all(

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { StreamPostsServer } from '../../src/index.js';
 import { Arrivals } from '../support/arrivals.js';
-import { adminState, advanceClock, http, KEYS, startTestServer } from '../support/harness.js';
+import { adminState, advanceClock, http, KEYS, SEVERAL_INSTANCES, startTestServer } from '../support/harness.js';
 
 interface ShownItem {
   id: string;
@@ -217,7 +217,8 @@ describe('the hosted tree feed address /graphql?format=tree', () => {
     expect(terminal.unparseable).toEqual([]);
   });
 
-  it('a key past its connection cap is closed with 1008 and sent nothing', async () => {
+  it('a key past its connection cap is closed with 1008 and sent nothing', async ({ skip }) => {
+    skip(SEVERAL_INSTANCES, "one instance's cap: with several instances each counts its own connections");
     const server = await startTestServer({ maxConnectionsPerKey: 1 });
     const first = await openTerminal(server, KEYS.alice);
     const second = Terminal.open(server, KEYS.alice);

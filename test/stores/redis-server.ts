@@ -70,6 +70,15 @@ export class RedisServer {
     this.#child = undefined;
   }
 
+  /** Stops the process without closing anything (SIGSTOP): connections stay open, nothing is answered. */
+  pause(): void {
+    this.#child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.#child?.kill('SIGCONT');
+  }
+
   /** Starts it again on the same port (and the same data directory, when persistent). */
   async restart(): Promise<void> {
     if (this.#child) await this.kill();

@@ -181,3 +181,30 @@ describe('publishing', () => {
     expect((await b.recent('macro-wire', 1))[0]!.text).not.toBe('only in a');
   });
 });
+
+describe('a Redis that stops answering (its connections still open)', () => {
+  it('fails a publish with unavailable instead of holding it, and publishes again once Redis answers', async () => {
+    const frozen = await RedisServer.start();
+    try {
+      const store = await RedisStore.open({
+        url: frozen.url,
+        prefix: freshPrefix(),
+        seed: DEMO_SEED,
+        clock: new AdjustableClock(),
+        idempotencyWindowMs: 60_000,
+      });
+      opened.push(store);
+      frozen.pause();
+      const error = await store.publish(post({ text: 'while frozen' })).catch((failure: unknown) => failure);
+      expect(error).toBeInstanceOf(ProtocolError);
+      expect((error as ProtocolError).code).toBe('unavailable');
+      frozen.resume();
+      const after = await store.publish(post({ text: 'after' }));
+      expect(after.duplicate).toBe(false);
+      expect((await store.recent('macro-wire', 100)).map((one) => one.text)).toContain('after');
+    } finally {
+      frozen.resume();
+      await frozen.stop();
+    }
+  });
+});

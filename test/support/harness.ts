@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { startServer, type StartServerOptions, type StreamPostsServer } from '../../src/index.js';
 import { RedisServer } from '../stores/redis-server.js';
 import { Arrivals } from './arrivals.js';
+import { TestCluster } from './cluster.js';
 
 /** Demo-seed keys, by role, for tests. */
 export const KEYS = {
@@ -24,11 +25,22 @@ afterEach(async () => {
 /** Where a server listens: all the helpers below need, so they serve the library's server and the core's alike. */
 export type ServerAddress = Pick<StreamPostsServer, 'url' | 'httpUrl' | 'port'>;
 
-/** `STREAM_POSTS_TEST_STORE=redis`: every test server keeps its state in this file's own redis-server. */
-export const TEST_STORE = process.env['STREAM_POSTS_TEST_STORE'] === 'redis' ? 'redis' : 'memory';
+/**
+ * `STREAM_POSTS_TEST_STORE=redis`: every test server keeps its state in this file's own
+ * redis-server. `redis3`: every test server is three servers on one keyspace behind one
+ * round-robin address (see TestCluster).
+ */
+export const TEST_STORE =
+  (['redis', 'redis3'] as const).find((store) => store === process.env['STREAM_POSTS_TEST_STORE']) ?? 'memory';
+/**
+ * Several instances serve each test server (redis3). A test that by nature watches one
+ * process (its own sockets, one instance's per-key limits) skips itself there with
+ * `skip(SEVERAL_INSTANCES, reason)`.
+ */
+export const SEVERAL_INSTANCES = TEST_STORE === 'redis3';
 let redis: RedisServer | undefined;
 let keyspaces = 0;
-if (TEST_STORE === 'redis') {
+if (TEST_STORE !== 'memory') {
   beforeAll(async () => {
     redis = await RedisServer.start();
   });
@@ -39,9 +51,15 @@ if (TEST_STORE === 'redis') {
 export async function startTestServer(options: StartServerOptions = {}): Promise<StreamPostsServer> {
   // A keyspace per server: servers of one test file share nothing, as in memory.
   const store = redis && options.store === undefined ? { store: redis.url, redisPrefix: `test${++keyspaces}:` } : {};
-  const server = await startServer({ port: 0, rateLimit: 0, ...store, ...options });
-  cleanups.push(() => server.close());
-  return server;
+  const settings = { port: 0, rateLimit: 0, ...store, ...options };
+  // The cluster has the server's whole public surface (ServerHandle); only its private fields differ.
+  const server =
+    TEST_STORE === 'redis3' && options.store === undefined && options.port === undefined
+      ? (TestCluster.start(settings) as Promise<unknown> as Promise<StreamPostsServer>)
+      : startServer(settings);
+  const started = await server;
+  cleanups.push(() => started.close());
+  return started;
 }
 
 /** Runs `cleanup` after the test, with the connections' own. */
@@ -208,9 +226,19 @@ export async function http(
 export async function advanceClock(server: ServerAddress, advanceMs: number): Promise<void> {
   const reply = await http(server, 'POST', '/_admin/clock', { body: { advanceMs } });
   if (reply.status !== 200) throw new Error(`clock advance failed: ${JSON.stringify(reply.body)}`);
+  // One instance moved the clock; the others have seen it once this resolves.
+  if (server instanceof TestCluster) await server.sync();
 }
 
-/** Admin counts: connections, subscriptions, posts, scheduledReleases, idempotencyKeys. */
+/** Admin counts: connections, subscriptions, posts, scheduledReleases, idempotencyKeys (the service's). */
 export async function adminState(server: ServerAddress): Promise<any> {
-  return (await http(server, 'GET', '/_admin/state')).body;
+  if (!(server instanceof TestCluster)) return (await http(server, 'GET', '/_admin/state')).body;
+  // Each instance counts its own connections and subscriptions; the service's are their sum.
+  await server.sync();
+  const states = await Promise.all(server.instances.map(async (one) => (await http(one, 'GET', '/_admin/state')).body));
+  return {
+    ...states[0],
+    connections: states.reduce((sum, state) => sum + state.connections, 0),
+    subscriptions: states.reduce((sum, state) => sum + state.subscriptions, 0),
+  };
 }

@@ -20,6 +20,7 @@ import type {
 import { Catalog, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
 import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js';
 import { StoreError } from './store-error.js';
+import { CommandDeadline } from './command-deadline.js';
 import { SCRIPTS, type RedisScript } from './redis-scripts.js';
 
 export interface RedisStoreOptions extends HoldingsCaps {
@@ -50,6 +51,8 @@ interface Waiter {
 const RELEASE_BATCH = 200;
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 const MAX_RECONNECT_DELAY_MS = 2_000;
+/** A command with no reply by then fails (`unavailable`), as with the client library's default. */
+const COMMAND_TIMEOUT_MS = 5_000;
 const UNAVAILABLE = 'the service cannot reach its store (Redis); nothing was stored, retry later';
 
 function sha256(text: string): string {
@@ -95,6 +98,7 @@ export class RedisStore implements Store {
   readonly #whenFollowing: (() => void)[] = [];
   readonly #nextId = postIdFactory();
   readonly #stopClock: () => void;
+  readonly #deadline = new CommandDeadline(COMMAND_TIMEOUT_MS);
   /** The last event this instance dispatched; undefined until it knows where the feed stands. */
   #lastSeq: number | undefined;
   #feedUp = false;
@@ -125,6 +129,8 @@ export class RedisStore implements Store {
       url: options.url,
       // A command while Redis is away fails at once (`unavailable`) instead of waiting in a queue.
       disableOfflineQueue: true,
+      // The limit on each command is #deadline's, one timer for all (not one per command).
+      commandOptions: { timeout: 0 },
       socket: {
         // The first connection must succeed: a wrong URL is reported, not retried forever.
         reconnectStrategy: (retries, cause) =>
@@ -171,7 +177,9 @@ export class RedisStore implements Store {
   async #start(resetStore: boolean): Promise<void> {
     await this.#client.connect();
     await this.#subscriber.connect();
-    await this.#subscriber.subscribe(eventsChannel(this.#prefix), (message) => this.#onMessage(message));
+    await this.#deadline.bound(
+      this.#subscriber.subscribe(eventsChannel(this.#prefix), (message) => this.#onMessage(message)),
+    );
     this.#feedUp = true;
     const loaded = await this.#loadSeed(resetStore ? 'replace' : 'start');
     if (loaded === 'mismatch') {
@@ -185,7 +193,9 @@ export class RedisStore implements Store {
 
   /** Where the feed stands, the shared clock, and releases that fell due while nobody watched. */
   async #catchUp(): Promise<void> {
-    const [seq, offset] = await Promise.all([this.#client.get(this.#key('seq')), this.#client.get(this.#key('clock'))]);
+    const [seq, offset] = await this.#deadline.bound(
+      Promise.all([this.#client.get(this.#key('seq')), this.#client.get(this.#key('clock'))]),
+    );
     this.#lastSeq = Math.max(this.#lastSeq ?? 0, Number(seq ?? 0));
     this.#clock.syncOffset(Number(offset ?? 0));
     await this.#releaseDue();
@@ -199,10 +209,10 @@ export class RedisStore implements Store {
     const options = { arguments: [this.#prefix, ...args.map(String)] };
     try {
       try {
-        return (await this.#client.evalSha(script.sha, options)) as unknown[];
+        return (await this.#deadline.bound(this.#client.evalSha(script.sha, options))) as unknown[];
       } catch (error) {
         if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-        return (await this.#client.eval(script.source, options)) as unknown[];
+        return (await this.#deadline.bound(this.#client.eval(script.source, options))) as unknown[];
       }
     } catch (error) {
       if (error instanceof Error && /^(ERR|WRONGTYPE)/.test(error.message)) throw error;
@@ -273,10 +283,18 @@ export class RedisStore implements Store {
   }
 
   #onMessage(text: string): void {
-    const message = JSON.parse(text) as EventMessage;
+    // Every message starts `{"s":<seq>,`: one this instance already dispatched (its own post,
+    // sent at its publish's reply) is dropped without parsing it.
     const last = this.#lastSeq;
+    if (last !== undefined && Number(text.slice(5, text.indexOf(',', 5))) <= last) return;
+    const message = JSON.parse(text) as EventMessage;
     if (last !== undefined && message.s <= last) return;
     if (last !== undefined && message.s !== last + 1) this.#interrupt(`missed events ${last + 1} to ${message.s - 1}`);
+    this.#dispatch(message);
+  }
+
+  /** Event `message.s`, the next in order: to the listeners, then to whoever waits for it. */
+  #dispatch(message: EventMessage): void {
     this.#lastSeq = message.s;
     switch (message.t) {
       case 'created':
@@ -366,7 +384,7 @@ export class RedisStore implements Store {
   async authenticate(key: string): Promise<Identity | undefined> {
     let found: string | null;
     try {
-      found = await this.#client.hGet(this.#key('keys'), sha256(key));
+      found = await this.#deadline.bound(this.#client.hGet(this.#key('keys'), sha256(key)));
     } catch {
       throw unavailable();
     }
@@ -417,7 +435,11 @@ export class RedisStore implements Store {
       throw holdingsError(reply[1] as Parameters<typeof holdingsError>[0], stream.id, reply[2] as number);
     const post = JSON.parse(reply[1] as string) as PostRecord;
     if (outcome === 'duplicate') return { post, duplicate: true };
-    await this.#awaitSeq(reply[2] as number);
+    const seq = reply[2] as number;
+    // Nothing comes before it that this instance has not dispatched: its subscribers get it now,
+    // not once Redis echoes it on the feed (the echo is then dropped as already seen).
+    if (this.#feedUp && this.#lastSeq === seq - 1) this.#dispatch({ s: seq, t: 'created', p: post });
+    else await this.#awaitSeq(seq);
     return { post, duplicate: false };
   }
 
@@ -473,6 +495,7 @@ export class RedisStore implements Store {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopClock();
+    this.#deadline.close();
     if (this.#releaseTimer) clearTimeout(this.#releaseTimer);
     this.#listeners.clear();
     this.#interruptListeners.clear();
