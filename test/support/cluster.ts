@@ -61,8 +61,31 @@ export class TestCluster implements ServerHandle {
     return this.#first.keys;
   }
 
-  get connections(): number {
-    return this.instances.reduce((sum, instance) => sum + instance.connections, 0);
+  get connectionCount(): number {
+    return this.instances.reduce((sum, instance) => sum + instance.connectionCount, 0);
+  }
+
+  /** Every instance's connections (ids are each instance's own, so they may repeat across instances). */
+  connections(): ReturnType<StreamPostsServer['connections']> {
+    return this.instances.flatMap((instance) => instance.connections());
+  }
+
+  /** Faults are each instance's own (README): these are the first instance's; fault tests run on one instance. */
+  get faults(): StreamPostsServer['faults'] {
+    return this.#first.faults;
+  }
+
+  exportState(): ReturnType<StreamPostsServer['exportState']> {
+    return this.#first.exportState();
+  }
+
+  /** A scenario plays on the first instance; its posts reach every instance through Redis. */
+  play(...args: Parameters<StreamPostsServer['play']>): ReturnType<StreamPostsServer['play']> {
+    return this.#first.play(...args);
+  }
+
+  step(): ReturnType<StreamPostsServer['step']> {
+    return this.#first.step();
   }
 
   /** Moves the shared clock on one instance; resolves once every instance has released what fell due. */
