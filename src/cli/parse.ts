@@ -19,10 +19,14 @@ export function parseDuration(text: string): number {
   return Math.round(value);
 }
 
-/** A bound on a wait: a duration of at least 1 ms. */
+/** The longest wait a Node timer can hold (2^31-1 ms); a longer one would fire at once. */
+export const MAX_TIMER_MS = 24 * 24 * 3600 * 1000;
+
+/** A bound on a wait, kept by a timer: from 1 ms to 24 days. */
 export function parseTimeout(text: string): number {
   const value = parseDuration(text);
   if (value < 1) throw new InvalidArgumentError(`expected a duration above zero: ${DURATION_FORMS}, got "${text}"`);
+  if (value > MAX_TIMER_MS) throw new InvalidArgumentError(`expected a duration of at most 24d, got "${text}"`);
   return value;
 }
 

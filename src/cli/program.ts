@@ -19,7 +19,15 @@ import type { DemoOptions } from './demo.js';
 import { EXIT, ExitError } from './exit.js';
 import { addFaultsCommand } from './faults.js';
 import type { ListenOptions } from './listen.js';
-import { collectList, collectUrls, parseBytes, parseDuration, parseNonNegativeInteger, parsePort } from './parse.js';
+import {
+  collectList,
+  collectUrls,
+  parseBytes,
+  parseDuration,
+  parseNonNegativeInteger,
+  parsePort,
+  parseTimeout,
+} from './parse.js';
 import type { PostOptions } from './post.js';
 import type { ServeOptions } from './serve.js';
 import type { StreamsOptions } from './streams.js';
@@ -171,7 +179,7 @@ function addServeCommand(
     )
     .addOption(
       new Option('--keep-alive <duration>', 'ping interval; an unanswered ping ends the connection')
-        .argParser(parseDuration)
+        .argParser(parseTimeout)
         .default(DEFAULTS.keepAliveMs, '30s'),
     )
     .addOption(
@@ -207,12 +215,12 @@ function addServeCommand(
     )
     .addOption(
       new Option('--body-timeout <duration>', 'how long a request body may take to arrive (then 408)')
-        .argParser(parseDuration)
+        .argParser(parseTimeout)
         .default(DEFAULTS.bodyTimeoutMs, '10s'),
     )
     .addOption(
       new Option('--headers-timeout <duration>', 'how long request headers may take to arrive')
-        .argParser(parseDuration)
+        .argParser(parseTimeout)
         .default(DEFAULTS.headersTimeoutMs, '10s'),
     )
     .option(
@@ -273,7 +281,7 @@ function addSubscribeCommand(
         new Option(
           '--idle-timeout <duration>',
           'exit 0 when no post arrived for this long (30s, 5m; a bare number is seconds)',
-        ).argParser(parseDuration),
+        ).argParser(parseTimeout),
       )
       .option('--match <regex>', 'only posts whose text matches (case-insensitive), matches highlighted', regex)
       .option('--bell', 'ring the terminal bell for each post')

@@ -45,6 +45,11 @@ describe('parseDuration', () => {
     expect(parseTimeout('300ms')).toBe(300);
     expect(() => parseTimeout('0')).toThrow('above zero');
   });
+
+  it('a timeout fits a timer: 24 days at most (a longer one would fire at once)', () => {
+    expect(parseTimeout('24d')).toBe(24 * 24 * 3600 * 1000);
+    expect(() => parseTimeout('25d')).toThrow('expected a duration of at most 24d, got "25d"');
+  });
 });
 
 describe('integers', () => {

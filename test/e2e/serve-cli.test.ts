@@ -171,6 +171,9 @@ describe('serve usage errors (exit 2)', () => {
       ['--idempotency-window soon', ['--idempotency-window', 'soon']],
       ['--rate-limit -1', ['--rate-limit', '-1']],
       ['--max-buffered lots', ['--max-buffered', 'lots']],
+      ['--body-timeout 0', ['--body-timeout', '0']],
+      ['--headers-timeout 30d', ['--headers-timeout', '30d']],
+      ['--keep-alive 0', ['--keep-alive', '0']],
       ['--tls-cert alone', ['--tls-cert', junk]],
       ['--tls-key alone', ['--tls-key', junk]],
       ['missing TLS files', ['--tls-cert', join(tmp, 'no-cert.pem'), '--tls-key', join(tmp, 'no-key.pem')]],
@@ -180,6 +183,8 @@ describe('serve usage errors (exit 2)', () => {
       expect(serve.child.exitCode, `${name}\n${serve.stderr}`).toBe(2);
       expect(serve.stdout, name).not.toContain('listening on');
       expect(serve.stderr.trim(), name).not.toBe('');
+      expect(serve.stderr, name).not.toContain('internal error');
+      if (name.startsWith('--')) expect(serve.stderr, name).toContain(name.split(' ')[0]!);
     }
   });
 
