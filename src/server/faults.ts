@@ -10,6 +10,7 @@ import { CLOSE_SLOW_CONSUMER } from '../protocol/close-codes.js';
 import { ProtocolError } from '../protocol/errors.js';
 import { DeliveryGate } from './delivery-gate.js';
 import type { QueuedPost } from './fanout.js';
+import { keyIdOf } from './key-limits.js';
 import type { Logger } from './logger.js';
 import type { Identity } from './store.js';
 
@@ -24,7 +25,6 @@ export class ConnectionFaults {
 /** What the registry needs of a connection (a Session). */
 export interface FaultableConnection {
   readonly id: string;
-  readonly start: { key: string | undefined };
   readonly identity: Identity | undefined;
   faults: ConnectionFaults | undefined;
   answerPings(on: boolean): void;
@@ -49,12 +49,17 @@ interface Subject {
   user?: string;
   /** The stream key's stream, or the stream a publish goes to. */
   stream?: string;
-  key?: string;
+  /** Who the key is (`keyIdOf`): connections drop the key itself once authenticated. */
+  keyId?: string;
 }
+
+/** A scope as matched: a key given in it is held as who the key is, never as the key. */
+type MatchScope = Omit<FaultScope, 'key'> & { keyId?: string };
 
 interface ActiveFault {
   view: Fault;
   input: FaultInput;
+  scope: MatchScope | undefined;
   /** Publishes left for a count-limited fault. */
   remaining: number;
   timer: NodeJS.Timeout | undefined;
@@ -65,13 +70,13 @@ export interface AckFault {
   readonly fault: unknown;
 }
 
-function matches(scope: FaultScope | undefined, subject: Subject): boolean {
+function matches(scope: MatchScope | undefined, subject: Subject): boolean {
   if (scope === undefined) return true;
   return (
     (scope.connection === undefined || scope.connection === subject.connection) &&
     (scope.user === undefined || scope.user === subject.user) &&
     (scope.stream === undefined || scope.stream === subject.stream) &&
-    (scope.key === undefined || scope.key === subject.key)
+    (scope.keyId === undefined || scope.keyId === subject.keyId)
   );
 }
 
@@ -81,7 +86,7 @@ function subjectOf(connection: FaultableConnection): Subject {
     connection: connection.id,
     user: identity?.userId,
     stream: identity?.streamId,
-    key: connection.start.key,
+    keyId: identity && keyIdOf(identity),
   };
 }
 
@@ -118,18 +123,25 @@ export class FaultRegistry {
   /** Checks, applies and (unless it acts once) keeps a fault. Rejects with `invalid-argument` naming the field. */
   async add(raw: unknown): Promise<Fault> {
     const input = parseFault(raw);
-    const scope = input.scope && (await this.#scopeView(input.scope));
+    const resolved = input.scope && (await this.#resolveScope(input.scope));
     const id = `f${this.#nextId++}`;
     const view: Fault = { ...input, id, createdAt: new Date().toISOString() };
-    if (scope) view.scope = scope;
+    if (resolved) view.scope = resolved.view;
+    const scope = resolved?.match;
     const fields = this.#logFields(view);
     if (ONE_SHOT_FAULTS.has(input.type)) {
-      view.applied = this.#applyOnce(input);
+      view.applied = this.#applyOnce(input, scope);
       this.#host.logger.log('info', 'fault applied', { ...fields, applied: view.applied });
       this.#host.onChange?.();
       return view;
     }
-    const fault: ActiveFault = { view, input, remaining: 'count' in input ? (input.count ?? 0) : 0, timer: undefined };
+    const fault: ActiveFault = {
+      view,
+      input,
+      scope,
+      remaining: 'count' in input ? (input.count ?? 0) : 0,
+      timer: undefined,
+    };
     if (input.durationMs !== undefined) {
       view.expiresAt = new Date(Date.now() + input.durationMs).toISOString();
       fault.timer = setTimeout(() => this.#remove(id, 'expired'), input.durationMs);
@@ -167,15 +179,16 @@ export class FaultRegistry {
     const refusing = [...this.#active.values()].filter((fault) => fault.input.type === 'refuse-connections');
     if (refusing.length === 0) return undefined;
     const statusFor = (subject: Subject) => {
-      const fault = refusing.find((each) => matches(each.input.scope, subject));
+      const fault = refusing.find((each) => matches(each.scope, subject));
       return fault && (fault.input as { status: number }).status;
     };
-    if (!refusing.some((fault) => fault.input.scope?.user !== undefined || fault.input.scope?.stream !== undefined))
-      return statusFor({ key });
-    if (key === undefined) return statusFor({});
+    // Unscoped refusals need no lookup; a scoped one can match only a connection that sends a key.
+    if (key === undefined || refusing.every((fault) => fault.scope === undefined)) return statusFor({});
     return this.#host
       .authenticate(key)
-      .then((identity) => statusFor({ key, user: identity?.userId, stream: identity?.streamId }));
+      .then((identity) =>
+        statusFor(identity ? { user: identity.userId, stream: identity.streamId, keyId: keyIdOf(identity) } : {}),
+      );
   }
 
   refusalBody(status: number): string {
@@ -187,12 +200,17 @@ export class FaultRegistry {
    * error a `fail-publishes` fault injects (counting it), or returns the `drop-acks` fault
    * that matches, for `dropsAck` once the post is stored.
    */
-  onPublish(identity: Identity, streamId: string, key: string | undefined, connection?: string): AckFault | undefined {
+  onPublish(identity: Identity, streamId: string, connection?: string): AckFault | undefined {
     if (this.#active.size === 0) return undefined;
-    const subject: Subject = { user: identity.userId, stream: streamId, key, ...(connection ? { connection } : {}) };
+    const subject: Subject = {
+      user: identity.userId,
+      stream: streamId,
+      keyId: keyIdOf(identity),
+      ...(connection ? { connection } : {}),
+    };
     for (const fault of this.#active.values()) {
       const { input } = fault;
-      if ((input.type !== 'fail-publishes' && input.type !== 'drop-acks') || !matches(input.scope, subject)) continue;
+      if ((input.type !== 'fail-publishes' && input.type !== 'drop-acks') || !matches(fault.scope, subject)) continue;
       if (input.type === 'drop-acks') return { fault };
       this.#countDown(fault);
       throw new ProtocolError(
@@ -219,10 +237,10 @@ export class FaultRegistry {
     else (fault.view as { count?: number }).count = fault.remaining;
   }
 
-  #applyOnce(input: FaultInput): number {
+  #applyOnce(input: FaultInput, scope: MatchScope | undefined): number {
     let applied = 0;
     for (const connection of [...this.#host.connections()]) {
-      if (!matches(input.scope, subjectOf(connection))) continue;
+      if (!matches(scope, subjectOf(connection))) continue;
       applied += 1;
       if (input.type === 'close') connection.close(input.code ?? 1012, input.reason ?? '');
       else if (input.type === 'send-frame') connection.sendFrame(input.frame);
@@ -252,8 +270,8 @@ export class FaultRegistry {
     let silent = false;
     let noPongs = false;
     const mode = { paused: false, delayMs: 0, jitterMs: 0 };
-    for (const { input } of this.#active.values()) {
-      if (!matches(input.scope, subject)) continue;
+    for (const { input, scope } of this.#active.values()) {
+      if (!matches(scope, subject)) continue;
       if (input.type === 'go-silent') silent = true;
       else if (input.type === 'stop-pongs') noPongs = true;
       else if (input.type === 'pause-deliveries') mode.paused = true;
@@ -295,12 +313,16 @@ export class FaultRegistry {
     state.gate?.set(mode);
   }
 
-  async #scopeView(scope: FaultScope): Promise<FaultScopeView> {
+  /** The scope as listed (a key shown as its owner) and as matched (a key held as who it is). */
+  async #resolveScope(scope: FaultScope): Promise<{ view: FaultScopeView; match: MatchScope }> {
     const { key, ...rest } = scope;
-    if (key === undefined) return rest;
+    if (key === undefined) return { view: rest, match: rest };
     const identity = await this.#host.authenticate(key);
     if (!identity) throw new ProtocolError('invalid-argument', 'scope.key is not a key of this service');
-    return { ...rest, keyOwner: identity.streamId ?? identity.userId };
+    return {
+      view: { ...rest, keyOwner: identity.streamId ?? identity.userId },
+      match: { ...rest, keyId: keyIdOf(identity) },
+    };
   }
 
   #logFields(view: Fault): Record<string, string | number | undefined> {

@@ -60,7 +60,7 @@ export function createRestHandler(context: RestContext) {
     const identity = await authenticate(req, url);
     const fields = parseJsonObject(await readBody(req, MAX_FRAME_BYTES, context.bodyTimeoutMs));
     const args = parsePublishArgs({ ...fields, streamId });
-    const injected = context.faults.onPublish(identity, args.streamId, keyFromRequest(req, url));
+    const injected = context.faults.onPublish(identity, args.streamId);
     const result = await service.publish(identity, args);
     if (injected !== undefined && context.faults.dropsAck(injected)) {
       logger.log('warn', 'reply dropped by an injected fault', {

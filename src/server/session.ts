@@ -520,7 +520,7 @@ export class Session implements Subscriber {
   async #publish(command: Extract<Command, { event: 'add-stream-post' }>): Promise<void> {
     const { data } = command;
     const { faults } = this.#context;
-    const injected = faults.onPublish(this.#identity!, data.streamId, this.start.key, this.id);
+    const injected = faults.onPublish(this.#identity!, data.streamId, this.id);
     const result = await this.#context.service.publish(this.#identity!, data);
     if (injected !== undefined && faults.dropsAck(injected)) {
       this.#log('warn', 'ack dropped by an injected fault', { post: result.post.id });

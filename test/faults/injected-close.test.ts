@@ -63,6 +63,16 @@ describe('an injected close', () => {
     expect(reconnects(alice.states)).toEqual([]);
     expect(server.connections().map((connection) => connection.id)).toContain(aliceId);
   });
+
+  it('scoped by a key: applies to the connections opened with that key (which they no longer hold)', async () => {
+    const server = await startTestServer();
+    const alice = await libraryClient(server, server.keys.readers['alice']!);
+    const bob = await libraryClient(server, server.keys.readers['bob']!);
+    const fault = await server.faults.add({ type: 'close', code: 1012, scope: { key: server.keys.readers['bob']! } });
+    expect(fault).toMatchObject({ applied: 1, scope: { keyOwner: 'bob' } });
+    await bob.until(() => reconnects(bob.states).length === 1);
+    expect(reconnects(alice.states)).toEqual([]);
+  });
 });
 
 describe('refuse-connections', () => {
