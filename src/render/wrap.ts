@@ -8,6 +8,13 @@ const HANGING_INDENT = /^ *(?:(?:[-*+•]|\d{1,9}[.)]) +)?/;
 const TRAILING_SPACES = / +((?:\u001B\[[0-9;]*m)*)$/;
 const LEADING_SPACES = /^((?:\u001B\[[0-9;]*m)*) +/;
 const SGR = /\u001B\[([0-9;]*)m/g;
+// wrap-ansi's cost grows with the square of a line's length and of its style and link
+// codes (a 64 KiB line of links took over a minute). A line longer than this or with more
+// codes, and everything after this many characters of one text, is left for the terminal to fold.
+const WRAP_LINE_LIMIT = 8_000;
+const WRAP_LINE_CODES = 200;
+const WRAP_TEXT_LIMIT = 32_000;
+const ESCAPE = /\u001B/g;
 
 /** Which SGR parameter ends which: a closing code, and the opening codes it ends. */
 function closes(closer: number, opener: number): boolean {
@@ -33,7 +40,9 @@ function stylesAfter(open: string[], row: string): string[] {
     const ending = number === 0 || number === 22 || number === 39 || number === 49 || (number >= 23 && number <= 29);
     styles = ending
       ? styles.filter((opened) => !closes(number, Number(/\[(\d+)/.exec(opened)?.[1] ?? 0)))
-      : [...styles, code];
+      : styles.includes(code)
+        ? styles
+        : [...styles, code];
   }
   return styles;
 }
@@ -42,18 +51,26 @@ function stylesAfter(open: string[], row: string): string[] {
  * Text (styled or not) wrapped to `width` columns at word boundaries, each line on its
  * own: a paragraph, a list item or a quoted line continues under its own indent, in its
  * own style. A word longer than the line is left whole (a URL broken in two would no
- * longer be one); the terminal folds it.
+ * longer be one); the terminal folds it, as it does a line past WRAP_LINE_LIMIT characters or
+ * WRAP_LINE_CODES codes and the lines after WRAP_TEXT_LIMIT characters (wrapping them would take too long).
  */
 export function wrapToWidth(text: string, width: number): string {
   let open: string[] = [];
+  let wrapped = 0;
   return text
     .split('\n')
     .map((line) => {
       const plain = stripVTControlCharacters(line);
-      if (plain.length <= width) {
+      if (
+        plain.length <= width ||
+        line.length > WRAP_LINE_LIMIT ||
+        wrapped > WRAP_TEXT_LIMIT ||
+        (line.match(ESCAPE)?.length ?? 0) > WRAP_LINE_CODES
+      ) {
         open = stylesAfter(open, line);
         return line;
       }
+      wrapped += line.length;
       const prefix = HANGING_INDENT.exec(plain)?.[0] ?? '';
       const indent = Math.min(prefix.length, Math.floor(width / 2));
       // An unstyled indent is kept as it is and the text after it wrapped; a styled one (a

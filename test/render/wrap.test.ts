@@ -9,6 +9,22 @@ describe('wrapToWidth', () => {
     expect(wrapToWidth('short\nlines', 10)).toBe('short\nlines');
   });
 
+  it('leaves to the terminal what would take too long to wrap: a huge line, one with many codes, and text past 32,000 characters', () => {
+    const link = (url: string) => `\u001B]8;;${url}\u0007\u001B[34m${url}\u001B[39m\u001B]8;;\u0007`;
+    // The shape that took over a minute: a 64 KiB line of hyperlinked URLs.
+    const links = Array.from({ length: 1_500 }, () => link('https://good.example')).join(' ');
+    expect(wrapToWidth(links, 100)).toBe(links);
+    const prose = 'word '.repeat(2_000).trimEnd();
+    expect(wrapToWidth(prose, 100)).toBe(prose);
+    const styled = Array.from({ length: 120 }, () => '\u001B[1mbold\u001B[22m').join(' ');
+    expect(wrapToWidth(styled, 100)).toBe(styled);
+    // Lines of a long text are wrapped until 32,000 characters have been; the rest are left as they are.
+    const paragraph = 'word '.repeat(1_000).trimEnd();
+    const rows = wrapToWidth(Array.from({ length: 10 }, () => paragraph).join('\n'), 100).split('\n');
+    expect(rows.filter((row) => row === paragraph)).toHaveLength(3);
+    expect(rows.every((row) => row === paragraph || row.length <= 100)).toBe(true);
+  });
+
   it('a word longer than the width stays whole on its own line', () => {
     expect(wrapToWidth('a https://example.org/long/address b', 10)).toBe('a\nhttps://example.org/long/address\nb');
   });
