@@ -414,17 +414,13 @@ export class StreamPostsServer {
         return;
       }
       socket.on('error', () => socket.destroy());
-      // What the session needs is taken out now: a closure over `req` would keep the whole
-      // upgrade request (headers, URL) alive for as long as the connection lasts.
+      // What the session needs is taken out now. No closure in this handler may capture `req`
+      // or `head`: the socket's error listener above keeps this scope alive for as long as the
+      // connection lasts, and with it the whole upgrade request (headers, URL): 1.4 KiB each.
       const key = keyFromRequest(req, url);
-      const upgrade = () => this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, socket, key, route));
       const injected = this.faults.refusal(key);
-      if (injected === undefined) upgrade();
-      else
-        void Promise.resolve(injected).then(
-          (status) => this.#refuseByFault(socket, status, upgrade),
-          () => upgrade(),
-        );
+      if (injected === undefined) this.#upgrade(req, socket, head, key, route);
+      else this.#upgradeUnlessRefused(injected, req, socket, head, key, route);
     });
     // Request bodies and idle keep-alive sockets must not hold the process open on close.
     this.#http.keepAliveTimeout = 5_000;
@@ -434,11 +430,27 @@ export class StreamPostsServer {
     this.#http.requestTimeout = this.#options.headersTimeoutMs + bodyTimeoutMs;
   }
 
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined, route: Route): void {
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, socket, key, route));
+  }
+
   /** A `refuse-connections` fault's answer to an upgrade (none: the upgrade goes ahead). */
-  #refuseByFault(socket: Duplex, status: number | undefined, upgrade: () => void): void {
-    if (status === undefined) return upgrade();
-    this.#logger.log('warn', 'upgrade refused by an injected fault', { status });
-    refuseUpgrade(socket, status, STATUS_CODES[status] ?? 'Refused', this.faults.refusalBody(status));
+  #upgradeUnlessRefused(
+    status: number | undefined | Promise<number | undefined>,
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    key: string | undefined,
+    route: Route,
+  ): void {
+    void Promise.resolve(status).then(
+      (refused) => {
+        if (refused === undefined) return this.#upgrade(req, socket, head, key, route);
+        this.#logger.log('warn', 'upgrade refused by an injected fault', { status: refused });
+        refuseUpgrade(socket, refused, STATUS_CODES[refused] ?? 'Refused', this.faults.refusalBody(refused));
+      },
+      () => this.#upgrade(req, socket, head, key, route),
+    );
   }
 
   #exportState(seed: Seed): { exportState?: () => object } {
