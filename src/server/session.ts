@@ -543,7 +543,9 @@ export class Session implements Subscriber {
     if (this.start.treeOnly)
       this.close(error.code === 'internal' ? CLOSE_INTERNAL_ERROR : CLOSE_POLICY_VIOLATION, closeReason(error.message));
     else this.sendFrame(encodeError(error.code, error.message, error.command ?? event, requestId));
-    this.#log('warn', 'command failed', {
+    // The client's mistake, answered to it: not a warning for the operator (a flood of bad
+    // frames would otherwise fill a `serve -q` log).
+    this.#log('info', 'command failed', {
       event: error.command ?? event,
       requestId,
       code: error.code,

@@ -5,7 +5,8 @@ import { openClient } from './spawn.js';
 beforeAll(ensureBuilt);
 
 /**
- * Runs a serve with the flags; connects alice (an info line), lists her streams through REST
+ * Runs a serve with the flags; connects alice (an info line), has her publish where she may not
+ * (a refused command: info), lists her streams through REST
  * (a debug line), then asks with a wrong key (a warning, then a debug line). Log lines are
  * written in the order things happen, so once `last` is there, every line before it is too.
  */
@@ -17,6 +18,9 @@ async function logOf(flags: string[], last = /warn +request failed/): Promise<st
   const url = (text ?? json)!;
   const alice = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': KEYS.alice } });
   await alice.nextEvent('connected');
+  // A command the service refuses is the client's mistake, answered to it: info, not a warning.
+  const refusedCommand = await alice.request('add-stream-post', { streamId: 'macro-wire', content: 'x' });
+  expect(refusedCommand.event).toBe('error');
   const httpUrl = url.replace(/^ws/, 'http');
   const listed = await fetch(`${httpUrl}/v1/streams`, { headers: { 'x-api-key': KEYS.alice } });
   expect(listed.status).toBe(200);
