@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createStatusReporter, type StatusOptions } from '../../src/render/status.js';
 
 function capture(): { stream: NodeJS.WriteStream; text: () => string } {
@@ -91,10 +91,20 @@ describe('text a server sent, in any status line', () => {
 });
 
 describe('createStatusReporter with a spinner on a terminal', () => {
-  // ora draws frames only where it sees an interactive terminal.
-  const interactive = !('CI' in process.env) && process.env['TERM'] !== 'dumb';
-
-  it.runIf(interactive)('spins while connecting and stops spinning once connected', async () => {
+  // ora draws frames only where it sees an interactive terminal: not where CI is set or TERM
+  // is dumb, so this test gives ora a user's terminal environment, and its timers run on a fake clock.
+  it('spins while connecting and stops spinning once connected', async () => {
+    const saved = { CI: process.env['CI'], TERM: process.env['TERM'] };
+    delete process.env['CI'];
+    process.env['TERM'] = 'xterm-256color';
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    });
     const terminal = Object.assign(new PassThrough(), {
       isTTY: true,
       columns: 80,
@@ -112,10 +122,11 @@ describe('createStatusReporter with a spinner on a terminal', () => {
       verbose: false,
     });
     status.connecting('ws://127.0.0.1:8080/v1/ws');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await vi.advanceTimersByTimeAsync(200);
     status.connected('connected as alice');
+    await vi.advanceTimersByTimeAsync(0);
     const afterConnected = written.length;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await vi.advanceTimersByTimeAsync(200);
     expect(written.length).toBe(afterConnected);
     status.stop();
     expect(written).toMatch(/[⠋⠙⠹⠸](?:\u001B\[39m)? connecting to ws:\/\/127\.0\.0\.1:8080\/v1\/ws/);
