@@ -5,7 +5,7 @@ import { ReleaseScheduler } from '../release-scheduler.js';
 import { RingBuffer } from '../ring-buffer.js';
 import type { Seed } from '../seed.js';
 import { postIdFactory } from './post-ids.js';
-import { Catalog, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
+import { SeedReads, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
 import type {
   Identity,
   PostRecord,
@@ -15,8 +15,6 @@ import type {
   StoreEvent,
   StoreSnapshot,
   StoreStats,
-  StreamRecord,
-  UserRecord,
 } from '../store.js';
 
 export interface MemoryStoreOptions extends HoldingsCaps {
@@ -62,12 +60,11 @@ function dedupKeyOf(streamId: string, keyDigest: string): string {
 }
 
 /** The in-memory store: all state in this process, gone when it exits unless a state file keeps it (state-file.ts). */
-export class MemoryStore implements Store {
+export class MemoryStore extends SeedReads implements Store {
   readonly #seed: Seed;
   readonly #clock: Clock;
   readonly #windowMs: number;
   readonly #keys = new Map<string, KeyEntry>();
-  readonly #catalog: Catalog;
   readonly #history = new Map<string, RingBuffer<PostRecord>>();
   readonly #hiddenById = new Map<string, PostRecord>();
   readonly #holdings = new Map<string, StreamHoldings>();
@@ -86,6 +83,7 @@ export class MemoryStore implements Store {
   #postCount = 0;
 
   constructor(options: MemoryStoreOptions) {
+    super(options.seed);
     if (!Number.isFinite(options.idempotencyWindowMs) || options.idempotencyWindowMs < 0) {
       throw new RangeError(`idempotencyWindowMs must be a non-negative number, got ${options.idempotencyWindowMs}`);
     }
@@ -97,7 +95,6 @@ export class MemoryStore implements Store {
     this.#maxIdempotencyKeys = cap(options.maxIdempotencyKeysPerStream);
     this.#maxIdempotencyBytes = cap(options.maxIdempotencyBytesPerStream);
     this.#scheduler = new ReleaseScheduler(options.clock, (id) => this.#release(id));
-    this.#catalog = new Catalog(options.seed);
     this.#onChange = options.onChange ?? (() => {});
     this.#load();
   }
@@ -129,20 +126,8 @@ export class MemoryStore implements Store {
     return entry.identity;
   }
 
-  async user(id: string): Promise<UserRecord | undefined> {
-    return this.#catalog.users.get(id);
-  }
-
-  async stream(id: string): Promise<StreamRecord | undefined> {
-    return this.#catalog.streams.get(id);
-  }
-
-  async streamsOf(userId: string): Promise<StreamRecord[]> {
-    return this.#catalog.streamsOf(userId);
-  }
-
   async publish(request: PublishRequest): Promise<PublishResult> {
-    const stream = this.#catalog.streams.get(request.streamId);
+    const stream = this.catalog.streams.get(request.streamId);
     if (!stream) throw new RangeError(`unknown stream ${request.streamId}`);
     const now = this.#clock.now();
     const dedupKey =

@@ -6,18 +6,8 @@ import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { AdjustableClock } from '../clock.js';
 import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
 import type { Seed } from '../seed.js';
-import type {
-  Identity,
-  PostRecord,
-  PublishRequest,
-  PublishResult,
-  Store,
-  StoreEvent,
-  StoreStats,
-  StreamRecord,
-  UserRecord,
-} from '../store.js';
-import { Catalog, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
+import type { Identity, PostRecord, PublishRequest, PublishResult, Store, StoreEvent, StoreStats } from '../store.js';
+import { SeedReads, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
 import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js';
 import { StoreError } from './store-error.js';
 import { CommandDeadline } from './command-deadline.js';
@@ -81,7 +71,7 @@ function seedDigest(seed: Seed): string {
  * through one pub/sub channel, numbered by Redis, so each instance sees them in one
  * global order and can tell when it missed some.
  */
-export class RedisStore implements Store {
+export class RedisStore extends SeedReads implements Store {
   readonly #client: RedisClient;
   readonly #subscriber: RedisClient;
   readonly #prefix: string;
@@ -91,7 +81,6 @@ export class RedisStore implements Store {
   readonly #windowMs: number;
   readonly #caps: readonly [number, number, number, number];
   readonly #logger: Logger;
-  readonly #catalog: Catalog;
   readonly #listeners = new Set<(event: StoreEvent) => void>();
   readonly #interruptListeners = new Set<(reason: string) => void>();
   readonly #waiters: Waiter[] = [];
@@ -110,6 +99,7 @@ export class RedisStore implements Store {
   #reportedDown = false;
 
   private constructor(options: RedisStoreOptions) {
+    super(options.seed);
     this.#prefix = options.prefix;
     this.#seed = options.seed;
     this.#digest = seedDigest(options.seed);
@@ -123,7 +113,6 @@ export class RedisStore implements Store {
     ];
     const password = redisUrlPassword(options.url);
     this.#logger = scrubSecrets(options.logger ?? silentLogger, password === undefined ? [] : [password]);
-    this.#catalog = new Catalog(options.seed);
     let everReady = false;
     this.#client = createClient({
       url: options.url,
@@ -391,20 +380,8 @@ export class RedisStore implements Store {
     return found === null ? undefined : (JSON.parse(found) as Identity);
   }
 
-  async user(id: string): Promise<UserRecord | undefined> {
-    return this.#catalog.users.get(id);
-  }
-
-  async stream(id: string): Promise<StreamRecord | undefined> {
-    return this.#catalog.streams.get(id);
-  }
-
-  async streamsOf(userId: string): Promise<StreamRecord[]> {
-    return this.#catalog.streamsOf(userId);
-  }
-
   async publish(request: PublishRequest): Promise<PublishResult> {
-    const stream = this.#catalog.streams.get(request.streamId);
+    const stream = this.catalog.streams.get(request.streamId);
     if (!stream) throw new RangeError(`unknown stream ${request.streamId}`);
     const now = this.#clock.now();
     const keyed = request.idempotencyKey !== null && this.#windowMs > 0;
@@ -454,7 +431,7 @@ export class RedisStore implements Store {
   }
 
   async recent(streamId: string, limit: number, asOf?: number): Promise<PostRecord[]> {
-    if (!this.#catalog.streams.has(streamId)) return [];
+    if (!this.catalog.streams.has(streamId)) return [];
     const [seq, ...posts] = await this.#eval(SCRIPTS.recent, [streamId, Math.min(limit, MAX_LAST_POSTS), asOf ?? '']);
     await this.#awaitSeq(seq as number);
     return posts.map((json) => JSON.parse(json as string) as PostRecord);

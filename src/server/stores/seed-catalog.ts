@@ -120,3 +120,27 @@ export function holdingsError(kind: HoldingKind, streamId: string, max: number):
   };
   return new ProtocolError('limit-exceeded', messages[kind], PUBLISH_COMMAND);
 }
+
+/**
+ * What both stores answer from the seed they were built with (users and streams never change
+ * while serving): the one place those reads live.
+ */
+export abstract class SeedReads {
+  protected readonly catalog: Catalog;
+
+  constructor(seed: Seed) {
+    this.catalog = new Catalog(seed);
+  }
+
+  async user(id: string): Promise<UserRecord | undefined> {
+    return this.catalog.users.get(id);
+  }
+
+  async stream(id: string): Promise<StreamRecord | undefined> {
+    return this.catalog.streams.get(id);
+  }
+
+  async streamsOf(userId: string): Promise<StreamRecord[]> {
+    return this.catalog.streamsOf(userId);
+  }
+}
