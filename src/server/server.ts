@@ -32,7 +32,8 @@ import { TokenBucket } from './rate-limiter.js';
 import { createRestHandler } from './rest.js';
 import type { Seed } from './seed.js';
 import { StreamPostsService } from './service.js';
-import { seedFingerprint, StateFile, stateDocument } from './state-file.js';
+import { StateFile, stateDocument } from './state-file.js';
+import { seedDigest } from './stores/seed-catalog.js';
 import type { Scenario, ScenarioFaults } from './scenario.js';
 import { ScenarioPlayer, type PlayOptions } from './scenario-player.js';
 import { Session, type SessionContext, type SessionStart } from './session.js';
@@ -459,7 +460,7 @@ export class StreamPostsServer {
     let fingerprint: string | undefined;
     return {
       exportState: () =>
-        stateDocument(store.exportSnapshot!(), this.clock.offsetMs, (fingerprint ??= seedFingerprint(seed))),
+        stateDocument(store.exportSnapshot!(), this.clock.offsetMs, (fingerprint ??= seedDigest(seed))),
     };
   }
 

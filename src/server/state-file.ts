@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as z from 'zod/mini';
@@ -9,6 +8,7 @@ import { CONTENT_TYPES } from '../protocol/types.js';
 import type { AdjustableClock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { Seed } from './seed.js';
+import { seedDigest } from './stores/seed-catalog.js';
 import { toWirePost, type PostRecord, type Store, type StoreSnapshot } from './store.js';
 
 export const STATE_FORMAT = 'stream-posts-state';
@@ -33,21 +33,6 @@ export class StateFileError extends Error {
     super(`state file ${file}: ${detail}`, options);
     this.name = 'StateFileError';
   }
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
-/** What tells two seeds apart, keys digested first: a state file holds no key. */
-export function seedFingerprint(seed: Seed): string {
-  return sha256(
-    JSON.stringify({
-      users: seed.users.map((user) => ({ ...user, readerKey: sha256(user.readerKey) })),
-      streams: seed.streams.map((stream) => ({ ...stream, key: sha256(stream.key) })),
-      posts: seed.posts,
-    }),
-  );
 }
 
 const isoTime = z
@@ -194,7 +179,7 @@ export function parseStateText(
       `is in state format version ${JSON.stringify(head['version'])}; this stream-posts reads version ${STATE_VERSION}`,
     );
   }
-  if (head['seed'] !== seedFingerprint(seed)) {
+  if (head['seed'] !== seedDigest(seed)) {
     fail('was saved by a serve with another seed; start with the seed it was saved with, or name another state file');
   }
   const result = documentSchema.safeParse(value, { error: englishMessages });
@@ -252,7 +237,7 @@ export class StateFile {
       throw new TypeError('a state file needs the memory store; a Redis store persists by itself');
     }
     this.#options = options;
-    this.#fingerprint = seedFingerprint(options.seed);
+    this.#fingerprint = seedDigest(options.seed);
   }
 
   get file(): string {

@@ -7,7 +7,7 @@ import type { AdjustableClock } from '../clock.js';
 import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
 import type { Seed } from '../seed.js';
 import type { Identity, PostRecord, PublishRequest, PublishResult, Store, StoreEvent, StoreStats } from '../store.js';
-import { SeedReads, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
+import { SeedReads, holdingsError, seedDigest, seedPosts, type HoldingsCaps } from './seed-catalog.js';
 import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js';
 import { StoreError } from './store-error.js';
 import { CommandDeadline } from './command-deadline.js';
@@ -54,16 +54,6 @@ function unavailable(command?: string): ProtocolError {
 }
 
 /** The seed with its keys replaced by their digests, hashed: what tells two seeds apart. */
-function seedDigest(seed: Seed): string {
-  return sha256(
-    JSON.stringify({
-      users: seed.users.map((user) => ({ ...user, readerKey: sha256(user.readerKey) })),
-      streams: seed.streams.map((stream) => ({ ...stream, key: sha256(stream.key) })),
-      posts: seed.posts,
-    }),
-  );
-}
-
 /**
  * Every piece of state in Redis, so several `serve` processes act as one service.
  * An instance keeps only its connections and an in-process copy of the seed's users

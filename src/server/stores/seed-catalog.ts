@@ -5,6 +5,22 @@ import { PUBLISH_COMMAND } from '../../protocol/types.js';
 import type { Seed } from '../seed.js';
 import type { PostRecord, StreamRecord, UserRecord } from '../store.js';
 
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/**
+ * What tells two seeds apart, keys digested first (a keyspace or a state file holds no key):
+ * a Redis keyspace and a state file are each tied to the seed they were made with.
+ */
+export function seedDigest(seed: Seed): string {
+  return sha256(
+    JSON.stringify({
+      users: seed.users.map((user) => ({ ...user, readerKey: sha256(user.readerKey) })),
+      streams: seed.streams.map((stream) => ({ ...stream, key: sha256(stream.key) })),
+      posts: seed.posts,
+    }),
+  );
+}
+
 /** Per-stream caps every store enforces (PROTOCOL.md B4); 0 or undefined = no cap. */
 export interface HoldingsCaps {
   maxPendingReleasesPerStream?: number;
