@@ -1,13 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
 const timeouts = { testTimeout: 20_000, hookTimeout: 20_000 };
+// graphql ships ESM and CommonJS side by side: graphql-ws, loaded by Node, would get the CommonJS copy while
+// the server's own import gets the ESM one, and graphql refuses a schema from "another module". Transforming
+// graphql-ws here resolves both to one copy, as the bundle in dist/ does.
+const shared = { ...timeouts, server: { deps: { inline: ['graphql-ws'] } } };
 
 export default defineConfig({
   test: {
     projects: [
       {
         // test/browser/: the dashboard in Chromium (skipped, saying why, where /usr/bin/chromium is missing outside CI).
-        test: { name: 'memory', include: ['test/**/*.test.ts', 'test/browser/**/*.test.ts'], ...timeouts },
+        test: { name: 'memory', include: ['test/**/*.test.ts', 'test/browser/**/*.test.ts'], ...shared },
       },
       {
         // The protocol suite again, every server on a Redis store (a redis-server per test file).
@@ -16,7 +20,7 @@ export default defineConfig({
           include: ['test/server/**/*.test.ts', 'test/faults/**/*.test.ts', 'test/browser/dashboard-http.test.ts'],
           exclude: ['test/server/units.test.ts', 'test/server/seed.test.ts'],
           env: { STREAM_POSTS_TEST_STORE: 'redis' },
-          ...timeouts,
+          ...shared,
         },
       },
       {
@@ -34,7 +38,7 @@ export default defineConfig({
             'test/faults/injected-*.test.ts',
           ],
           env: { STREAM_POSTS_TEST_STORE: 'redis3' },
-          ...timeouts,
+          ...shared,
         },
       },
     ],

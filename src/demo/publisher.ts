@@ -1,7 +1,7 @@
 import { connect, type StreamPostsClient } from '../api/client.js';
 import type { Endpoint } from '../client/endpoint.js';
 import { DEFAULT_TIMEOUT_MS } from '../client/errors.js';
-import { publishOptionsOf, refusalOf } from '../cli/library.js';
+import { publishOptionsOf, refusalOf } from '../client/cli-words.js';
 import { parsePublishArgs } from '../protocol/commands.js';
 import type { Seed } from '../protocol/seed.js';
 

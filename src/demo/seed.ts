@@ -5,6 +5,8 @@ import { parseSeed } from '../server/seed.js';
  * The built-in seed: a newsdesk that owns three streams, and two readers with
  * different custom targets on the custom one. Keys are fixed so scripts and
  * docs can name them; they only ever unlock this local, in-memory service.
+ * The streams' directory fields (category, followers, pricing, …) differ so that
+ * every filter of `GET /v1/streams` has something to tell apart.
  */
 export const DEMO_SEED: Seed = parseSeed({
   users: [
@@ -25,8 +27,33 @@ export const DEMO_SEED: Seed = parseSeed({
     { id: 'newsdesk', name: 'Newsdesk (author)', readerKey: 'sp_demo_reader_newsdesk', follows: [] },
   ],
   streams: [
-    { id: 'crypto-legal', name: 'Crypto Legal Updates', owner: 'newsdesk', key: 'sp_demo_stream_crypto_legal' },
-    { id: 'macro-wire', name: 'Macro Wire', owner: 'newsdesk', key: 'sp_demo_stream_macro_wire' },
+    {
+      id: 'crypto-legal',
+      name: 'Crypto Legal Updates',
+      owner: 'newsdesk',
+      key: 'sp_demo_stream_crypto_legal',
+      description: 'Court filings, rulings and enforcement actions that move crypto markets.',
+      label: 'Legal',
+      category: 'LEGAL',
+      isFeatured: true,
+      followers: 1240,
+      pricingType: 'PAID',
+      // For its subscribers only: listed to alice (a follower) and newsdesk (the owner), not to bob.
+      public: false,
+      paidStreamData: { price: 29, currency: 'USD', period: 'month' },
+      createdAt: '2025-03-01T09:00:00Z',
+    },
+    {
+      id: 'macro-wire',
+      name: 'Macro Wire',
+      owner: 'newsdesk',
+      key: 'sp_demo_stream_macro_wire',
+      description: 'Macro data releases the second they print.',
+      label: 'Macro',
+      category: 'MACRO',
+      followers: 860,
+      createdAt: '2025-06-15T09:00:00Z',
+    },
     {
       id: 'whale-alerts',
       name: 'Whale Alerts',
@@ -34,6 +61,14 @@ export const DEMO_SEED: Seed = parseSeed({
       key: 'sp_demo_stream_whale_alerts',
       custom: true,
       customTargets: ['BTC', 'ETH', 'SOL'],
+      description: 'Large on-chain transfers; pick the coins you want.',
+      label: 'On-chain',
+      category: 'CRYPTO',
+      followers: 430,
+      packageOnly: true,
+      pricingType: 'PACKAGE_ONLY',
+      customTargetsData: { BTC: { name: 'Bitcoin' }, ETH: { name: 'Ether' }, SOL: { name: 'Solana' } },
+      createdAt: '2025-09-01T09:00:00Z',
     },
   ],
   posts: [

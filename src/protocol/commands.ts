@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { parseIsoDateTime } from './dates.js';
 import { ProtocolError } from './errors.js';
 import { isPlainObject } from './objects.js';
+import { API_KEY_QUERY, HELLO_QUERY } from './paths.js';
 import { splitStreamIds } from './stream-ids.js';
 import {
   MAX_CONTENT_BYTES,
@@ -13,8 +14,10 @@ import {
 import {
   COMMANDS,
   CONTENT_TYPES,
+  DEFAULT_CONTENT_TYPE,
   PUBLISH_COMMAND,
   type Command,
+  type ContentType,
   type CommandName,
   type PublishArgs,
   type SubscribeArgs,
@@ -77,7 +80,11 @@ const publishSchema = z.object({
       error: `content must be at most ${MAX_CONTENT_BYTES} bytes as UTF-8`,
     }),
   ),
-  contentType: z.enum(CONTENT_TYPES, { error: 'contentType must be "rawtext" or "markdown"' }),
+  // Omitted → rawtext (PROTOCOL.md B4): public publishers send none and read their posts back as plain text.
+  contentType: z.pipe(
+    z.nullish(z.enum(CONTENT_TYPES, { error: 'contentType must be "rawtext" or "markdown"' })),
+    z.transform((type: ContentType | null | undefined): ContentType => type ?? DEFAULT_CONTENT_TYPE),
+  ),
   releaseAt: optionalNullable(isoDateTimeSchema),
   customTarget: optionalNullable(
     z
@@ -183,7 +190,7 @@ export function parseCommandFrame(text: string): FrameParseResult {
 export function queryToArgs(params: URLSearchParams): Record<string, string> {
   const args: Record<string, string> = {};
   for (const [name, value] of params) {
-    if (name === 'apiKey') continue;
+    if (name === API_KEY_QUERY || name === HELLO_QUERY) continue;
     args[name] = value;
   }
   return args;

@@ -56,5 +56,12 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   unavailable: 503,
 };
 
-/** The hosted service's wording for a missing or unknown key. */
+/** The hosted service's wording for an unknown key (PROTOCOL.md B2). */
 export const UNAUTHORIZED_MESSAGE = 'Invalid secret key';
+/** The hosted service's wording for a request that carries no key at all. */
+export const MISSING_KEY_MESSAGE = 'No secret key provided';
+
+/** Why a key was refused, in the hosted service's words: none given, or not one the service knows. */
+export function unauthorizedMessage(key: string | undefined): string {
+  return key === undefined || key === '' ? MISSING_KEY_MESSAGE : UNAUTHORIZED_MESSAGE;
+}

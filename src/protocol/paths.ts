@@ -9,3 +9,5 @@ export const STREAMS_PATH = '/v1/streams';
 /** Where a key goes: this header, or (`authQuery`) this query parameter. */
 export const API_KEY_HEADER = 'x-api-key';
 export const API_KEY_QUERY = 'apiKey';
+/** `hello=1` asks `serve` for this contract's dialect (PROTOCOL.md B1a); the hosted service ignores it. */
+export const HELLO_QUERY = 'hello';

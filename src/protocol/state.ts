@@ -11,6 +11,7 @@ export interface StatePost {
   releaseAt: string | null;
   hidden: boolean;
   customTarget: string | null;
+  metadata?: Record<string, unknown>;
 }
 
 /**
@@ -31,4 +32,9 @@ export interface StateDocument {
   held: StatePost[];
   pendingReleases: { postId: string; releaseAt: string }[];
   idempotencyKeys: { streamId: string; keyDigest: string; postId: string; expiresAt: string }[];
+  /**
+   * Every user's selected targets, user id → custom stream id → targets (they change through
+   * `POST /v1/streams/{id}/custom-targets`); a file without it keeps the seed's.
+   */
+  customTargets?: Record<string, Record<string, string[]>>;
 }

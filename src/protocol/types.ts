@@ -1,8 +1,11 @@
 export const CONTENT_TYPES = ['rawtext', 'markdown'] as const;
 export type ContentType = (typeof CONTENT_TYPES)[number];
+/** What a publish without `contentType` gets (PROTOCOL.md B4). */
+export const DEFAULT_CONTENT_TYPE: ContentType = 'rawtext';
 
 export const SUBSCRIBE_COMMANDS = ['on-stream-post', 'on-stream-post-tree'] as const;
 export type SubscribeCommandName = (typeof SUBSCRIBE_COMMANDS)[number];
+export const TREE_COMMAND = 'on-stream-post-tree' satisfies SubscribeCommandName;
 export const PUBLISH_COMMAND = 'add-stream-post';
 export const COMMANDS = [...SUBSCRIBE_COMMANDS, PUBLISH_COMMAND] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -18,6 +21,8 @@ export interface Post {
   releaseAt: string | null;
   hidden: boolean;
   customTarget: string | null;
+  /** This contract's addition (PROTOCOL.md B6): what a REST publisher sent as `metadata`; absent when none. */
+  metadata?: Record<string, unknown>;
 }
 
 /** A post in the format of Tree-of-Alpha-style news terminals. */
@@ -40,6 +45,12 @@ export interface TreeItem {
   hidden: boolean;
 }
 
+export const STREAM_STATES = ['ACTIVE', 'DRAFT'] as const;
+export type StreamState = (typeof STREAM_STATES)[number];
+export const PRICING_TYPES = ['FREE', 'PAID', 'PACKAGE_ONLY'] as const;
+export type PricingType = (typeof PRICING_TYPES)[number];
+export const DEFAULT_STREAM_CATEGORY = 'OTHER';
+
 export interface StreamSummary {
   id: string;
   name: string;
@@ -51,6 +62,20 @@ export interface StreamSummary {
   selectedTargets?: string[];
   /** Whether the key that asked may publish to the stream (it is the stream's key). */
   publish?: boolean;
+}
+
+/** A stream as `GET /v1/streams` and `GET /v1/streams/{id}` give it (PROTOCOL.md B6). */
+export interface Stream extends Required<Omit<StreamSummary, 'selectedTargets'>> {
+  description: string;
+  customTargetsData: Record<string, unknown>;
+  label: string;
+  paidStreamData: Record<string, unknown>;
+  packageOnly: boolean;
+  isFeatured: boolean;
+  followers: number;
+  /** The key's user follows or owns the stream. */
+  following: boolean;
+  selectedTargets?: string[];
 }
 
 export interface SubscribeArgs {

@@ -5,6 +5,15 @@ import { canSee, toWirePost, type PostRecord, type StoreEvent, type StreamRecord
 
 export type Format = 'envelope' | 'tree';
 
+/**
+ * How a subscription learns of a hidden post (PROTOCOL.md B1a): `push` (our dialect) sends
+ * it hidden at creation and again at its release; `at-release` (the hosted dialect, and
+ * GraphQL) holds it back while hidden and sends it once, at its release, as an ordinary new
+ * post with its text: every public client of the hosted service reads only
+ * `stream.post.created` and runs string operations on its text.
+ */
+export type HiddenPosts = 'push' | 'at-release';
+
 /** The side of a connection that fan-out writes to. */
 export interface Subscriber {
   /** Fan-out sequence number of the last post sent in each format, to send a post once per format. */
@@ -53,6 +62,7 @@ export class Subscription {
     readonly format: Format,
     readonly user: UserRecord,
     readonly streams: readonly StreamRecord[],
+    readonly hiddenPosts: HiddenPosts = 'push',
   ) {
     // Most subscriptions name one stream or a few: a map each would be most of their memory.
     if (streams.length > SCANNED_STREAMS) this.#streamById = new Map(streams.map((stream) => [stream.id, stream]));
@@ -149,9 +159,14 @@ export class FanOut {
     // delayed deliveries by tens of milliseconds.
     let envelope: Buffer | undefined;
     let tree: Buffer | undefined;
+    // The hosted dialect's view of the same event: nothing while hidden, a new post at release.
+    const heldBack = type === 'created' && post.hidden;
+    let releasedAsCreated: Buffer | undefined;
     for (const subscription of entry.subscriptions) {
       if (entry.custom && !subscription.sees(post)) continue;
       const { subscriber, format } = subscription;
+      const atRelease = subscription.hiddenPosts === 'at-release';
+      if (atRelease && heldBack) continue;
       if (format === 'tree') {
         if (subscriber.treeStamp === seq) continue;
         subscriber.treeStamp = seq;
@@ -166,7 +181,9 @@ export class FanOut {
       const frame =
         format === 'tree'
           ? (tree ??= Buffer.from(encodeFrame(type, post, format)))
-          : (envelope ??= Buffer.from(encodeFrame(type, post, format)));
+          : atRelease && type === 'released'
+            ? (releasedAsCreated ??= Buffer.from(encodeFrame('created', post, format)))
+            : (envelope ??= Buffer.from(encodeFrame(type, post, format)));
       const gate = subscriber.faults?.gate;
       if (gate === undefined) subscriber.sendFrame(frame);
       else gate.deliver(frame);
@@ -180,14 +197,21 @@ export class FanOut {
    */
   goLive(subscription: Subscription, history: readonly PostRecord[]): void {
     const { subscriber, format, pending } = subscription;
+    const atRelease = subscription.hiddenPosts === 'at-release';
     const queued = history.map((post) => new QueuedPost('created', post, format));
     if (pending && pending.length > 0) {
       const shown = new Map(history.map((post) => [post.id, post]));
       for (const event of pending) {
-        const seen = shown.get(event.post.id);
+        const { post } = event;
+        const seen = shown.get(post.id);
         // A store that reads history as a copy may have read the post before its release.
-        if (!seen || (event.type === 'released' && seen.hidden))
-          queued.push(new QueuedPost(event.type, event.post, format));
+        if (seen && !(event.type === 'released' && seen.hidden)) continue;
+        if (!atRelease) queued.push(new QueuedPost(event.type, post, format));
+        // Once, when its text is there: a post released meanwhile has both events pending.
+        else if (!post.hidden || event.type === 'released') {
+          queued.push(new QueuedPost('created', post, format));
+          shown.set(post.id, post);
+        }
       }
     }
     subscription.pending = null;

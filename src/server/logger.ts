@@ -6,9 +6,19 @@ export type LogFields = Record<string, string | number | boolean | null | undefi
 
 export interface Logger {
   log(level: LogLevel, message: string, fields?: LogFields): void;
+  /**
+   * Whether a line of this level would be written: a caller on a hot path (every connection)
+   * asks before building the line's fields. Absent: every level is.
+   */
+  enabled?(level: LogLevel): boolean;
 }
 
-export const silentLogger: Logger = { log() {} };
+export const silentLogger: Logger = { log() {}, enabled: () => false };
+
+/** Whether `logger` writes lines of `level` (a logger that cannot say is taken to). */
+export function logs(logger: Logger, level: LogLevel): boolean {
+  return logger.enabled?.(level) ?? true;
+}
 
 /**
  * What a terminal or a log viewer could act on or display misleadingly: C0 and C1 controls
@@ -50,6 +60,7 @@ export function createLogger(
 ): Logger {
   const least = LEVEL_RANK[minLevel];
   return {
+    enabled: (level) => LEVEL_RANK[level] >= least,
     log(level, message, fields = {}) {
       if (LEVEL_RANK[level] < least) return;
       const time = new Date(now()).toISOString();
@@ -68,7 +79,12 @@ export function createLogger(
 
 /** Adds the same fields to every line (e.g. which worker of `serve --workers` wrote it). */
 export function withFields(logger: Logger, extra: LogFields): Logger {
-  return { log: (level, message, fields = {}) => logger.log(level, message, { ...extra, ...fields }) };
+  return {
+    enabled: (level) => logs(logger, level),
+    log: (level, message, fields = {}) => {
+      if (logs(logger, level)) logger.log(level, message, { ...extra, ...fields });
+    },
+  };
 }
 
 export const SECRET_MARKER = '[key]';
@@ -114,7 +130,10 @@ export function scrubSecrets(logger: Logger, secrets: Iterable<string>): Logger 
   }
 
   return {
+    enabled: (level) => logs(logger, level),
     log(level, message, fields = {}) {
+      // A line below the logger's level is dropped before it is scanned.
+      if (!logs(logger, level)) return;
       const scrubbed: LogFields = {};
       for (const [name, value] of Object.entries(fields))
         scrubbed[name] = typeof value === 'string' ? scrub(value) : value;

@@ -1,16 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parsePublishArgs } from '../protocol/commands.js';
-import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
-import { MAX_FRAME_BYTES, MAX_LAST_POSTS, REST_DEFAULT_LIMIT } from '../protocol/limits.js';
+import { ProtocolError, unauthorizedMessage } from '../protocol/errors.js';
+import { MAX_FRAME_BYTES } from '../protocol/limits.js';
+import type { Clock } from './clock.js';
+import type { FaultRegistry } from './faults.js';
 import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
 import { keyIdOf, type KeyLimits } from './key-limits.js';
-import type { FaultRegistry } from './faults.js';
 import type { Logger } from './logger.js';
+import { MediaStore, UPLOAD_PATH } from './media.js';
 import type { TokenBucket } from './rate-limiter.js';
+import { parseRestPublish, requestOrigin, withMedia } from './rest-publish.js';
+import { listPosts } from './rest-posts.js';
+import { listStreams, restStream, selectTargets, visibleStream } from './rest-streams.js';
 import type { StreamPostsService } from './service.js';
-import type { StreamSummary } from '../protocol/types.js';
-import { canSee, toWirePost, type Identity } from './store.js';
-import { STREAMS_PATH } from '../protocol/paths.js';
+import { toWirePost, type Identity } from './store.js';
 
 export interface RestContext {
   service: StreamPostsService;
@@ -19,11 +21,22 @@ export interface RestContext {
   bodyTimeoutMs: number;
   keyLimits: KeyLimits;
   faults: FaultRegistry;
+  /** The service clock: upload addresses lapse on it, so tests move it instead of waiting. */
+  clock: Clock;
 }
 
-const POST_ROUTE = /^\/v1\/streams\/([^/]+)\/post$/;
-const POSTS_ROUTE = /^\/v1\/streams\/([^/]+)\/posts$/;
-const LIMIT_PATTERN = /^\d+$/;
+/** A selection of targets is a short list: this is plenty. */
+const MAX_TARGETS_BODY_BYTES = 64 * 1024;
+
+type Route = 'streams' | 'stream' | 'posts' | 'post' | 'custom-targets';
+const ROUTE = /^\/v1\/streams(?:\/([^/]+)(?:\/(posts|post|custom-targets))?)?$/;
+const METHODS: Record<Route, 'GET' | 'POST'> = {
+  streams: 'GET',
+  stream: 'GET',
+  posts: 'GET',
+  post: 'POST',
+  'custom-targets': 'POST',
+};
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendError(res, 'bad-request', `this endpoint accepts ${allow} only`, 405, { allow });
@@ -33,6 +46,7 @@ function methodNotAllowed(res: ServerResponse, allow: string): void {
 export function createRestHandler(context: RestContext) {
   const { service, logger } = context;
   const limiters = new Map<string, TokenBucket>();
+  const media = new MediaStore(context.clock);
 
   /** REST has no connection: the per-connection rate applies per key, and so does the key's shared one. */
   function withinRate(identity: Identity): boolean {
@@ -49,19 +63,29 @@ export function createRestHandler(context: RestContext) {
   }
 
   async function authenticate(req: IncomingMessage, url: URL): Promise<Identity> {
-    const identity = await service.authenticate(keyFromRequest(req, url));
-    if (!identity) throw new ProtocolError('unauthorized', UNAUTHORIZED_MESSAGE);
+    const key = keyFromRequest(req, url);
+    const identity = await service.authenticate(key);
+    if (!identity) throw new ProtocolError('unauthorized', unauthorizedMessage(key));
     if (!withinRate(identity))
       throw new ProtocolError('rate-limited', 'too many requests for this key; slow down and retry');
     return identity;
   }
 
-  async function publish(req: IncomingMessage, res: ServerResponse, url: URL, streamId: string): Promise<void> {
-    const identity = await authenticate(req, url);
+  async function publish(req: IncomingMessage, res: ServerResponse, identity: Identity, streamId: string) {
     const fields = parseJsonObject(await readBody(req, MAX_FRAME_BYTES, context.bodyTimeoutMs));
-    const args = parsePublishArgs({ ...fields, streamId });
+    const { args, metadata, uploadMedia } = parseRestPublish(fields, streamId);
+    if (fields['contentType'] === undefined || fields['contentType'] === null) {
+      logger.log('debug', 'contentType not given: rawtext', { via: 'rest', stream: streamId });
+    }
+    const reservations = uploadMedia === undefined ? undefined : media.reserve(uploadMedia, requestOrigin(req));
     const injected = context.faults.onPublish(identity, args.streamId);
-    const result = await service.publish(identity, args);
+    let result;
+    try {
+      result = await service.publish(identity, args, withMedia(metadata, reservations));
+    } finally {
+      // Addresses for a post that was not stored (or was stored by an earlier request) are never given out.
+      if (reservations && result?.duplicate !== false) media.cancel(reservations);
+    }
     if (injected !== undefined && context.faults.dropsAck(injected)) {
       logger.log('warn', 'reply dropped by an injected fault', {
         via: 'rest',
@@ -80,65 +104,56 @@ export function createRestHandler(context: RestContext) {
     });
     const post = toWirePost(result.post, true);
     if (result.duplicate) sendJson(res, 200, { post, duplicate: true });
-    else sendJson(res, 201, { post });
+    else {
+      const uploads = reservations?.map(({ type, uploadUrl }) => ({ type, url: uploadUrl }));
+      sendJson(res, 201, { post, ...(uploads ? { mediaUploadURLs: uploads } : {}) });
+    }
   }
 
-  async function listPosts(req: IncomingMessage, res: ServerResponse, url: URL, streamId: string): Promise<void> {
+  async function route(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    kind: Route,
+    streamId: string | undefined,
+  ): Promise<void> {
     const identity = await authenticate(req, url);
-    const limitText = url.searchParams.get('limit');
-    let limit = REST_DEFAULT_LIMIT;
-    if (limitText !== null) {
-      limit = LIMIT_PATTERN.test(limitText) ? Number(limitText) : NaN;
-      if (!(limit >= 1 && limit <= MAX_LAST_POSTS)) {
-        throw new ProtocolError('invalid-argument', `limit must be an integer from 1 to ${MAX_LAST_POSTS}`);
+    switch (kind) {
+      case 'streams':
+        return sendJson(res, 200, await listStreams(service, identity, url));
+      case 'stream': {
+        const { stream, user } = await visibleStream(service, identity, streamId!);
+        return sendJson(res, 200, restStream(stream, user, identity));
+      }
+      case 'posts':
+        return sendJson(res, 200, await listPosts(service, identity, streamId!, url));
+      case 'post':
+        return publish(req, res, identity, streamId!);
+      case 'custom-targets': {
+        const body = parseJsonObject(await readBody(req, MAX_TARGETS_BODY_BYTES, context.bodyTimeoutMs));
+        const selected = await selectTargets(service, identity, streamId!, body);
+        logger.log('info', 'custom targets selected', {
+          user: identity.userId,
+          stream: streamId,
+          targets: selected.customTargets.length,
+        });
+        return sendJson(res, 200, selected);
       }
     }
-    const resolved = await service.resolveStreams(identity, [streamId], 'GET posts');
-    const stream = resolved.streams[0]!;
-    const posts = (await service.store.recent(stream.id, Number.MAX_SAFE_INTEGER))
-      .filter((post) => canSee(resolved.user, stream, post))
-      .slice(-limit)
-      .reverse()
-      .map((post) => toWirePost(post));
-    sendJson(res, 200, { posts });
-  }
-
-  async function listStreams(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const identity = await authenticate(req, url);
-    const [streams, user] = await Promise.all([
-      service.store.streamsOf(identity.userId),
-      service.store.user(identity.userId),
-    ]);
-    sendJson(res, 200, {
-      streams: streams.map(({ id, name, owner, custom, customTargets }): StreamSummary => {
-        const selected = custom && owner !== identity.userId ? user?.customTargets.get(id) : undefined;
-        return {
-          id,
-          name,
-          custom,
-          customTargets: [...customTargets],
-          owner,
-          ...(custom && owner !== identity.userId ? { selectedTargets: [...(selected ?? [])] } : {}),
-          publish: identity.streamId === id,
-        };
-      }),
-    });
   }
 
   return async function handleRest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
-    const path = url.pathname;
-    const postMatch = POST_ROUTE.exec(path);
-    const postsMatch = POSTS_ROUTE.exec(path);
-    if (!postMatch && !postsMatch && path !== STREAMS_PATH) return false;
+    const match = ROUTE.exec(url.pathname);
+    // An upload address is a capability: it stays out of the log.
+    const path = url.pathname.startsWith(UPLOAD_PATH) ? `${UPLOAD_PATH}…` : url.pathname;
     try {
-      if (postMatch) {
-        if (req.method !== 'POST') methodNotAllowed(res, 'POST');
-        else await publish(req, res, url, decodeSegment(postMatch[1]!));
-      } else if (postsMatch) {
-        if (req.method !== 'GET') methodNotAllowed(res, 'GET');
-        else await listPosts(req, res, url, decodeSegment(postsMatch[1]!));
-      } else if (req.method !== 'GET') methodNotAllowed(res, 'GET');
-      else await listStreams(req, res, url);
+      if (!match) {
+        if (!(await media.handle(req, res, url, context.bodyTimeoutMs))) return false;
+      } else {
+        const kind: Route = match[1] === undefined ? 'streams' : ((match[2] as Route | undefined) ?? 'stream');
+        if (req.method !== METHODS[kind]) methodNotAllowed(res, METHODS[kind]);
+        else await route(req, res, url, kind, match[1] === undefined ? undefined : decodeSegment(match[1]));
+      }
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;
       logger.log('warn', 'request failed', { method: req.method, path, code: error.code, reason: error.message });

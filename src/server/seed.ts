@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import type { Seed } from '../protocol/seed.js';
-import { CONTENT_TYPES } from '../protocol/types.js';
+import { CONTENT_TYPES, DEFAULT_STREAM_CATEGORY, PRICING_TYPES, STREAM_STATES } from '../protocol/types.js';
 import { MAX_CONTENT_BYTES, STREAM_ID_PATTERN } from '../protocol/limits.js';
 
 // zod's English messages, so a seed error reads "expected string, received number";
@@ -22,6 +22,8 @@ const userSchema = z.strictObject({
   customTargets: z._default(z.record(idSchema, z.array(nonEmpty())), {}),
 });
 
+const jsonObject = () => z._default(z.record(z.string(), z.unknown()), {});
+
 const streamSchema = z.strictObject({
   id: idSchema,
   name: nonEmpty(),
@@ -29,6 +31,20 @@ const streamSchema = z.strictObject({
   key: keySchema,
   custom: z._default(z.boolean(), false),
   customTargets: z._default(z.array(nonEmpty()), []),
+  // What the hosted service's stream directory shows (PROTOCOL.md B6), for GET /v1/streams.
+  description: z._default(z.string(), ''),
+  label: z._default(z.string(), ''),
+  isFeatured: z._default(z.boolean(), false),
+  packageOnly: z._default(z.boolean(), false),
+  category: z._default(z.string().check(z.minLength(1), z.maxLength(64)), DEFAULT_STREAM_CATEGORY),
+  state: z._default(z.enum(STREAM_STATES), 'ACTIVE'),
+  pricingType: z._default(z.enum(PRICING_TYPES), 'FREE'),
+  // Left out: how many of the seed's users follow the stream (filled in by parseSeed).
+  followers: z.optional(z.int().check(z.gte(0))),
+  public: z._default(z.boolean(), true),
+  customTargetsData: jsonObject(),
+  paidStreamData: jsonObject(),
+  createdAt: z.optional(z.iso.datetime({ offset: true })),
 });
 
 const seedPostSchema = z.strictObject({
@@ -51,9 +67,13 @@ export const seedSchema = z.strictObject({
 });
 
 export type { Seed };
-// The protocol's hand-written Seed is what the rest of the code reads; this keeps the two in step.
-const schemaKeepsToSeed: (seed: z.output<typeof seedSchema>) => Seed = (seed) => seed;
-const seedFitsSchema: (seed: Seed) => z.output<typeof seedSchema> = (seed) => seed;
+type ParsedSeed = z.output<typeof seedSchema>;
+// The protocol's hand-written Seed is what the rest of the code reads; this keeps the two in step
+// (a parsed seed only lacks the follower counts that parseSeed fills in).
+const schemaKeepsToSeed: (seed: ParsedSeed) => Omit<Seed, 'streams'> & {
+  streams: (Omit<Seed['streams'][number], 'followers'> & { followers?: number | undefined })[];
+} = (seed) => seed;
+const seedFitsSchema: (seed: Seed) => ParsedSeed = (seed) => seed;
 void schemaKeepsToSeed;
 void seedFitsSchema;
 export type SeedInput = z.input<typeof seedSchema>;
@@ -78,7 +98,7 @@ function formatPath(path: readonly PropertyKey[]): string {
 }
 
 /** Checks that every reference in the seed points at something that exists. */
-function checkReferences(seed: Seed): void {
+function checkReferences(seed: ParsedSeed): void {
   const users = new Map(seed.users.map((user) => [user.id, user]));
   const streams = new Map(seed.streams.map((stream) => [stream.id, stream]));
   const seenKeys = new Map<string, string>();
@@ -145,7 +165,17 @@ export function parseSeed(document: unknown): Seed {
     throw new SeedError(formatPath(issue?.path ?? []), issue?.message ?? 'invalid seed');
   }
   checkReferences(result.data);
-  return result.data;
+  const followers = new Map<string, number>();
+  for (const user of result.data.users) {
+    for (const id of new Set(user.follows)) followers.set(id, (followers.get(id) ?? 0) + 1);
+  }
+  return {
+    ...result.data,
+    streams: result.data.streams.map((stream) => ({
+      ...stream,
+      followers: stream.followers ?? followers.get(stream.id) ?? 0,
+    })),
+  };
 }
 
 /** Parses seed JSON text; `source` names the file in errors. */

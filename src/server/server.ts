@@ -14,14 +14,15 @@ import { parseFault } from '../protocol/admin.js';
 import { ProtocolError } from '../protocol/errors.js';
 import { encodeEvent } from '../protocol/events.js';
 import { CLOSE_GOING_AWAY } from '../protocol/close-codes.js';
+import { TREE_COMMAND } from '../protocol/types.js';
 import { MAX_FRAME_BYTES } from '../protocol/limits.js';
-import { TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../protocol/paths.js';
+import { HELLO_QUERY, TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../protocol/paths.js';
 import { redactUrl } from '../protocol/redact.js';
 import { createAdminActions, createAdminHandler, type AdminActions } from './admin.js';
 import { DEFAULTS } from './defaults.js';
 import { Dashboard } from './dashboard.js';
 import { AdjustableClock } from './clock.js';
-import { FanOut } from './fanout.js';
+import { FanOut, type HiddenPosts } from './fanout.js';
 import { FaultRegistry } from './faults.js';
 import { KeyLimits } from './key-limits.js';
 import { answerBodyError, keyFromRequest, sendError, sendJson } from './http-util.js';
@@ -37,6 +38,9 @@ import { seedDigest } from './stores/seed-catalog.js';
 import type { Scenario, ScenarioFaults } from './scenario.js';
 import { ScenarioPlayer, type PlayOptions } from './scenario-player.js';
 import { Session, type SessionContext, type SessionStart } from './session.js';
+import type { createGraphqlEndpoint } from './graphql/graphql-server.js';
+
+type GraphqlEndpoint = ReturnType<typeof createGraphqlEndpoint>;
 import type { Store } from './store.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redisUrlPassword } from './stores/redis-keys.js';
 
@@ -95,6 +99,12 @@ export interface ServerOptions {
    */
   redis?: { url: string; prefix?: string; resetStore?: boolean };
   /**
+   * How a connection in the hosted dialect (no `hello=1`) gets a hidden post: `at-release`
+   * (the default: once, at its release, as a new post with its text) or `push` (hidden at
+   * creation, then `stream.post.released`, as our dialect does). PROTOCOL.md B1a.
+   */
+  hostedHiddenPosts?: HiddenPosts;
+  /**
    * A file the memory store's state (posts, pending releases, idempotency keys, the clock's
    * offset) is loaded from at `listen()` and saved to (docs/state-and-scenarios.md).
    */
@@ -150,26 +160,40 @@ function integerOption(name: string, value: number, allowZero = true): number {
   return positiveOption(name, value, allowZero);
 }
 
-type Route = 'plain' | { urlCommand: NonNullable<SessionStart['urlCommand']>; treeOnly: boolean };
+/** What the address of an upgrade tells the session: its command, whether it is a tree feed, its dialect. */
+type Route = Omit<SessionStart, 'id' | 'key'>;
+/** GraphQL subscriptions at `/graphql`: not a session of ours, but graphql-ws's. */
+const GRAPHQL = 'graphql';
+
+function hiddenPostsOption(value: HiddenPosts | undefined): HiddenPosts {
+  if (value === undefined || value === 'at-release' || value === 'push') return value ?? 'at-release';
+  throw new RangeError(`hostedHiddenPosts must be "at-release" or "push", got ${String(value)}`);
+}
 
 /** Where a WebSocket upgrade goes: the plain endpoint, a URL-form command, the tree feed, or nowhere (404). */
-function routeUpgrade(url: URL): Route | undefined {
+function routeUpgrade(url: URL): Route | typeof GRAPHQL | undefined {
   const path = url.pathname.replace(/\/+$/, '');
-  if (path === WS_PATH) return 'plain';
+  const route: Route = {};
+  // Our dialect, asked for by the project's own client; the hosted service ignores it (B1a).
+  if (url.searchParams.get(HELLO_QUERY) === '1') route.hello = true;
+  if (path === WS_PATH) return route;
   if (path === TREE_FEED_PATH) {
-    if (url.searchParams.get('format') !== 'tree') return undefined;
+    // The same address without `format=tree` is GraphQL (PROTOCOL.md B7).
+    if (url.searchParams.get('format') !== 'tree') return GRAPHQL;
     const args: Record<string, string> = {};
     for (const name of TREE_FEED_ARGS) {
       const value = url.searchParams.get(name);
       if (value !== null) args[name] = value;
     }
-    return { urlCommand: { event: 'on-stream-post-tree', args }, treeOnly: true };
+    return { ...route, urlCommand: { event: TREE_COMMAND, args }, treeOnly: true };
   }
   if (!path.startsWith(`${WS_PATH}/`)) return undefined;
   const command = path.slice(WS_PATH.length + 1);
-  return isCommandName(command)
-    ? { urlCommand: { event: command, args: queryToArgs(url.searchParams) }, treeOnly: false }
-    : undefined;
+  if (!isCommandName(command)) return undefined;
+  route.urlCommand = { event: command, args: queryToArgs(url.searchParams) };
+  // The hosted docs point Tree Terminal at the tree command's URL form: every message there is read as a tree item.
+  if (command === TREE_COMMAND) route.treeOnly = true;
+  return route;
 }
 
 /** A refusal on a socket that asked for an upgrade: plain HTTP, then the socket is closed. */
@@ -217,6 +241,8 @@ export class StreamPostsServer {
   #closing: Promise<void> | undefined;
   readonly #sessionContext: SessionContext;
   #address: AddressInfo | undefined;
+  /** The GraphQL endpoint, loaded by the first `/graphql` upgrade. */
+  #graphql: Promise<GraphqlEndpoint> | undefined;
   /** The web dashboard at `/`, on with the admin endpoints. */
   readonly #dashboard: Dashboard | undefined;
 
@@ -322,6 +348,7 @@ export class StreamPostsServer {
       },
     };
     const handleRest = createRestHandler({
+      clock: this.clock,
       faults: this.faults,
       service: this.#service,
       logger: this.#logger,
@@ -361,11 +388,13 @@ export class StreamPostsServer {
       maxBufferedBytes: this.#options.maxBufferedBytes,
       createRateLimiter,
       createReplyBudget,
+      hostedHiddenPosts: hiddenPostsOption(options.hostedHiddenPosts),
       keyLimits,
       maxSubscriptionsPerConnection: integerOption(
         'maxSubscriptionsPerConnection',
         options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
       ),
+      pipelinePublishes: this.store.remote === true,
       maxPendingCommands: integerOption(
         'maxPendingCommands',
         options.maxPendingCommands ?? DEFAULTS.maxPendingCommands,
@@ -419,6 +448,10 @@ export class StreamPostsServer {
       // or `head`: the socket's error listener above keeps this scope alive for as long as the
       // connection lasts, and with it the whole upgrade request (headers, URL): 1.4 KiB each.
       const key = keyFromRequest(req, url);
+      if (route === GRAPHQL) {
+        this.#upgradeGraphql(req, socket, head, key);
+        return;
+      }
       const injected = this.faults.refusal(key);
       if (injected === undefined) this.#upgrade(req, socket, head, key, route);
       else this.#upgradeUnlessRefused(injected, req, socket, head, key, route);
@@ -429,6 +462,33 @@ export class StreamPostsServer {
     // A backstop for bodies no handler reads (a POST to an unknown path): handlers that
     // read one answer 408 themselves after bodyTimeoutMs.
     this.#http.requestTimeout = this.#options.headersTimeoutMs + bodyTimeoutMs;
+  }
+
+  /** Loads the GraphQL endpoint on its first use, then hands it the upgraded socket. */
+  #upgradeGraphql(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined): void {
+    const context = this.#sessionContext;
+    this.#graphql ??= import('./graphql/graphql-server.js').then(({ createGraphqlEndpoint }) =>
+      createGraphqlEndpoint({
+        service: this.#service,
+        fanout: this.#fanout,
+        logger: this.#logger,
+        keyLimits: context.keyLimits,
+        createRateLimiter: context.createRateLimiter,
+        maxBufferedBytes: context.maxBufferedBytes,
+        maxSubscriptionsPerConnection: context.maxSubscriptionsPerConnection,
+        keepAliveMs: this.#options.keepAliveMs,
+      }),
+    );
+    this.#graphql.then(
+      (endpoint) => {
+        if (this.#closing) return refuseUpgrade(socket, 503, 'Service Unavailable');
+        this.#wss.handleUpgrade(req, socket, head, (ws) => endpoint.accept(ws, key));
+      },
+      (error: unknown) => {
+        this.#logger.log('error', 'internal error', { path: '/graphql', reason: (error as Error).message });
+        refuseUpgrade(socket, 500, 'Internal Server Error');
+      },
+    );
   }
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined, route: Route): void {
@@ -486,9 +546,11 @@ export class StreamPostsServer {
   }
 
   /** Events may have been missed: every client reconnects and replays what it lacks. */
+  /** Events were missed: whoever subscribes must reconnect and replay; publishers keep their connection. */
   #dropSubscribers(): void {
-    for (const session of this.#sessions)
-      session.close(CLOSE_SERVICE_RESTART, 'the service lost events from its store; reconnect');
+    const reason = 'the service lost events from its store; reconnect';
+    for (const session of this.#sessions) if (session.subscribing) session.close(CLOSE_SERVICE_RESTART, reason);
+    void this.#graphql?.then((endpoint) => endpoint.closeSubscribers(CLOSE_SERVICE_RESTART, reason));
   }
 
   #logRefusal(req: IncomingMessage, refusal: Refusal): void {
@@ -508,9 +570,7 @@ export class StreamPostsServer {
       setTimeout(() => ws.terminate(), CLOSE_DEADLINE_MS).unref();
       return;
     }
-    const start: SessionStart = { id: `c${this.#nextSessionId++}`, key };
-    if (route !== 'plain') start.urlCommand = route.urlCommand;
-    if (route !== 'plain' && route.treeOnly) start.treeOnly = true;
+    const start: SessionStart = { id: `c${this.#nextSessionId++}`, key, ...route };
     const session = new Session(ws, this.#sessionContext, start, socket);
     this.#sessions.add(session);
     this.faults.attach(session);
@@ -630,6 +690,7 @@ export class StreamPostsServer {
     this.#player?.stop();
     if (this.#keepAliveTimer) clearInterval(this.#keepAliveTimer);
     this.#dashboard?.close();
+    if (this.#graphql) (await this.#graphql.catch(() => undefined))?.closeAll(CLOSE_GOING_AWAY, 'server shutting down');
     const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()));
     const closing = [...this.#sessions].map(
       (session) =>

@@ -70,7 +70,8 @@ export class StreamPostsService {
     return { user, streams };
   }
 
-  async publish(identity: Identity, args: PublishArgs): Promise<PublishResult> {
+  /** `metadata`: the REST form's (PROTOCOL.md B6), stored and delivered with the post. */
+  async publish(identity: Identity, args: PublishArgs, metadata?: Record<string, unknown>): Promise<PublishResult> {
     const stream = await this.store.stream(args.streamId);
     if (!stream) throw new ProtocolError('not-found', `no stream with id "${args.streamId}"`, PUBLISH_COMMAND);
     if (identity.kind !== 'stream' || identity.streamId !== stream.id) {
@@ -106,6 +107,7 @@ export class StreamPostsService {
       releaseAt: args.releaseAt === null ? null : (parseIsoDateTime(args.releaseAt) ?? null),
       customTarget: args.customTarget,
       idempotencyKey: args.idempotencyKey,
+      metadata,
     });
   }
 

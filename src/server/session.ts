@@ -9,18 +9,18 @@ import {
   CLOSE_UNAUTHORIZED,
   UNAUTHORIZED_CLOSE_REASON,
 } from '../protocol/close-codes.js';
-import { ProtocolError, UNAUTHORIZED_MESSAGE } from '../protocol/errors.js';
+import { ProtocolError, unauthorizedMessage } from '../protocol/errors.js';
 import { encodeError, encodeEvent } from '../protocol/events.js';
 import { PUBLISH_COMMAND, type Command, type CommandName } from '../protocol/types.js';
 import type { ConnectionInfo } from '../protocol/admin.js';
-import type { ConnectionFaults, FaultRegistry } from './faults.js';
-import { QueuedPost, Subscription, type FanOut, type Format, type Subscriber } from './fanout.js';
+import type { AckFault, ConnectionFaults, FaultRegistry } from './faults.js';
+import { QueuedPost, Subscription, type FanOut, type Format, type HiddenPosts, type Subscriber } from './fanout.js';
 import { keyIdOf, type KeyLimits } from './key-limits.js';
 import type { Clock } from './clock.js';
-import type { Logger } from './logger.js';
+import { logs, type Logger } from './logger.js';
 import type { TokenBucket } from './rate-limiter.js';
 import type { StreamPostsService } from './service.js';
-import { toWirePost, type Identity, type UserRecord } from './store.js';
+import { toWirePost, type Identity, type PublishResult, type UserRecord } from './store.js';
 
 // A slow consumer gets its close frame queued behind the data it is not
 // reading; past this grace the socket is dropped so its buffers are freed.
@@ -44,6 +44,13 @@ const MAX_PENDING_COMMAND_BYTES = 4 * 1024 * 1024;
  * were handled before any other connection was served.
  */
 const FRAMES_BEFORE_YIELD = 1000;
+/**
+ * Publishes of one connection sent to the store before the first is answered. On a shared
+ * store each waits a round trip; sent together they arrive together, their replies come back
+ * in one read, and their posts leave in one write per subscriber (PROTOCOL.md B4: replies
+ * still in the order the commands came).
+ */
+const MAX_PIPELINED_PUBLISHES = 64;
 
 /** How a command waiting its turn arrived. */
 const TEXT = 0;
@@ -55,10 +62,25 @@ const TEXT_BEFORE_KEY = 4;
 type Arrival =
   typeof TEXT | typeof BINARY | typeof OVER_CONNECTION_RATE | typeof OVER_KEY_RATE | typeof TEXT_BEFORE_KEY;
 
+type PublishCommand = Extract<Command, { event: typeof PUBLISH_COMMAND }>;
+/** A publish the store took, and the injected fault (if any) that decides its ack. */
+interface StoredPublish {
+  result: PublishResult;
+  injected: AckFault | undefined;
+}
+
 interface PendingCommand {
   arrival: Arrival;
   data: Buffer;
 }
+
+type Queued = QueuedPost | Buffer | string | undefined;
+/**
+ * The empty queues every idle connection shares (frozen: a push would throw, never leak into
+ * another connection); a connection gets arrays of its own when something waits.
+ */
+const NO_COMMANDS = Object.freeze([]) as unknown as PendingCommand[];
+const NOTHING_QUEUED = Object.freeze([]) as unknown as Queued[];
 
 export interface SessionContext {
   service: StreamPostsService;
@@ -71,12 +93,17 @@ export interface SessionContext {
   createRateLimiter: (() => TokenBucket) | undefined;
   /**
    * A fresh budget of `rate-limited` replies per connection (undefined when no rate limit is
-   * on): commands past it are dropped without one, so a flood is not answered frame for frame.
+   * on): a flood is not answered frame for frame, and once the budget is spent the
+   * connection is closed (PROTOCOL.md B4), so no command goes unanswered on an open one.
    */
   createReplyBudget: (() => TokenBucket) | undefined;
+  /** How the hosted dialect (no `hello=1`) delivers hidden posts (PROTOCOL.md B1a). */
+  hostedHiddenPosts: HiddenPosts;
   keyLimits: KeyLimits;
   maxSubscriptionsPerConnection: number;
   maxPendingCommands: number;
+  /** Send a connection's consecutive publishes to the store together (a remote store: see MAX_PIPELINED_PUBLISHES). */
+  pipelinePublishes: boolean;
   faults: FaultRegistry;
 }
 
@@ -91,6 +118,11 @@ export interface SessionStart {
    * from the client are ignored.
    */
   treeOnly?: boolean;
+  /**
+   * `hello=1` asked for our dialect: `connected` on the URL form too, hidden posts pushed
+   * while hidden. Without it the session speaks as the hosted service does (B1a).
+   */
+  hello?: boolean;
 }
 
 /** A close reason is at most 123 bytes. */
@@ -135,18 +167,30 @@ export class Session implements Subscriber {
   #identity: Identity | undefined;
   #keyId: string | undefined;
   #user: UserRecord | undefined;
-  // Commands run one after another so replies come in the order commands were sent; one
-  // that must wait (on the store) holds the ones behind it here.
-  #pending: PendingCommand[] = [];
+  // Replies come in the order commands were sent. Publishes run together (up to
+  // MAX_PIPELINED_PUBLISHES, answered in turn); any other command waits for what runs before
+  // it, and holds the ones behind it here.
+  #pending = NO_COMMANDS;
   #pendingBytes = 0;
-  #busy = true;
-  #dropping = false;
+  /** Commands started and not yet answered; the key check counts as one. */
+  #inFlight = 1;
+  /** What runs now is publishes only, so another publish may join them. */
+  #publishing = false;
+  /** Settles once the last publish started has been answered (set by the first one). */
+  #replyTurn: Promise<void> | undefined;
   #framesUntilYield = FRAMES_BEFORE_YIELD;
   #closed = false;
+  /** The budget of `rate-limited` replies is spent: what waits is answered, then the connection closes. */
+  #overRate = false;
   readonly #socket: Duplex;
   #corked = false;
+  /**
+   * Replies written in this turn, still corked: not a sign the peer stopped reading. A
+   * window of pipelined publishes of large posts gets as many acks at once, each with its post.
+   */
+  #turnReplyBytes = 0;
   // Frames and posts waiting for the peer to read what was written before them.
-  #queued: (QueuedPost | Buffer | string | undefined)[] = [];
+  #queued = NOTHING_QUEUED;
   #queuedAt = 0;
   #queuedFrameBytes = 0;
   #queuedPosts = 0;
@@ -203,7 +247,16 @@ export class Session implements Subscriber {
     }
     this.#corkForThisTurn();
     ws.send(frame, TEXT_FRAME);
-    if (ws.bufferedAmount > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
+    if (ws.bufferedAmount - this.#turnReplyBytes > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
+  }
+
+  /** The answer to one of the peer's commands: counted against the slow-consumer limit from the next turn on. */
+  #sendReply(frame: Buffer | string): void {
+    // Only what goes to the socket now (not behind a history, not to a closed or silenced one).
+    if (this.#ws.readyState === OPEN && !this.faults?.silent && this.#queuedAt >= this.#queued.length) {
+      this.#turnReplyBytes += typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length;
+    }
+    this.sendFrame(frame);
   }
 
   /**
@@ -213,6 +266,7 @@ export class Session implements Subscriber {
    */
   sendQueued(posts: QueuedPost[]): void {
     if (this.#ws.readyState !== OPEN || this.faults?.silent) return;
+    if (this.#queued === NOTHING_QUEUED) this.#queued = [];
     for (const post of posts) this.#queued.push(post);
     this.#queuedPosts += posts.length;
     if (this.#queuedBytes() > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
@@ -269,6 +323,7 @@ export class Session implements Subscriber {
   // Static, so that no session carries a closure of its own for it.
   static #uncork(session: Session): void {
     session.#corked = false;
+    session.#turnReplyBytes = 0;
     session.#socket.uncork();
   }
 
@@ -283,6 +338,11 @@ export class Session implements Subscriber {
     this.#corkForThisTurn();
     this.#ws.ping();
     this.#sendEnvelope(keepAliveFrame);
+  }
+
+  /** Whether it holds a subscription (a publish-only connection does not). */
+  get subscribing(): boolean {
+    return this.#subscriptions.size > 0;
   }
 
   /** The key's identity, once checked. */
@@ -331,11 +391,13 @@ export class Session implements Subscriber {
   async #authenticate(): Promise<void> {
     const identity = await this.#context.service.authenticate(this.start.key);
     // Not kept for the life of the connection: it was needed only here.
-    this.start.key = undefined;
+    if (identity) this.start.key = undefined;
     if (!identity) {
+      const message = unauthorizedMessage(this.start.key);
+      this.start.key = undefined;
       this.#log('warn', 'rejected connection', { code: 'unauthorized' });
-      this.#sendEnvelope(encodeError('unauthorized', UNAUTHORIZED_MESSAGE));
-      this.close(CLOSE_UNAUTHORIZED, this.start.treeOnly ? UNAUTHORIZED_MESSAGE : UNAUTHORIZED_CLOSE_REASON);
+      this.#sendEnvelope(encodeError('unauthorized', message));
+      this.close(CLOSE_UNAUTHORIZED, this.start.treeOnly ? message : UNAUTHORIZED_CLOSE_REASON);
       return;
     }
     const user = await this.#context.service.userOf(identity);
@@ -359,7 +421,17 @@ export class Session implements Subscriber {
     this.#identity = identity;
     this.#user = user;
     this.#context.faults.attach(this);
-    this.#log('info', 'connected', { user: user.id, keyKind: identity.kind, stream: identity.streamId });
+    // Every connection passes here: no fields are built for a line that is not written.
+    if (logs(this.#context.logger, 'info'))
+      this.#log('info', 'connected', { user: user.id, keyKind: identity.kind, stream: identity.streamId });
+    const urlCommand = this.start.urlCommand;
+    // The hosted dialect greets on the bare endpoint only: bots on the URL form take any
+    // message but `sub_ack`, `ack`, `keep-alive` and posts for news.
+    if (urlCommand === undefined || this.start.hello) await this.#greet(user, identity);
+    if (urlCommand) await this.#run(() => parseCommandArgs(urlCommand.event, urlCommand.args), urlCommand.event);
+  }
+
+  async #greet(user: UserRecord, identity: Identity): Promise<void> {
     let prefix = connectedPrefixes.get(user);
     if (prefix === undefined) {
       const streams = await this.#context.service.store.streamsOf(user.id);
@@ -371,9 +443,8 @@ export class Session implements Subscriber {
       prefix = whole.slice(0, -2);
       connectedPrefixes.set(user, prefix);
     }
+    if (this.#closed) return;
     this.#sendEnvelope(connectedFrame(prefix, this.#context.clock.now(), identity.streamId));
-    const urlCommand = this.start.urlCommand;
-    if (urlCommand) await this.#run(() => parseCommandArgs(urlCommand.event, urlCommand.args), urlCommand.event);
   }
 
   /**
@@ -381,7 +452,7 @@ export class Session implements Subscriber {
    * token check per frame, and at most a budget of `rate-limited` replies.
    */
   #onMessage(data: Buffer, isBinary: boolean): void {
-    if (this.#closed || this.start.treeOnly) return;
+    if (this.#closed || this.#overRate || this.start.treeOnly) return;
     if (--this.#framesUntilYield === 0) {
       this.#framesUntilYield = FRAMES_BEFORE_YIELD;
       this.#ws.pause();
@@ -390,16 +461,16 @@ export class Session implements Subscriber {
     let arrival: Arrival = isBinary ? BINARY : this.#identity === undefined ? TEXT_BEFORE_KEY : TEXT;
     if (this.#rateLimiter !== undefined && !this.#rateLimiter.tryTake()) arrival = OVER_CONNECTION_RATE;
     else if (this.#keyLimiter !== undefined && !this.#keyLimiter.tryTake()) arrival = OVER_KEY_RATE;
-    if (arrival === OVER_CONNECTION_RATE || arrival === OVER_KEY_RATE) {
-      if (!this.#replyBudget!.tryTake()) {
-        if (!this.#dropping) this.#log('warn', 'rate limited: dropping commands without a reply');
-        this.#dropping = true;
+    if ((arrival === OVER_CONNECTION_RATE || arrival === OVER_KEY_RATE) && !this.#replyBudget!.tryTake()) {
+      this.#closeOverRate();
+      return;
+    }
+    if (this.#pending.length === 0) {
+      if (this.#inFlight === 0) {
+        this.#handle(arrival, data);
         return;
       }
-    } else this.#dropping = false;
-    if (!this.#busy && this.#pending.length === 0) {
-      this.#handle(arrival, data);
-      return;
+      if (this.#joinPublishes(arrival, data)) return;
     }
     if (
       this.#pending.length >= this.#context.maxPendingCommands ||
@@ -413,32 +484,60 @@ export class Session implements Subscriber {
       this.#ws.close(CLOSE_POLICY_VIOLATION, 'too many commands waiting; wait for replies');
       return;
     }
+    if (this.#pending === NO_COMMANDS) this.#pending = [];
     this.#pending.push({ arrival, data });
     this.#pendingBytes += data.length;
   }
 
-  /** Runs one command; while one waits on the store, the ones behind it wait in `#pending`. */
+  /** Runs one command with nothing else running; the ones behind it wait in `#pending` or join it. */
   #handle(arrival: Arrival, data: Buffer): void {
     const running = this.#start(arrival, data);
     if (running === undefined) return;
-    this.#busy = true;
+    this.#inFlight += 1;
     running.then(() => this.#commandDone());
   }
 
-  #commandDone(): void {
-    this.#busy = false;
-    const pending = this.#pending;
-    while (!this.#busy && pending.length > 0) {
-      const next = pending.shift()!;
-      this.#pendingBytes -= next.data.length;
-      this.#handle(next.arrival, next.data);
+  /** Starts a publish alongside the publishes running now, if that is what the frame is. */
+  #joinPublishes(arrival: Arrival, data: Buffer): boolean {
+    if (
+      !this.#publishing ||
+      arrival !== TEXT ||
+      this.#inFlight >= MAX_PIPELINED_PUBLISHES ||
+      this.#closed ||
+      !this.#context.pipelinePublishes
+    ) {
+      return false;
     }
+    // Anything else (a subscribe, a frame that does not parse) waits its turn, and is parsed then.
+    const parsed = parseCommandFrame(data.toString('utf8'));
+    if (!parsed.ok || parsed.command.event !== PUBLISH_COMMAND) return false;
+    this.#inFlight += 1;
+    this.#startPublish(parsed.command).then(() => this.#commandDone());
+    return true;
+  }
+
+  #commandDone(): void {
+    this.#inFlight -= 1;
+    if (this.#inFlight > 0) return;
+    this.#publishing = false;
+    const pending = this.#pending;
+    while (pending.length > 0) {
+      const next = pending[0]!;
+      if (this.#inFlight === 0) this.#handle(next.arrival, next.data);
+      else if (!this.#joinPublishes(next.arrival, next.data)) break;
+      pending.shift();
+      this.#pendingBytes -= next.data.length;
+    }
+    if (this.#overRate && this.#inFlight === 0) this.#closeOverRate();
   }
 
   #start(arrival: Arrival, data: Buffer): Promise<void> | undefined {
     if (this.#identity === undefined || this.#closed) return undefined;
     if (arrival === TEXT_BEFORE_KEY && this.#keyLimiter !== undefined && !this.#keyLimiter.tryTake()) {
-      if (!this.#replyBudget!.tryTake()) return undefined;
+      if (!this.#replyBudget!.tryTake()) {
+        this.#closeOverRate();
+        return undefined;
+      }
       arrival = OVER_KEY_RATE;
     }
     if (arrival === BINARY) {
@@ -456,6 +555,7 @@ export class Session implements Subscriber {
       this.#reject(parsed.error, parsed.requestId);
       return undefined;
     }
+    if (parsed.command.event === PUBLISH_COMMAND) return this.#startPublish(parsed.command);
     return this.#run(() => parsed.command, parsed.command.event);
   }
 
@@ -464,21 +564,28 @@ export class Session implements Subscriber {
     try {
       const command = parse();
       requestId = command.requestId;
-      if (command.event === PUBLISH_COMMAND) await this.#publish(command);
+      if (command.event === PUBLISH_COMMAND) await this.#answerPublish(command, this.#storePublish(command));
       else await this.#subscribe(command);
     } catch (error) {
-      if (error instanceof ProtocolError) {
-        this.#reject(error, requestId, event);
-        return;
-      }
-      this.#log('error', 'internal error', { event, reason: (error as Error).message });
-      this.#reject(new ProtocolError('internal', 'the server failed to run this command', event), requestId);
+      this.#failed(error, requestId, event);
     }
+  }
+
+  #failed(error: unknown, requestId: string | undefined, event: CommandName): void {
+    if (error instanceof ProtocolError) {
+      this.#reject(error, requestId, event);
+      return;
+    }
+    this.#log('error', 'internal error', { event, reason: (error as Error).message });
+    this.#reject(new ProtocolError('internal', 'the server failed to run this command', event), requestId);
   }
 
   async #subscribe(command: Extract<Command, { event: 'on-stream-post' | 'on-stream-post-tree' }>): Promise<void> {
     const { service, fanout } = this.#context;
     const resolved = await service.resolveStreams(this.#identity!, command.data.streamIds, command.event);
+    // On a shared store, this instance first dispatches every event stored before now: a post
+    // acknowledged (through any instance) before this command is history, never a live post.
+    await service.store.caughtUp?.();
     if (this.#closed) return;
     const format: Format = command.event === 'on-stream-post-tree' ? 'tree' : 'envelope';
     const streamIds = resolved.streams.map((stream) => stream.id);
@@ -492,15 +599,18 @@ export class Session implements Subscriber {
         command.event,
       );
     }
-    const subscription = new Subscription(this, format, resolved.user, resolved.streams);
+    const hiddenPosts = this.start.hello ? 'push' : this.#context.hostedHiddenPosts;
+    const subscription = new Subscription(this, format, resolved.user, resolved.streams, hiddenPosts);
     // Registered before history is read, so nothing published meanwhile is missed.
     if (replaced) fanout.remove(replaced);
     fanout.add(subscription);
     this.#subscriptions.set(key, subscription);
     // Live posts wait in the subscription until goLive, so reading history before the
     // acknowledgement loses nothing, and lets it say how many history messages follow.
-    const history = await service.history(resolved, command.data.lastPosts);
+    const read = await service.history(resolved, command.data.lastPosts);
     if (this.#closed) return;
+    // Held back while hidden: such a post reaches this subscription at its release.
+    const history = hiddenPosts === 'push' ? read : read.filter((post) => !post.hidden);
     this.#sendEnvelope(
       encodeEvent(
         'sub_ack',
@@ -509,40 +619,72 @@ export class Session implements Subscriber {
       ),
     );
     fanout.goLive(subscription, history);
-    this.#log('info', 'subscribed', {
-      event: command.event,
-      requestId: command.requestId,
-      streams: streamIds.join(','),
-      history: history.length,
-    });
+    if (logs(this.#context.logger, 'info'))
+      this.#log('info', 'subscribed', {
+        event: command.event,
+        requestId: command.requestId,
+        streams: streamIds.join(','),
+        history: history.length,
+      });
   }
 
-  async #publish(command: Extract<Command, { event: 'add-stream-post' }>): Promise<void> {
-    const { data } = command;
+  /**
+   * A publish sent to the store now, answered after every command before it. Every publish
+   * takes the same steps to the store, so the store gets them in the order they came.
+   */
+  #startPublish(command: PublishCommand): Promise<void> {
+    // Nothing before it waits for its answer (the usual case, and always in memory): no turn to wait for.
+    const first = this.#inFlight === 0;
+    this.#publishing = true;
+    const stored = this.#storePublish(command);
+    const answer = () =>
+      this.#answerPublish(command, stored).catch((error: unknown) =>
+        this.#failed(error, command.requestId, PUBLISH_COMMAND),
+      );
+    const answered = first || this.#replyTurn === undefined ? answer() : this.#replyTurn.then(answer);
+    this.#replyTurn = answered;
+    return answered;
+  }
+
+  #storePublish(command: PublishCommand): Promise<StoredPublish> {
+    const { faults, service } = this.#context;
+    let stored: Promise<StoredPublish>;
+    try {
+      const injected = faults.onPublish(this.#identity!, command.data.streamId, this.id);
+      stored = service.publish(this.#identity!, command.data).then((result) => ({ result, injected }));
+    } catch (error) {
+      stored = Promise.reject(error as Error);
+    }
+    // Answered in its turn (#answerPublish); a refusal is not an unhandled rejection meanwhile.
+    stored.catch(() => {});
+    return stored;
+  }
+
+  async #answerPublish(command: PublishCommand, stored: Promise<StoredPublish>): Promise<void> {
     const { faults } = this.#context;
-    const injected = faults.onPublish(this.#identity!, data.streamId, this.id);
-    const result = await this.#context.service.publish(this.#identity!, data);
+    const { result, injected } = await stored;
     if (injected !== undefined && faults.dropsAck(injected)) {
       this.#log('warn', 'ack dropped by an injected fault', { post: result.post.id });
       return;
     }
-    this.sendFrame(
+    this.#sendReply(
       encodeEvent('ack', { post: toWirePost(result.post, true), duplicate: result.duplicate }, command.requestId),
     );
-    this.#log('info', 'published', {
-      event: command.event,
-      requestId: command.requestId,
-      stream: result.post.streamId,
-      post: result.post.id,
-      duplicate: result.duplicate,
-      hidden: result.post.hidden,
-    });
+    if (logs(this.#context.logger, 'info'))
+      this.#log('info', 'published', {
+        event: command.event,
+        requestId: command.requestId,
+        stream: result.post.streamId,
+        post: result.post.id,
+        duplicate: result.duplicate,
+        hidden: result.post.hidden,
+      });
   }
 
   #reject(error: ProtocolError, requestId?: string, event?: string): void {
     if (this.start.treeOnly)
       this.close(error.code === 'internal' ? CLOSE_INTERNAL_ERROR : CLOSE_POLICY_VIOLATION, closeReason(error.message));
-    else this.sendFrame(encodeError(error.code, error.message, error.command ?? event, requestId));
+    else this.#sendReply(encodeError(error.code, error.message, error.command ?? event, requestId));
     // The client's mistake, answered to it: not a warning for the operator (a flood of bad
     // frames would otherwise fill a `serve -q` log).
     this.#log('info', 'command failed', {
@@ -558,6 +700,21 @@ export class Session implements Subscriber {
     if (!this.start.treeOnly) this.sendFrame(frame);
   }
 
+  /**
+   * B4: the budget of `rate-limited` replies is spent, and a command dropped unanswered would
+   * strand a client waiting on it. Frames from now on are not read; the commands already
+   * waiting are answered, then the connection closes, so every command sent after the last
+   * reply is known to have gone unanswered.
+   */
+  #closeOverRate(): void {
+    if (this.#closed) return;
+    if (!this.#overRate) this.#log('warn', 'closing: rate limit exceeded and its replies spent');
+    this.#overRate = true;
+    if (this.#inFlight > 0 || this.#pending.length > 0) return;
+    this.#detach();
+    this.#ws.close(CLOSE_POLICY_VIOLATION, 'rate limit exceeded');
+  }
+
   #closeSlowConsumer(): void {
     if (this.#closed) return;
     this.#log('warn', 'closing slow consumer', { bufferedBytes: this.#ws.bufferedAmount });
@@ -570,13 +727,13 @@ export class Session implements Subscriber {
     this.#closed = true;
     for (const subscription of this.#subscriptions.values()) this.#context.fanout.remove(subscription);
     this.#subscriptions.clear();
-    this.#pending = [];
+    this.#pending = NO_COMMANDS;
     this.#pendingBytes = 0;
     this.#clearQueued();
   }
 
   #clearQueued(): void {
-    this.#queued = [];
+    this.#queued = NOTHING_QUEUED;
     this.#queuedAt = 0;
     this.#queuedFrameBytes = 0;
     this.#queuedPosts = 0;
@@ -588,7 +745,7 @@ export class Session implements Subscriber {
     // Only now: a connection closed for being slow holds its buffers until its socket is gone.
     if (this.#keyId !== undefined) this.#context.keyLimits.closeConnection(this.#keyId);
     this.#keyId = undefined;
-    this.#log('info', 'disconnected', { code });
+    if (logs(this.#context.logger, 'info')) this.#log('info', 'disconnected', { code });
   }
 
   #log(
@@ -596,7 +753,8 @@ export class Session implements Subscriber {
     message: string,
     fields: Record<string, string | number | boolean | undefined> = {},
   ): void {
-    this.#context.logger.log(level, message, { conn: this.id, user: this.#user?.id, ...fields });
+    const { logger } = this.#context;
+    if (logs(logger, level)) logger.log(level, message, { conn: this.id, user: this.#user?.id, ...fields });
   }
 }
 

@@ -49,6 +49,7 @@ const postSchema = z.strictObject({
   releaseAt: z.nullable(isoTime),
   hidden: z.boolean(),
   customTarget: z.nullable(z.string()),
+  metadata: z.optional(z.record(z.string(), z.unknown())),
 });
 
 const documentSchema = z.strictObject({
@@ -69,6 +70,7 @@ const documentSchema = z.strictObject({
       expiresAt: isoTime,
     }),
   ),
+  customTargets: z.optional(z.record(z.string(), z.record(z.string(), z.array(z.string())))),
 });
 
 export type { StateDocument };
@@ -93,7 +95,29 @@ export function stateDocument(snapshot: StoreSnapshot, clockOffsetMs: number, fi
     held: snapshot.held.map(wire),
     pendingReleases: snapshot.pendingReleases.map(({ postId, releaseAt }) => ({ postId, releaseAt: iso(releaseAt) })),
     idempotencyKeys: snapshot.idempotencyKeys.map((entry) => ({ ...entry, expiresAt: iso(entry.expiresAt) })),
+    ...(snapshot.customTargets === undefined ? {} : { customTargets: snapshot.customTargets }),
   };
+}
+
+/** Checks saved selections against the seed: each names a user, a custom stream and targets that stream offers. */
+function checkSelections(
+  selections: NonNullable<StateDocument['customTargets']>,
+  seed: Seed,
+  fail: (detail: string) => never,
+): void {
+  const users = new Map(seed.users.map((user) => [user.id, user]));
+  const streams = new Map(seed.streams.map((stream) => [stream.id, stream]));
+  for (const [userId, byStream] of Object.entries(selections)) {
+    const user = users.get(userId);
+    if (!user) fail(`customTargets.${userId}: the seed has no such user`);
+    for (const [streamId, targets] of Object.entries(byStream)) {
+      const at = `customTargets.${userId}.${streamId}`;
+      const stream = streams.get(streamId);
+      if (!stream?.custom) fail(`${at}: the seed has no custom stream "${streamId}"`);
+      const unknown = targets.find((target) => !stream.customTargets.includes(target));
+      if (unknown !== undefined) fail(`${at}: stream "${streamId}" offers no target "${unknown}"`);
+    }
+  }
 }
 
 function pathOf(path: readonly PropertyKey[]): string {
@@ -121,6 +145,7 @@ function toSnapshot(document: StateDocument, seed: Seed, fail: (detail: string) 
       createdAt: parseIsoDateTime(post.createdAt)!,
       releaseAt: post.releaseAt === null ? null : parseIsoDateTime(post.releaseAt)!,
       customTarget: post.customTarget,
+      ...(post.metadata === undefined ? {} : { metadata: post.metadata }),
       hidden: post.hidden,
     };
     byId.set(parsed.id, parsed);
@@ -151,7 +176,15 @@ function toSnapshot(document: StateDocument, seed: Seed, fail: (detail: string) 
     }
     return { ...entry, expiresAt: parseIsoDateTime(entry.expiresAt)! };
   });
-  return { postCount: document.postCount, history, held, pendingReleases, idempotencyKeys };
+  if (document.customTargets !== undefined) checkSelections(document.customTargets, seed, fail);
+  return {
+    postCount: document.postCount,
+    history,
+    held,
+    pendingReleases,
+    idempotencyKeys,
+    ...(document.customTargets === undefined ? {} : { customTargets: document.customTargets }),
+  };
 }
 
 /** Checks a state file's text against this version and this seed; throws StateFileError saying what is wrong. */

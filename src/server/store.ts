@@ -1,3 +1,4 @@
+import type { Seed } from '../protocol/seed.js';
 import type { ContentType, Post } from '../protocol/types.js';
 
 /** Who a key speaks for. A stream key acts as the stream's owner. */
@@ -16,13 +17,15 @@ export interface UserRecord {
   customTargets: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-export interface StreamRecord {
-  id: string;
-  name: string;
-  owner: string;
-  custom: boolean;
-  customTargets: readonly string[];
+/** A stream as the seed gives it, without its key; the directory fields are what GET /v1/streams shows. */
+export interface StreamRecord extends Readonly<Omit<Seed['streams'][number], 'key' | 'customTargets' | 'createdAt'>> {
+  readonly customTargets: readonly string[];
+  /** Epoch ms of the seed's `createdAt`; null when it gives none. */
+  readonly createdAt: number | null;
 }
+
+/** Every user's selected targets: user id → custom stream id → targets. */
+export type TargetSelections = Record<string, Record<string, string[]>>;
 
 /** A stored post. `hidden` turns false at release; everything else is fixed. */
 export interface PostRecord {
@@ -34,6 +37,8 @@ export interface PostRecord {
   readonly createdAt: number;
   readonly releaseAt: number | null;
   readonly customTarget: string | null;
+  /** What a REST publisher sent as `metadata` (PROTOCOL.md B6); absent when none. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
   hidden: boolean;
 }
 
@@ -44,6 +49,7 @@ export interface PublishRequest {
   releaseAt: number | null;
   customTarget: string | null;
   idempotencyKey: string | null;
+  metadata?: Record<string, unknown> | undefined;
 }
 
 export interface PublishResult {
@@ -68,6 +74,8 @@ export interface StoreSnapshot {
   /** Hidden posts waiting for their release, by id, in release order. */
   pendingReleases: { postId: string; releaseAt: number }[];
   idempotencyKeys: { streamId: string; keyDigest: string; postId: string; expiresAt: number }[];
+  /** Every user's selected targets; absent (a state file saved before they could change): the seed's. */
+  customTargets?: TargetSelections;
 }
 
 export interface StoreStats {
@@ -84,11 +92,29 @@ export interface StoreStats {
  * processes act as one service; `publish` must deduplicate atomically.
  */
 export interface Store {
+  /**
+   * Each publish waits a round trip to another process (Redis): a connection's publishes are
+   * worth sending together. In memory a publish is done within the turn, and they run one by one.
+   */
+  readonly remote?: boolean;
   authenticate(key: string): Promise<Identity | undefined>;
   user(id: string): Promise<UserRecord | undefined>;
   stream(id: string): Promise<StreamRecord | undefined>;
   /** Streams a user follows or owns, in seed order. */
   streamsOf(userId: string): Promise<StreamRecord[]>;
+  /** Every stream, in seed order. */
+  streams(): Promise<StreamRecord[]>;
+  /**
+   * Replaces a user's selected targets on a custom stream it follows (checked by the caller).
+   * The user's record changes in place, on every instance of a shared store, before this
+   * resolves here: subscriptions hold that record, so delivery follows at once.
+   */
+  setCustomTargets(userId: string, streamId: string, targets: readonly string[]): Promise<void>;
+  /**
+   * A store shared by several instances: resolves once this instance has applied every change
+   * made anywhere before the call (a selection made through another instance is read back).
+   */
+  caughtUp?(): Promise<void>;
   publish(request: PublishRequest): Promise<PublishResult>;
   /**
    * Up to `limit` most recent posts of a stream, oldest first; with `asOf` (a `position()`),
@@ -138,6 +164,7 @@ export function toWirePost(record: PostRecord, reveal = false): Post {
     releaseAt: record.releaseAt === null ? null : iso(record.releaseAt),
     hidden: record.hidden,
     customTarget: record.customTarget,
+    ...(record.metadata === undefined ? {} : { metadata: record.metadata as Record<string, unknown> }),
   };
 }
 

@@ -681,7 +681,9 @@ function ackProblems(role: Role, args: unknown, data: Record<string, unknown> | 
   }
   if (data?.['duplicate'] === false) {
     if (post?.['text'] !== args['content']) problems.push('the acked text is not the content sent');
-    if (post?.['contentType'] !== args['contentType']) problems.push('the acked contentType is not the one sent');
+    // Omitted (or null), it is rawtext (PROTOCOL.md B4).
+    if (post?.['contentType'] !== (args['contentType'] ?? 'rawtext'))
+      problems.push('the acked contentType is not the one sent');
     if (post?.['customTarget'] !== (args['customTarget'] ?? null))
       problems.push('the acked customTarget is not the one sent');
   }

@@ -139,7 +139,10 @@ export async function connectWire(
   key: string,
   options: WireClientOptions & { path?: string; wsOptions?: WebSocket.ClientOptions } = {},
 ): Promise<WireClient> {
-  const ws = new WebSocket(`${server.url}${options.path ?? '/v1/ws'}`, {
+  // Our dialect, as the project's client asks for it (hidden posts pushed while hidden).
+  const url = new URL(`${server.url}${options.path ?? '/v1/ws'}`);
+  url.searchParams.set('hello', '1');
+  const ws = new WebSocket(url, {
     headers: { 'x-api-key': key },
     ...options.wsOptions,
   });

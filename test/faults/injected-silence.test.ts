@@ -1,35 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { connectAs, KEYS, publish, startTestServer } from '../support/harness.js';
 import { RecordingLogger } from './helpers.js';
-import { ids, libraryClient, take } from './injected-support.js';
-
-// The library client pings every 15 s and gives a pong 10 s: this waits for that, on events.
-const HEARTBEAT_WAIT = { timeout: 90_000 };
+import { HEARTBEAT, ids, libraryClient, take } from './injected-support.js';
 
 describe('go-silent', () => {
-  it(
-    'nothing reaches the client, which finds the connection dead by its heartbeat, reconnects and replays the posts it missed',
-    HEARTBEAT_WAIT,
-    async () => {
-      const server = await startTestServer();
-      const reader = await libraryClient(server, server.keys.readers['alice']!);
-      const subscription = reader.client.subscribe({ streamIds: ['macro-wire'] });
-      const events = subscription[Symbol.asyncIterator]();
-      await subscription.ready;
-      const [connection] = server.connections();
-      const fault = await server.faults.add({ type: 'go-silent', scope: { connection: connection!.id } });
-      const { client: publisher } = await libraryClient(server, server.keys.streams['macro-wire']!);
-      const missed = (await publisher.publish({ streamId: 'macro-wire', content: 'into the void' })).post.id;
+  it('nothing reaches the client, which finds the connection dead by its heartbeat, reconnects and replays the posts it missed', async () => {
+    const server = await startTestServer();
+    const reader = await libraryClient(server, server.keys.readers['alice']!, HEARTBEAT);
+    const subscription = reader.client.subscribe({ streamIds: ['macro-wire'] });
+    const events = subscription[Symbol.asyncIterator]();
+    await subscription.ready;
+    const [connection] = server.connections();
+    const fault = await server.faults.add({ type: 'go-silent', scope: { connection: connection!.id } });
+    const { client: publisher } = await libraryClient(server, server.keys.streams['macro-wire']!);
+    const missed = (await publisher.publish({ streamId: 'macro-wire', content: 'into the void' })).post.id;
 
-      await reader.until(() => reader.states.some((state) => state.kind === 'reconnecting'));
-      const drop = reader.states.find((state) => state.kind === 'reconnecting');
-      expect(drop).toMatchObject({ reason: expect.stringContaining('no answer to a ping within') });
-      // The replay after the reconnect brings the post the silent connection swallowed.
-      expect(ids(await take(events, 1))).toEqual([missed]);
-      // The fault named a connection that is gone: it stays listed until cleared.
-      expect(server.faults.clear(fault.id)).toBe(1);
-    },
-  );
+    await reader.until(() => reader.states.some((state) => state.kind === 'reconnecting'));
+    const drop = reader.states.find((state) => state.kind === 'reconnecting');
+    expect(drop).toMatchObject({ reason: expect.stringContaining('no answer to a ping within') });
+    // The replay after the reconnect brings the post the silent connection swallowed.
+    expect(ids(await take(events, 1))).toEqual([missed]);
+    // The fault named a connection that is gone: it stays listed until cleared.
+    expect(server.faults.clear(fault.id)).toBe(1);
+  });
 
   it('drops what would be sent (posts, replies) and answers no ping; clearing it lets frames flow again', async () => {
     const logger = new RecordingLogger();

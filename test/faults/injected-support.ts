@@ -1,4 +1,10 @@
-import { connect, type ClientState, type StreamPostsClient, type StreamPostsServer } from '../../src/index.js';
+import {
+  connect,
+  type ClientState,
+  type ConnectOptions,
+  type StreamPostsClient,
+  type StreamPostsServer,
+} from '../../src/index.js';
 import { Arrivals } from '../support/arrivals.js';
 import { afterTest } from '../support/harness.js';
 
@@ -6,10 +12,12 @@ import { afterTest } from '../support/harness.js';
 export async function libraryClient(
   server: StreamPostsServer,
   apiKey: string,
+  options: Pick<ConnectOptions, 'heartbeat'> = {},
 ): Promise<{ client: StreamPostsClient; states: ClientState[]; until: (check: () => boolean) => Promise<void> }> {
   const states: ClientState[] = [];
   const arrivals = new Arrivals();
   const client = await connect({
+    ...options,
     url: server.url,
     apiKey,
     onState: (state) => {
@@ -41,3 +49,6 @@ export async function take<T>(iterator: AsyncIterator<T>, count: number): Promis
 export function ids(events: readonly { post: { id: string } }[]): string[] {
   return events.map((event) => event.post.id);
 }
+
+/** The reader's heartbeat made short, as a bot's own test would (the default waits 15 s, then 10 s). */
+export const HEARTBEAT = { heartbeat: { intervalMs: 300, timeoutMs: 1_000 } };

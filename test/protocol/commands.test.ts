@@ -115,6 +115,9 @@ describe('publish arguments', () => {
     ['idempotencyKey of 1', { idempotencyKey: 'k' }, { idempotencyKey: 'k' }],
     ['idempotencyKey of 256', { idempotencyKey: 'k'.repeat(256) }, { idempotencyKey: 'k'.repeat(256) }],
     ['unknown fields dropped', { extra: 1 }, {}],
+    ['no contentType, as rawtext', { contentType: undefined }, { contentType: 'rawtext' }],
+    ['contentType null, as rawtext', { contentType: null }, { contentType: 'rawtext' }],
+    ["a hosted publisher's extra fields, ignored", { id: 'x1', createdAt: 1_795_262_400_000 }, {}],
   ])('accepts %s', (_name, change, expected) => {
     const command = parseCommandArgs('add-stream-post', { ...valid, ...change });
     expect(command).toEqual({ event: 'add-stream-post', data: { ...parsed, ...expected } });
@@ -135,7 +138,6 @@ describe('publish arguments', () => {
     ['2-byte content of 64 KiB + 1', { content: 'é'.repeat(KIB64 / 2 - 1) + 'aaa' }, 'content'],
     ['3-byte content of 64 KiB + 1', { content: '€'.repeat(21845) + 'é' }, 'content'],
     ['4-byte content of 64 KiB + 1', { content: '🚀'.repeat(KIB64 / 4) + 'a' }, 'content'],
-    ['missing contentType', { contentType: undefined }, 'contentType'],
     ['contentType html', { contentType: 'html' }, 'contentType'],
     ['contentType Markdown', { contentType: 'Markdown' }, 'contentType'],
     ['releaseAt "tomorrow"', { releaseAt: 'tomorrow' }, 'releaseAt'],

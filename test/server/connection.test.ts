@@ -79,19 +79,17 @@ describe('authentication', () => {
   });
 
   it.each([
-    ['missing key', undefined, false],
-    ['unknown key in the header', 'sp_not_a_real_key_123', false],
-    ['unknown key in the query', 'sp_not_a_real_key_456', true],
-    ['empty key', '', true],
-  ])('%s: one unauthorized error, then close 4401, key never echoed', async (_name, key, keyInQuery) => {
+    ['missing key', undefined, false, 'No secret key provided'],
+    ['unknown key in the header', 'sp_not_a_real_key_123', false, 'Invalid secret key'],
+    ['unknown key in the query', 'sp_not_a_real_key_456', true, 'Invalid secret key'],
+    ['empty key', '', true, 'No secret key provided'],
+  ])('%s: one unauthorized error, then close 4401, key never echoed', async (_name, key, keyInQuery, message) => {
     const logger = recordingLogger();
     const server = await startTestServer({ logger });
     const client = await connect(server, key === undefined ? {} : { key, keyInQuery });
     const close = await closedWithin(client, 2000);
     expect(close.code).toBe(4401);
-    expect(client.messages).toEqual([
-      { event: 'error', data: { code: 'unauthorized', message: 'Invalid secret key' } },
-    ]);
+    expect(client.messages).toEqual([{ event: 'error', data: { code: 'unauthorized', message } }]);
     if (key) {
       expect(JSON.stringify(client.messages)).not.toContain(key);
       expect(close.reason).not.toContain(key);
@@ -155,32 +153,69 @@ describe('URL form of commands', () => {
     expect(await client.next()).toEqual({ event: 'stream.post.created', data: post });
   });
 
-  it('on-stream-post-tree: connected, sub_ack, then tree items oldest first', async () => {
+  it.each([false, true])(
+    'on-stream-post-tree (hosted dialect: %s): tree items only, oldest first, as Tree Terminal reads them',
+    async (hosted) => {
+      const server = await startTestServer();
+      const client = await connect(server, {
+        key: KEYS.alice,
+        keyInQuery: true,
+        hosted,
+        path: '/v1/ws/on-stream-post-tree',
+        query: { streamIds: 'crypto-legal', lastPosts: '2' },
+      });
+      const first = await client.next();
+      const second = await client.next();
+      expect(first).toMatchObject({
+        title: 'Crypto Legal Updates',
+        link: 'https://example.org/sec-binance',
+        coin: 'BNB',
+        type: 'stream-post',
+        streamId: 'crypto-legal',
+        hidden: false,
+      });
+      expect(second).toMatchObject({ coin: 'ETH', streamId: 'crypto-legal' });
+      expect(String(first['_id']) < String(second['_id'])).toBe(true);
+      const post = await publish(server, KEYS.cryptoLegal, { streamId: 'crypto-legal', content: 'live $SOL item' });
+      expect(await client.next()).toMatchObject({ _id: post.id, coin: 'SOL', time: Date.parse(post.createdAt) });
+      // Not one envelope: no connected, no sub_ack, nothing with an event.
+      expect(client.messages.every((message) => !('event' in message) && typeof message['time'] === 'number')).toBe(
+        true,
+      );
+    },
+  );
+
+  it('on-stream-post-tree with a bad argument: closed with 1008 and the reason, no envelope', async () => {
+    const server = await startTestServer();
+    const client = await connect(server, {
+      key: KEYS.alice,
+      path: '/v1/ws/on-stream-post-tree',
+      query: { streamIds: 'no-such-stream' },
+    });
+    const close = await client.closed;
+    expect(close.code).toBe(1008);
+    expect(close.reason).toContain('no-such-stream');
+    expect(client.messages).toEqual([]);
+  });
+
+  it('hosted dialect: the URL form sends no greeting, its sub_ack comes first', async () => {
     const server = await startTestServer();
     const client = await connect(server, {
       key: KEYS.alice,
       keyInQuery: true,
-      path: '/v1/ws/on-stream-post-tree',
-      query: { streamIds: 'crypto-legal', lastPosts: '2' },
+      hosted: true,
+      path: '/v1/ws/on-stream-post',
+      query: { streamIds: 'macro-wire', lastPosts: '1' },
     });
-    expect((await client.next()).event).toBe('connected');
-    expect(await client.next()).toEqual({
-      event: 'sub_ack',
-      data: { command: 'on-stream-post-tree', streamIds: ['crypto-legal'], lastPosts: 2, history: 2 },
-    });
-    const first = await client.next();
-    const second = await client.next();
-    expect(first).not.toHaveProperty('event');
-    expect(first).toMatchObject({
-      title: 'Crypto Legal Updates',
-      link: 'https://example.org/sec-binance',
-      coin: 'BNB',
-      type: 'stream-post',
-      streamId: 'crypto-legal',
-      hidden: false,
-    });
-    expect(second).toMatchObject({ coin: 'ETH', streamId: 'crypto-legal' });
-    expect(String(first['_id']) < String(second['_id'])).toBe(true);
+    expect(await client.next()).toMatchObject({ event: 'sub_ack', data: { streamIds: ['macro-wire'], lastPosts: 1 } });
+    expect(await client.next()).toMatchObject({ event: 'stream.post.created', data: { streamId: 'macro-wire' } });
+    expect(client.messages.some((message) => message.event === 'connected')).toBe(false);
+  });
+
+  it('hosted dialect: the bare endpoint still greets with connected, data.message "connected"', async () => {
+    const server = await startTestServer();
+    const client = await connect(server, { key: KEYS.macroWire, hosted: true });
+    expect(await client.next()).toMatchObject({ event: 'connected', data: { message: 'connected' } });
   });
 
   it('add-stream-post with a stream key: connected, then ack; subscribers get the post', async () => {
@@ -204,7 +239,6 @@ describe('URL form of commands', () => {
 
   it.each([
     ['on-stream-post', KEYS.alice, { lastPosts: 'abc' }, 'invalid-argument'],
-    ['on-stream-post-tree', KEYS.alice, { streamIds: 'no-such-stream' }, 'not-found'],
     [
       'add-stream-post',
       KEYS.macroWire,

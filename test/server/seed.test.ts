@@ -69,6 +69,32 @@ describe('parseSeed', () => {
     expect(seed.posts).toHaveLength(2);
   });
 
+  it('fills a stream’s directory fields: followers counts the seed’s users who follow it', () => {
+    const seed = parseSeed(base());
+    expect(seed.streams[0]).toEqual({
+      id: 'news',
+      name: 'News',
+      owner: 'owner',
+      key: STREAM_KEY,
+      custom: false,
+      customTargets: [],
+      description: '',
+      label: '',
+      isFeatured: false,
+      packageOnly: false,
+      category: 'OTHER',
+      state: 'ACTIVE',
+      pricingType: 'FREE',
+      followers: 1,
+      public: true,
+      customTargetsData: {},
+      paidStreamData: {},
+    });
+    const given = base();
+    given.streams![1] = { ...given.streams![1]!, followers: 0, state: 'DRAFT', pricingType: 'PACKAGE_ONLY' };
+    expect(parseSeed(given).streams[1]).toMatchObject({ followers: 0, state: 'DRAFT', pricingType: 'PACKAGE_ONLY' });
+  });
+
   type Edit = (seed: SeedInput & { users: any[]; streams: any[]; posts: any[] }) => void;
 
   it.each<[string, Edit, string]>([
@@ -102,6 +128,18 @@ describe('parseSeed', () => {
       'target the stream lacks',
       (s) => (s.users[1].customTargets = { alerts: ['SOL'] }),
       'seed.users[1].customTargets.alerts',
+    ],
+    ['stream state "active"', (s) => (s.streams[0].state = 'active'), 'seed.streams[0].state'],
+    ['stream pricingType "ALL"', (s) => (s.streams[0].pricingType = 'ALL'), 'seed.streams[0].pricingType'],
+    ['negative followers', (s) => (s.streams[0].followers = -1), 'seed.streams[0].followers'],
+    ['fractional followers', (s) => (s.streams[0].followers = 1.5), 'seed.streams[0].followers'],
+    ['empty category', (s) => (s.streams[0].category = ''), 'seed.streams[0].category'],
+    ['public "yes"', (s) => (s.streams[0].public = 'yes'), 'seed.streams[0].public'],
+    ['paidStreamData a list', (s) => (s.streams[0].paidStreamData = []), 'seed.streams[0].paidStreamData'],
+    [
+      'stream createdAt without zone',
+      (s) => (s.streams[0].createdAt = '2026-01-01T00:00'),
+      'seed.streams[0].createdAt',
     ],
     ['post to an unknown stream', (s) => (s.posts[0].streamId = 'ghost'), 'seed.posts[0].streamId'],
     ['post with empty content', (s) => (s.posts[0].content = ''), 'seed.posts[0].content'],

@@ -12,6 +12,9 @@ interface ShownItem {
   link: string | undefined;
 }
 
+const FEED = '/graphql?format=tree&';
+const TREE_URL_FORM = '/v1/ws/on-stream-post-tree?';
+
 const FIRST_URL = /https?:\/\/[^\s<>()"'`[\]]+/;
 
 /**
@@ -42,8 +45,9 @@ class Terminal {
     );
   }
 
-  static open(server: StreamPostsServer, key: string, query = ''): Terminal {
-    return new Terminal(new WebSocket(`${server.url}/graphql?format=tree&apiKey=${encodeURIComponent(key)}${query}`));
+  /** `address`: the hosted tree feed, or the tree command's URL form the hosted docs give Tree Terminal. */
+  static open(server: StreamPostsServer, key: string, query = '', address: string = FEED): Terminal {
+    return new Terminal(new WebSocket(`${server.url}${address}apiKey=${encodeURIComponent(key)}${query}`));
   }
 
   #take(raw: string): void {
@@ -101,8 +105,13 @@ async function restPublish(
   return reply.body.post;
 }
 
-async function openTerminal(server: StreamPostsServer, key: string, query = ''): Promise<Terminal> {
-  const terminal = Terminal.open(server, key, query);
+async function openTerminal(
+  server: StreamPostsServer,
+  key: string,
+  query = '',
+  address: string = FEED,
+): Promise<Terminal> {
+  const terminal = Terminal.open(server, key, query, address);
   await new Promise<void>((resolve, reject) => {
     terminal.ws.once('open', () => resolve());
     terminal.ws.once('error', reject);
@@ -116,63 +125,67 @@ async function openTerminal(server: StreamPostsServer, key: string, query = ''):
 }
 
 describe('the hosted tree feed address /graphql?format=tree', () => {
-  it('gives a terminal written for the hosted service every post, readable, and nothing it cannot parse', async () => {
-    const server = await startTestServer({ keepAliveMs: 50 });
-    const terminal = await openTerminal(server, KEYS.alice);
+  it.each([FEED, TREE_URL_FORM])(
+    'gives a terminal written for the hosted service every post, readable, and nothing it cannot parse (%s)',
+    async (address) => {
+      const server = await startTestServer({ keepAliveMs: 50 });
+      const terminal = await openTerminal(server, KEYS.alice, '', address);
 
-    const plain = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'Fed holds rates at 4.25%' });
-    expect(await terminal.item(plain.id)).toEqual({
-      id: plain.id,
-      time: Date.parse(plain.createdAt),
-      text: 'Fed holds rates at 4.25%',
-      coins: [],
-      link: undefined,
-    });
+      const plain = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'Fed holds rates at 4.25%' });
+      expect(await terminal.item(plain.id)).toEqual({
+        id: plain.id,
+        time: Date.parse(plain.createdAt),
+        text: 'Fed holds rates at 4.25%',
+        coins: [],
+        link: undefined,
+      });
 
-    const markdown = await restPublish(server, KEYS.cryptoLegal, 'crypto-legal', {
-      contentType: 'markdown',
-      content: '**SEC v. Binance**: dismissal filed, $BNB and $eth move. Docket: https://example.org/docket/42.',
-    });
-    expect(await terminal.item(markdown.id)).toMatchObject({
-      text: markdown.text,
-      coins: ['BNB', 'ETH'],
-      link: 'https://example.org/docket/42.',
-    });
+      const markdown = await restPublish(server, KEYS.cryptoLegal, 'crypto-legal', {
+        contentType: 'markdown',
+        content: '**SEC v. Binance**: dismissal filed, $BNB and $eth move. Docket: https://example.org/docket/42.',
+      });
+      expect(await terminal.item(markdown.id)).toMatchObject({
+        text: markdown.text,
+        coins: ['BNB', 'ETH'],
+        link: 'https://example.org/docket/42.',
+      });
 
-    const { now } = await adminState(server);
-    const hidden = await restPublish(server, KEYS.macroWire, 'macro-wire', {
-      content: 'CPI 3.1% $BTC https://example.org/cpi',
-      releaseAt: new Date(Date.parse(now) + 60_000).toISOString(),
-    });
-    // While hidden, the item has no text: such a terminal shows the title (the stream name).
-    expect(await terminal.item(hidden.id)).toMatchObject({ text: 'Macro Wire', coins: [], link: undefined });
-    await advanceClock(server, 120_000);
-    expect(await terminal.item(hidden.id, 2)).toMatchObject({
-      text: 'CPI 3.1% $BTC https://example.org/cpi',
-      coins: ['BTC'],
-      link: 'https://example.org/cpi',
-    });
+      const { now } = await adminState(server);
+      const hidden = await restPublish(server, KEYS.macroWire, 'macro-wire', {
+        content: 'CPI 3.1% $BTC https://example.org/cpi',
+        releaseAt: new Date(Date.parse(now) + 60_000).toISOString(),
+      });
+      // Held back while hidden (the hosted dialect, B1a): the next item is the post after it.
+      const meanwhile = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'while it is hidden' });
+      expect((await terminal.item(meanwhile.id)).text).toBe('while it is hidden');
+      await advanceClock(server, 120_000);
+      expect(await terminal.item(hidden.id)).toMatchObject({
+        text: 'CPI 3.1% $BTC https://example.org/cpi',
+        coins: ['BTC'],
+        link: 'https://example.org/cpi',
+      });
 
-    // Keep-alive is a ping alone: the next item after one is still the next message.
-    const pingsBefore = terminal.pings;
-    await terminal.until(() => terminal.pings > pingsBefore, 'a ping');
-    const fromLegal = await restPublish(server, KEYS.cryptoLegal, 'crypto-legal', {
-      content: 'legal after keep-alive',
-    });
-    const fromMacro = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'macro after keep-alive' });
-    expect((await terminal.item(fromLegal.id)).text).toBe('legal after keep-alive');
-    expect((await terminal.item(fromMacro.id)).text).toBe('macro after keep-alive');
+      // Keep-alive is a ping alone: the next item after one is still the next message.
+      const pingsBefore = terminal.pings;
+      await terminal.until(() => terminal.pings > pingsBefore, 'a ping');
+      const fromLegal = await restPublish(server, KEYS.cryptoLegal, 'crypto-legal', {
+        content: 'legal after keep-alive',
+      });
+      const fromMacro = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'macro after keep-alive' });
+      expect((await terminal.item(fromLegal.id)).text).toBe('legal after keep-alive');
+      expect((await terminal.item(fromMacro.id)).text).toBe('macro after keep-alive');
 
-    expect(terminal.unparseable).toEqual([]);
-    expect(terminal.items.map((item) => item.id)).toEqual([
-      plain.id,
-      markdown.id,
-      hidden.id,
-      hidden.id,
-      fromLegal.id,
-      fromMacro.id,
-    ]);
-  });
+      expect(terminal.unparseable).toEqual([]);
+      expect(terminal.items.map((item) => item.id)).toEqual([
+        plain.id,
+        markdown.id,
+        meanwhile.id,
+        hidden.id,
+        fromLegal.id,
+        fromMacro.id,
+      ]);
+    },
+  );
 
   it('honours streamIds and lastPosts in the query, and the key as an x-api-key header', async () => {
     const server = await startTestServer();
@@ -193,10 +206,10 @@ describe('the hosted tree feed address /graphql?format=tree', () => {
     expect(terminal.unparseable).toEqual([]);
   });
 
-  it('a bad key closes with 4401 and nothing else is sent', async () => {
+  it.each([FEED, TREE_URL_FORM])('a bad key closes with 4401 and nothing else is sent (%s)', async (address) => {
     const server = await startTestServer();
-    const terminal = Terminal.open(server, 'sp_not_a_key');
-    expect((await terminal.closed).code).toBe(4401);
+    const terminal = Terminal.open(server, 'sp_not_a_key', '', address);
+    expect(await terminal.closed).toEqual({ code: 4401, reason: 'Invalid secret key' });
     expect(terminal.unparseable).toEqual([]);
     expect(terminal.items).toEqual([]);
   });
@@ -245,12 +258,15 @@ describe('the hosted tree feed address /graphql?format=tree', () => {
     expect(terminal.items.map((item) => item.id)).toEqual([post.id]);
   });
 
-  it('/graphql without format=tree is not an endpoint', async () => {
+  it('/graphql without format=tree is the GraphQL endpoint: a socket without its subprotocol is closed 4406, never sent tree items', async () => {
     const server = await startTestServer();
     const ws = new WebSocket(`${server.url}/graphql?apiKey=${KEYS.alice}`);
-    const status = await new Promise<number>((resolve) =>
-      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)),
+    const messages: string[] = [];
+    ws.on('message', (data: Buffer) => messages.push(data.toString()));
+    const [code] = await new Promise<[number, string]>((resolve) =>
+      ws.once('close', (closeCode, reason) => resolve([closeCode, reason.toString()])),
     );
-    expect(status).toBe(404);
+    expect(code).toBe(4406);
+    expect(messages).toEqual([]);
   });
 });

@@ -218,10 +218,18 @@ describe('restarts and outages', () => {
       const [server] = (await instances(1, persistent.url, `outage${++keyspaces}:`)) as [StreamPostsServer];
       const acked = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'before' });
       const reader = await subscribe(server, 'macro-wire');
+      const publishOnly = await connectAs(server, KEYS.macroWire);
       await persistent.kill();
 
       // Subscribers are told to reconnect: their replay fills what they miss meanwhile.
       expect((await reader.closed).code).toBe(1012);
+      // A connection that only publishes has nothing to replay: it stays, and is told why each post fails.
+      const during = await publishOnly.request(
+        'add-stream-post',
+        { streamId: 'macro-wire', content: 'during, on the open connection', contentType: 'rawtext' },
+        WAIT_MS,
+      );
+      expect(during).toMatchObject({ event: 'error', data: { code: 'unavailable' } });
       const refused = await http(server, 'POST', '/v1/streams/macro-wire/post', {
         key: KEYS.macroWire,
         body: { content: 'during', contentType: 'rawtext' },
@@ -234,6 +242,12 @@ describe('restarts and outages', () => {
       await persistent.restart();
       await (server.store as RedisStore).following();
       const after = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'after' });
+      const again = await publishOnly.request(
+        'add-stream-post',
+        { streamId: 'macro-wire', content: 'after, on the connection that stayed', contentType: 'rawtext' },
+        WAIT_MS,
+      );
+      expect(again.event).toBe('ack');
       const back = await subscribe(server, 'macro-wire', 100);
       await back.next((m) => m.event === 'stream.post.created' && m.data.id === after.id, WAIT_MS);
       const texts = back.messages.filter((m) => m.event === 'stream.post.created').map((m) => m.data.text);

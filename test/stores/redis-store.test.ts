@@ -208,3 +208,41 @@ describe('a Redis that stops answering (its connections still open)', () => {
     }
   });
 });
+
+describe('selected custom targets', () => {
+  it('change the same user record on every instance, reach instances started later, and go back to the seed on reset', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = [await open({ prefix }), await open({ prefix })];
+    const aliceOnB = (await b.user('alice'))!;
+    await a.setCustomTargets('alice', 'whale-alerts', ['SOL']);
+    await b.caughtUp();
+    // Subscriptions hold this record: it must be the one that changed, not a new one.
+    expect(await b.user('alice')).toBe(aliceOnB);
+    expect([...aliceOnB.customTargets.get('whale-alerts')!]).toEqual(['SOL']);
+    const later = await open({ prefix });
+    expect([...(await later.user('alice'))!.customTargets.get('whale-alerts')!]).toEqual(['SOL']);
+    await a.reset();
+    await Promise.all([b.caughtUp(), later.caughtUp()]);
+    for (const store of [a, b, later]) {
+      expect([...(await store.user('alice'))!.customTargets.get('whale-alerts')!]).toEqual(['BTC', 'ETH']);
+    }
+    await a.setCustomTargets('bob', 'whale-alerts', []);
+    const replaced = await open({ prefix, resetStore: true });
+    expect([...(await replaced.user('bob'))!.customTargets.get('whale-alerts')!]).toEqual(['SOL']);
+  });
+});
+
+describe('post metadata', () => {
+  it('is stored with the post, kept through its release, and read back as given', async () => {
+    const clock = new AdjustableClock();
+    const store = await open({ prefix: freshPrefix(), clock });
+    const events = collect(store);
+    const metadata = { headline: 'Held "quoted" \\ text', media: [{ type: 'image/png', url: 'http://x/y' }], n: 1.5 };
+    const { post: held } = await store.publish(post({ metadata, releaseAt: clock.now() + 1_000 }));
+    expect(held).toMatchObject({ metadata, hidden: true });
+    await store.advanceClock(1_000);
+    const released = events.find((event) => event.type === 'released')!;
+    expect(released.post).toMatchObject({ id: held.id, metadata, hidden: false });
+    expect((await store.recent('macro-wire', 1))[0]).toMatchObject({ metadata, hidden: false });
+  });
+});

@@ -15,3 +15,100 @@ export function samplePost(change: Partial<Post> = {}): Post {
     ...change,
   };
 }
+
+const CATEGORIES = ['CRYPTO', 'MACRO', 'LEGAL'] as const;
+const PRICING = ['FREE', 'PAID', 'PACKAGE_ONLY'] as const;
+
+/**
+ * A directory of 23 streams owned by `desk`, for the filters and pages of `GET /v1/streams`:
+ * stream `sNN` (01-23) has `NN * 10` followers, category and pricing by NN mod 3, is featured
+ * when NN mod 5 is 0, custom when NN mod 4 is 0, a draft when NN mod 7 is 0, not public when
+ * NN mod 6 is 0, and created NN days after 2025-01-01 (s23 has no date). `ann` follows s06
+ * and s12 (both not public) and s04 (custom, target A selected); `cid` follows nothing.
+ */
+export function directorySeed() {
+  const streams = Array.from({ length: 23 }, (_, index) => {
+    const n = index + 1;
+    const id = `s${String(n).padStart(2, '0')}`;
+    return {
+      id,
+      name: `Stream ${n}`,
+      owner: 'desk',
+      key: `sp_test_stream_${id}`,
+      followers: n * 10,
+      category: CATEGORIES[n % 3]!,
+      pricingType: PRICING[n % 3]!,
+      isFeatured: n % 5 === 0,
+      ...(n % 4 === 0 ? { custom: true, customTargets: ['A', 'B', 'C'] } : {}),
+      state: n % 7 === 0 ? ('DRAFT' as const) : ('ACTIVE' as const),
+      public: n % 6 !== 0,
+      ...(n === 23 ? {} : { createdAt: new Date(Date.UTC(2025, 0, 1 + n)).toISOString() }),
+    };
+  });
+  return {
+    users: [
+      { id: 'desk', name: 'Desk', readerKey: 'sp_test_reader_desk' },
+      {
+        id: 'ann',
+        name: 'Ann',
+        readerKey: 'sp_test_reader_ann',
+        follows: ['s04', 's06', 's12'],
+        customTargets: { s04: ['A'] },
+      },
+      { id: 'cid', name: 'Cid', readerKey: 'sp_test_reader_cid' },
+    ],
+    streams,
+  };
+}
+
+/** The demo seed's streams in their REST form, as the owner's reader key (newsdesk) sees them. */
+export const DEMO_REST_STREAMS = {
+  legal: {
+    id: 'crypto-legal',
+    name: 'Crypto Legal Updates',
+    description: 'Court filings, rulings and enforcement actions that move crypto markets.',
+    custom: false,
+    customTargets: [],
+    customTargetsData: {},
+    label: 'Legal',
+    paidStreamData: { price: 29, currency: 'USD', period: 'month' },
+    packageOnly: false,
+    isFeatured: true,
+    owner: 'newsdesk',
+    followers: 1240,
+    following: true,
+    publish: false,
+  },
+  macro: {
+    id: 'macro-wire',
+    name: 'Macro Wire',
+    description: 'Macro data releases the second they print.',
+    custom: false,
+    customTargets: [],
+    customTargetsData: {},
+    label: 'Macro',
+    paidStreamData: {},
+    packageOnly: false,
+    isFeatured: false,
+    owner: 'newsdesk',
+    followers: 860,
+    following: true,
+    publish: false,
+  },
+  whale: {
+    id: 'whale-alerts',
+    name: 'Whale Alerts',
+    description: 'Large on-chain transfers; pick the coins you want.',
+    custom: true,
+    customTargets: ['BTC', 'ETH', 'SOL'],
+    customTargetsData: { BTC: { name: 'Bitcoin' }, ETH: { name: 'Ether' }, SOL: { name: 'Solana' } },
+    label: 'On-chain',
+    paidStreamData: {},
+    packageOnly: true,
+    isFeatured: false,
+    owner: 'newsdesk',
+    followers: 430,
+    following: true,
+    publish: false,
+  },
+};

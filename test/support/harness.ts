@@ -81,6 +81,11 @@ export interface ConnectOptions {
   /** Path after the base URL, default /v1/ws. */
   path?: string;
   query?: Record<string, string>;
+  /**
+   * Speak as a client of the hosted service does: without `hello=1`, so the server uses the
+   * hosted dialect (PROTOCOL.md B1a). By default the tests ask for ours, as the project's client does.
+   */
+  hosted?: boolean;
   wsOptions?: WebSocket.ClientOptions;
 }
 
@@ -158,6 +163,7 @@ export class TestClient {
 /** Opens a connection and resolves once it is open (not once authenticated). */
 export async function connect(server: ServerAddress, options: ConnectOptions = {}): Promise<TestClient> {
   const url = new URL(`${server.url}${options.path ?? '/v1/ws'}`);
+  if (!options.hosted) url.searchParams.set('hello', '1');
   for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value);
   const headers: Record<string, string> = {};
   if (options.key !== undefined) {

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { Clock } from '../clock.js';
 import { ReleaseScheduler } from '../release-scheduler.js';
@@ -33,11 +33,6 @@ interface StreamHoldings {
   idempotencyBytes: number;
 }
 
-interface KeyEntry {
-  digest: Buffer;
-  identity: Identity;
-}
-
 interface IdempotencyEntry {
   post: PostRecord;
   expiresAt: number;
@@ -50,8 +45,9 @@ function cap(value: number | undefined): number {
   return value === undefined || value === 0 ? NO_CAP : value;
 }
 
-function digest(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+/** A key's SHA-256 (base64): keys are looked up by digest, never by their own text. */
+function digest(key: string): string {
+  return hash('sha256', key, 'base64');
 }
 
 // Idempotency keys are held as digests, so a snapshot can carry them without the keys themselves.
@@ -64,7 +60,7 @@ export class MemoryStore extends SeedReads implements Store {
   readonly #seed: Seed;
   readonly #clock: Clock;
   readonly #windowMs: number;
-  readonly #keys = new Map<string, KeyEntry>();
+  readonly #keys = new Map<string, Identity>();
   readonly #history = new Map<string, RingBuffer<PostRecord>>();
   readonly #hiddenById = new Map<string, PostRecord>();
   readonly #holdings = new Map<string, StreamHoldings>();
@@ -113,17 +109,13 @@ export class MemoryStore extends SeedReads implements Store {
   }
 
   #addKey(key: string, identity: Identity): void {
-    const keyDigest = digest(key);
-    this.#keys.set(keyDigest.toString('hex'), { digest: keyDigest, identity });
+    this.#keys.set(digest(key), identity);
   }
 
   async authenticate(key: string): Promise<Identity | undefined> {
-    // Looking up a digest, then comparing digests in constant time, leaks
-    // nothing about how much of a guessed key was right.
-    const candidate = digest(key);
-    const entry = this.#keys.get(candidate.toString('hex'));
-    if (!entry || !timingSafeEqual(entry.digest, candidate)) return undefined;
-    return entry.identity;
+    // Looked up by digest: how far a map lookup gets into a guessed key's digest says
+    // nothing about how much of the key itself was right.
+    return this.#keys.get(digest(key));
   }
 
   async publish(request: PublishRequest): Promise<PublishResult> {
@@ -133,7 +125,7 @@ export class MemoryStore extends SeedReads implements Store {
     const dedupKey =
       request.idempotencyKey === null
         ? undefined
-        : dedupKeyOf(request.streamId, digest(request.idempotencyKey).toString('hex'));
+        : dedupKeyOf(request.streamId, hash('sha256', request.idempotencyKey, 'hex'));
     if (dedupKey !== undefined) {
       this.#expireIdempotency(now);
       const earlier = this.#idempotency.get(dedupKey);
@@ -153,6 +145,7 @@ export class MemoryStore extends SeedReads implements Store {
       createdAt: now,
       releaseAt: request.releaseAt,
       customTarget: request.customTarget,
+      ...(request.metadata ? { metadata: request.metadata } : {}),
       hidden,
     };
     if (dedupKey !== undefined) {
@@ -244,9 +237,15 @@ export class MemoryStore extends SeedReads implements Store {
     };
   }
 
+  async setCustomTargets(userId: string, streamId: string, targets: readonly string[]): Promise<void> {
+    this.catalog.setCustomTargets(userId, streamId, targets);
+    this.#onChange();
+  }
+
   async reset(): Promise<void> {
     this.#clear();
     this.#load();
+    this.catalog.resetSelections();
     this.#onChange();
   }
 
@@ -284,13 +283,21 @@ export class MemoryStore extends SeedReads implements Store {
       const keyDigest = dedupKey.slice(entry.post.streamId.length + 1);
       return { streamId: entry.post.streamId, keyDigest, postId: entry.post.id, expiresAt: entry.expiresAt };
     });
-    return { postCount: this.#postCount, history, held: [...held.values()], pendingReleases, idempotencyKeys };
+    return {
+      postCount: this.#postCount,
+      history,
+      held: [...held.values()],
+      pendingReleases,
+      idempotencyKeys,
+      customTargets: this.catalog.selections(),
+    };
   }
 
   /** The snapshot must come from a store of the same seed: its streams and posts are taken as they are. */
   importSnapshot(snapshot: StoreSnapshot): void {
     this.#clear();
     this.#load(false);
+    this.catalog.resetSelections(snapshot.customTargets);
     const byId = new Map<string, PostRecord>();
     for (const [streamId, posts] of Object.entries(snapshot.history)) {
       for (const post of posts) {

@@ -16,7 +16,9 @@
  * - `lastid`          string: the last post id issued, so ids grow in storage order across instances
  * - `seq`             string: number of the last event published
  * - `clock`           string: the shared clock offset in ms (`/_admin/clock`)
- * - `events`          pub/sub channel: `{"s":seq,"t":"created"|"released"|"clock"|"reset",…}`
+ * - `targets`         hash: `{user}|{stream}` → JSON array of the targets the user selected
+ *                     since the seed was loaded (POST /v1/streams/{id}/custom-targets)
+ * - `events`          pub/sub channel: `{"s":seq,"t":"created"|"released"|"clock"|"reset"|"targets",…}`
  */
 export const KEY_NAMES = [
   'seed',
@@ -28,6 +30,7 @@ export const KEY_NAMES = [
   'lastid',
   'seq',
   'clock',
+  'targets',
   'events',
 ] as const;
 

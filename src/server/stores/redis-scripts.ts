@@ -55,6 +55,7 @@ local function post_json(p)
     .. ',"contentType":' .. cjson.encode(p.contentType) .. ',"createdAt":' .. p.createdAt
     .. ',"releaseAt":' .. (p.releaseAt or 'null')
     .. ',"customTarget":' .. (p.customTarget and cjson.encode(p.customTarget) or 'null')
+    .. (p.metadata and (',"metadata":' .. p.metadata) or '')
     .. ',"hidden":' .. tostring(p.hidden) .. '}'
 end
 
@@ -73,7 +74,11 @@ local function announce(seq, kind, body)
 end
 `;
 
-/** ARGV: prefix, seed digest, mode (start | replace | reset), payload JSON {streams, keys, posts}. */
+/**
+ * ARGV: prefix, seed digest, mode (start | replace | reset), payload JSON {streams, keys},
+ * then each seed post as three arguments: stream id, post id, the post's JSON as post_json
+ * writes it. A seed of large posts is not decoded and encoded again inside the script.
+ */
 const LOAD_SEED = `
 local digest, mode = ARGV[2], ARGV[3]
 local current = redis.call('GET', P .. 'seed')
@@ -86,7 +91,7 @@ end
 for _, sid in ipairs(redis.call('SMEMBERS', P .. 'streams')) do
   redis.call('DEL', P .. 'h:' .. sid, P .. 'posts:' .. sid, P .. 'hold:' .. sid, P .. 'idem:' .. sid, P .. 'idemx:' .. sid)
 end
-redis.call('DEL', P .. 'rel', P .. 'relpost', P .. 'streams')
+redis.call('DEL', P .. 'rel', P .. 'relpost', P .. 'streams', P .. 'targets')
 local payload = cjson.decode(ARGV[4])
 if mode ~= 'reset' then
   redis.call('DEL', P .. 'keys', P .. 'clock')
@@ -94,8 +99,8 @@ if mode ~= 'reset' then
 end
 for _, sid in ipairs(payload.streams) do redis.call('SADD', P .. 'streams', sid) end
 -- Seed post ids are the seed's own (the same on every load) and sort before every id issued.
-for _, post in ipairs(payload.posts) do append(post.streamId, post.id, post_json(post), 0) end
-redis.call('SET', P .. 'count', #payload.posts)
+for i = 5, #ARGV, 3 do append(ARGV[i], ARGV[i + 1], ARGV[i + 2], 0) end
+redis.call('SET', P .. 'count', (#ARGV - 4) / 3)
 redis.call('SET', P .. 'seed', digest)
 return {'loaded', announce(next_seq(), 'reset', '')}
 `;
@@ -104,7 +109,7 @@ return {'loaded', announce(next_seq(), 'reset', '')}
  * ARGV: prefix, seed digest, stream id, stream name, text, content type, now,
  * releaseAt ('' = none), customTarget ('' = none), keyed (0/1), idempotency key,
  * window ms, candidate id, then the caps (0 = none): pending releases, their bytes,
- * idempotency keys, their bytes.
+ * idempotency keys, their bytes; then the post's metadata as JSON ('' = none).
  */
 const PUBLISH = `
 if redis.call('GET', P .. 'seed') ~= ARGV[2] then return {'stale'} end
@@ -147,6 +152,7 @@ if refusal then return refusal end
 local post = {
   id = take_id(ARGV[13]), streamId = sid, streamName = ARGV[4], text = text, contentType = ARGV[6],
   createdAt = ARGV[7], releaseAt = release_at, customTarget = ARGV[9] ~= '' and ARGV[9] or nil, hidden = hidden,
+  metadata = ARGV[18] ~= '' and ARGV[18] or nil,
 }
 local json = post_json(post)
 local seq = next_seq()
@@ -212,6 +218,16 @@ table.insert(posts, 1, seq)
 return posts
 `;
 
+/**
+ * ARGV: prefix, seed digest, user id, stream id, targets as a JSON array. Every instance
+ * applies the new selection from the event, in the feed's order.
+ */
+const SET_TARGETS = `
+if redis.call('GET', P .. 'seed') ~= ARGV[2] then return {'stale'} end
+redis.call('HSET', P .. 'targets', ARGV[3] .. '|' .. ARGV[4], ARGV[5])
+return {'set', announce(next_seq(), 'targets', ',"u":' .. cjson.encode(ARGV[3]) .. ',"k":' .. cjson.encode(ARGV[4]) .. ',"v":' .. ARGV[5])}
+`;
+
 /** ARGV: prefix, ms. */
 const ADVANCE_CLOCK = `
 local offset = redis.call('INCRBY', P .. 'clock', tonumber(ARGV[2]))
@@ -244,4 +260,5 @@ export const SCRIPTS = {
   recent: script(RECENT),
   advanceClock: script(ADVANCE_CLOCK),
   stats: script(STATS),
+  setTargets: script(SET_TARGETS),
 } as const;

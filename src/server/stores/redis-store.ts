@@ -6,7 +6,16 @@ import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { AdjustableClock } from '../clock.js';
 import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
 import type { Seed } from '../seed.js';
-import type { Identity, PostRecord, PublishRequest, PublishResult, Store, StoreEvent, StoreStats } from '../store.js';
+import type {
+  Identity,
+  PostRecord,
+  PublishRequest,
+  PublishResult,
+  Store,
+  StoreEvent,
+  StoreStats,
+  TargetSelections,
+} from '../store.js';
 import { SeedReads, holdingsError, seedDigest, seedPosts, type HoldingsCaps } from './seed-catalog.js';
 import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js';
 import { StoreError } from './store-error.js';
@@ -30,7 +39,8 @@ type RedisClient = ReturnType<typeof createClient>;
 type EventMessage =
   | { s: number; t: 'created' | 'released'; p: PostRecord }
   | { s: number; t: 'clock'; o: number }
-  | { s: number; t: 'reset' };
+  | { s: number; t: 'reset' }
+  | { s: number; t: 'targets'; u: string; k: string; v: string[] };
 
 interface Waiter {
   seq: number;
@@ -49,6 +59,16 @@ function sha256(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
+/** The `targets` hash as selections: `{user}|{stream}` → JSON array. */
+function selectionsOf(hash: Record<string, string>): TargetSelections {
+  const selections: TargetSelections = {};
+  for (const [field, json] of Object.entries(hash)) {
+    const [userId = '', streamId = ''] = field.split('|');
+    (selections[userId] ??= {})[streamId] = JSON.parse(json) as string[];
+  }
+  return selections;
+}
+
 function unavailable(command?: string): ProtocolError {
   return new ProtocolError('unavailable', UNAVAILABLE, command);
 }
@@ -62,6 +82,7 @@ function unavailable(command?: string): ProtocolError {
  * global order and can tell when it missed some.
  */
 export class RedisStore extends SeedReads implements Store {
+  readonly remote = true;
   readonly #client: RedisClient;
   readonly #subscriber: RedisClient;
   readonly #prefix: string;
@@ -172,11 +193,17 @@ export class RedisStore extends SeedReads implements Store {
 
   /** Where the feed stands, the shared clock, and releases that fell due while nobody watched. */
   async #catchUp(): Promise<void> {
-    const [seq, offset] = await this.#deadline.bound(
-      Promise.all([this.#client.get(this.#key('seq')), this.#client.get(this.#key('clock'))]),
+    // Sent in this order on one connection: selections read after `seq` are at least as new as it.
+    const [seq, offset, targets] = await this.#deadline.bound(
+      Promise.all([
+        this.#client.get(this.#key('seq')),
+        this.#client.get(this.#key('clock')),
+        this.#client.hGetAll(this.#key('targets')),
+      ]),
     );
     this.#lastSeq = Math.max(this.#lastSeq ?? 0, Number(seq ?? 0));
     this.#clock.syncOffset(Number(offset ?? 0));
+    this.catalog.resetSelections(selectionsOf(targets));
     await this.#releaseDue();
   }
 
@@ -200,6 +227,13 @@ export class RedisStore extends SeedReads implements Store {
   }
 
   async #loadSeed(mode: 'start' | 'replace' | 'reset'): Promise<string> {
+    if (mode === 'start') {
+      // Most starts find the seed loaded (every instance after the first): say so without
+      // sending its posts. The script checks again, for two instances starting at once.
+      const current = await this.#deadline.bound(this.#client.get(this.#key('seed')));
+      if (current === this.#digest) return 'present';
+      if (current !== null) return 'mismatch';
+    }
     const payload = {
       streams: this.#seed.streams.map((stream) => stream.id),
       keys: [
@@ -212,14 +246,24 @@ export class RedisStore extends SeedReads implements Store {
           JSON.stringify({ userId: stream.owner, kind: 'stream', streamId: stream.id }),
         ]),
       ],
-      // Times as strings, nulls left out: the script writes them into the post as they are.
-      posts: seedPosts(this.#seed, this.#clock.now()).map(({ releaseAt: _none, customTarget, ...post }) => ({
-        ...post,
-        ...(customTarget === null ? {} : { customTarget }),
-        createdAt: String(post.createdAt),
-      })),
     };
-    const [outcome, seq] = await this.#eval(SCRIPTS.loadSeed, [this.#digest, mode, JSON.stringify(payload)]);
+    // Each post's JSON in post_json's layout (the script's own): fields in its order, `hidden` last.
+    const posts = seedPosts(this.#seed, this.#clock.now()).flatMap((post) => [
+      post.streamId,
+      post.id,
+      JSON.stringify({
+        id: post.id,
+        streamId: post.streamId,
+        streamName: post.streamName,
+        text: post.text,
+        contentType: post.contentType,
+        createdAt: post.createdAt,
+        releaseAt: null,
+        customTarget: post.customTarget,
+        hidden: false,
+      }),
+    ]);
+    const [outcome, seq] = await this.#eval(SCRIPTS.loadSeed, [this.#digest, mode, JSON.stringify(payload), ...posts]);
     if (outcome === 'loaded') await this.#awaitSeq(seq as number);
     return outcome as string;
   }
@@ -288,6 +332,10 @@ export class RedisStore extends SeedReads implements Store {
       case 'reset':
         this.#nextReleaseAt = Number.POSITIVE_INFINITY;
         this.#armRelease();
+        this.catalog.resetSelections();
+        break;
+      case 'targets':
+        this.catalog.setCustomTargets(message.u, message.k, message.v);
         break;
     }
     for (let i = this.#waiters.length - 1; i >= 0; i -= 1) {
@@ -389,6 +437,7 @@ export class RedisStore extends SeedReads implements Store {
       this.#windowMs,
       this.#nextId(now),
       ...this.#caps,
+      request.metadata ? JSON.stringify(request.metadata) : '',
     ]);
     const outcome = reply[0] as string;
     if (outcome === 'stale') {
@@ -406,8 +455,34 @@ export class RedisStore extends SeedReads implements Store {
     // Nothing comes before it that this instance has not dispatched: its subscribers get it now,
     // not once Redis echoes it on the feed (the echo is then dropped as already seen).
     if (this.#feedUp && this.#lastSeq === seq - 1) this.#dispatch({ s: seq, t: 'created', p: post });
-    else await this.#awaitSeq(seq);
+    // The post is stored: if the feed drops before its event comes back, the publisher still
+    // gets its ack, and this instance's subscribers, closed for the gap, replay it.
+    else await this.#awaitSeq(seq).catch(() => {});
     return { post, duplicate: false };
+  }
+
+  async setCustomTargets(userId: string, streamId: string, targets: readonly string[]): Promise<void> {
+    const [outcome, seq] = await this.#eval(SCRIPTS.setTargets, [
+      this.#digest,
+      userId,
+      streamId,
+      JSON.stringify(targets),
+    ]);
+    if (outcome === 'stale') {
+      throw new ProtocolError('unavailable', 'the store now holds a different seed; this instance must be restarted');
+    }
+    // Stored: a feed that drops before the event returns re-reads every selection as it resumes.
+    await this.#awaitSeq(seq as number).catch(() => {});
+  }
+
+  async caughtUp(): Promise<void> {
+    let seq: string | null;
+    try {
+      seq = await this.#deadline.bound(this.#client.get(this.#key('seq')));
+    } catch {
+      throw unavailable();
+    }
+    await this.#awaitSeq(Number(seq ?? 0));
   }
 
   /** Resolves once this instance reaches Redis and follows its events (again, after an outage). */

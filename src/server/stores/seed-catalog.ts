@@ -3,22 +3,47 @@ import { ulid } from 'ulid';
 import { ProtocolError } from '../../protocol/errors.js';
 import { PUBLISH_COMMAND } from '../../protocol/types.js';
 import type { Seed } from '../seed.js';
-import type { PostRecord, StreamRecord, UserRecord } from '../store.js';
+import type { PostRecord, StreamRecord, TargetSelections, UserRecord } from '../store.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /**
  * What tells two seeds apart, keys digested first (a keyspace or a state file holds no key):
- * a Redis keyspace and a state file are each tied to the seed they were made with.
+ * a Redis keyspace and a state file are each tied to the seed they were made with. A
+ * stream's directory fields (description, category, followers, …) are left out: no stored
+ * state depends on them, so editing them keeps a state file and a keyspace usable.
  */
 export function seedDigest(seed: Seed): string {
-  return sha256(
-    JSON.stringify({
-      users: seed.users.map((user) => ({ ...user, readerKey: sha256(user.readerKey) })),
-      streams: seed.streams.map((stream) => ({ ...stream, key: sha256(stream.key) })),
-      posts: seed.posts,
-    }),
-  );
+  // Computed once per seed object: instances started from one seed (tests, --workers) share it.
+  let digest = digests.get(seed);
+  if (digest === undefined) {
+    digest = digestOf(seed);
+    digests.set(seed, digest);
+  }
+  return digest;
+}
+
+const digests = new WeakMap<Seed, string>();
+
+/**
+ * The SHA-256 of `JSON.stringify({ users, streams, posts })`, its posts hashed one by one:
+ * the same bytes as one string, without building a string as large as the seed's posts.
+ */
+function digestOf(seed: Seed): string {
+  const head = JSON.stringify({
+    users: seed.users.map((user) => ({ ...user, readerKey: sha256(user.readerKey) })),
+    streams: seed.streams.map(({ id, name, owner, key, custom, customTargets }) => ({
+      id,
+      name,
+      owner,
+      key: sha256(key),
+      custom,
+      customTargets,
+    })),
+  });
+  const hash = createHash('sha256').update(`${head.slice(0, -1)},"posts":[`, 'utf8');
+  seed.posts.forEach((post, index) => hash.update(index === 0 ? JSON.stringify(post) : `,${JSON.stringify(post)}`));
+  return hash.update(']}').digest('hex');
 }
 
 /** Per-stream caps every store enforces (PROTOCOL.md B4); 0 or undefined = no cap. */
@@ -32,6 +57,12 @@ export interface HoldingsCaps {
 
 const SEED_POST_SPACING_MS = 60_000;
 
+type Selections = Map<string, Set<string>>;
+
+function seedSelections(user: Seed['users'][number]): [string, Set<string>][] {
+  return Object.entries(user.customTargets).map(([id, targets]) => [id, new Set(targets)]);
+}
+
 /** The seed's users and streams as the stores serve them. */
 export function seedCatalog(seed: Seed): { users: Map<string, UserRecord>; streams: Map<string, StreamRecord> } {
   const users = new Map<string, UserRecord>();
@@ -40,30 +71,32 @@ export function seedCatalog(seed: Seed): { users: Map<string, UserRecord>; strea
       id: user.id,
       name: user.name,
       follows: user.follows,
-      customTargets: new Map(Object.entries(user.customTargets).map(([id, targets]) => [id, new Set(targets)])),
+      customTargets: new Map(seedSelections(user)),
     });
   }
   const streams = new Map<string, StreamRecord>();
-  for (const stream of seed.streams) {
-    streams.set(stream.id, {
-      id: stream.id,
-      name: stream.name,
-      owner: stream.owner,
-      custom: stream.custom,
-      customTargets: stream.customTargets,
-    });
+  for (const { key: _key, createdAt, ...stream } of seed.streams) {
+    streams.set(stream.id, { ...stream, createdAt: createdAt === undefined ? null : Date.parse(createdAt) });
   }
   return { users, streams };
 }
 
-/** The seed's users and streams, as both stores serve them (they change only with the seed). */
+/**
+ * The seed's users and streams, as both stores serve them. Only the users' selected targets
+ * change while serving, and they change in place: subscriptions hold the user's record.
+ */
 export class Catalog {
   readonly users: Map<string, UserRecord>;
   readonly streams: Map<string, StreamRecord>;
+  readonly #seed: Seed;
+  readonly #selections = new Map<string, Selections>();
   readonly #streamsOf = new Map<string, StreamRecord[]>();
 
   constructor(seed: Seed) {
+    this.#seed = seed;
     ({ users: this.users, streams: this.streams } = seedCatalog(seed));
+    // The same maps the records hold, kept writable here.
+    for (const user of this.users.values()) this.#selections.set(user.id, user.customTargets as Selections);
   }
 
   /** Streams a user follows or owns, in seed order. */
@@ -78,6 +111,31 @@ export class Catalog {
       this.#streamsOf.set(userId, streams);
     }
     return [...streams];
+  }
+
+  setCustomTargets(userId: string, streamId: string, targets: readonly string[]): void {
+    this.#selections.get(userId)?.set(streamId, new Set(targets));
+  }
+
+  /** Every user's selection, as data (a snapshot, a state file). */
+  selections(): TargetSelections {
+    const all: TargetSelections = {};
+    for (const [userId, selections] of this.#selections) {
+      all[userId] = Object.fromEntries([...selections].map(([streamId, targets]) => [streamId, [...targets]]));
+    }
+    return all;
+  }
+
+  /** Back to the seed's selections, then `changes` (user → stream → targets) over them. */
+  resetSelections(changes: TargetSelections = {}): void {
+    for (const user of this.#seed.users) {
+      const selections = this.#selections.get(user.id)!;
+      selections.clear();
+      for (const [streamId, targets] of seedSelections(user)) selections.set(streamId, targets);
+    }
+    for (const [userId, streams] of Object.entries(changes)) {
+      for (const [streamId, targets] of Object.entries(streams)) this.setCustomTargets(userId, streamId, targets);
+    }
   }
 }
 
@@ -139,7 +197,7 @@ export function holdingsError(kind: HoldingKind, streamId: string, max: number):
 
 /**
  * What both stores answer from the seed they were built with (users and streams never change
- * while serving): the one place those reads live.
+ * while serving, but for the users' selected targets): the one place those reads live.
  */
 export abstract class SeedReads {
   protected readonly catalog: Catalog;
@@ -158,5 +216,9 @@ export abstract class SeedReads {
 
   async streamsOf(userId: string): Promise<StreamRecord[]> {
     return this.catalog.streamsOf(userId);
+  }
+
+  async streams(): Promise<StreamRecord[]> {
+    return [...this.catalog.streams.values()];
   }
 }

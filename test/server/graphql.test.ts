@@ -1,0 +1,222 @@
+import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
+import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { StreamPostsServer } from '../../src/index.js';
+import { Arrivals } from '../support/arrivals.js';
+import { adminState, advanceClock, afterTest, http, KEYS, publish, startTestServer } from '../support/harness.js';
+
+/**
+ * A client written as the hosted service's public GraphQL client is: the `graphql-ws`
+ * library, the key in `connectionParams`.
+ */
+function graphqlClient(
+  server: StreamPostsServer,
+  apiKey: string | undefined,
+): { client: Client; closed: Promise<{ code: number; reason: string }> } {
+  let onClosed!: (event: { code: number; reason: string }) => void;
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    onClosed = resolve;
+  });
+  const client = createClient({
+    url: `${server.url}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: apiKey === undefined ? {} : { apiKey },
+    retryAttempts: 0,
+    lazy: false,
+    // The close is what these tests assert on (onClosed); the library would also print it.
+    onNonLazyError: () => {},
+    on: { closed: (event) => onClosed(event as { code: number; reason: string }) },
+  });
+  afterTest(() => client.dispose());
+  return { client, closed };
+}
+
+/** Every result of one subscription, as it arrives. */
+function subscribe(
+  client: Client,
+  query: string,
+): {
+  results: FormattedExecutionResult<Record<string, unknown>, unknown>[];
+  errors: unknown[];
+  until: (count: number) => Promise<void>;
+  ended: Promise<void>;
+} {
+  const results: FormattedExecutionResult<Record<string, unknown>, unknown>[] = [];
+  const errors: unknown[] = [];
+  const arrivals = new Arrivals();
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => {
+    end = resolve;
+  });
+  client.subscribe(
+    { query },
+    {
+      next: (result) => {
+        results.push(result);
+        arrivals.notify();
+      },
+      error: (error) => {
+        errors.push(error);
+        end();
+        arrivals.notify();
+      },
+      complete: () => {
+        end();
+        arrivals.notify();
+      },
+    },
+  );
+  return {
+    results,
+    errors,
+    ended,
+    until: (count) =>
+      arrivals.until(
+        () => results.length >= count,
+        5000,
+        () => new Error(`got ${JSON.stringify(results)} ${JSON.stringify(errors)}`),
+      ),
+  };
+}
+
+/** Subscribed once the server counts the subscription (a marker published meanwhile would race it). */
+async function subscribed(server: StreamPostsServer, count: number): Promise<void> {
+  const deadline = performance.now() + 5000;
+  while ((await adminState(server)).subscriptions < count) {
+    if (performance.now() > deadline) throw new Error('the subscription never registered');
+  }
+}
+
+describe('GraphQL subscriptions at /graphql (graphql-ws)', () => {
+  it('streamPostCreated { text createdAt streamId } gets each post published after it, in order', async () => {
+    const server = await startTestServer();
+    const { client } = graphqlClient(server, KEYS.alice);
+    const feed = subscribe(
+      client,
+      'subscription { streamPostCreated(streamIds: ["macro-wire"]) { text createdAt streamId } }',
+    );
+    await subscribed(server, 1);
+    const first = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'first' });
+    const second = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'second' });
+    await feed.until(2);
+    expect(feed.results).toEqual([
+      { data: { streamPostCreated: { text: 'first', createdAt: first.createdAt, streamId: 'macro-wire' } } },
+      { data: { streamPostCreated: { text: 'second', createdAt: second.createdAt, streamId: 'macro-wire' } } },
+    ]);
+  });
+
+  it('lastPosts: the recent posts of each stream first, oldest first, then live ones', async () => {
+    const server = await startTestServer();
+    const recent: { id: string }[] = (
+      await http(server, 'GET', '/v1/streams/crypto-legal/posts?limit=2', { key: KEYS.alice })
+    ).body.posts;
+    const { client } = graphqlClient(server, KEYS.alice);
+    const feed = subscribe(
+      client,
+      'subscription { streamPostCreated(streamIds: ["crypto-legal"], lastPosts: 2) { id } }',
+    );
+    await feed.until(recent.length);
+    const live = await publish(server, KEYS.cryptoLegal, { streamId: 'crypto-legal', content: 'live' });
+    await feed.until(recent.length + 1);
+    expect(feed.results.map((result) => (result.data as any).streamPostCreated.id)).toEqual([
+      ...recent.map((post) => post.id).reverse(),
+      live.id,
+    ]);
+  });
+
+  it.each([
+    ['a wrong key', 'sp_not_a_key_12345', 'Invalid secret key'],
+    ['no key', undefined, 'No secret key provided'],
+  ])('%s closes the socket with 4401', async (_name, key, reason) => {
+    const server = await startTestServer();
+    const { closed } = graphqlClient(server, key);
+    expect(await closed).toMatchObject({ code: 4401, reason });
+  });
+
+  it('the key in the x-api-key header or ?apiKey= works too', async () => {
+    const server = await startTestServer();
+    const client = createClient({
+      url: `${server.url}/graphql?apiKey=${KEYS.alice}`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+    });
+    afterTest(() => client.dispose());
+    const feed = subscribe(client, 'subscription { streamPostCreated(streamIds: ["macro-wire"]) { text } }');
+    await subscribed(server, 1);
+    await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'by the query key' });
+    await feed.until(1);
+    expect(feed.results[0]).toEqual({ data: { streamPostCreated: { text: 'by the query key' } } });
+  });
+
+  it('a query that does not validate gets an error naming the field; the connection stays and subscribes next', async () => {
+    const server = await startTestServer();
+    const { client } = graphqlClient(server, KEYS.alice);
+    const bad = subscribe(client, 'subscription { streamPostCreated { nope } }');
+    await bad.ended;
+    expect(JSON.stringify(bad.errors)).toContain('nope');
+    const feed = subscribe(client, 'subscription { streamPostCreated(streamIds: ["macro-wire"]) { text } }');
+    await subscribed(server, 1);
+    await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'after the bad one' });
+    await feed.until(1);
+    expect(feed.results[0]).toEqual({ data: { streamPostCreated: { text: 'after the bad one' } } });
+  });
+
+  it('a hidden post is not sent while hidden; at release it comes with its text, on both fields', async () => {
+    const server = await startTestServer();
+    const { client } = graphqlClient(server, KEYS.alice);
+    const created = subscribe(
+      client,
+      'subscription { streamPostCreated(streamIds: ["macro-wire"]) { id text hidden } }',
+    );
+    const released = subscribe(
+      client,
+      'subscription { streamPostReleased(streamIds: ["macro-wire"]) { id text hidden } }',
+    );
+    await subscribed(server, 2);
+    const { now } = await adminState(server);
+    const hidden = await publish(server, KEYS.macroWire, {
+      streamId: 'macro-wire',
+      content: 'embargoed CPI',
+      releaseAt: new Date(Date.parse(now) + 60_000).toISOString(),
+    });
+    const plain = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'plain' });
+    await created.until(1);
+    expect(created.results[0]).toEqual({ data: { streamPostCreated: { id: plain.id, text: 'plain', hidden: false } } });
+    await advanceClock(server, 120_000);
+    await created.until(2);
+    await released.until(1);
+    expect(created.results[1]).toEqual({
+      data: { streamPostCreated: { id: hidden.id, text: 'embargoed CPI', hidden: false } },
+    });
+    expect(released.results).toEqual([
+      { data: { streamPostReleased: { id: hidden.id, text: 'embargoed CPI', hidden: false } } },
+    ]);
+  });
+
+  it('streams not followed are an error with their code; custom targets filter as on /v1/ws', async () => {
+    const server = await startTestServer();
+    const { client } = graphqlClient(server, KEYS.bob);
+    const refused = subscribe(client, 'subscription { streamPostCreated(streamIds: ["crypto-legal"]) { id } }');
+    await refused.until(1);
+    expect(refused.results[0]?.errors?.[0]).toMatchObject({ extensions: { code: 'forbidden' } });
+    // bob selected SOL on whale-alerts (the demo seed).
+    const feed = subscribe(
+      client,
+      'subscription { streamPostCreated(streamIds: ["whale-alerts"]) { text customTarget } }',
+    );
+    await subscribed(server, 1);
+    await publish(server, KEYS.whaleAlerts, { streamId: 'whale-alerts', content: 'eth moves', customTarget: 'ETH' });
+    await publish(server, KEYS.whaleAlerts, { streamId: 'whale-alerts', content: 'sol moves', customTarget: 'SOL' });
+    await feed.until(1);
+    expect(feed.results).toEqual([{ data: { streamPostCreated: { text: 'sol moves', customTarget: 'SOL' } } }]);
+  });
+
+  it('closing the server closes the client with 1001', async () => {
+    const server = await startTestServer();
+    const { client, closed } = graphqlClient(server, KEYS.alice);
+    subscribe(client, 'subscription { streamPostCreated { id } }');
+    await subscribed(server, 1);
+    await server.close();
+    expect((await closed).code).toBe(1001);
+  });
+});
