@@ -1,6 +1,8 @@
 import { DEFAULT_BACKOFF } from '../client/backoff.js';
 import { ClientError } from '../client/errors.js';
+import type { Endpoint } from '../client/endpoint.js';
 import { Publisher } from '../client/publisher.js';
+import { setCustomTargets as postCustomTargets } from '../client/rest-streams.js';
 import { Subscription, type Delivery } from '../client/subscription.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { Post, TreeItem } from '../protocol/types.js';
@@ -54,14 +56,24 @@ export interface ConnectOptions {
    * as data (print it through your own sanitizer); keys are cut out of it.
    */
   onState?: (state: ClientState) => void;
+  /**
+   * How the client finds a dead connection: a WebSocket ping every `intervalMs`, and a
+   * connection whose pong has not come within `timeoutMs` is dropped and reopened (its
+   * subscriptions replayed, its unacknowledged publishes resent). Default `{ intervalMs:
+   * 15000, timeoutMs: 10000 }`; a test of a bot's reconnect can make it seconds or less.
+   */
+  heartbeat?: { intervalMs: number; timeoutMs: number };
 }
 
 /** The connection's state, as `onState` reports it. */
 export type ClientState =
   /** Opening a WebSocket; `attempt` 0 is the first connection, then 1, 2, … in a row after a drop. */
   | { kind: 'connecting'; url: string; attempt: number }
-  /** The service said `connected` (or the connection is usable without it). `reconnected`: not the first time. */
-  | { kind: 'ready'; info: { userId: string; streams: string[]; reconnected: boolean } }
+  /**
+   * The socket is open and commands go (the service's `connected`, when it comes, fills in the
+   * client's `userId`, `streams`, `streamId`, `serverTime`). `reconnected`: not the first time.
+   */
+  | { kind: 'ready'; info: { reconnected: boolean } }
   /**
    * The connection dropped, or (with several urls) an attempt at one failed; the next attempt,
    * at the next url, starts after `delayMs` (0 within a round). `attempt`: drops or failures in a row.
@@ -76,6 +88,7 @@ const CONNECT_OPTIONS = [
   'maxReconnectAttempts',
   'timeoutMs',
   'onState',
+  'heartbeat',
 ] as const;
 
 export interface SubscribeOptions {
@@ -165,48 +178,56 @@ function toEvent(delivery: Delivery): SubscriptionEvent {
     : { type: delivery.kind, history: delivery.history, format: 'tree', item: delivery.item as unknown as TreeItem };
 }
 
-/** What the service said in `connected`, as the client keeps it. */
-export type ConnectedInfo = { userId: string; streams: readonly string[]; streamId?: string; serverTime?: string };
-
 /** A connection to the service, shared by its subscriptions and publishes. Made by `connect`. */
 export class StreamPostsClient {
   readonly #shared: SharedConnection;
   readonly #publisher: Publisher;
   readonly #secrets: readonly string[];
   readonly #timeoutMs: number;
-  readonly #info: Readonly<ConnectedInfo>;
+  readonly #rest: { endpoints: readonly Endpoint[]; apiKey: string };
   readonly #subscriptions = new Set<Subscription>();
   #closed = false;
 
   /** @internal */
-  constructor(shared: SharedConnection, info: ConnectedInfo, secrets: readonly string[], timeoutMs: number) {
+  constructor(
+    shared: SharedConnection,
+    rest: { endpoints: readonly Endpoint[]; apiKey: string },
+    secrets: readonly string[],
+    timeoutMs: number,
+  ) {
     this.#shared = shared;
+    this.#rest = rest;
     this.#secrets = secrets;
     this.#timeoutMs = timeoutMs;
-    this.#info = Object.freeze({ ...info, streams: Object.freeze([...info.streams]) });
     this.#publisher = new Publisher(shared.opener('publisher'));
     // Failures reach each publish through the publisher itself.
     this.#publisher.start().catch(() => {});
   }
 
-  /** The user the key acts as, from the service's `connected` event. */
-  get userId(): string {
-    return this.#info.userId;
+  // The facts below come from the service's `connected` event (its latest, after a
+  // reconnect). Nothing waits for it: undefined while it has not come, and for good from
+  // a service that sends none or leaves the field out (the hosted service names no user).
+
+  /** The user the key acts as. */
+  get userId(): string | undefined {
+    const userId = this.#shared.facts?.userId;
+    return userId === '' ? undefined : userId;
   }
 
-  /** The streams the user follows or owns, at connection time. */
-  get streams(): readonly string[] {
-    return this.#info.streams;
+  /** The streams the user follows or owns, when the service said. */
+  get streams(): readonly string[] | undefined {
+    const facts = this.#shared.facts;
+    return facts && facts.userId !== '' ? Object.freeze([...facts.streams]) : undefined;
   }
 
   /** For a stream key, the one stream it publishes to (when the service says, as `serve` does). */
   get streamId(): string | undefined {
-    return this.#info.streamId;
+    return this.#shared.facts?.streamId;
   }
 
   /** The service's clock when it said `connected` (ISO), when it says: `serve`'s includes admin advances. */
   get serverTime(): string | undefined {
-    return this.#info.serverTime;
+    return this.#shared.facts?.serverTime;
   }
 
   #error(error: unknown): StreamPostsError {
@@ -346,6 +367,26 @@ export class StreamPostsClient {
     return publishResult(outcome, idempotencyKey, this.#secrets);
   }
 
+  /**
+   * Replaces the key's user's selected targets on a custom stream it follows (REST `POST
+   * /v1/streams/{streamId}/custom-targets`): from then on its posts for those targets reach
+   * the user, on every connection. Targets are case-sensitive; `[]` selects none. Resolves
+   * with the selection the service kept; rejects with the service's code (`invalid-argument`
+   * for a target the stream does not offer or a stream that is not custom, `forbidden` when
+   * the user does not follow it, `not-found`), `unauthorized`, `timeout` or `unreachable`.
+   */
+  async setCustomTargets(streamId: string, targets: readonly string[]): Promise<string[]> {
+    if (typeof streamId !== 'string' || streamId === '') throw new TypeError('streamId must be a non-empty string');
+    if (!Array.isArray(targets) || !targets.every((target) => typeof target === 'string'))
+      throw new TypeError('targets must be an array of strings');
+    if (this.#closed) throw new StreamPostsError('closed', 'the client was closed');
+    try {
+      return await postCustomTargets(this.#rest.endpoints, this.#rest.apiKey, streamId, targets, this.#timeoutMs);
+    } catch (error) {
+      throw this.#error(error);
+    }
+  }
+
   /** Ends every subscription's iteration, rejects publishes in flight with `closed`, closes the socket (1000). */
   async close(): Promise<void> {
     this.#closed = true;
@@ -359,26 +400,35 @@ export class StreamPostsClient {
 }
 
 /**
- * Connects and waits for the service's `connected` event. Rejects with
- * `unauthorized` (key refused), `unreachable` (nothing there), or `timeout`;
- * bad options throw TypeError/RangeError naming the option.
+ * Connects: resolves once the socket is open and the service said its first word (its
+ * `connected`, on `serve` and the hosted service alike, or whatever comes first), or
+ * after a short silence (`GREETING_GRACE_MS`, at most `timeoutMs`) from a service that
+ * says nothing first. It never requires `connected`: what that event tells
+ * (`userId`, `streams`, `streamId`, `serverTime`) is undefined until it comes. Rejects
+ * with `unauthorized` (key refused), `limit-exceeded` (too many connections for the key),
+ * `unreachable` (nothing there), or `timeout`; bad options throw TypeError/RangeError
+ * naming the option.
  */
 export function connect(options: ConnectOptions): Promise<StreamPostsClient> {
   return openClient(options, LIBRARY_POLICY);
 }
 
 /**
- * How the client meets a service that skips part of the protocol. A library client needs
- * `connected` (it says whom the key acts as) and outlives a reply that did not come; the
- * CLI carries on without `connected`, and a command whose first reply never came ends it
- * (exit 3 naming what was awaited) instead of reconnecting for ever.
+ * How the client meets a service that skips part of the protocol. A library client hears
+ * the service's first word before it resolves (a refused key rejects `connect` itself)
+ * and outlives a reply that did not come; the CLI sends its command as soon as the socket
+ * is open (a refusal ends the command all the same), and a command whose first reply
+ * never came ends it (exit 3 naming what was awaited) instead of reconnecting for ever.
  */
 export interface ClientPolicy {
-  requireConnected: boolean;
+  awaitFirstWord: boolean;
   retryReplyTimeouts: boolean;
 }
 
-const LIBRARY_POLICY: ClientPolicy = { requireConnected: true, retryReplyTimeouts: true };
+/** The longest `connect` waits, once the socket is open, for the service's first word. */
+export const GREETING_GRACE_MS = 2_000;
+
+const LIBRARY_POLICY: ClientPolicy = { awaitFirstWord: true, retryReplyTimeouts: true };
 
 /** `connect` with a policy of its own: for the CLI, not exported from the package. */
 export async function openClient(options: ConnectOptions, policy: ClientPolicy): Promise<StreamPostsClient> {
@@ -392,6 +442,7 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
   const maxAttempts =
     optionalInteger(given, 'maxReconnectAttempts', 1, Number.MAX_SAFE_INTEGER) ?? Number.POSITIVE_INFINITY;
   const timeoutMs = timeoutOption(given);
+  const heartbeat = heartbeatOption(given['heartbeat']);
   const secrets = [apiKey, encodeURIComponent(apiKey)];
   const onState = given['onState'];
   if (onState !== undefined && typeof onState !== 'function') throw new TypeError('onState must be a function');
@@ -409,8 +460,7 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
       backoff: DEFAULT_BACKOFF,
       timeoutMs,
       retryReplyTimeouts: policy.retryReplyTimeouts,
-      // Without it the connection's own default: a short wait, then carry on.
-      ...(policy.requireConnected ? { readyTimeoutMs: timeoutMs } : {}),
+      ...(heartbeat === undefined ? {} : { heartbeat }),
     },
     report &&
       ((state) =>
@@ -422,17 +472,19 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
   });
   ended.catch(() => {});
   try {
-    // The upgrade and then `connected` each have timeoutMs (the connection's own timers,
-    // which say which of them ran out), each address's upgrade in turn; this only bounds them together.
-    const info = await withTimeout(
+    // Each address's upgrade has timeoutMs (the connection's own timer, which says it ran
+    // out); this only bounds them together.
+    await withTimeout(
       Promise.race([shared.firstReady, ended]),
       (endpoints.length + 1) * timeoutMs,
       () => new StreamPostsError('timeout', `no answer from ${urls} within ${timeoutMs} ms (timeoutMs)`),
     );
-    // The connection carries on without `connected` (for the CLI's sake); a library client needs to know whom it acts as.
-    if (policy.requireConnected && info.userId === '' && !endpoint.treeFeed)
-      throw new StreamPostsError('timeout', `${urls} did not say connected within ${timeoutMs} ms (timeoutMs)`);
-    return new StreamPostsClient(shared, info, secrets, timeoutMs);
+    // The tree feed never speaks first; a silent service is still usable after the grace.
+    if (policy.awaitFirstWord && !endpoint.treeFeed) {
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, Math.min(GREETING_GRACE_MS, timeoutMs)).unref());
+      await Promise.race([shared.firstWord, ended, grace]);
+    }
+    return new StreamPostsClient(shared, { endpoints, apiKey }, secrets, timeoutMs);
   } catch (error) {
     await shared.connection.close();
     if (error instanceof ClientError && error.kind === 'timeout') {
@@ -443,3 +495,25 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
     throw fromClientError(error, secrets);
   }
 }
+
+/** `heartbeat`, checked: two whole numbers of ms, each within what a timer can wait. */
+function heartbeatOption(value: unknown): { intervalMs: number; timeoutMs: number } | undefined {
+  if (value === undefined) return undefined;
+  const given = value as Record<string, unknown> | null;
+  if (given === null || typeof given !== 'object')
+    throw new TypeError('heartbeat must be an object { intervalMs, timeoutMs }');
+  const unknown = Object.keys(given).find((name) => name !== 'intervalMs' && name !== 'timeoutMs');
+  if (unknown !== undefined) throw new TypeError(`heartbeat: unknown option "${unknown}"`);
+  const checked = (name: 'intervalMs' | 'timeoutMs'): number => {
+    const ms = given[name];
+    if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 1 || ms > MAX_TIMER_MS)
+      throw new RangeError(
+        `heartbeat.${name} must be a whole number of ms from 1 to ${MAX_TIMER_MS}, got ${String(ms)}`,
+      );
+    return ms;
+  };
+  return { intervalMs: checked('intervalMs'), timeoutMs: checked('timeoutMs') };
+}
+
+/** Node keeps a timer's delay in 32 bits. */
+const MAX_TIMER_MS = 2_147_483_647;

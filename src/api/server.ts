@@ -40,6 +40,19 @@ export interface SeedInput {
     key: string;
     custom?: boolean;
     customTargets?: string[];
+    /** What `GET /v1/streams` shows and filters on (docs: seed format). */
+    description?: string;
+    label?: string;
+    isFeatured?: boolean;
+    packageOnly?: boolean;
+    category?: string;
+    state?: 'ACTIVE' | 'DRAFT';
+    pricingType?: 'FREE' | 'PAID' | 'PACKAGE_ONLY';
+    followers?: number;
+    public?: boolean;
+    customTargetsData?: Record<string, unknown>;
+    paidStreamData?: Record<string, unknown>;
+    createdAt?: string;
   }[];
   posts?: {
     streamId: string;
@@ -116,6 +129,13 @@ export interface StartServerOptions {
    * at `close()`. A file that cannot be used rejects with `invalid-state`. Not with a Redis store.
    */
   state?: string;
+  /**
+   * How a client that did not ask for our dialect (`hello=1`) gets a hidden post, as the
+   * hosted service's clients expect: `'at-release'` (default) once at its release, as a new
+   * post with its text; `'push'` hidden at creation and then `stream.post.released`, so an
+   * author can test a client against that too.
+   */
+  hostedHiddenPosts?: 'at-release' | 'push';
 }
 
 /** Integer options: the core's name for each, and the range accepted. */
@@ -152,6 +172,7 @@ const OPTION_NAMES = [
   'redisPrefix',
   'resetStore',
   'state',
+  'hostedHiddenPosts',
 ] as const;
 
 /** The Redis store option of the core server, or none for the memory store. */
@@ -425,12 +446,17 @@ export async function startServer(options: StartServerOptions = {}): Promise<Str
   const perimeter = checkPerimeter(given);
   const store = redisOption(given);
   const state = optionalString(given, 'state');
+  const hostedHiddenPosts = optionalString(given, 'hostedHiddenPosts');
+  if (hostedHiddenPosts !== undefined && hostedHiddenPosts !== 'at-release' && hostedHiddenPosts !== 'push') {
+    throw new TypeError(`hostedHiddenPosts must be 'at-release' or 'push', got '${hostedHiddenPosts}'`);
+  }
   if (state !== undefined && store.redis !== undefined) {
     throw new TypeError('state cannot be used with a redis:// store: the Redis store keeps its state in Redis');
   }
   const seed = await loadSeed(given['seed']);
   const server = await startCoreWithState({
     ...(state === undefined ? {} : { state }),
+    ...(hostedHiddenPosts === undefined ? {} : { hostedHiddenPosts }),
     ...(core as Partial<CoreOptions>),
     ...store,
     seed,

@@ -1,5 +1,6 @@
 import {
   Connection,
+  type ConnectedFacts,
   type ConnectionHandlers,
   type ConnectionLike,
   type ConnectionOptions,
@@ -119,8 +120,14 @@ export class SharedConnection {
   readonly connection: Connection;
   /** A tree feed address: its items name no subscription, and every subscription on it follows the whole feed. */
   readonly treeFeed: boolean;
+  /** The socket is open: commands can go. */
   readonly firstReady: Promise<ReadyInfo>;
+  /** The service said its first word (any message): a refusal would have come by then. */
+  readonly firstWord: Promise<void>;
+  /** What the service's latest `connected` said; undefined until one came. */
+  facts: ConnectedFacts | undefined;
   #current: ReadyInfo | undefined;
+  #ended: { error?: ClientError } | undefined;
   readonly #channels = new Set<Channel>();
   #nextTag = 1;
 
@@ -128,6 +135,10 @@ export class SharedConnection {
     let markReady!: (info: ReadyInfo) => void;
     this.firstReady = new Promise((resolve) => {
       markReady = resolve;
+    });
+    let markHeard!: () => void;
+    this.firstWord = new Promise((resolve) => {
+      markHeard = resolve;
     });
     this.treeFeed = isTreeFeed(options.endpoint);
     this.connection = new Connection(options, {
@@ -140,7 +151,10 @@ export class SharedConnection {
         markReady(info);
         for (const channel of [...this.#channels]) channel.ready(info);
       },
-      onMessage: (message, raw) => this.#route(message, raw),
+      onMessage: (message, raw) => {
+        markHeard();
+        this.#route(message, raw);
+      },
     });
     this.connection.done.then(
       () => this.#endAll(),
@@ -161,6 +175,9 @@ export class SharedConnection {
   }
 
   attach(channel: Channel): void {
+    // The service may refuse the connection (a first word, right after the upgrade) before a
+    // share is opened: the share ends as the connection did.
+    if (this.#ended) return channel.end(this.#ended.error);
     this.#channels.add(channel);
     if (this.#current) channel.ready(this.#current);
   }
@@ -170,10 +187,18 @@ export class SharedConnection {
   }
 
   #route(message: ServerMessage, raw: string): void {
+    if (message.kind === 'connected') {
+      const { kind: _kind, requestId: _requestId, ...facts } = message;
+      this.facts = facts;
+      // Every share may use its facts (a subscription, the service's clock).
+      for (const channel of [...this.#channels]) channel.handlers.onMessage?.(message, raw);
+      return;
+    }
     const stream = streamOf(message);
-    if (stream !== undefined) {
+    // A tree item that names no stream (the hosted service's carry only a title) is every tree subscription's.
+    if (stream !== undefined || message.kind === 'tree') {
       for (const channel of this.#channels) {
-        if (channel.kind === 'subscription' && (this.treeFeed || channel.streams.has(stream)))
+        if (channel.kind === 'subscription' && (this.treeFeed || stream === undefined || channel.streams.has(stream)))
           channel.handlers.onMessage?.(message, raw);
       }
       return;
@@ -203,12 +228,13 @@ export class SharedConnection {
   }
 
   #toSubscription(channel: Channel, message: ServerMessage, raw: string): void {
-    // The first acknowledgement names the streams; the history marker's repeats them.
+    // The acknowledgement names the streams whose posts are this subscription's.
     if (message.kind === 'sub_ack') channel.streams = new Set(message.streamIds);
     channel.handlers.onMessage?.(message, raw);
   }
 
   #endAll(error?: ClientError): void {
+    this.#ended = { ...(error ? { error } : {}) };
     for (const channel of [...this.#channels]) channel.end(error);
   }
 }

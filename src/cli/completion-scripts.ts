@@ -1,4 +1,4 @@
-import { allCommands, type CommandSpec, type FlagSpec } from './completion.js';
+import { allCommands, type CommandSpec, type FlagSpec } from './completion-spec.js';
 
 /** A word in single quotes, for sh and fish alike (fish also reads `\` inside them). */
 function quote(word: string, fish = false): string {

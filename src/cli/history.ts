@@ -1,4 +1,5 @@
-import { fetchPosts, fetchStreams } from '../client/rest-read.js';
+import { fetchPosts, fetchStreams } from '../client/rest-streams.js';
+import { StreamNames } from '../client/stream-names.js';
 import type { Post } from '../protocol/types.js';
 import { supportsHyperlinks } from '../render/hyperlinks.js';
 import { jsonLine } from '../render/json.js';
@@ -23,14 +24,24 @@ function byCreation(a: Post, b: Post): number {
 export async function history(options: HistoryOptions): Promise<number> {
   const apiKey = requireKey(options.settings);
   const { endpoints } = options.settings;
-  const streamIds =
-    options.streams !== undefined && options.streams.length > 0
-      ? options.streams
-      : (await fetchStreams(endpoints, apiKey, options.timeoutMs)).map((stream) => stream.id);
+  const names = new StreamNames(endpoints, apiKey, options.timeoutMs);
+  let streamIds = options.streams;
+  if (streamIds === undefined || streamIds.length === 0) {
+    const listed = await fetchStreams(endpoints, apiKey, options.timeoutMs);
+    for (const stream of listed) names.remember(stream.id, stream.name);
+    // The list is the service's directory: the key's own are those marked followed, when it marks them.
+    const marked = listed.some((stream) => stream.following !== undefined);
+    streamIds = listed.filter((stream) => !marked || stream.following === true).map((stream) => stream.id);
+  }
   const perStream = await Promise.all(
     streamIds.map((id) => fetchPosts(endpoints, apiKey, id, options.limit, options.timeoutMs)),
   );
-  const posts = perStream.flat().sort(byCreation);
+  const posts = await Promise.all(
+    perStream
+      .flat()
+      .sort(byCreation)
+      .map((post) => names.named(post)),
+  );
   const out = process.stdout;
   if (options.json) {
     // The frames `listen --json` writes for the same posts, re-serialized the same way.

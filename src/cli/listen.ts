@@ -1,5 +1,6 @@
 import { openClient, type StreamPostsClient, type SubscriptionEvent } from '../api/client.js';
 import { ClientError } from '../client/errors.js';
+import { StreamNames } from '../client/stream-names.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { ServerEventName, SubscribeCommandName } from '../protocol/types.js';
 import { supportsHyperlinks } from '../render/hyperlinks.js';
@@ -8,7 +9,7 @@ import { formatPost } from '../render/posts.js';
 import type { StatusReporter } from '../render/status.js';
 import { jsonLine } from '../render/json.js';
 import { formatTreeItem } from '../render/tree.js';
-import { commandFailure } from './library.js';
+import { commandFailure } from '../client/cli-words.js';
 import { requireKey, type CommonOptions } from './common.js';
 import { describeSettings, wsUrls, wsWhere } from './describe.js';
 import { ExecHook } from './exec-hook.js';
@@ -158,6 +159,8 @@ export async function listen(options: ListenOptions): Promise<number> {
     options.exec === undefined
       ? undefined
       : new ExecHook(options.exec, { apiKey, report: (text) => status.warn(text) });
+  // Posts from a service that names no stream (the hosted one) are shown under its name all the same.
+  const names = new StreamNames(options.settings.endpoints, apiKey, options.timeoutMs);
   let client: StreamPostsClient | undefined;
   try {
     client = await openClient(
@@ -169,7 +172,7 @@ export async function listen(options: ListenOptions): Promise<number> {
         timeoutMs: options.timeoutMs,
         onState: (state) => describeState(state, status),
       },
-      { requireConnected: false, retryReplyTimeouts: false },
+      { awaitFirstWord: false, retryReplyTimeouts: false },
     );
     const subscription = client.subscribe({
       format: options.command === 'on-stream-post-tree' ? 'tree' : 'post',
@@ -192,8 +195,10 @@ export async function listen(options: ListenOptions): Promise<number> {
         if (!ack.reconnected) options.onSubscribed?.();
       },
     });
-    for await (const event of subscription) {
+    for await (const received of subscription) {
       armIdle();
+      const event: SubscriptionEvent =
+        received.format === 'post' ? { ...received, post: await names.named(received.post) } : received;
       if (!matches(options.match, searchableText(event))) continue;
       const written = write(event);
       if (exec && !exec.push(event, frameOf(event))) await exec.room(stopping.signal);

@@ -7,14 +7,13 @@ import { commandFrame } from '../client/publish-args.js';
 import type { PublishData, PublishOutcome } from '../client/publisher.js';
 import { STREAMS_PATH } from '../protocol/paths.js';
 import { requireKey } from './common.js';
-import { wsUrls, wsWhere } from './describe.js';
-import { commandFailure, refusalOf } from './library.js';
+import { wsWhere } from './describe.js';
+import { refusalOf } from '../client/cli-words.js';
 import { jsonLine } from '../render/json.js';
 import { EXIT, usageError } from './exit.js';
 import type { PostOptions } from './post.js';
-import { describeState, statusFor } from './status.js';
+import { statusFor } from './status.js';
 import type { StreamPostsClient } from '../api/client.js';
-import { PUBLISH_MAX_ATTEMPTS } from '../client/publisher.js';
 
 /** Lines go out in one write per turn of the event loop, not one system call each. */
 class LineWriter {
@@ -135,22 +134,8 @@ export async function postBatch(options: PostOptions): Promise<number> {
           `a reply to POST ${endpoint.httpBase}${STREAMS_PATH}/${data.streamId}/post`,
         );
     } else {
-      const { openClient } = await import('../api/client.js');
-      try {
-        client = await openClient(
-          {
-            url: wsUrls(options.settings),
-            apiKey,
-            authQuery: options.authQuery,
-            timeoutMs: options.timeoutMs,
-            maxReconnectAttempts: PUBLISH_MAX_ATTEMPTS,
-            onState: (state) => describeState(state, status),
-          },
-          { requireConnected: false, retryReplyTimeouts: false },
-        );
-      } catch (error) {
-        throw commandFailure(error, options.timeoutMs, `connected from ${wsWhere(options.settings)}`);
-      }
+      const { openPostClient } = await import('./publish-one.js');
+      client = await openPostClient(options, apiKey, status, { awaitFirstWord: false, retryReplyTimeouts: false });
       const connected = client;
       // No wait of its own per post: --timeout bounds each reply on the connection, and a post
       // held back by rate limits or a reconnect is resent with its key until it is acknowledged.

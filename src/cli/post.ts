@@ -109,11 +109,14 @@ export async function post(options: PostOptions): Promise<number> {
   let session: PublishSession | undefined;
   try {
     // Connected before anything is asked: a refused key or a stopped service ends the command at once.
+    // Without a stream, or before questions, the service's first word is heard first: a
+    // `connected` names a stream key's stream. Otherwise the post goes as the socket opens.
     session = await openSession(
       options,
       apiKey,
       status,
       prompting && (content === undefined || streamId === undefined),
+      streamId === undefined || (prompting && content === undefined),
     );
     streamId ??= session.streamId;
     const now = serviceClock(session.serverTime);
@@ -145,6 +148,7 @@ async function openSession(
   apiKey: string,
   status: StatusReporter,
   checkFirst: boolean,
+  listenFirst: boolean,
 ): Promise<PublishSession> {
   if (options.via === 'rest') {
     const { openRestSession } = await import('./publish-rest.js');
@@ -152,7 +156,7 @@ async function openSession(
     return openRestSession(options, apiKey, checkFirst);
   }
   const { openPublishSession } = await import('./publish-one.js');
-  return openPublishSession(options, apiKey, status);
+  return openPublishSession(options, apiKey, status, listenFirst);
 }
 
 async function send(

@@ -6,7 +6,7 @@ import { COMPLETION_SHELLS } from './completion-shells.js';
 import { EXIT } from './exit.js';
 import type { ProgramContext } from './program.js';
 
-// `streams`, `history`, `completion` and `help`: the commands around the main ones.
+// `streams`, `history`, `targets`, `completion` and `help`: the commands around the main ones.
 
 /** `streams` and `history`: what the key can read through REST. */
 export function addReadCommands(
@@ -49,6 +49,38 @@ export function addReadCommands(
       ),
     );
   });
+}
+
+/** `targets [STREAM]` and `targets set STREAM T1,T2`: the key's selected custom targets. */
+export function addTargetsCommand(
+  program: Command,
+  { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>,
+): void {
+  const targets = addClientOptions(
+    program
+      .command('targets')
+      .description(
+        "the key's selected custom targets, for one stream or every custom stream it follows (GET /v1/streams)",
+      )
+      .argument('[stream]', 'the stream id (default: every custom stream you follow)'),
+  ).action(async (stream, options) => {
+    const common = await commonOptions(options, env);
+    setExitCode(await withKeySource(common.settings, () => run.targets({ ...common, stream })));
+  });
+  // Its client options are the parent's (commander reads them anywhere on the line).
+  targets
+    .command('set')
+    .description(
+      'replace your selected targets on a custom stream you follow: posts for these reach you (POST /v1/streams/{id}/custom-targets)',
+    )
+    .argument('<stream>', 'the stream id')
+    .argument('<targets>', 'comma-separated targets, case-sensitive, e.g. BTC,ETH; "" selects none')
+    .action(async (stream, list) => {
+      const { parseTargets } = await import('./targets.js');
+      const chosen = parseTargets(list);
+      const common = await commonOptions(targets.opts(), env);
+      setExitCode(await withKeySource(common.settings, () => run.targetsSet({ ...common, stream, targets: chosen })));
+    });
 }
 
 const HISTORY_DEFAULT_LIMIT = 10;

@@ -32,8 +32,9 @@ import type { PostOptions } from './post.js';
 import type { ServeOptions } from './serve.js';
 import type { StreamsOptions } from './streams.js';
 import type { HistoryOptions } from './history.js';
+import type { TargetsOptions, TargetsSetOptions } from './targets.js';
 import type { CompletionShell } from './completion-shells.js';
-import { addCompletionCommand, addHelpCommand, addReadCommands } from './program-utility.js';
+import { addCompletionCommand, addHelpCommand, addReadCommands, addTargetsCommand } from './program-utility.js';
 
 /** The command functions the program hands typed options to; tests give their own to check the parsing. */
 export interface CommandRunners {
@@ -47,6 +48,8 @@ export interface CommandRunners {
   configShowPath(): Promise<number>;
   streams(options: StreamsOptions): Promise<number>;
   history(options: HistoryOptions): Promise<number>;
+  targets(options: TargetsOptions): Promise<number>;
+  targetsSet(options: TargetsSetOptions): Promise<number>;
   completion(shell: CompletionShell, program: Command): Promise<number>;
   scenarioFromRecording(file: string, options: { output?: string | undefined }): Promise<number>;
 }
@@ -64,6 +67,8 @@ const LAZY_RUNNERS: CommandRunners = {
   configShowPath: async () => (await import('./config.js')).configShowPath(),
   streams: async (options) => (await import('./streams.js')).streams(options),
   history: async (options) => (await import('./history.js')).history(options),
+  targets: async (options) => (await import('./targets.js')).targets(options),
+  targetsSet: async (options) => (await import('./targets.js')).targetsSet(options),
   completion: async (shell, program) => (await import('./completion.js')).completion(shell, program),
   scenarioFromRecording: async (file, options) => (await import('./scenario.js')).fromRecording(file, options),
 };
@@ -181,6 +186,14 @@ function addServeCommand(
       new Option('--keep-alive <duration>', 'ping interval; an unanswered ping ends the connection')
         .argParser(parseTimeout)
         .default(DEFAULTS.keepAliveMs, '30s'),
+    )
+    .addOption(
+      new Option(
+        '--hosted-hidden-posts <mode>',
+        "how clients that did not ask for this tool's dialect (hello=1) get a hidden post: at its release, as a new post with its text, or pushed hidden at once and released later",
+      )
+        .choices(['at-release', 'push'] as const)
+        .default('at-release' as const),
     )
     .addOption(
       new Option('--log-format <format>', 'log line format')
@@ -518,6 +531,7 @@ within --timeout.`,
   addDemoCommand(program, full);
   addConfigCommands(program, full);
   addReadCommands(program, full);
+  addTargetsCommand(program, full);
   addFaultsCommand(program, full.setExitCode);
   program
     .command('scenario')

@@ -1,6 +1,6 @@
-import { connect, type StreamPostsClient } from '../api/client.js';
+import { openClient, type ClientPolicy, type StreamPostsClient } from '../api/client.js';
 import { ClientError } from '../client/errors.js';
-import { commandFailure, publishOptionsOf, refusalOf } from './library.js';
+import { commandFailure, publishOptionsOf, refusalOf } from '../client/cli-words.js';
 import { PUBLISH_MAX_ATTEMPTS, type PublishOutcome } from '../client/publisher.js';
 import type { PublishArgs } from '../protocol/types.js';
 import type { StatusReporter } from '../render/status.js';
@@ -20,14 +20,18 @@ export interface PublishSession {
 
 /**
  * `post` over the WebSocket, through the library's client: the CLI publishes with the
- * code its users call. Connecting checks the service and the key before anything is
- * asked or sent. The library's errors name its options; here they become the CLI's own
- * words (what was awaited, with the flag's timeout) and exit codes.
+ * code its users call. With `listenFirst` (the stream is not known, or questions are to be
+ * asked) it hears the service's first word before it returns: a refused key ends the
+ * command before anything is asked, and a `connected` names a stream key's stream.
+ * Otherwise the post goes as soon as the socket is open, and a refusal ends it all the
+ * same. The library's errors name its options; here they become the CLI's own words
+ * (what was awaited, with the flag's timeout) and exit codes.
  */
 export async function openPublishSession(
   options: CommonOptions,
   apiKey: string,
   status: StatusReporter,
+  listenFirst: boolean,
 ): Promise<PublishSession> {
   const { endpoint } = options.settings;
   if (endpoint.treeFeed) {
@@ -36,19 +40,10 @@ export async function openPublishSession(
       'a tree feed address (…/graphql?format=tree) only sends; publish with --via rest or to the service URL',
     );
   }
-  let client: StreamPostsClient;
-  try {
-    client = await connect({
-      url: wsUrls(options.settings),
-      apiKey,
-      authQuery: options.authQuery,
-      timeoutMs: options.timeoutMs,
-      maxReconnectAttempts: PUBLISH_MAX_ATTEMPTS,
-      onState: (state) => describeState(state, status),
-    });
-  } catch (error) {
-    throw commandFailure(error, options.timeoutMs, `connected from ${wsWhere(options.settings)}`);
-  }
+  const client = await openPostClient(options, apiKey, status, {
+    awaitFirstWord: listenFirst,
+    retryReplyTimeouts: true,
+  });
   return {
     streamId: client.streamId,
     serverTime: client.serverTime,
@@ -66,4 +61,28 @@ export async function openPublishSession(
     },
     close: () => client.close(),
   };
+}
+
+/** The library's client `post` and `post --batch` publish through; its failures in the CLI's words. */
+export async function openPostClient(
+  options: CommonOptions,
+  apiKey: string,
+  status: StatusReporter,
+  policy: ClientPolicy,
+): Promise<StreamPostsClient> {
+  try {
+    return await openClient(
+      {
+        url: wsUrls(options.settings),
+        apiKey,
+        authQuery: options.authQuery,
+        timeoutMs: options.timeoutMs,
+        maxReconnectAttempts: PUBLISH_MAX_ATTEMPTS,
+        onState: (state) => describeState(state, status),
+      },
+      policy,
+    );
+  } catch (error) {
+    throw commandFailure(error, options.timeoutMs, `connected from ${wsWhere(options.settings)}`);
+  }
 }

@@ -2,7 +2,7 @@ import { publishRest } from '../api/rest.js';
 import { ClientError, describeNetworkError, timeoutError } from '../client/errors.js';
 import { API_KEY_HEADER, STREAMS_PATH } from '../protocol/paths.js';
 import type { CommonOptions } from './common.js';
-import { publishOptionsOf, refusalOf } from './library.js';
+import { publishOptionsOf, refusalOf } from '../client/cli-words.js';
 import type { PublishSession } from './publish-one.js';
 
 /**

@@ -34,6 +34,8 @@ export interface ServeOptions {
   maxIdempotencyBytes: number;
   maxBuffered: number;
   keepAlive: number;
+  /** How the hosted dialect delivers hidden posts (PROTOCOL.md B1a). */
+  hostedHiddenPosts: 'at-release' | 'push';
   logFormat: LogFormat;
   /** Warnings and errors only (the listening line is still printed). */
   quiet: boolean;
@@ -288,6 +290,7 @@ export async function serve(options: ServeOptions): Promise<number> {
       maxIdempotencyBytes: options.maxIdempotencyBytes,
       maxBufferedBytes: options.maxBuffered,
       keepAliveMs: options.keepAlive,
+      hostedHiddenPosts: options.hostedHiddenPosts,
       ...(options.admin === undefined ? {} : { admin: options.admin }),
       ...perimeterOptions(options),
       bodyTimeoutMs: options.bodyTimeout,

@@ -1,13 +1,12 @@
 import { connect } from '../api/client.js';
 import { ClientError } from '../client/errors.js';
-import { fetchStreams } from '../client/rest-read.js';
-import type { StreamSummary } from '../protocol/types.js';
+import { fetchStreams, type RestStream } from '../client/rest-streams.js';
 import { jsonLine } from '../render/json.js';
 import { safeLine } from '../render/text.js';
 import { requireKey, type CommonOptions } from './common.js';
 import { wsUrls, wsWhere } from './describe.js';
 import { EXIT } from './exit.js';
-import { commandFailure } from './library.js';
+import { commandFailure } from '../client/cli-words.js';
 
 export interface StreamsOptions extends CommonOptions {
   /** Only the ids, one per line. */
@@ -15,9 +14,10 @@ export interface StreamsOptions extends CommonOptions {
 }
 
 /** A stream as far as the service said: from `connected` alone, only its id (and maybe whether the key publishes). */
-export type StreamRow = Pick<StreamSummary, 'id'> & Partial<StreamSummary>;
+export type StreamRow = Pick<RestStream, 'id'> & Partial<RestStream>;
 
-const COLUMNS = ['ID', 'NAME', 'OWNER', 'TARGETS', 'PUBLISH'] as const;
+const DESCRIPTION_WIDTH = 60;
+const yesNo = (value: boolean | undefined) => (value === undefined ? '?' : value ? 'yes' : 'no');
 
 /** A custom stream's targets, the user's own selection marked: `BTC* ETH* SOL` (`*` = selected). */
 function targetsCell(stream: StreamRow): string {
@@ -28,22 +28,42 @@ function targetsCell(stream: StreamRow): string {
   return marked.length === 0 ? '(none)' : marked.join(' ');
 }
 
-function publishCell(stream: StreamRow): string {
-  if (stream.publish === undefined) return '?';
-  return stream.publish ? 'yes' : 'no';
+function descriptionCell(stream: StreamRow): string {
+  const text = safeLine(stream.description ?? '');
+  return text.length > DESCRIPTION_WIDTH ? `${text.slice(0, DESCRIPTION_WIDTH - 1)}…` : text;
 }
+
+/**
+ * The columns, each shown when the service gave its field for some stream: a service that
+ * leaves out this contract's additions (owner, following, publish) gets no column of `?`s.
+ */
+const COLUMNS: { title: string; cell: (stream: StreamRow) => string; given?: (stream: StreamRow) => boolean }[] = [
+  { title: 'ID', cell: (stream) => safeLine(stream.id) },
+  { title: 'NAME', cell: (stream) => (stream.name === undefined ? '?' : safeLine(stream.name)) },
+  { title: 'OWNER', cell: (stream) => safeLine(stream.owner ?? '?'), given: (stream) => stream.owner !== undefined },
+  {
+    title: 'FOLLOWING',
+    cell: (stream) => yesNo(stream.following),
+    given: (stream) => stream.following !== undefined,
+  },
+  {
+    title: 'FEATURED',
+    cell: (stream) => (stream.isFeatured ? 'yes' : stream.isFeatured === undefined ? '?' : '-'),
+    given: (stream) => stream.isFeatured !== undefined,
+  },
+  { title: 'TARGETS', cell: targetsCell },
+  { title: 'PUBLISH', cell: (stream) => yesNo(stream.publish), given: (stream) => stream.publish !== undefined },
+  { title: 'DESCRIPTION', cell: descriptionCell, given: (stream) => (stream.description ?? '') !== '' },
+];
 
 /** The streams as an aligned table, one row each, every cell one sanitized line. */
 export function formatStreamsTable(streams: readonly StreamRow[]): string {
-  const rows = streams.map((stream) => [
-    safeLine(stream.id),
-    stream.name === undefined ? '?' : safeLine(stream.name),
-    stream.owner === undefined ? '?' : safeLine(stream.owner),
-    targetsCell(stream),
-    publishCell(stream),
-  ]);
-  const all = [[...COLUMNS], ...rows];
-  const widths = COLUMNS.map((_, column) => Math.max(...all.map((row) => row[column]!.length)));
+  const columns = COLUMNS.filter((column) => column.given === undefined || streams.some(column.given));
+  const all = [
+    columns.map((column) => column.title),
+    ...streams.map((stream) => columns.map((column) => column.cell(stream))),
+  ];
+  const widths = columns.map((_, column) => Math.max(...all.map((row) => row[column]!.length)));
   const lines = all.map((row) =>
     row
       .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!)))
@@ -71,12 +91,12 @@ async function streamsFromConnected(options: StreamsOptions, apiKey: string): Pr
   } catch (error) {
     throw commandFailure(error, options.timeoutMs, `connected from ${wsWhere(options.settings)}`);
   }
-  const { streamId } = client;
+  const { streamId, streams: ids = [] } = client;
   await client.close();
-  return client.streams.map((id) => ({ id, ...(streamId === undefined ? {} : { publish: id === streamId }) }));
+  return ids.map((id) => ({ id, ...(streamId === undefined ? {} : { publish: id === streamId }) }));
 }
 
-/** `streams`: the key's streams through `GET /v1/streams`, or the `connected` event where there is none. */
+/** `streams`: the streams through `GET /v1/streams` (every page), or the `connected` event where there is none. */
 export async function streams(options: StreamsOptions): Promise<number> {
   const apiKey = requireKey(options.settings);
   let list: StreamRow[];

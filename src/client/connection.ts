@@ -49,8 +49,6 @@ export interface ConnectionOptions {
    * so a one-shot command against a service that never answers ends with `timeout`.
    */
   retryReplyTimeouts?: boolean;
-  /** How long to wait for the `connected` event before carrying on without it (at most `timeoutMs`). */
-  readyTimeoutMs?: number;
   /**
    * How long a connection must stay up before the backoff starts again from
    * its first step (default 10 s): a service that keeps closing connections
@@ -61,15 +59,29 @@ export interface ConnectionOptions {
 }
 
 export interface ReadyInfo {
+  /** False on the first connection, true after a reconnect. */
+  reconnected: boolean;
+}
+
+/**
+ * What a `connected` event said (PROTOCOL.md B2, B3). A service may send it late, with
+ * `message` only, or not at all: nothing waits for it.
+ */
+export interface ConnectedFacts {
+  /** Empty when the service did not say. */
   userId: string;
   streams: string[];
   /** The service's clock when it said `connected` (ISO), when it says. */
   serverTime?: string;
   /** The stream a stream key publishes to, when the service says. */
   streamId?: string;
-  /** False on the first connection, true after a reconnect. */
-  reconnected: boolean;
 }
+
+/**
+ * Asks `serve` for this contract's dialect (PROTOCOL.md B1a) on every address the client
+ * opens; the hosted service ignores it.
+ */
+export const DIALECT_QUERY = 'hello=1';
 
 export type ConnectionState =
   | { kind: 'connecting'; url: string; attempt: number }
@@ -78,8 +90,12 @@ export type ConnectionState =
   | { kind: 'reconnecting'; delayMs: number; reason: string; attempt: number };
 
 export interface ConnectionHandlers {
-  /** Every (re)connection, once the service said `connected`: (re)send subscriptions here. */
+  /**
+   * Every (re)connection, as soon as the socket is open: (re)send subscriptions here. The
+   * service's `connected`, when it comes, arrives later through `onMessage`.
+   */
   onReady?(info: ReadyInfo): void;
+  /** Every message after the socket opened, `connected` included. */
   onMessage?(message: ServerMessage, raw: string): void;
   onState?(state: ConnectionState): void;
 }
@@ -118,8 +134,8 @@ export class Connection {
   #resolveDone!: () => void;
   #rejectDone!: (error: ClientError) => void;
   #ws: WebSocket | undefined;
+  #corked = false;
   #ready = false;
-  #everReady = false;
   #closing = false;
   #finished = false;
   #failedAttempts = 0;
@@ -135,7 +151,13 @@ export class Connection {
   #paused = false;
   /** Whether the service has answered any awaited reply: a wait that runs out before that ends the connection. */
   #answered = false;
-  #sawConnected = false;
+  /** Whether the current socket has carried any message from the service. */
+  #heard = false;
+  /**
+   * Whether the service ever took a connection (said anything on one, or opened the tree
+   * feed, which never speaks first): until then a failure is a failure to connect.
+   */
+  #established = false;
   readonly #replyTimers = new Set<NodeJS.Timeout>();
   readonly #options: Required<Omit<ConnectionOptions, 'apiKey'>> & { apiKey: string | undefined };
 
@@ -151,7 +173,6 @@ export class Connection {
       heartbeat: DEFAULT_HEARTBEAT,
       timeoutMs: DEFAULT_TIMEOUT_MS,
       retryReplyTimeouts: false,
-      readyTimeoutMs: Math.min(5_000, options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       stableMs: 10_000,
       random: Math.random,
       ...options,
@@ -184,8 +205,25 @@ export class Connection {
   sendText(frame: string): boolean {
     const ws = this.#ws;
     if (!this.#ready || !ws || ws.readyState !== WebSocket.OPEN) return false;
+    this.#corkForThisTurn(ws);
     ws.send(frame);
     return true;
+  }
+
+  /**
+   * The frames sent in one turn (a window of publishes) leave in one write, not one system
+   * call and one TCP segment each; uncorked before any I/O, so nothing waits.
+   */
+  #corkForThisTurn(ws: WebSocket): void {
+    if (this.#corked) return;
+    const socket = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    if (!socket) return;
+    this.#corked = true;
+    socket.cork();
+    process.nextTick(() => {
+      this.#corked = false;
+      socket.uncork();
+    });
   }
 
   /**
@@ -224,7 +262,7 @@ export class Connection {
    */
   pause(): void {
     this.#paused = true;
-    clearTimeout(this.#pongDeadline);
+    this.#clearPongDeadline();
     if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.pause();
   }
 
@@ -234,7 +272,7 @@ export class Connection {
   }
 
   #replyTimedOut(ws: WebSocket | undefined, what: string): void {
-    const never = this.#sawConnected ? '' : ' (it never sent connected either)';
+    const never = this.#heard ? '' : ' (it has sent nothing on this connection)';
     const error = timeoutError(
       this.#options.timeoutMs,
       `${what} from ${this.#endpoints[this.#current]!.wsUrl}${never}`,
@@ -297,7 +335,7 @@ export class Connection {
     this.#timers.clear();
     this.#clearReplyTimers();
     clearInterval(this.#heartbeat);
-    clearTimeout(this.#pongDeadline);
+    this.#clearPongDeadline();
     this.#heartbeat = undefined;
     this.#pongDeadline = undefined;
   }
@@ -320,10 +358,9 @@ export class Connection {
     const endpoint = this.#endpoints[this.#current]!;
     this.handlers.onState?.({ kind: 'connecting', url: endpoint.wsUrl, attempt });
     const separator = endpoint.wsUrl.includes('?') ? '&' : '?';
+    const dialect = `${endpoint.wsUrl}${separator}${DIALECT_QUERY}`;
     const url =
-      apiKey !== undefined && authQuery
-        ? `${endpoint.wsUrl}${separator}${API_KEY_QUERY}=${encodeURIComponent(apiKey)}`
-        : endpoint.wsUrl;
+      apiKey !== undefined && authQuery ? `${dialect}&${API_KEY_QUERY}=${encodeURIComponent(apiKey)}` : dialect;
     const headers = apiKey !== undefined && !authQuery ? { [API_KEY_HEADER]: apiKey } : undefined;
     const ws = new WebSocket(url, {
       headers,
@@ -331,9 +368,8 @@ export class Connection {
       maxPayload: MAX_SERVICE_MESSAGE_BYTES,
     });
     this.#ws = ws;
-    this.#sawConnected = false;
+    this.#heard = false;
     let upgradeFailure: ClientError | undefined;
-    let refusal: ClientError | undefined;
     let socketError: string | undefined;
     let handshakeTimedOut = false;
 
@@ -363,18 +399,13 @@ export class Connection {
     ws.on('open', () => {
       if (this.#paused) ws.pause();
       this.#startHeartbeat(ws);
-      // The tree feed never says `connected`: being open is being subscribed.
-      if (endpoint.treeFeed) {
-        this.#becomeReady({ userId: '', streams: [] });
-        return;
-      }
-      this.#later(this.#options.readyTimeoutMs, () => {
-        // A socket that closed before `connected` came is no connection to carry on with.
-        if (this.#ws === ws && !this.#ready && ws.readyState === WebSocket.OPEN)
-          this.#becomeReady({ userId: '', streams: [] });
-      });
+      const reconnected = this.#established;
+      // The tree feed never speaks first: being open is being subscribed.
+      if (endpoint.treeFeed) this.#established = true;
+      // Commands go as soon as the socket is open (PROTOCOL.md B1a): `connected` may come late, or never.
+      this.#becomeReady(reconnected);
     });
-    ws.on('pong', () => clearTimeout(this.#pongDeadline));
+    ws.on('pong', () => this.#clearPongDeadline());
     ws.on('message', (data, isBinary) => {
       // Frames still arriving after the end (a second refusal, say) must not make it ready again.
       if (isBinary || this.#ws !== ws || this.#finished) return;
@@ -390,26 +421,26 @@ export class Connection {
         );
         return;
       }
-      if (!this.#ready) {
-        // An error before `connected` is the service turning the connection away (too many
-        // for the key, say): the close that follows must report it, not a usable connection.
-        if (message.kind === 'error' && !this.#everReady) {
-          refusal = new ClientError(
+      // The service turning the first connection away (too many for the key, say) before it
+      // said anything else: no usable connection, whatever commands were already sent.
+      if (
+        !this.#heard &&
+        !this.#established &&
+        message.kind === 'error' &&
+        message.code === 'limit-exceeded' &&
+        message.requestId === undefined
+      ) {
+        this.#finish(
+          new ClientError(
             'refused',
             `the service refused the connection: ${message.message || message.code}`,
             message.code,
-          );
-          return;
-        }
-        if (message.kind === 'connected') {
-          this.#sawConnected = true;
-          const { kind: _kind, requestId: _requestId, ...base } = message;
-          this.#becomeReady(base);
-          return;
-        }
-        // A service that skips `connected` is still usable.
-        this.#becomeReady({ userId: '', streams: [] });
+          ),
+        );
+        return;
       }
+      this.#heard = true;
+      this.#established = true;
       this.handlers.onMessage?.(message, raw);
     });
     ws.on('close', (code, reasonBuffer) => {
@@ -417,7 +448,7 @@ export class Connection {
       const wasReady = this.#ready;
       this.#ready = false;
       clearInterval(this.#heartbeat);
-      clearTimeout(this.#pongDeadline);
+      this.#clearPongDeadline();
       this.#clearReplyTimers();
       if (this.#closing || this.#finished) return this.#finish();
       const reason = reasonBuffer.toString();
@@ -435,7 +466,6 @@ export class Connection {
         );
       }
       if (upgradeFailure?.kind === 'unauthorized') return this.#finish(upgradeFailure);
-      if (refusal) return this.#finish(refusal);
       // On the tree feed a refused subscription is a close, and trying again would be refused again.
       if (endpoint.treeFeed && code === CLOSE_POLICY_VIOLATION) {
         return this.#finish(
@@ -446,7 +476,7 @@ export class Connection {
         ownReason ??
         upgradeFailure?.message ??
         (wasReady || code !== 1006 ? describeClose(code, reason) : (socketError ?? describeClose(code, reason)));
-      if (!this.#everReady) {
+      if (!this.#established) {
         this.#firstFailures.push(
           upgradeFailure ??
             (handshakeTimedOut
@@ -506,10 +536,9 @@ export class Connection {
     );
   }
 
-  #becomeReady(base: Omit<ReadyInfo, 'reconnected'>): void {
-    const info: ReadyInfo = { ...base, reconnected: this.#everReady };
+  #becomeReady(reconnected: boolean): void {
+    const info: ReadyInfo = { reconnected };
     this.#ready = true;
-    this.#everReady = true;
     const ws = this.#ws;
     this.#later(this.#options.stableMs, () => {
       if (this.#ws === ws && this.#ready) this.#failedAttempts = 0;
@@ -518,13 +547,20 @@ export class Connection {
     this.handlers.onReady?.(info);
   }
 
+  #clearPongDeadline(): void {
+    clearTimeout(this.#pongDeadline);
+    this.#pongDeadline = undefined;
+  }
+
   #startHeartbeat(ws: WebSocket): void {
     const { intervalMs, timeoutMs } = this.#options.heartbeat;
     clearInterval(this.#heartbeat);
     this.#heartbeat = setInterval(() => {
       // A paused reader cannot see the pong; the service's own keep-alive judges it instead.
       if (ws.readyState !== WebSocket.OPEN || this.#paused) return;
-      clearTimeout(this.#pongDeadline);
+      // A ping still unanswered keeps its deadline: with an interval shorter than the
+      // timeout, a new ping must not push the deadline back for ever.
+      if (this.#pongDeadline !== undefined) return;
       // A peer that cannot answer within the timeout is gone; the close handler reconnects.
       this.#pongDeadline = setTimeout(() => {
         this.#lostReason = `no answer to a ping within ${formatWait(timeoutMs)}`;

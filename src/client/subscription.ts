@@ -38,45 +38,64 @@ export interface SubscriptionHandlers {
 
 const SEEN_BASE = 10_000;
 const SUBSCRIBE_ID = 'subscribe';
-const HISTORY_END_ID = 'history-end';
 /** Refusals that say "not now" rather than "never". */
 const PASSING_REFUSALS: ReadonlySet<string> = new Set(['unavailable', 'internal', 'rate-limited']);
 /** The requestIds a subscription sends: whoever shares its connection can tell its replies by them. */
-export const SUBSCRIPTION_REQUEST_IDS: ReadonlySet<string> = new Set([SUBSCRIBE_ID, HISTORY_END_ID]);
-// A service that never acknowledges the marker subscription still gets its history shown.
-const HISTORY_END_TIMEOUT_MS = 3_000;
+export const SUBSCRIPTION_REQUEST_IDS: ReadonlySet<string> = new Set([SUBSCRIBE_ID]);
+/**
+ * From a service that does not say how much history follows, the history is shown once this
+ * long passed without another history post (or a live post ended it sooner). It decides only
+ * when history is printed, never whether a post is history.
+ */
+export const HISTORY_QUIET_MS = 500;
 
 type Candidate = {
   streamKey: string;
   hidden: boolean;
   id: string;
   released: boolean;
+  /** Epoch ms of creation on the service's clock; NaN when the message does not say. */
+  createdAt: number;
   make: (kind: Delivery['kind'], history: boolean) => Delivery;
 };
 
+/** Where the first history ends when `sub_ack` does not say (`history`): by the posts' creation times. */
+interface HistoryByClock {
+  /** When the subscribe was sent, on the service's clock when known. */
+  cutoff: number;
+  /** History posts counted per stream: at most the `lastPosts` asked for. */
+  counts: Map<string, number>;
+}
+
 /**
- * A subscription that outlives its connection.
+ * A subscription that outlives its connection. One subscribe command per connection,
+ * sent as soon as the socket is open.
  *
  * To know later what is new, it first learns what already exists: the first
  * subscription asks for the last 100 posts of each stream (the most the
  * service keeps). The acknowledgement says how many history posts follow it
- * (`history`); from a service that does not say, a second, history-less
- * subscription is sent once the first is acknowledged, and its
- * acknowledgement marks where that history ends. It remembers every id and
- * shows only the last `lastPosts` of each stream. After a reconnect it asks
- * for the last 100 posts again and shows the ones it has not seen, by id: the
- * posts from the outage, never the older history, even from a service that
- * restarted meanwhile (whose seed posts keep their ids). A hidden post whose
- * release happened during the outage is shown as released. No clock is compared.
+ * (`history`). From a service that does not say, the history is the run of posts
+ * right after the acknowledgement created before the subscribe was sent (on the
+ * service's clock when `connected.serverTime` gave it, else this machine's), at most
+ * 100 per stream: the first post that is not older ends it, and it and everything
+ * after it are live. It remembers every id and shows only the last `lastPosts` of
+ * each stream. After a reconnect it asks for the last 100 posts again and shows the
+ * ones it has not seen, by id: the posts from the outage, never the older history,
+ * even from a service that restarted meanwhile (whose seed posts keep their ids). A
+ * hidden post whose release happened during the outage is shown as released.
  */
 export class Subscription {
   readonly connection: ConnectionLike;
   readonly #seen = new SeenPosts(SEEN_BASE);
+  /** The first history, held until its end is known; then the last `lastPosts` of each stream are shown. */
   #history: Candidate[] | undefined;
   /** History posts still to come, when the service said how many follow its acknowledgement. */
   #historyLeft: number | undefined;
+  #byClock: HistoryByClock | undefined;
   #historyTimer: NodeJS.Timeout | undefined;
-  #acksThisConnection = 0;
+  #sentAt = 0;
+  /** The service's clock minus this machine's, from `connected.serverTime`. */
+  #clockOffset = 0;
   #reconnected = false;
   #everSubscribed = false;
   #streamIds: string[] = [];
@@ -117,27 +136,25 @@ export class Subscription {
     return this.connection.close();
   }
 
-  get #streamFilter(): { streamIds?: string } {
-    return this.options.streamIds !== undefined ? { streamIds: this.options.streamIds.join(',') } : {};
-  }
-
   #subscribe(info: ReadyInfo): void {
     if (this.#treeFeed) {
       // Connecting was subscribing; items are shown as they come, each _id once.
       if (!info.reconnected) this.#announce();
       return;
     }
-    this.#acksThisConnection = 0;
     this.#historyLeft = undefined;
+    this.#byClock = undefined;
     clearTimeout(this.#historyTimer);
     // A drop before the first history was complete leaves nothing known: start over.
     const learning = !info.reconnected || this.#history !== undefined;
     this.#reconnected = !learning;
     if (learning) this.#history = [];
+    this.#sentAt = Date.now();
+    const streamFilter = this.options.streamIds !== undefined ? { streamIds: this.options.streamIds.join(',') } : {};
     if (
       this.connection.send({
         event: this.options.command,
-        data: { ...this.#streamFilter, lastPosts: MAX_LAST_POSTS },
+        data: { ...streamFilter, lastPosts: MAX_LAST_POSTS },
         requestId: SUBSCRIBE_ID,
       })
     ) {
@@ -145,41 +162,30 @@ export class Subscription {
     }
   }
 
-  /** For a service whose acknowledgement does not say how much history follows: a marker subscription. */
-  #askForHistoryEnd(): void {
-    this.connection.send({
-      event: this.options.command,
-      data: { ...this.#streamFilter, lastPosts: 0 },
-      requestId: HISTORY_END_ID,
-    });
-    this.#historyTimer = setTimeout(() => this.#showHistory(), HISTORY_END_TIMEOUT_MS);
-  }
-
   #receive(message: ServerMessage): void {
     switch (message.kind) {
-      case 'sub_ack': {
-        this.#acksThisConnection += 1;
-        // Matched by requestId, or by order from a service that does not echo it.
-        const endOfHistory =
-          message.requestId === HISTORY_END_ID || (message.requestId === undefined && this.#acksThisConnection === 2);
-        if (endOfHistory) {
-          this.#showHistory();
-          return;
+      case 'connected':
+        if (message.serverTime !== undefined) {
+          const serverNow = Date.parse(message.serverTime);
+          if (Number.isFinite(serverNow)) this.#clockOffset = serverNow - Date.now();
         }
+        return;
+      case 'sub_ack': {
         this.#subscribeAnswered?.();
         this.#everSubscribed = true;
         this.#seen.ensureCapacity(SEEN_BASE + MAX_LAST_POSTS * 2 * message.streamIds.length);
         this.#streamIds = message.streamIds;
         if (!this.#history) this.#announce();
-        else if (message.history === undefined) this.#askForHistoryEnd();
-        else if (message.history === 0) this.#showHistory();
+        else if (message.history === undefined) {
+          this.#byClock = { cutoff: this.#sentAt + this.#clockOffset, counts: new Map() };
+          this.#armHistoryTimer();
+        } else if (message.history === 0) this.#showHistory();
         else this.#historyLeft = message.history;
         return;
       }
       case 'error':
         if (
           message.requestId === SUBSCRIBE_ID ||
-          message.requestId === HISTORY_END_ID ||
           (message.requestId === undefined && message.command === this.options.command)
         ) {
           const why = `the service refused the subscription: ${message.code}: ${message.message}`;
@@ -197,6 +203,7 @@ export class Subscription {
           hidden: post.hidden,
           id: post.id,
           released: message.released,
+          createdAt: Date.parse(post.createdAt),
           make: (kind, history) => ({ format: 'post', kind, history, post }),
         });
         return;
@@ -205,17 +212,15 @@ export class Subscription {
         if (this.options.command !== 'on-stream-post-tree') return;
         const item = message.item as unknown as Record<string, unknown>;
         const id = String(item['_id']);
+        // The hosted service's items name their stream by title only.
         const streamKey =
-          typeof item['streamId'] === 'string'
-            ? item['streamId']
-            : typeof item['source'] === 'string'
-              ? item['source']
-              : '';
+          [item['streamId'], item['source'], item['title']].find((key) => typeof key === 'string') ?? '';
         this.#offer({
           streamKey,
           hidden: item['hidden'] === true,
           id,
           released: false,
+          createdAt: typeof item['time'] === 'number' ? item['time'] : Number.NaN,
           make: (kind, history) => ({ format: 'tree', kind, history, item, id }),
         });
         return;
@@ -225,7 +230,36 @@ export class Subscription {
     }
   }
 
+  #armHistoryTimer(): void {
+    clearTimeout(this.#historyTimer);
+    this.#historyTimer = setTimeout(() => this.#showHistory(), HISTORY_QUIET_MS);
+  }
+
+  /** By creation time: whether a post continues the run of history (and counts it). */
+  #continuesHistory(byClock: HistoryByClock, candidate: Candidate): boolean {
+    const count = byClock.counts.get(candidate.streamKey) ?? 0;
+    if (!(candidate.createdAt < byClock.cutoff) || count >= MAX_LAST_POSTS) return false;
+    byClock.counts.set(candidate.streamKey, count + 1);
+    return true;
+  }
+
   #offer(candidate: Candidate): void {
+    const byClock = this.#byClock;
+    if (byClock) {
+      if (this.#continuesHistory(byClock, candidate)) {
+        if (this.#history) {
+          this.#history.push(candidate);
+          this.#armHistoryTimer();
+          return;
+        }
+        // Shown already for a pause in the history: a later history post is newer than those.
+        const kind = this.#admit(candidate);
+        if (kind && this.options.lastPosts > 0) this.handlers.onDelivery(candidate.make(kind, true));
+        return;
+      }
+      this.#byClock = undefined;
+      this.#showHistory();
+    }
     if (this.#history) {
       this.#history.push(candidate);
       if (this.#historyLeft !== undefined && --this.#historyLeft === 0) this.#showHistory();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
-import { startServer, StreamPostsError } from '../../src/index.js';
+import { connect, startServer, StreamPostsError } from '../../src/index.js';
 import { client, server, take } from './support.js';
 
 describe('startServer', () => {
@@ -52,6 +52,17 @@ describe('startServer', () => {
     await expect(startServer({ prot: 0 } as never)).rejects.toThrow(/unknown option "prot"/);
     const srv = await server();
     await expect(srv.advanceClock(-5)).rejects.toThrow(RangeError);
+    const url = srv.url;
+    const apiKey = srv.keys.readers['alice']!;
+    await expect(connect({ url, apiKey, heartbeat: { intervalMs: 0, timeoutMs: 10 } })).rejects.toThrow(
+      /heartbeat.intervalMs must be a whole number of ms/,
+    );
+    await expect(connect({ url, apiKey, heartbeat: { intervalMs: 10 } as never })).rejects.toThrow(
+      /heartbeat.timeoutMs/,
+    );
+    await expect(
+      connect({ url, apiKey, heartbeat: { intervalMs: 10, timeoutMs: 10, every: 1 } as never }),
+    ).rejects.toThrow('heartbeat: unknown option "every"');
   });
 
   it('closes once and works with await using', async () => {

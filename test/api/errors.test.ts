@@ -69,11 +69,25 @@ describe('errors', () => {
     expect(error.message).toContain('timeoutMs');
   });
 
-  it('timeout: a service that upgrades and never says connected', async () => {
+  it('a service that upgrades and never says connected: connect resolves all the same, without its facts', async () => {
     const service = await scriptedService(() => {});
-    const error = await failure(connect({ url: service.url, apiKey: 'sp_demo_reader_alice', timeoutMs: 200 }));
-    expect(error.code).toBe('timeout');
-    expect(error.message).toContain('did not say connected within 200 ms (timeoutMs)');
+    const silent = await connect({ url: service.url, apiKey: 'sp_demo_reader_alice', timeoutMs: 200 });
+    onCleanup(() => silent.close());
+    expect([silent.userId, silent.streams, silent.streamId, silent.serverTime]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it('limit-exceeded: a first word refusing the connection rejects connect', async () => {
+    const service = await scriptedService((ws) => {
+      ws.send(JSON.stringify({ event: 'error', data: { code: 'limit-exceeded', message: 'too many connections' } }));
+      ws.close(1008, 'too many connections');
+    });
+    const error = await failure(connect({ url: service.url, apiKey: 'sp_demo_reader_alice' }));
+    expect(error.code).toBe('limit-exceeded');
   });
 
   it('timeout: a publish not acknowledged within timeoutMs names its idempotency key', async () => {

@@ -3,6 +3,7 @@ import type WebSocket from 'ws';
 import { resolveEndpoint } from '../../src/client/endpoint.js';
 import { Subscription, type Delivery } from '../../src/client/subscription.js';
 import { Arrivals } from '../support/arrivals.js';
+import type { Post } from '../../src/protocol/types.js';
 import { samplePost } from '../support/fixtures.js';
 import { CONNECTED, scriptedService } from '../support/hostile.js';
 
@@ -13,8 +14,15 @@ afterEach(async () => {
 
 type Frame = { event: string; requestId?: string; data: { lastPosts: number } };
 
-const postFrame = (id: string) =>
-  JSON.stringify({ event: 'stream.post.created', data: samplePost({ id, text: `post ${id}` }) });
+const postFrame = (id: string, change: Partial<Post> = {}) =>
+  JSON.stringify({ event: 'stream.post.created', data: samplePost({ id, text: `post ${id}`, ...change }) });
+
+/** A post as the hosted service sends it: no streamName, created now (after the subscribe arrived). */
+const hostedLive = (id: string, streamId = 's') =>
+  JSON.stringify({
+    event: 'stream.post.created',
+    data: { id, streamId, text: `post ${id}`, createdAt: new Date().toISOString() },
+  });
 
 function ack(frame: Frame, history: number | undefined): string {
   const data = { command: frame.event, streamIds: ['s'], lastPosts: frame.data.lastPosts };
@@ -26,10 +34,9 @@ function ack(frame: Frame, history: number | undefined): string {
 }
 
 /**
- * A service with three posts of history: it answers a subscribe with them, then
- * publishes one live post. `sendsHistory`: its acknowledgement says how many
- * history posts follow; without it, the live post comes once a second,
- * history-less subscribe has been acknowledged, as an older service would order it.
+ * A service with three posts of history (created in 2026, long before the subscribe): it
+ * answers a subscribe with them, then publishes one live post, created as it is sent.
+ * `sendsHistory`: its acknowledgement says how many history posts follow.
  */
 async function serviceWithHistory(sendsHistory: boolean) {
   const frames: Frame[] = [];
@@ -40,14 +47,9 @@ async function serviceWithHistory(sendsHistory: boolean) {
       const frame = JSON.parse(String(data)) as Frame;
       frames.push(frame);
       arrivals.notify();
-      if (frame.data.lastPosts === 0) {
-        ws.send(ack(frame, undefined));
-        ws.send(postFrame('live'));
-        return;
-      }
       ws.send(ack(frame, sendsHistory ? 3 : undefined));
       for (const id of ['old1', 'old2', 'old3']) ws.send(postFrame(id));
-      if (sendsHistory) ws.send(postFrame('live'));
+      ws.send(hostedLive('live'));
     });
   });
   return { url: service.url, frames, arrivals };
@@ -90,7 +92,7 @@ describe('where the first history ends', () => {
     expect(frames.map((frame) => [frame.requestId, frame.data.lastPosts])).toEqual([['subscribe', 100]]);
   });
 
-  it('a service whose sub_ack has no history field gets a second, history-less subscribe that marks the end', async () => {
+  it('no history field: one subscribe; the posts created before it are history, the first newer one is live', async () => {
     const { url, frames, arrivals } = await serviceWithHistory(false);
     const deliveries = subscribe(url, arrivals, 2);
     await arrivals.until(
@@ -103,9 +105,66 @@ describe('where the first history ends', () => {
       ['old3', true],
       ['live', false],
     ]);
-    expect(frames.map((frame) => [frame.requestId, frame.data.lastPosts])).toEqual([
-      ['subscribe', 100],
-      ['history-end', 0],
+    expect(frames.map((frame) => [frame.requestId, frame.data.lastPosts])).toEqual([['subscribe', 100]]);
+  });
+
+  it('no history field: the first newer post ends the history, and older ones after it are live too', async () => {
+    const arrivals = new Arrivals();
+    const service = await scriptedService((ws: WebSocket) => {
+      ws.on('message', (data) => {
+        const frame = JSON.parse(String(data)) as Frame;
+        ws.send(ack(frame, undefined));
+        ws.send(postFrame('a1', { streamId: 'a' }));
+        ws.send(postFrame('b1', { streamId: 'b' }));
+        ws.send(postFrame('b2', { streamId: 'b' }));
+        ws.send(hostedLive('new', 'a'));
+        // Created long ago (a slow clock, a late import): still live, coming after the history ended.
+        ws.send(postFrame('late', { streamId: 'b' }));
+      });
+    });
+    const deliveries = subscribe(service.url, arrivals, 1);
+    await arrivals.until(
+      () => deliveries.length >= 4,
+      10_000,
+      () => new Error(`got ${JSON.stringify(shown(deliveries))}`),
+    );
+    expect(shown(deliveries)).toEqual([
+      ['a1', true],
+      ['b2', true],
+      ['new', false],
+      ['late', false],
+    ]);
+  });
+
+  it('no history field and lastPosts 0: the history is remembered, not shown; the live post is', async () => {
+    const { url, arrivals } = await serviceWithHistory(false);
+    const deliveries = subscribe(url, arrivals, 0);
+    await arrivals.until(
+      () => deliveries.length >= 1,
+      10_000,
+      () => new Error('no delivery'),
+    );
+    expect(shown(deliveries)).toEqual([['live', false]]);
+  });
+
+  it('no history field and no live post: the history is shown once it pauses', async () => {
+    const arrivals = new Arrivals();
+    const service = await scriptedService((ws: WebSocket) => {
+      ws.on('message', (data) => {
+        const frame = JSON.parse(String(data)) as Frame;
+        ws.send(ack(frame, undefined));
+        for (const id of ['old1', 'old2']) ws.send(postFrame(id));
+      });
+    });
+    const deliveries = subscribe(service.url, arrivals, 5);
+    await arrivals.until(
+      () => deliveries.length >= 2,
+      10_000,
+      () => new Error(`got ${JSON.stringify(shown(deliveries))}`),
+    );
+    expect(shown(deliveries)).toEqual([
+      ['old1', true],
+      ['old2', true],
     ]);
   });
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { WebSocket } from 'ws';
+import { Connection } from '../../src/client/connection.js';
 import { resolveEndpoint } from '../../src/client/endpoint.js';
 import { Subscription } from '../../src/client/subscription.js';
+import { scriptedService } from '../support/hostile.js';
 
 describe('resolveEndpoint: the hosted tree feed address', () => {
   it.each([
@@ -32,5 +35,31 @@ describe('resolveEndpoint: the hosted tree feed address', () => {
           { onDelivery() {} },
         ),
     ).toThrow(expect.objectContaining({ kind: 'usage' }));
+  });
+});
+
+describe('the dialect asked for (PROTOCOL.md B1a)', () => {
+  it('sends hello=1 on the bare endpoint and on the tree feed address, and its first command before any message', async () => {
+    const requests: string[] = [];
+    const firstFrames: string[] = [];
+    const service = await scriptedService((ws: WebSocket) => {
+      // Says nothing first: the command must come all the same.
+      ws.once('message', (data) => {
+        firstFrames.push(String(data));
+        ws.close();
+      });
+    });
+    service.wss.on('connection', (_ws, request) => requests.push(request.url ?? ''));
+    const closed: Promise<unknown>[] = [];
+    for (const url of [service.url, `${service.url}/graphql?format=tree&streamIds=a,b`]) {
+      const connection = new Connection(
+        { endpoint: resolveEndpoint(url), apiKey: 'k', reconnect: false },
+        { onReady: () => connection.send({ event: 'on-stream-post', data: {} }) },
+      ).start();
+      closed.push(connection.done.catch(() => {}));
+    }
+    await Promise.all(closed);
+    expect(requests).toEqual(['/v1/ws?hello=1', '/graphql?format=tree&streamIds=a,b&hello=1']);
+    expect(firstFrames.map((frame) => JSON.parse(frame).event)).toEqual(['on-stream-post', 'on-stream-post']);
   });
 });

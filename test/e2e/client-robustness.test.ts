@@ -30,7 +30,7 @@ const KEY = 'sp_test_key_never_shown';
 const POST_ARGS = ['--api-key', KEY, '--stream', 's', 'hello'];
 
 describe('--timeout bounds every wait; exit 3 naming what was awaited', () => {
-  it('listen and tree against a service that upgrades and says nothing: sub_ack (and no connected)', async () => {
+  it('listen and tree against a service that upgrades and says nothing: sub_ack (and nothing at all)', async () => {
     const service = await scriptedService(() => {});
     const results = await Promise.all(
       ['listen', 'tree'].map((command) =>
@@ -41,7 +41,7 @@ describe('--timeout bounds every wait; exit 3 naming what was awaited', () => {
     results.forEach((result, index) => {
       expect(result.code, result.stderr).toBe(3);
       expect(result.stderr).toContain(
-        `timed out after 300ms waiting for sub_ack (the reply to ${commands[index]}) from ${service.url}/v1/ws (it never sent connected either)`,
+        `timed out after 300ms waiting for sub_ack (the reply to ${commands[index]}) from ${service.url}/v1/ws (it has sent nothing on this connection)`,
       );
       expectCleanError(result.stderr, [KEY]);
     });

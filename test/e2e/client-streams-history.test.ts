@@ -42,18 +42,18 @@ describe('stream-posts streams', () => {
     }
     expect(alice.stdout).toBe(
       [
-        'ID            NAME                  OWNER     TARGETS        PUBLISH',
-        'crypto-legal  Crypto Legal Updates  newsdesk  -              no',
-        'macro-wire    Macro Wire            newsdesk  -              no',
-        'whale-alerts  Whale Alerts          newsdesk  BTC* ETH* SOL  no',
+        'ID            NAME                  OWNER     FOLLOWING  FEATURED  TARGETS        PUBLISH  DESCRIPTION',
+        'crypto-legal  Crypto Legal Updates  newsdesk  yes        yes       -              no       Court filings, rulings and enforcement actions that move cr…',
+        'macro-wire    Macro Wire            newsdesk  yes        -         -              no       Macro data releases the second they print.',
+        'whale-alerts  Whale Alerts          newsdesk  yes        -         BTC* ETH* SOL  no       Large on-chain transfers; pick the coins you want.',
         '(* a target you selected: you receive its posts)',
         '',
       ].join('\n'),
     );
-    expect(bob.stdout).toContain('whale-alerts  Whale Alerts  newsdesk  BTC ETH SOL*  no');
+    expect(bob.stdout).toContain('whale-alerts  Whale Alerts  newsdesk  yes        -         BTC ETH SOL*  no ');
     // A stream key acts as the owner: no selection of its own, and it publishes to its stream only.
-    expect(macroWire.stdout.split('\n').filter((line) => / yes$/.test(line))).toEqual([
-      'macro-wire    Macro Wire            newsdesk  -            yes',
+    expect(macroWire.stdout.split('\n').filter((line) => /\byes {6}\S/.test(line))).toEqual([
+      'macro-wire    Macro Wire            newsdesk  yes        -         -            yes      Macro data releases the second they print.',
     ]);
   });
 
@@ -63,24 +63,34 @@ describe('stream-posts streams', () => {
       runToEnd(as(KEYS.bob, 'streams', '--ids')),
     ]);
     expect(json.code, json.stderr).toBe(0);
+    // The stream as the service gives it (PROTOCOL.md B6), fields the table leaves out included.
     expect(jsonLines(json.stdout)).toEqual([
-      {
+      expect.objectContaining({
         id: 'crypto-legal',
         name: 'Crypto Legal Updates',
         custom: false,
         customTargets: [],
         owner: 'newsdesk',
         publish: false,
-      },
-      { id: 'macro-wire', name: 'Macro Wire', custom: false, customTargets: [], owner: 'newsdesk', publish: true },
-      {
+        isFeatured: true,
+        following: true,
+        description: 'Court filings, rulings and enforcement actions that move crypto markets.',
+      }),
+      expect.objectContaining({
+        id: 'macro-wire',
+        name: 'Macro Wire',
+        custom: false,
+        owner: 'newsdesk',
+        publish: true,
+      }),
+      expect.objectContaining({
         id: 'whale-alerts',
         name: 'Whale Alerts',
         custom: true,
         customTargets: ['BTC', 'ETH', 'SOL'],
         owner: 'newsdesk',
         publish: false,
-      },
+      }),
     ]);
     expect(ids).toMatchObject({ code: 0, stdout: 'macro-wire\nwhale-alerts\n', stderr: '' });
   });
@@ -110,7 +120,7 @@ describe('stream-posts streams', () => {
     ]);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
-    expect(table.stdout).toContain('evil  Evil ]0;ownedName[31m  eve    T[2J     no');
+    expect(table.stdout).toContain('evil  Evil ]0;ownedName[31m  eve    yes        -         T[2J     no');
     expect(json.stdout).toContain('\\u202e');
     expect(jsonLines(json.stdout)[0].name).toBe('Evil \u001b]0;owned\u0007\u202eName\u001b[31m');
   });
@@ -130,7 +140,7 @@ describe('stream-posts streams', () => {
     );
     expect(unreachable.code).toBe(3);
     expect(unreachable.stderr).toMatch(
-      /^stream-posts: cannot reach the service: http:\/\/127\.0\.0\.1:1\/v1\/streams: /,
+      /^stream-posts: cannot reach the service: http:\/\/127\.0\.0\.1:1\/v1\/streams\?limit=50: /,
     );
     for (const result of [noKey, refused, unreachable]) {
       expect(result.stdout).toBe('');
@@ -175,9 +185,10 @@ describe('stream-posts streams on a service without GET /v1/streams', () => {
     for (const result of [table, json, reader, verbose]) expect(result.code, result.stderr).toBe(0);
     expect(table.stdout).toBe(
       [
-        'ID     NAME  OWNER  TARGETS  PUBLISH',
-        'alpha  ?     ?      ?        no',
-        'beta   ?     ?      ?        yes',
+        // No owner for any stream: no OWNER column of question marks.
+        'ID     NAME  TARGETS  PUBLISH',
+        'alpha  ?     ?        no',
+        'beta   ?     ?        yes',
         '',
       ].join('\n'),
     );

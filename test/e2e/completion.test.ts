@@ -80,6 +80,7 @@ describe('stream-posts completion', () => {
       'config',
       'streams',
       'history',
+      'targets',
       'faults',
       'scenario',
       'completion',

@@ -1,7 +1,9 @@
+// The library's errors and outcomes in the command line's words (exit codes, flags'
+// timeouts): shared by the CLI's commands and the demo's publisher, so neither imports the other.
 import { StreamPostsError } from '../api/errors.js';
 import type { PublishOptions } from '../api/publish.js';
-import { ClientError, timeoutError } from '../client/errors.js';
-import type { PublishOutcome } from '../client/publisher.js';
+import { ClientError, timeoutError } from './errors.js';
+import type { PublishOutcome } from './publisher.js';
 import type { PublishArgs } from '../protocol/types.js';
 
 /**
