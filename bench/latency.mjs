@@ -230,6 +230,9 @@ async function measure(side, clients, config, run, seconds) {
 
   const lost = side.lost;
   const lagMs = new Float32Array(total);
+  /** When each post was sent, and how long its ack took (the publisher's own wait). */
+  const sentAt = new Float64Array(total);
+  const ackMs = [];
   let acks = 0;
   let sent = 0;
   let failure;
@@ -242,6 +245,8 @@ async function measure(side, clients, config, run, seconds) {
   const onMessage = (data) => {
     if (data.includes('"event":"ack"')) {
       acks += 1;
+      const seq = /"requestId":"l(\d+)"/.exec(data.toString('latin1'))?.[1];
+      if (seq !== undefined) ackMs.push(performance.now() - sentAt[Number(seq)]);
       ackProgress?.();
     } else if (data.includes('"event":"error"')) {
       fail(new Error(`${side.label} refused a post: ${data.toString('utf8').slice(0, 300)}`));
@@ -273,7 +278,9 @@ async function measure(side, clients, config, run, seconds) {
               content: timedContent(MARK, run, seq, config.contentBytes),
               contentType: 'rawtext',
             },
+            requestId: `l${seq}`,
           });
+          sentAt[seq] = performance.now();
           publishers[stream].send(frame);
           lagMs[seq] = performance.now() - (startedAt + seq * intervalMs);
         }
@@ -329,6 +336,17 @@ async function measure(side, clients, config, run, seconds) {
       stale: sumOf(reports, 'stale'),
       lostConnections: side.lost - lost,
       p50Ms: round(percentile(latencies, 50), 3),
+      /** Publish to ack, as the publisher waits for it (null where the server echoes no requestId). */
+      ackP50Ms:
+        ackMs.length > 0
+          ? round(
+              percentile(
+                ackMs.sort((a, b) => a - b),
+                50,
+              ),
+              3,
+            )
+          : null,
       p90Ms: round(percentile(latencies, 90), 3),
       p99Ms: round(percentile(latencies, 99), 3),
       p999Ms: round(percentile(latencies, 99.9), 3),
@@ -414,6 +432,7 @@ function summarize(runs) {
   const perPost = runs.map((r) => r.redisPerPost).filter(Boolean);
   return {
     p50Ms: medianOf(runs, 'p50Ms'),
+    ackP50Ms: runs.every((r) => r.ackP50Ms !== null) ? medianOf(runs, 'ackP50Ms') : null,
     p99Ms: medianOf(runs, 'p99Ms'),
     maxMs: medianOf(runs, 'maxMs'),
     p99Runs: runs.map((r) => r.p99Ms),
@@ -505,6 +524,10 @@ export async function run(options = {}) {
       const name = target === 'redis' ? 'Redis store' : 'Redis store, 2 instances';
       figures.push(
         vsMemory(`${name}: publish-to-delivery p50`, 'ms', r.p50Ms, o.p50Ms),
+        vsMemory(`${name}: publish-to-ack p50`, 'ms', r.ackP50Ms, o.ackP50Ms, {
+          target: '≤ 2× memory',
+          met: r.ackP50Ms !== null && o.ackP50Ms !== null && r.ackP50Ms <= 2 * o.ackP50Ms,
+        }),
         vsMemory(`${name}: publish-to-delivery p99`, 'ms', r.p99Ms, o.p99Ms, {
           target: '≤ 2× memory',
           met: r.p99Ms <= 2 * o.p99Ms,

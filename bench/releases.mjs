@@ -8,7 +8,9 @@
  * `streams` streams and one reader following all of them) in its own process;
  * this process publishes (one connection per stream key, `window` commands in
  * flight on each) and holds `subscribers` connections of the reader, each
- * subscribed to every stream (`on-stream-post`, no streamIds).
+ * subscribed to every stream (`on-stream-post`, no streamIds). Every connection asks for
+ * our dialect (`?hello=1`), in which a hidden post is pushed at once and its text comes as
+ * `stream.post.released`; the hosted one would send it only at its release.
  *
  * Phases, in this order, on one server:
  *   1. warm-up: `streams` × 100 immediate posts, which also fills every
@@ -461,7 +463,7 @@ export async function run(options = {}) {
       return json;
     };
     const receiver = new Receiver(server, config.posts, config.stallMs);
-    const publishers = await openConnections(`${server.url}/v1/ws`, config, receiver, sockets);
+    const publishers = await openConnections(`${server.url}/v1/ws?hello=1`, config, receiver, sockets);
     const publish = (tag, count, releaseAtIso) => publishAll(publishers, config.window, tag, count, releaseAtIso);
     log(`  ${config.subscribers} subscribers and ${config.streams} publisher connections ready`);
 
