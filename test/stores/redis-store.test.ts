@@ -4,7 +4,7 @@ import { ProtocolError } from '../../src/protocol/errors.js';
 import { AdjustableClock } from '../../src/server/clock.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { parseSeed } from '../../src/server/seed.js';
-import type { PublishRequest, StoreEvent } from '../../src/server/store.js';
+import type { PublishRequest, PublishResult, StoreEvent } from '../../src/server/store.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/server/stores/redis-store.js';
 import { RedisServer } from './redis-server.js';
 
@@ -172,6 +172,40 @@ describe('publishing', () => {
     const after = await store.recent('macro-wire', 100);
     expect(after[0]!.text).toBe('p0');
     expect(after.at(-1)!.text).toBe('one more');
+  });
+
+  it('publishes started a turn apart are stored in the order started, also when the script cache is flushed meanwhile', async () => {
+    const store = await open({ prefix: freshPrefix() });
+    const events = collect(store);
+    const stored: string[] = [];
+    for (const round of [1, 2, 3]) {
+      // A Redis whose script cache was emptied by hand answers a script sent by its digest
+      // with NOSCRIPT: no publish may overtake another on its way back.
+      const admin = createClient({ url: redis.url });
+      await admin.connect();
+      await admin.scriptFlush();
+      await admin.close();
+      const texts = Array.from({ length: 50 }, (_, i) => `round ${round} post ${i}`);
+      // Started a turn apart, as a connection's commands arrive: replies come back meanwhile.
+      const started: Promise<PublishResult | ProtocolError>[] = [];
+      for (const text of texts) {
+        started.push(store.publish(post({ text })).catch((error: ProtocolError) => error));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const outcomes = await Promise.all(started);
+      // Each is stored, or refused as unavailable (a retry succeeds) and not stored.
+      const acked = outcomes.filter((outcome): outcome is PublishResult => !(outcome instanceof ProtocolError));
+      for (const refused of outcomes.filter((outcome) => outcome instanceof ProtocolError))
+        expect(refused).toMatchObject({ code: 'unavailable' });
+      expect(acked.length).toBeGreaterThan(0);
+      const ackedTexts = acked.map((result) => result.post.text);
+      expect(texts.filter((text) => ackedTexts.includes(text))).toEqual(ackedTexts);
+      const ids = acked.map((result) => result.post.id);
+      expect([...ids].sort()).toEqual(ids);
+      stored.push(...ackedTexts);
+      expect((await store.recent('macro-wire', 100)).map((p) => p.text).slice(-ackedTexts.length)).toEqual(ackedTexts);
+    }
+    expect(events.filter((event) => event.type === 'created').map((event) => event.post.text)).toEqual(stored);
   });
 
   it('a key prefix keeps services on one Redis apart', async () => {

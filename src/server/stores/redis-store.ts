@@ -108,6 +108,8 @@ export class RedisStore extends SeedReads implements Store {
   #releaseAgain = false;
   #closed = false;
   #reportedDown = false;
+  readonly #cachedScripts = new Set<string>();
+  #evalsSent = 0;
 
   private constructor(options: RedisStoreOptions) {
     super(options.seed);
@@ -138,6 +140,8 @@ export class RedisStore extends SeedReads implements Store {
       },
     });
     this.#client.on('ready', () => {
+      // A restarted Redis starts with an empty script cache.
+      this.#cachedScripts.clear();
       if (everReady) {
         this.#reportedDown = false;
         this.#logger.log('info', 'store reachable again');
@@ -211,15 +215,30 @@ export class RedisStore extends SeedReads implements Store {
     return this.#prefix + name;
   }
 
+  /**
+   * Scripts sent in full once and known to be in Redis's script cache since the client last
+   * connected: only these go by digest. Calls are numbered as they are sent, so a NOSCRIPT
+   * answer (the cache flushed by hand) tells whether a call sent later could overtake its retry.
+   */
   async #eval(script: RedisScript, args: (string | number)[]): Promise<unknown[]> {
     const options = { arguments: [this.#prefix, ...args.map(String)] };
     try {
-      try {
-        return (await this.#deadline.bound(this.#client.evalSha(script.sha, options))) as unknown[];
-      } catch (error) {
-        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-        return (await this.#deadline.bound(this.#client.eval(script.source, options))) as unknown[];
+      if (this.#cachedScripts.has(script.sha)) {
+        const sent = ++this.#evalsSent;
+        try {
+          return (await this.#deadline.bound(this.#client.evalSha(script.sha, options))) as unknown[];
+        } catch (error) {
+          if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+          this.#cachedScripts.clear();
+          // Calls sent after this one ran before its retry would: a connection's pipelined
+          // publishes stored out of order. Refused instead (nothing stored, a retry succeeds).
+          if (this.#evalsSent !== sent) throw error;
+        }
       }
+      this.#evalsSent += 1;
+      const reply = (await this.#deadline.bound(this.#client.eval(script.source, options))) as unknown[];
+      this.#cachedScripts.add(script.sha);
+      return reply;
     } catch (error) {
       if (error instanceof Error && /^(ERR|WRONGTYPE)/.test(error.message)) throw error;
       throw unavailable();
