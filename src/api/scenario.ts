@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import type { Seed } from '../protocol/seed.js';
 import type { Post } from '../protocol/types.js';
-import { parseScenario, ScenarioError, type Scenario, type ScenarioFaults } from '../server/scenario.js';
-import type { ScenarioSummary, StepOutcome } from '../server/scenario-player.js';
-import { toWirePost } from '../server/store.js';
+import { parseScenario, ScenarioError, type Scenario, type ScenarioFaults } from '../server/admin/scenario.js';
+import type { ScenarioSummary, StepOutcome } from '../server/admin/scenario-player.js';
+import { toWirePost } from '../server/stores/store.js';
 import { StreamPostsError } from './errors.js';
 
 export type { ScenarioSummary };

@@ -5,17 +5,17 @@ import { DEMO_SEED } from '../demo/seed.js';
 import { DEFAULTS } from '../server/defaults.js';
 import type { Logger } from '../server/logger.js';
 import type { Seed } from '../protocol/seed.js';
-import { parseSeed, parseSeedText, SeedError, type SeedInput as ParsedSeedInput } from '../server/seed.js';
-import { isValidToken, normalizeOrigin } from '../server/perimeter.js';
+import { parseSeed, parseSeedText, SeedError, type SeedInput as ParsedSeedInput } from '../server/service/seed.js';
+import { isValidToken, normalizeOrigin } from '../server/http/perimeter.js';
 import {
   startServer as startCore,
   type ServerOptions as CoreOptions,
   type StreamPostsServer as Core,
-} from '../server/server.js';
+} from '../server/http/server.js';
 import { checkRedisUrl } from '../server/stores/redis-keys.js';
-import { StateFileError } from '../server/state-file.js';
+import { StateFileError } from '../server/admin/state-file.js';
 import type { StateDocument } from '../protocol/state.js';
-import type { PlayOptions, ScenarioPlayer } from '../server/scenario-player.js';
+import type { PlayOptions, ScenarioPlayer } from '../server/admin/scenario-player.js';
 import { loadScenario, stepResult, type ScenarioPlayback, type ScenarioStepResult } from './scenario.js';
 import { StreamPostsError } from './errors.js';
 import { checkKnownOptions, optionalBoolean, optionalInteger, optionalString, optionalStringList } from './options.js';

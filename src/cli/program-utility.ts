@@ -76,7 +76,7 @@ export function addTargetsCommand(
     .argument('<stream>', 'the stream id')
     .argument('<targets>', 'comma-separated targets, case-sensitive, e.g. BTC,ETH; "" selects none')
     .action(async (stream, list) => {
-      const { parseTargets } = await import('./targets.js');
+      const { parseTargets } = await import('./commands/targets.js');
       const chosen = parseTargets(list);
       const common = await commonOptions(targets.opts(), env);
       setExitCode(await withKeySource(common.settings, () => run.targetsSet({ ...common, stream, targets: chosen })));

@@ -14,11 +14,11 @@ import {
   regex,
   withKeySource,
 } from './common.js';
-import type { ConfigSetOptions } from './config.js';
-import type { DemoOptions } from './demo.js';
+import type { ConfigSetOptions } from './commands/config.js';
+import type { DemoOptions } from './commands/demo.js';
 import { EXIT, ExitError } from './exit.js';
-import { addFaultsCommand } from './faults.js';
-import type { ListenOptions } from './listen.js';
+import { addFaultsCommand } from './commands/faults.js';
+import type { ListenOptions } from './commands/listen.js';
 import {
   collectList,
   collectUrls,
@@ -28,11 +28,11 @@ import {
   parsePort,
   parseTimeout,
 } from './parse.js';
-import type { PostOptions } from './post.js';
-import type { ServeOptions } from './serve.js';
-import type { StreamsOptions } from './streams.js';
-import type { HistoryOptions } from './history.js';
-import type { TargetsOptions, TargetsSetOptions } from './targets.js';
+import type { PostOptions } from './commands/post.js';
+import type { ServeOptions } from './commands/serve.js';
+import type { StreamsOptions } from './commands/streams.js';
+import type { HistoryOptions } from './commands/history.js';
+import type { TargetsOptions, TargetsSetOptions } from './commands/targets.js';
 import type { CompletionShell } from './completion-shells.js';
 import { addCompletionCommand, addHelpCommand, addReadCommands, addTargetsCommand } from './program-utility.js';
 
@@ -56,21 +56,23 @@ export interface CommandRunners {
 
 // Each command's module is loaded only when it runs: `--help` must not pay for them.
 const LAZY_RUNNERS: CommandRunners = {
-  serve: async (options) => (await import('./serve.js')).serve(options),
-  listen: async (options) => (await import('./listen.js')).listen(options),
+  serve: async (options) => (await import('./commands/serve.js')).serve(options),
+  listen: async (options) => (await import('./commands/listen.js')).listen(options),
   post: async (options) =>
-    options.batch ? (await import('./post-batch.js')).postBatch(options) : (await import('./post.js')).post(options),
-  demo: async (options) => (await import('./demo.js')).demo(options),
-  configSet: async (name, options) => (await import('./config.js')).configSet(name, options),
-  configList: async (json) => (await import('./config.js')).configList(json),
-  configRemove: async (name) => (await import('./config.js')).configRemove(name),
-  configShowPath: async () => (await import('./config.js')).configShowPath(),
-  streams: async (options) => (await import('./streams.js')).streams(options),
-  history: async (options) => (await import('./history.js')).history(options),
-  targets: async (options) => (await import('./targets.js')).targets(options),
-  targetsSet: async (options) => (await import('./targets.js')).targetsSet(options),
-  completion: async (shell, program) => (await import('./completion.js')).completion(shell, program),
-  scenarioFromRecording: async (file, options) => (await import('./scenario.js')).fromRecording(file, options),
+    options.batch
+      ? (await import('./commands/post-batch.js')).postBatch(options)
+      : (await import('./commands/post.js')).post(options),
+  demo: async (options) => (await import('./commands/demo.js')).demo(options),
+  configSet: async (name, options) => (await import('./commands/config.js')).configSet(name, options),
+  configList: async (json) => (await import('./commands/config.js')).configList(json),
+  configRemove: async (name) => (await import('./commands/config.js')).configRemove(name),
+  configShowPath: async () => (await import('./commands/config.js')).configShowPath(),
+  streams: async (options) => (await import('./commands/streams.js')).streams(options),
+  history: async (options) => (await import('./commands/history.js')).history(options),
+  targets: async (options) => (await import('./commands/targets.js')).targets(options),
+  targetsSet: async (options) => (await import('./commands/targets.js')).targetsSet(options),
+  completion: async (shell, program) => (await import('./commands/completion.js')).completion(shell, program),
+  scenarioFromRecording: async (file, options) => (await import('./commands/scenario.js')).fromRecording(file, options),
 };
 
 export interface ProgramContext {

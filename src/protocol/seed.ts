@@ -3,7 +3,7 @@ import type { PricingType, StreamState } from './types.js';
 /**
  * A validated seed (docs/seed.md) with every default filled in: what the server starts
  * from, and what the serve banner and the demo read. The schema that produces it is the
- * server's (src/server/seed.ts); it checks it keeps to this shape.
+ * server's (src/server/service/seed.ts); it checks it keeps to this shape.
  */
 export interface Seed {
   users: {

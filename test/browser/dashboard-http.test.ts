@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DASHBOARD_CSP } from '../../src/server/dashboard.js';
+import { DASHBOARD_CSP } from '../../src/server/admin/dashboard.js';
 import { Arrivals } from '../support/arrivals.js';
 import { afterTest, connectAs, http, KEYS, publish, startTestServer } from '../support/harness.js';
 

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitError } from '../../src/cli/exit.js';
-import type { ListenOptions } from '../../src/cli/listen.js';
-import type { PostOptions } from '../../src/cli/post.js';
+import type { ListenOptions } from '../../src/cli/commands/listen.js';
+import type { PostOptions } from '../../src/cli/commands/post.js';
 import { buildProgram, type CommandRunners } from '../../src/cli/program.js';
-import type { ServeOptions } from '../../src/cli/serve.js';
-import type { StreamsOptions } from '../../src/cli/streams.js';
-import type { HistoryOptions } from '../../src/cli/history.js';
+import type { ServeOptions } from '../../src/cli/commands/serve.js';
+import type { StreamsOptions } from '../../src/cli/commands/streams.js';
+import type { HistoryOptions } from '../../src/cli/commands/history.js';
 
 let configHome: string;
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../src/client/backoff.js';
 import { runBatch, type BatchResult } from '../../src/cli/batch.js';
 import { configPath, endpointsFromFlag, readConfig, resolveSettings, writeConfig } from '../../src/cli/settings.js';
-import { parseSeedText } from '../../src/server/seed.js';
+import { parseSeedText } from '../../src/server/service/seed.js';
 import { DEFAULT_URL, resolveEndpoint } from '../../src/client/endpoint.js';
 import { ClientError } from '../../src/client/errors.js';
 import { resolveReleaseAt } from '../../src/cli/release-at.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { AdjustableClock } from '../../src/server/clock.js';
+import { AdjustableClock } from '../../src/server/service/clock.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
-import type { Store } from '../../src/server/store.js';
-import { startServer } from '../../src/server/server.js';
+import type { Store } from '../../src/server/stores/store.js';
+import { startServer } from '../../src/server/http/server.js';
 import { adminState, afterTest, KEYS, startTestServer } from '../support/harness.js';
 import {
   clientFrame,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_CONTENT_BYTES, MAX_TREE_SUGGESTIONS } from '../../src/protocol/limits.js';
-import { parseSeed } from '../../src/server/seed.js';
+import { parseSeed } from '../../src/server/service/seed.js';
 import { startTestServer, TEST_STORE } from '../support/harness.js';
 import { connectWire, request, tcpSocketOf, type WireClient } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_SEED } from '../../src/demo/seed.js';
-import { parseSeed, parseSeedText, SeedError, type SeedInput } from '../../src/server/seed.js';
+import { parseSeed, parseSeedText, SeedError, type SeedInput } from '../../src/server/service/seed.js';
 
 const READER_KEY = 'reader-key-0001';
 const STREAM_KEY = 'stream-key-0001';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_SEED } from '../../src/demo/seed.js';
-import { parseSeed } from '../../src/server/seed.js';
+import { parseSeed } from '../../src/server/service/seed.js';
 import type { StreamPostsServer } from '../../src/index.js';
 import {
   adminState,

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AdjustableClock } from '../../src/server/clock.js';
+import { AdjustableClock } from '../../src/server/service/clock.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
-import { MinHeap } from '../../src/server/min-heap.js';
-import { TokenBucket } from '../../src/server/rate-limiter.js';
-import { ReleaseScheduler } from '../../src/server/release-scheduler.js';
-import { RingBuffer } from '../../src/server/ring-buffer.js';
-import type { Identity, PublishRequest, StoreEvent } from '../../src/server/store.js';
+import { MinHeap } from '../../src/server/service/min-heap.js';
+import { TokenBucket } from '../../src/server/ws/rate-limiter.js';
+import { ReleaseScheduler } from '../../src/server/service/release-scheduler.js';
+import { RingBuffer } from '../../src/server/stores/ring-buffer.js';
+import type { Identity, PublishRequest, StoreEvent } from '../../src/server/stores/store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const WINDOW_MS = 10 * 60_000;

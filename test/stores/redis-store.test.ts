@@ -1,10 +1,10 @@
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/protocol/errors.js';
-import { AdjustableClock } from '../../src/server/clock.js';
+import { AdjustableClock } from '../../src/server/service/clock.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
-import { parseSeed } from '../../src/server/seed.js';
-import type { PublishRequest, PublishResult, StoreEvent } from '../../src/server/store.js';
+import { parseSeed } from '../../src/server/service/seed.js';
+import type { PublishRequest, PublishResult, StoreEvent } from '../../src/server/stores/store.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/server/stores/redis-store.js';
 import { RedisServer } from './redis-server.js';
 

@@ -8,12 +8,12 @@ import { CLOSE_POLICY_VIOLATION, CLOSE_SLOW_CONSUMER, CLOSE_UNAUTHORIZED } from 
 import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { Post } from '../../protocol/types.js';
-import { Subscription, type FanOut, type HiddenPosts, type QueuedPost, type Subscriber } from '../fanout.js';
-import { keyIdOf, type KeyLimits } from '../key-limits.js';
+import { Subscription, type FanOut, type HiddenPosts, type QueuedPost, type Subscriber } from '../ws/fanout.js';
+import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
-import type { TokenBucket } from '../rate-limiter.js';
-import type { StreamPostsService } from '../service.js';
-import type { Identity, UserRecord } from '../store.js';
+import type { TokenBucket } from '../ws/rate-limiter.js';
+import type { StreamPostsService } from '../service/service.js';
+import type { Identity, UserRecord } from '../stores/store.js';
 
 const SCHEMA = buildSchema(`
   type Post {

@@ -1,9 +1,9 @@
 import { hash } from 'node:crypto';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
-import type { Clock } from '../clock.js';
-import { ReleaseScheduler } from '../release-scheduler.js';
-import { RingBuffer } from '../ring-buffer.js';
-import type { Seed } from '../seed.js';
+import type { Clock } from '../service/clock.js';
+import { ReleaseScheduler } from '../service/release-scheduler.js';
+import { RingBuffer } from './ring-buffer.js';
+import type { Seed } from '../service/seed.js';
 import { postIdFactory } from './post-ids.js';
 import { SeedReads, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
 import type {
@@ -15,7 +15,7 @@ import type {
   StoreEvent,
   StoreSnapshot,
   StoreStats,
-} from '../store.js';
+} from './store.js';
 
 export interface MemoryStoreOptions extends HoldingsCaps {
   seed: Seed;

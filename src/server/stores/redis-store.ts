@@ -3,9 +3,9 @@ import { createClient } from 'redis';
 import { ProtocolError } from '../../protocol/errors.js';
 import { postIdFactory } from './post-ids.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
-import type { AdjustableClock } from '../clock.js';
+import type { AdjustableClock } from '../service/clock.js';
 import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
-import type { Seed } from '../seed.js';
+import type { Seed } from '../service/seed.js';
 import type {
   Identity,
   PostRecord,
@@ -15,7 +15,7 @@ import type {
   StoreEvent,
   StoreStats,
   TargetSelections,
-} from '../store.js';
+} from './store.js';
 import { SeedReads, holdingsError, seedDigest, seedPosts, type HoldingsCaps } from './seed-catalog.js';
 import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js';
 import { StoreError } from './store-error.js';

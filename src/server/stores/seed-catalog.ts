@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import { ProtocolError } from '../../protocol/errors.js';
 import { PUBLISH_COMMAND } from '../../protocol/types.js';
-import type { Seed } from '../seed.js';
-import type { PostRecord, StreamRecord, TargetSelections, UserRecord } from '../store.js';
+import type { Seed } from '../service/seed.js';
+import type { PostRecord, StreamRecord, TargetSelections, UserRecord } from './store.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 

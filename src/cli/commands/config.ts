@@ -1,0 +1,91 @@
+import { checkedKey, configPath, endpointsFromFlag, readConfig, readKeyFromStdin, writeConfig } from '../settings.js';
+import { readTextFile } from '../files.js';
+import { EXIT, usageError } from '../exit.js';
+import { STREAM_ID_PATTERN } from '../../protocol/limits.js';
+
+export interface ConfigSetOptions {
+  /** Several: the instances of one service, tried in turn. */
+  url?: string[] | undefined;
+  apiKey?: string | undefined;
+  apiKeyFile?: string | undefined;
+  apiKeyStdin?: boolean | undefined;
+  /** The stream `post` publishes to by default. */
+  stream?: string | undefined;
+}
+
+async function keyFrom(options: ConfigSetOptions): Promise<string | undefined> {
+  const sources = [options.apiKey !== undefined, options.apiKeyFile !== undefined, options.apiKeyStdin === true].filter(
+    Boolean,
+  ).length;
+  if (sources > 1) throw usageError('give the key once: --api-key, --api-key-file or --api-key-stdin');
+  if (options.apiKeyFile !== undefined)
+    return checkedKey(await readTextFile(options.apiKeyFile, '--api-key-file'), `--api-key-file ${options.apiKeyFile}`);
+  if (options.apiKeyStdin === true) return readKeyFromStdin();
+  return options.apiKey !== undefined ? checkedKey(options.apiKey, '--api-key') : undefined;
+}
+
+/** `config set NAME`: creates or updates a profile; the key never goes to the screen. */
+export async function configSet(name: string, options: ConfigSetOptions): Promise<number> {
+  if (!/^[\w.-]{1,64}$/.test(name))
+    throw usageError(`profile names are 1-64 characters of letters, digits, "_", "." or "-", got "${name}"`);
+  const path = configPath(process.env);
+  const config = await readConfig(path);
+  const key = await keyFrom(options);
+  if (options.url === undefined && key === undefined && options.stream === undefined)
+    throw usageError('nothing to set: give --url, a key (--api-key-file FILE or --api-key-stdin) and/or --stream ID');
+  if (options.stream !== undefined && !STREAM_ID_PATTERN.test(options.stream))
+    throw usageError(`--stream: a stream id is 1-64 letters, digits, "_" or "-", got "${options.stream}"`);
+  // Checked now, so that a profile never holds a URL every command would refuse.
+  if (options.url !== undefined) endpointsFromFlag(options.url);
+  const profile = { ...config.profiles[name] };
+  if (options.url !== undefined) profile.url = options.url.length === 1 ? options.url[0]! : options.url;
+  if (key !== undefined) profile.apiKey = key;
+  if (options.stream !== undefined) profile.stream = options.stream;
+  config.profiles[name] = profile;
+  await writeConfig(path, config);
+  process.stderr.write(`profile "${name}" saved in ${path}\n`);
+  return EXIT.ok;
+}
+
+export async function configList(json: boolean): Promise<number> {
+  const path = configPath(process.env);
+  const config = await readConfig(path);
+  const rows = Object.entries(config.profiles).map(([name, profile]) => ({
+    name,
+    url: profile.url ?? null,
+    key: profile.apiKey !== undefined,
+    stream: profile.stream ?? null,
+  }));
+  if (json) {
+    for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
+    return EXIT.ok;
+  }
+  if (rows.length === 0) {
+    process.stderr.write(
+      `no profiles in ${path}; add one with: stream-posts config set NAME --url URL --api-key-file FILE\n`,
+    );
+    return EXIT.ok;
+  }
+  const width = Math.max(...rows.map((row) => row.name.length));
+  for (const row of rows) {
+    process.stdout.write(
+      `${row.name.padEnd(width)}  ${row.url === null ? '(default url)' : [row.url].flat().join(',')}  ${row.key ? 'key set' : 'no key'}${row.stream === null ? '' : `  stream ${row.stream}`}\n`,
+    );
+  }
+  return EXIT.ok;
+}
+
+export async function configRemove(name: string): Promise<number> {
+  const path = configPath(process.env);
+  const config = await readConfig(path);
+  if (!(name in config.profiles)) throw usageError(`no profile named "${name}" in ${path}`);
+  delete config.profiles[name];
+  await writeConfig(path, config);
+  process.stderr.write(`profile "${name}" removed from ${path}\n`);
+  return EXIT.ok;
+}
+
+export function configShowPath(): number {
+  process.stdout.write(`${configPath(process.env)}\n`);
+  return EXIT.ok;
+}

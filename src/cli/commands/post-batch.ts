@@ -1,0 +1,169 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { checkReadable } from '../files.js';
+import { prepareBatchLine, runBatch, type BatchResult } from '../batch.js';
+import { PUBLISH_FIELDS, type PublishOptions, type PublishResult } from '../../api/publish.js';
+import { commandFrame } from '../../client/publish-args.js';
+import type { PublishData, PublishOutcome } from '../../client/publisher.js';
+import { STREAMS_PATH } from '../../protocol/paths.js';
+import { requireKey } from '../common.js';
+import { wsWhere } from '../describe.js';
+import { refusalOf } from '../../client/cli-words.js';
+import { jsonLine } from '../../render/json.js';
+import { EXIT, usageError } from '../exit.js';
+import type { PostOptions } from './post.js';
+import { statusFor } from '../status.js';
+import type { StreamPostsClient } from '../../api/client.js';
+
+/** Lines go out in one write per turn of the event loop, not one system call each. */
+class LineWriter {
+  #pending: string[] = [];
+  #scheduled = false;
+
+  write(value: unknown): void {
+    this.#pending.push(jsonLine(value));
+    if (this.#pending.length >= 512) this.flush();
+    else if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  flush(): void {
+    this.#scheduled = false;
+    if (this.#pending.length === 0) return;
+    process.stdout.write(`${this.#pending.join('\n')}\n`);
+    this.#pending = [];
+  }
+}
+
+function input(options: PostOptions): NodeJS.ReadableStream {
+  return options.file !== undefined && options.file !== '-' ? createReadStream(options.file) : process.stdin;
+}
+
+/** `--batch --dry-run`: every line validated here as the service would, nothing sent. */
+async function dryRun(options: PostOptions, out: LineWriter): Promise<number> {
+  const [{ buildPublishArgs }, { ProtocolError }] = await Promise.all([
+    import('../validate-post.js'),
+    import('../../protocol/errors.js'),
+  ]);
+  const defaults = { streamId: options.stream, contentType: options.contentType };
+  let failed = 0;
+  let line = 0;
+  for await (const text of createInterface({ input: input(options), crlfDelay: Number.POSITIVE_INFINITY })) {
+    line += 1;
+    if (text.trim() === '') continue;
+    const prepared = prepareBatchLine(text, defaults, Date.now(), false);
+    let result: BatchResult | { line: number; command: Record<string, unknown> };
+    if (!prepared.ok) result = { line, error: prepared.error };
+    else {
+      try {
+        result = { line, command: commandFrame(buildPublishArgs(prepared.data as Record<string, unknown>, defaults)) };
+      } catch (error) {
+        if (!(error instanceof ProtocolError)) throw error;
+        result = { line, error: { code: error.code, message: error.message } };
+      }
+    }
+    if ('error' in result) failed += 1;
+    out.write(result);
+  }
+  out.flush();
+  return failed === 0 ? EXIT.ok : EXIT.usage;
+}
+
+/**
+ * One line through the library. Only the command's fields are taken, unset ones dropped,
+ * as the service reads them: a line must not set the library's own options (where the
+ * key goes, how long to wait). What the library will not send is reported as the service
+ * reports a bad field, in the line's place, and the rest of the batch goes on.
+ */
+async function publishLine(
+  publish: (options: PublishOptions) => Promise<PublishResult>,
+  data: PublishData,
+  timeoutMs: number,
+  awaited: string,
+): Promise<PublishOutcome> {
+  const frame = commandFrame(data).data;
+  const fields = Object.fromEntries(PUBLISH_FIELDS.filter((name) => name in frame).map((name) => [name, frame[name]]));
+  try {
+    const { post, duplicate } = await publish(fields as unknown as PublishOptions);
+    return { ok: true, post, duplicate, attempts: 1 };
+  } catch (error) {
+    if (error instanceof TypeError || error instanceof RangeError)
+      return { ok: false, code: 'invalid-argument', message: error.message };
+    return refusalOf(error, timeoutMs, awaited);
+  }
+}
+
+/**
+ * `post --batch`: NDJSON lines published over one connection (or REST), with a
+ * bounded window, one result line per input line in order; exit 0 when all
+ * were published, 1 otherwise, 3 when the service could not be reached.
+ */
+export async function postBatch(options: PostOptions): Promise<number> {
+  if (options.content !== undefined)
+    throw usageError('--batch reads NDJSON from standard input (or --file); do not give content as an argument');
+  if (options.releaseAt !== undefined || options.customTarget !== undefined || options.idempotencyKey !== undefined) {
+    throw usageError('--batch takes releaseAt, customTarget and idempotencyKey from each line, not from flags');
+  }
+  if (options.file !== undefined && options.file !== '-') {
+    await checkReadable(options.file, '--file');
+  }
+  const out = new LineWriter();
+  if (options.dryRun) return dryRun(options, out);
+  const apiKey = requireKey(options.settings);
+  const status = await statusFor(options, true);
+  const { endpoint } = options.settings;
+  let client: StreamPostsClient | undefined;
+  let send: (data: PublishData) => Promise<PublishOutcome>;
+  try {
+    if (options.via === 'rest') {
+      const { publishRest } = await import('../../api/rest.js');
+      const rest = (fields: PublishOptions) =>
+        publishRest({
+          ...fields,
+          url: options.settings.endpoints.map((each) => each.httpBase),
+          apiKey,
+          timeoutMs: options.timeoutMs,
+        });
+      send = (data) =>
+        publishLine(
+          rest,
+          data,
+          options.timeoutMs,
+          `a reply to POST ${endpoint.httpBase}${STREAMS_PATH}/${data.streamId}/post`,
+        );
+    } else {
+      const { openPostClient } = await import('../publish-one.js');
+      client = await openPostClient(options, apiKey, status, { awaitFirstWord: false, retryReplyTimeouts: false });
+      const connected = client;
+      // No wait of its own per post: --timeout bounds each reply on the connection, and a post
+      // held back by rate limits or a reconnect is resent with its key until it is acknowledged.
+      const ws = (fields: PublishOptions) => connected.publish({ ...fields, timeoutMs: 0 });
+      send = (data) =>
+        publishLine(
+          ws,
+          data,
+          options.timeoutMs,
+          `ack (the reply to add-stream-post) from ${wsWhere(options.settings)}`,
+        );
+      status.connected(`connected; publishing with up to ${options.window} posts in flight`);
+    }
+    const summary = await runBatch({
+      input: input(options),
+      defaults: { streamId: options.stream, contentType: options.contentType },
+      window: options.window,
+      send,
+      onResult: (result) => out.write(result),
+    });
+    if (!options.quiet && (summary.failed > 0 || options.verbose)) {
+      process.stderr.write(`stream-posts: ${summary.published} published, ${summary.failed} failed\n`);
+    }
+    return summary.failed === 0 ? EXIT.ok : EXIT.failed;
+  } finally {
+    // Results already settled stand, whatever ended the batch.
+    out.flush();
+    status.stop();
+    await client?.close();
+  }
+}

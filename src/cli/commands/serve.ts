@@ -1,0 +1,358 @@
+import { spawn } from 'node:child_process';
+import cluster from 'node:cluster';
+import { readTextFile } from '../files.js';
+import { formatServeBanner, keyVariable } from '../../render/serve-banner.js';
+import { DEMO_SEED } from '../../demo/seed.js';
+import { createLogger, withFields, type LogFormat } from '../../server/logger.js';
+import type { Seed } from '../../protocol/seed.js';
+import { parseSeedText, SeedError } from '../../server/service/seed.js';
+import { startServer, type StartServerOptions, type StreamPostsServer } from '../../api/server.js';
+import { StreamPostsError } from '../../api/errors.js';
+import { playScenario } from './scenario.js';
+import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../../server/stores/redis-keys.js';
+import { StoreError } from '../../server/stores/store-error.js';
+import { EXIT, ExitError, usageError } from '../exit.js';
+import { StopSignals, type ExecChild } from '../serve-signals.js';
+import { reportListening, servePrimary, type ServedAt } from '../serve-workers.js';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  seed?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  idempotencyWindow: number;
+  rateLimit: number;
+  /** Undefined: the server's default (off when rateLimit is 0). */
+  keyRateLimit?: number | undefined;
+  maxConnectionsPerKey: number;
+  maxSubscriptions: number;
+  maxPendingCommands: number;
+  maxPendingReleases: number;
+  maxPendingReleaseBytes: number;
+  maxIdempotencyKeys: number;
+  maxIdempotencyBytes: number;
+  maxBuffered: number;
+  keepAlive: number;
+  /** How the hosted dialect delivers hidden posts (PROTOCOL.md B1a). */
+  hostedHiddenPosts: 'at-release' | 'push';
+  logFormat: LogFormat;
+  /** Warnings and errors only (the listening line is still printed). */
+  quiet: boolean;
+  /** Debug lines too. */
+  verbose?: boolean;
+  admin?: boolean;
+  adminToken?: string | undefined;
+  allowedHosts?: string[] | undefined;
+  allowOrigin?: string[] | undefined;
+  bodyTimeout: number;
+  headersTimeout: number;
+  exec?: string;
+  /** `memory`, or a `redis://` URL whose keyspace several instances share. */
+  store?: string;
+  redisPrefix?: string;
+  resetStore?: boolean;
+  /** A file the memory store's state is kept in across restarts. */
+  state?: string;
+  /** A scenario file played from start-up, `speed` times faster than real time. */
+  scenario?: string;
+  speed?: number;
+  /** Stop (as on SIGTERM, the --exec command too) once the scenario has played. */
+  exitAfterScenario?: boolean;
+  /** Processes sharing the port and the (Redis) store; 1 = this process alone. */
+  workers?: number;
+  color: boolean;
+}
+
+/** The Redis store, from `--store`, `--redis-prefix`, `--reset-store`; undefined for the memory store. */
+function redisStore(options: ServeOptions): { url: string; prefix: string; resetStore: boolean } | undefined {
+  const store = options.store ?? 'memory';
+  if (store === 'memory') {
+    if (options.resetStore)
+      throw usageError('--reset-store needs --store redis://HOST:PORT: the memory store starts empty anyway');
+    return undefined;
+  }
+  try {
+    checkRedisUrl(store);
+  } catch (error) {
+    throw usageError(`--store: ${(error as Error).message}`, { cause: error });
+  }
+  return { url: store, prefix: options.redisPrefix ?? DEFAULT_REDIS_PREFIX, resetStore: options.resetStore ?? false };
+}
+
+function checkScenarioFlags(options: ServeOptions, workers: number): void {
+  if (options.scenario === undefined) {
+    const without = options.speed !== undefined ? '--speed' : options.exitAfterScenario ? '--exit-after-scenario' : '';
+    if (without !== '') throw usageError(`${without} needs --scenario FILE`);
+  } else if (workers > 1) {
+    throw usageError('--scenario plays in one process: it cannot be combined with --workers above 1');
+  }
+}
+
+/** What the start-up output and `--exec` need to know of a server, wherever it runs. */
+function servedAt(server: StreamPostsServer): ServedAt {
+  return { url: server.url, httpUrl: server.httpUrl, adminEnabled: server.adminUrl !== undefined };
+}
+
+/** Where state lives, for the start-up output: never a Redis password. */
+function storeLine(options: ServeOptions): string {
+  const store = options.store ?? 'memory';
+  return store === 'memory'
+    ? 'memory'
+    : `${redactRedisUrl(store)} (prefix ${options.redisPrefix ?? DEFAULT_REDIS_PREFIX})`;
+}
+
+async function loadSeed(path: string | undefined): Promise<Seed> {
+  if (path === undefined) return DEMO_SEED;
+  try {
+    return parseSeedText(await readTextFile(path, 'seed file'));
+  } catch (error) {
+    if (error instanceof SeedError) throw usageError(`invalid seed file ${path}: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+/** Environment for `--exec`: where the server is and every key of the seed. */
+function execEnvironment(server: ServedAt, seed: Seed, adminToken: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {
+    STREAM_POSTS_URL: server.url,
+    STREAM_POSTS_HTTP_URL: server.httpUrl,
+  };
+  const firstReader = seed.users.find((user) => user.follows.length > 0) ?? seed.users[0]!;
+  env['STREAM_POSTS_API_KEY'] = firstReader.readerKey;
+  for (const user of seed.users) env[keyVariable('reader', user.id)] = user.readerKey;
+  for (const stream of seed.streams) env[keyVariable('stream', stream.id)] = stream.key;
+  if (server.adminEnabled) env['STREAM_POSTS_ADMIN_URL'] = `${server.httpUrl}/_admin`;
+  if (adminToken !== undefined) env['STREAM_POSTS_ADMIN_TOKEN'] = adminToken;
+  return env;
+}
+
+function perimeterOptions({
+  adminToken,
+  allowedHosts,
+  allowOrigin,
+}: ServeOptions): Pick<StartServerOptions, 'adminToken' | 'allowedHosts' | 'allowedOrigins'> {
+  return {
+    ...(adminToken === undefined ? {} : { adminToken }),
+    ...(allowedHosts === undefined ? {} : { allowedHosts: allowedHosts.includes('all') ? 'all' : allowedHosts }),
+    ...(allowOrigin === undefined ? {} : { allowedOrigins: allowOrigin }),
+  };
+}
+
+/** The flag each option given to startServer comes from, to word its errors for people at a shell. */
+const OPTION_FLAGS: Record<string, string> = {
+  adminToken: '--admin-token (or STREAM_POSTS_ADMIN_TOKEN)',
+  allowedHosts: '--allowed-hosts',
+  allowedOrigins: '--allow-origin',
+};
+
+/** startServer's TypeError/RangeError for a perimeter value, reworded as a usage error naming the flag. */
+function flagError(error: unknown): ExitError | undefined {
+  if (!(error instanceof TypeError || error instanceof RangeError)) return undefined;
+  const option = /^\w+/.exec(error.message)?.[0] ?? '';
+  const flag = OPTION_FLAGS[option];
+  return flag === undefined ? undefined : usageError(flag + error.message.slice(option.length), { cause: error });
+}
+
+function printStartup(out: NodeJS.WritableStream, server: ServedAt, seed: Seed, options: ServeOptions): void {
+  const seedSource = options.seed ?? 'built-in demo seed';
+  if (options.logFormat === 'json') {
+    const line = (value: object) =>
+      out.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', ...value })}\n`);
+    line({
+      msg: 'listening',
+      url: server.url,
+      httpUrl: server.httpUrl,
+      admin: server.adminEnabled,
+      ...(server.adminEnabled ? { dashboard: `${server.httpUrl}/` } : {}),
+      seed: seedSource,
+      store: storeLine(options),
+    });
+    for (const user of seed.users) line({ msg: 'reader key', user: user.id, name: user.name, key: user.readerKey });
+    for (const stream of seed.streams)
+      line({ msg: 'stream key', stream: stream.id, name: stream.name, key: stream.key });
+    return;
+  }
+  out.write(
+    formatServeBanner({
+      url: server.url,
+      httpUrl: server.httpUrl,
+      admin: server.adminEnabled,
+      seed,
+      seedSource,
+      color: options.color,
+    }),
+  );
+  if (options.store !== undefined && options.store !== 'memory') out.write(`store: ${storeLine(options)}\n`);
+}
+
+/**
+ * `ownGroup`: the command leads a process group that a stop signals as a whole, as Ctrl-C
+ * does a terminal's (`--exit-after-scenario`: the shell running the command would not pass
+ * the signal on). Off otherwise: a command outside the terminal's group cannot read from it.
+ */
+function runChild(command: string, env: Record<string, string>, ownGroup = false): ExecChild {
+  const child = spawn(command, { shell: true, stdio: 'inherit', env: { ...process.env, ...env }, detached: ownGroup });
+  const done = new Promise<number>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (code !== null) resolve(code);
+      else resolve(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+    });
+  });
+  // A signal sent before the shell runs could meet this process's own handlers in the new one.
+  const spawned = new Promise<void>((resolve) => child.once('spawn', resolve));
+  const kill = (signal: NodeJS.Signals) => {
+    if (!ownGroup) return void child.kill(signal);
+    void spawned.then(() => {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // The group has already gone.
+      }
+    });
+  };
+  return { done, kill };
+}
+
+/** Runs `serve` until a signal (or the --exec command) ends it; resolves to the exit code. */
+export async function serve(options: ServeOptions): Promise<number> {
+  if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) {
+    throw usageError('--tls-cert and --tls-key go together: give both or neither');
+  }
+  // The primary of --workers has loaded (or reset) the seed: a worker must not reset again.
+  const redis = redisStore(cluster.isWorker ? { ...options, resetStore: false } : options);
+  if (options.state !== undefined && redis !== undefined) {
+    throw usageError(
+      '--state keeps the memory store across restarts; with --store redis:// the state lives in Redis, which persists by itself (see its RDB/AOF settings)',
+    );
+  }
+  const seed = await loadSeed(options.seed);
+  const workers = options.workers ?? 1;
+  checkScenarioFlags(options, workers);
+  if (workers > 1 && redis === undefined) {
+    throw usageError(
+      '--workers above 1 needs --store redis://HOST:PORT: with the memory store each worker would keep posts, releases and idempotency keys of its own instead of being one service',
+    );
+  }
+  // With --exec the command owns stdout; the server speaks on stderr.
+  const out = options.exec === undefined ? process.stdout : process.stderr;
+  const announce = (at: ServedAt) => {
+    if (options.quiet && options.exec !== undefined) return;
+    // The URL line is printed even with --quiet: scripts read it to find a port chosen with --port 0.
+    if (options.quiet) out.write(`listening on ${at.url}\n`);
+    else printStartup(out, at, seed, options);
+  };
+  if (workers > 1 && cluster.isPrimary) {
+    return servePrimary({
+      workers,
+      seed,
+      redis: redis!,
+      idempotencyWindowMs: options.idempotencyWindow,
+      exec: options.exec,
+      announce,
+      runExec: (command, at) => runChild(command, execEnvironment(at, seed, options.adminToken)),
+    });
+  }
+  const exec = cluster.isWorker ? undefined : options.exec;
+  const tls =
+    options.tlsCert !== undefined && options.tlsKey !== undefined
+      ? {
+          cert: await readTextFile(options.tlsCert, 'TLS certificate'),
+          key: await readTextFile(options.tlsKey, 'TLS key'),
+        }
+      : undefined;
+  const signals = new StopSignals();
+  const lines = createLogger(
+    options.logFormat,
+    out,
+    Date.now,
+    options.quiet ? 'warn' : options.verbose === true ? 'debug' : 'info',
+  );
+  // Under --workers every line says which worker wrote it (cluster ids count from 1, replacements included).
+  const logger = cluster.worker ? withFields(lines, { worker: cluster.worker.id }) : lines;
+  let server: StreamPostsServer;
+  try {
+    server = await startServer({
+      seed,
+      host: options.host,
+      port: options.port,
+      ...(tls ? { tls } : {}),
+      idempotencyWindowMs: options.idempotencyWindow,
+      rateLimit: options.rateLimit,
+      ...(options.keyRateLimit === undefined ? {} : { keyRateLimit: options.keyRateLimit }),
+      maxConnectionsPerKey: options.maxConnectionsPerKey,
+      maxSubscriptions: options.maxSubscriptions,
+      maxPendingCommands: options.maxPendingCommands,
+      maxPendingReleases: options.maxPendingReleases,
+      maxPendingReleaseBytes: options.maxPendingReleaseBytes,
+      maxIdempotencyKeys: options.maxIdempotencyKeys,
+      maxIdempotencyBytes: options.maxIdempotencyBytes,
+      maxBufferedBytes: options.maxBuffered,
+      keepAliveMs: options.keepAlive,
+      hostedHiddenPosts: options.hostedHiddenPosts,
+      ...(options.admin === undefined ? {} : { admin: options.admin }),
+      ...perimeterOptions(options),
+      bodyTimeoutMs: options.bodyTimeout,
+      headersTimeoutMs: options.headersTimeout,
+      ...(redis === undefined ? {} : { store: redis.url, redisPrefix: redis.prefix, resetStore: redis.resetStore }),
+      ...(options.state === undefined ? {} : { state: options.state }),
+      logger,
+    });
+  } catch (error) {
+    if (error instanceof StoreError) throw new ExitError(EXIT.failed, error.message, { cause: error });
+    if (error instanceof StreamPostsError && error.code === 'invalid-state') {
+      throw usageError(`--state: ${error.message}`, { cause: error });
+    }
+    const usage = flagError(error);
+    if (usage) throw usage;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new ExitError(
+        EXIT.failed,
+        `port ${options.port} on ${options.host} is already in use; choose another with --port (0 picks a free one)`,
+      );
+    }
+    if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      throw new ExitError(EXIT.failed, `cannot listen on ${options.host}:${options.port} (${code})`);
+    }
+    if (tls && error instanceof Error && /PEM|key|certificate/i.test(error.message)) {
+      throw usageError(`cannot use the TLS certificate and key: ${error.message}`);
+    }
+    throw error;
+  }
+  const playback =
+    options.scenario === undefined ? undefined : await playScenario(server, options.scenario, options.speed);
+  const at = servedAt(server);
+  if (cluster.isWorker) reportListening(at);
+  else announce(at);
+  // Started first, so a scenario already over still interrupts a command that has begun.
+  const waiting = signals.wait(
+    exec === undefined
+      ? undefined
+      : () => runChild(exec, execEnvironment(at, seed, options.adminToken), options.exitAfterScenario === true),
+  );
+  let scenarioStopped = false;
+  if (playback && options.exitAfterScenario) {
+    void playback.done.then(() => {
+      scenarioStopped = !signals.requested;
+      signals.terminate();
+    });
+  }
+  let exitCode = await waiting;
+  // The --exec command ended by the SIGTERM the scenario's end sent it: a normal end.
+  if (scenarioStopped && exitCode === 128 + 15) exitCode = EXIT.ok;
+  logger.log('info', 'shutting down', { connections: (await server.state()).connections });
+  try {
+    await server.close();
+  } catch (error) {
+    if (options.state === undefined) throw error;
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ExitError(EXIT.failed, `--state: the state could not be saved to ${options.state} (${reason})`, {
+      cause: error,
+    });
+  }
+  // The channel to the primary of --workers would keep this process alive.
+  if (cluster.isWorker) process.disconnect();
+  return exitCode;
+}

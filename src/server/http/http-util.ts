@@ -1,0 +1,132 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HTTP_STATUS, ProtocolError, type ErrorCode } from '../../protocol/errors.js';
+import { API_KEY_HEADER, API_KEY_QUERY } from '../../protocol/paths.js';
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(payload),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(payload);
+}
+
+export function sendError(
+  res: ServerResponse,
+  code: ErrorCode,
+  message: string,
+  status = HTTP_STATUS[code],
+  headers: Record<string, string> = {},
+): void {
+  sendJson(res, status, { error: { code, message } }, headers);
+}
+
+/** A path segment, decoded; a malformed escape is the caller's error, not ours. */
+export function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ProtocolError('bad-request', 'the URL path has a malformed %-escape');
+  }
+}
+
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`the request body is over ${limit} bytes`);
+  }
+}
+
+/** The body did not arrive in time: a client that trickles (or stops) must not hold a socket. */
+export class BodyTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the request body did not arrive within ${timeoutMs} ms`);
+  }
+}
+
+/** The client went away mid-body: nobody is left to answer, and it is not the server's fault. */
+export class BodyAbortedError extends Error {
+  constructor() {
+    super('the client closed the connection before the request body ended');
+  }
+}
+
+/**
+ * Reads a request body up to `limit` bytes within `timeoutMs`; stops reading as soon as
+ * either is exceeded.
+ */
+export function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      reject(new BodyTooLargeError(limit));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (error: Error | undefined) => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (error) {
+        req.pause();
+        reject(error);
+      } else resolve(Buffer.concat(chunks));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) settle(new BodyTooLargeError(limit));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => settle(undefined);
+    const onError = () => settle(new BodyAbortedError());
+    const onClose = () => settle(req.complete ? undefined : new BodyAbortedError());
+    const timer = setTimeout(() => settle(new BodyTimeoutError(timeoutMs)), timeoutMs);
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
+}
+
+/**
+ * Answers a request whose body could not be read: 413 over the limit, 408 too slow (and
+ * the connection is closed, as the rest of that body is not worth waiting for). A client
+ * that went away gets nothing. False when `error` is not a body error.
+ */
+export function answerBodyError(res: ServerResponse, error: unknown): boolean {
+  if (error instanceof BodyTooLargeError) {
+    sendError(res, 'invalid-argument', `the request body must be at most ${error.limit} bytes`, 413, {
+      connection: 'close',
+    });
+  } else if (error instanceof BodyTimeoutError) {
+    sendError(res, 'bad-request', error.message, 408, { connection: 'close' });
+  } else if (error instanceof BodyAbortedError) {
+    res.destroy();
+  } else return false;
+  return true;
+}
+
+/** Parses a JSON body that must be an object. */
+export function parseJsonObject(body: Buffer): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = body.length === 0 ? {} : JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new ProtocolError('bad-json', 'the request body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ProtocolError('bad-request', 'the request body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** The API key of a request: the `x-api-key` header, else the `apiKey` query parameter. */
+export function keyFromRequest(req: IncomingMessage, url: URL): string | undefined {
+  const header = req.headers[API_KEY_HEADER];
+  const fromHeader = Array.isArray(header) ? header[0] : header;
+  // An empty header is no key at all, so a key in the query still counts.
+  return fromHeader || url.searchParams.get(API_KEY_QUERY) || undefined;
+}

@@ -1,0 +1,740 @@
+import {
+  createServer as createHttpServer,
+  STATUS_CODES,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { queryToArgs, isCommandName } from '../../protocol/commands.js';
+import { parseFault } from '../../protocol/admin.js';
+import { ProtocolError } from '../../protocol/errors.js';
+import { encodeEvent } from '../../protocol/events.js';
+import { CLOSE_GOING_AWAY } from '../../protocol/close-codes.js';
+import { TREE_COMMAND } from '../../protocol/types.js';
+import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
+import { HELLO_QUERY, TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../../protocol/paths.js';
+import { redactUrl } from '../../protocol/redact.js';
+import { createAdminActions, createAdminHandler, type AdminActions } from '../admin/admin.js';
+import { DEFAULTS } from '../defaults.js';
+import { Dashboard } from '../admin/dashboard.js';
+import { AdjustableClock } from '../service/clock.js';
+import { FanOut, type HiddenPosts } from '../ws/fanout.js';
+import { FaultRegistry } from '../admin/faults.js';
+import { KeyLimits } from '../ws/key-limits.js';
+import { answerBodyError, keyFromRequest, sendError, sendJson } from './http-util.js';
+import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
+import { MemoryStore } from '../stores/memory-store.js';
+import { createPerimeter, isLoopbackName, isValidToken, type Refusal } from './perimeter.js';
+import { TokenBucket } from '../ws/rate-limiter.js';
+import { createRestHandler } from './rest.js';
+import type { Seed } from '../service/seed.js';
+import { StreamPostsService } from '../service/service.js';
+import { StateFile, stateDocument } from '../admin/state-file.js';
+import { seedDigest } from '../stores/seed-catalog.js';
+import type { Scenario, ScenarioFaults } from '../admin/scenario.js';
+import { ScenarioPlayer, type PlayOptions } from '../admin/scenario-player.js';
+import { Session, type SessionContext, type SessionStart } from '../ws/session.js';
+import type { createGraphqlEndpoint } from '../graphql/graphql-server.js';
+
+type GraphqlEndpoint = ReturnType<typeof createGraphqlEndpoint>;
+import type { Store } from '../stores/store.js';
+import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redisUrlPassword } from '../stores/redis-keys.js';
+
+export interface ServerOptions {
+  seed: Seed;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  idempotencyWindowMs?: number;
+  /** Commands per second per connection; 0 turns the limit off. Burst is twice this. */
+  rateLimit?: number;
+  /**
+   * Commands and REST requests per second per key, over all its connections; burst twice
+   * this; 0 turns it off. Defaults to off when `rateLimit` is 0, else to 400.
+   */
+  keyRateLimit?: number;
+  /** Open connections per key; past it a connection gets `limit-exceeded` and close 1008. 0 = no cap. */
+  maxConnectionsPerKey?: number;
+  /** Subscriptions one connection may hold (a repeat of the same streams and format replaces its earlier one). 0 = no cap. */
+  maxSubscriptionsPerConnection?: number;
+  /** Commands one connection may have waiting for their turn; past it the connection is closed with 1008. */
+  maxPendingCommands?: number;
+  /** Hidden posts waiting for their release, per stream: a count and their text's bytes. 0 = no cap. */
+  maxPendingReleasesPerStream?: number;
+  maxPendingReleaseBytesPerStream?: number;
+  /** idempotencyKeys remembered per stream within the window, and the text bytes of their posts. 0 = no cap. */
+  maxIdempotencyKeysPerStream?: number;
+  maxIdempotencyBytesPerStream?: number;
+  /** Bytes queued for one subscriber before it is closed with 1013. */
+  maxBufferedBytes?: number;
+  keepAliveMs?: number;
+  /** Defaults to on when bound to a loopback address or when `adminToken` is set. */
+  admin?: boolean;
+  /** When set, admin requests need `Authorization: Bearer <adminToken>`. Never logged. */
+  adminToken?: string;
+  /**
+   * Host names accepted besides loopback names, IP addresses and `host` (a leading dot
+   * allows subdomains); `'all'` accepts any Host, for serving behind a proxy.
+   */
+  allowedHosts?: readonly string[] | 'all';
+  /** Browser origins accepted besides loopback ones (`http://localhost:5173` needs no entry); `'*'` accepts any. */
+  allowedOrigins?: readonly string[];
+  /** How long a request body may take to arrive before the request is answered 408. */
+  bodyTimeoutMs?: number;
+  /** How long request headers may take to arrive. */
+  headersTimeoutMs?: number;
+  logger?: Logger;
+  clock?: AdjustableClock;
+  /** Replaces the in-memory store (the clock and seed are then the store's business). */
+  store?: Store;
+  /**
+   * Keeps all state in Redis instead of this process, so several servers on one Redis act
+   * as one service (`startServer` opens the store). `prefix` (default `stream-posts:`)
+   * separates services sharing a Redis; `resetStore` replaces a keyspace holding another seed.
+   */
+  redis?: { url: string; prefix?: string; resetStore?: boolean };
+  /**
+   * How a connection in the hosted dialect (no `hello=1`) gets a hidden post: `at-release`
+   * (the default: once, at its release, as a new post with its text) or `push` (hidden at
+   * creation, then `stream.post.released`, as our dialect does). PROTOCOL.md B1a.
+   */
+  hostedHiddenPosts?: HiddenPosts;
+  /**
+   * A file the memory store's state (posts, pending releases, idempotency keys, the clock's
+   * offset) is loaded from at `listen()` and saved to (docs/state-and-scenarios.md).
+   */
+  state?: string;
+}
+
+const STORE_CAPS = [
+  'maxPendingReleasesPerStream',
+  'maxPendingReleaseBytesPerStream',
+  'maxIdempotencyKeysPerStream',
+  'maxIdempotencyBytesPerStream',
+] as const;
+
+/** What a store enforces, from the server's options, checked. */
+function storeLimits(
+  options: ServerOptions,
+): { idempotencyWindowMs: number } & Record<(typeof STORE_CAPS)[number], number> {
+  const caps = Object.fromEntries(
+    STORE_CAPS.map((name) => [name, integerOption(name, options[name] ?? DEFAULTS[name])]),
+  );
+  return {
+    idempotencyWindowMs: positiveOption(
+      'idempotencyWindowMs',
+      options.idempotencyWindowMs ?? DEFAULTS.idempotencyWindowMs,
+      true,
+    ),
+    ...(caps as Record<(typeof STORE_CAPS)[number], number>),
+  };
+}
+
+/** RFC 6455 "service restart": the client should reconnect. */
+const CLOSE_SERVICE_RESTART = 1012;
+/** How long a peer has to answer the close handshake on shutdown before it is dropped. */
+const CLOSE_DEADLINE_MS = 2000;
+/**
+ * Node checks the header and request timeouts only this often (30 s by default), so a
+ * client trickling its headers was held up to that much past the timeout.
+ */
+const HTTP_TIMEOUT_CHECKS = { connectionsCheckingInterval: 1_000 } as const;
+/** Sessions pinged per turn of the event loop in a keep-alive round. */
+const KEEP_ALIVE_SLICE = 200;
+
+function positiveOption(name: string, value: number, allowZero = false): number {
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new RangeError(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${value}`);
+  }
+  return value;
+}
+
+/** A count option: a non-negative integer (0 = no cap), or positive when `allowZero` is false. */
+function integerOption(name: string, value: number, allowZero = true): number {
+  if (!Number.isInteger(value)) throw new RangeError(`${name} must be an integer, got ${value}`);
+  return positiveOption(name, value, allowZero);
+}
+
+/** What the address of an upgrade tells the session: its command, whether it is a tree feed, its dialect. */
+type Route = Omit<SessionStart, 'id' | 'key'>;
+/** GraphQL subscriptions at `/graphql`: not a session of ours, but graphql-ws's. */
+const GRAPHQL = 'graphql';
+
+function hiddenPostsOption(value: HiddenPosts | undefined): HiddenPosts {
+  if (value === undefined || value === 'at-release' || value === 'push') return value ?? 'at-release';
+  throw new RangeError(`hostedHiddenPosts must be "at-release" or "push", got ${String(value)}`);
+}
+
+/** Where a WebSocket upgrade goes: the plain endpoint, a URL-form command, the tree feed, or nowhere (404). */
+function routeUpgrade(url: URL): Route | typeof GRAPHQL | undefined {
+  const path = url.pathname.replace(/\/+$/, '');
+  const route: Route = {};
+  // Our dialect, asked for by the project's own client; the hosted service ignores it (B1a).
+  if (url.searchParams.get(HELLO_QUERY) === '1') route.hello = true;
+  if (path === WS_PATH) return route;
+  if (path === TREE_FEED_PATH) {
+    // The same address without `format=tree` is GraphQL (PROTOCOL.md B7).
+    if (url.searchParams.get('format') !== 'tree') return GRAPHQL;
+    const args: Record<string, string> = {};
+    for (const name of TREE_FEED_ARGS) {
+      const value = url.searchParams.get(name);
+      if (value !== null) args[name] = value;
+    }
+    return { ...route, urlCommand: { event: TREE_COMMAND, args }, treeOnly: true };
+  }
+  if (!path.startsWith(`${WS_PATH}/`)) return undefined;
+  const command = path.slice(WS_PATH.length + 1);
+  if (!isCommandName(command)) return undefined;
+  route.urlCommand = { event: command, args: queryToArgs(url.searchParams) };
+  // The hosted docs point Tree Terminal at the tree command's URL form: every message there is read as a tree item.
+  if (command === TREE_COMMAND) route.treeOnly = true;
+  return route;
+}
+
+/** A refusal on a socket that asked for an upgrade: plain HTTP, then the socket is closed. */
+function refuseUpgrade(socket: Duplex, status: number, statusText: string, body = ''): void {
+  const type = body === '' ? '' : 'Content-Type: application/json; charset=utf-8\r\n';
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText}\r\n${type}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+function refusalBody(refusal: Refusal): string {
+  return JSON.stringify({ error: { code: 'forbidden', message: refusal.reason } });
+}
+
+/** The embedded Stream Posts service: HTTP (REST, admin) and WebSocket on one port. */
+export class StreamPostsServer {
+  readonly clock: AdjustableClock;
+  readonly store: Store;
+  /** The admin endpoints' actions, callable in-process whether or not the HTTP admin is on. */
+  readonly admin: AdminActions;
+  readonly #options: Required<
+    Pick<
+      ServerOptions,
+      'host' | 'port' | 'maxBufferedBytes' | 'keepAliveMs' | 'rateLimit' | 'bodyTimeoutMs' | 'headersTimeoutMs'
+    >
+  > & {
+    admin: boolean;
+  };
+  readonly #logger: Logger;
+  readonly #http: Server;
+  readonly #wss: WebSocketServer;
+  readonly #sessions = new Set<Session>();
+  readonly #fanout = new FanOut();
+  /** Injected faults (admin): this instance's own, also with a shared store. */
+  readonly faults: FaultRegistry;
+  readonly #service: StreamPostsService;
+  readonly #secure: boolean;
+  readonly #unsubscribeStore: () => void;
+  readonly #stateFile: StateFile | undefined;
+  /** Fault injection for a scenario's fault steps; without it a scenario with fault steps is refused. */
+  scenarioFaults: ScenarioFaults | undefined;
+  #player: ScenarioPlayer | undefined;
+  #keepAliveTimer: NodeJS.Timeout | undefined;
+  #nextSessionId = 1;
+  #closing: Promise<void> | undefined;
+  readonly #sessionContext: SessionContext;
+  #address: AddressInfo | undefined;
+  /** The GraphQL endpoint, loaded by the first `/graphql` upgrade. */
+  #graphql: Promise<GraphqlEndpoint> | undefined;
+  /** The web dashboard at `/`, on with the admin endpoints. */
+  readonly #dashboard: Dashboard | undefined;
+
+  constructor(options: ServerOptions) {
+    const host = options.host ?? DEFAULTS.host;
+    const port = options.port ?? DEFAULTS.port;
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be 0-65535, got ${port}`);
+    this.#options = {
+      host,
+      port,
+      rateLimit: positiveOption('rateLimit', options.rateLimit ?? DEFAULTS.rateLimit, true),
+      maxBufferedBytes: positiveOption('maxBufferedBytes', options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes),
+      keepAliveMs: positiveOption('keepAliveMs', options.keepAliveMs ?? DEFAULTS.keepAliveMs),
+      bodyTimeoutMs: positiveOption('bodyTimeoutMs', options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs),
+      headersTimeoutMs: positiveOption('headersTimeoutMs', options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs),
+      admin: options.admin ?? (isLoopbackName(host) || options.adminToken !== undefined),
+    };
+    if (options.adminToken !== undefined && !isValidToken(options.adminToken)) {
+      throw new TypeError('adminToken must be one line of printable ASCII without spaces');
+    }
+    const checkPerimeter = createPerimeter({
+      bindHost: host,
+      allowedHosts: options.allowedHosts ?? [],
+      allowedOrigins: options.allowedOrigins ?? [],
+    });
+    // Clients can put a key anywhere (a requestId, a path); it is never logged.
+    const secrets = [
+      ...options.seed.users.map((user) => user.readerKey),
+      ...options.seed.streams.map((stream) => stream.key),
+      ...(options.adminToken === undefined ? [] : [options.adminToken]),
+      ...(options.redis === undefined ? [] : [redisUrlPassword(options.redis.url) ?? '']),
+    ];
+    this.#logger = scrubSecrets(options.logger ?? silentLogger, secrets);
+    this.clock = options.clock ?? new AdjustableClock();
+    if (options.state !== undefined && (options.store !== undefined || options.redis !== undefined)) {
+      throw new TypeError(
+        'state needs the memory store: a Redis store keeps its state in Redis, which persists by itself',
+      );
+    }
+    this.store =
+      options.store ??
+      new MemoryStore({
+        seed: options.seed,
+        clock: this.clock,
+        ...storeLimits(options),
+        onChange: () => this.#stateFile?.changed(),
+      });
+    this.#stateFile =
+      options.state === undefined
+        ? undefined
+        : new StateFile({
+            file: options.state,
+            seed: options.seed,
+            store: this.store,
+            clock: this.clock,
+            logger: this.#logger,
+          });
+    this.#service = new StreamPostsService(this.store);
+    const stopEvents = this.store.onEvent((event) => this.#fanout.dispatch(event));
+    const stopInterrupts = this.store.onInterrupted?.(() => this.#dropSubscribers());
+    this.#unsubscribeStore = () => {
+      stopEvents();
+      stopInterrupts?.();
+    };
+
+    const rate = this.#options.rateLimit;
+    const timer = { now: () => performance.now() };
+    const createRateLimiter = rate === 0 ? undefined : () => new TokenBucket(rate, rate * 2, timer);
+    const keyRate = positiveOption(
+      'keyRateLimit',
+      options.keyRateLimit ?? (options.rateLimit === 0 ? 0 : DEFAULTS.keyRateLimit),
+      true,
+    );
+    const keyLimits = new KeyLimits({
+      ratePerSecond: keyRate,
+      maxConnections: integerOption(
+        'maxConnectionsPerKey',
+        options.maxConnectionsPerKey ?? DEFAULTS.maxConnectionsPerKey,
+      ),
+      clock: timer,
+    });
+    const replyRate = rate || keyRate;
+    const createReplyBudget = replyRate === 0 ? undefined : () => new TokenBucket(replyRate, replyRate * 2, timer);
+    const { bodyTimeoutMs } = this.#options;
+    this.faults = new FaultRegistry({
+      connections: () => this.#sessions,
+      authenticate: (key) => this.#service.authenticate(key),
+      logger: this.#logger,
+      maxBufferedBytes: this.#options.maxBufferedBytes,
+      onChange: () => this.#dashboard?.events.notify('faults'),
+    });
+    this.scenarioFaults = {
+      applyFault: (fault) => this.faults.add(fault),
+      clearFaults: async () => this.faults.clear(undefined, 'scenario'),
+      checkFault: (fault) => {
+        try {
+          parseFault(fault);
+          return undefined;
+        } catch (error) {
+          if (error instanceof ProtocolError) return error.message;
+          throw error;
+        }
+      },
+    };
+    const handleRest = createRestHandler({
+      clock: this.clock,
+      faults: this.faults,
+      service: this.#service,
+      logger: this.#logger,
+      createRateLimiter,
+      keyLimits,
+      bodyTimeoutMs,
+    });
+    this.admin = createAdminActions({
+      store: this.store,
+      clock: this.clock,
+      logger: this.#logger,
+      counts: () => ({ connections: this.#sessions.size, subscriptions: this.#fanout.size }),
+      connections: () => [...this.#sessions].map((session) => session.info()),
+      faults: this.faults,
+      ...this.#exportState(options.seed),
+    });
+    if (this.#options.admin) {
+      this.#dashboard = new Dashboard({
+        seed: options.seed,
+        store: this.store,
+        clock: this.clock,
+        token: options.adminToken,
+        secure: options.tls !== undefined,
+        subscribers: (streamId) => this.#fanout.subscribersOf(streamId),
+      });
+      this.admin = this.#dashboard.watch(this.admin);
+    }
+    const handleAdmin = this.#options.admin
+      ? createAdminHandler(this.admin, { bodyTimeoutMs, token: options.adminToken })
+      : undefined;
+    this.#sessionContext = {
+      faults: this.faults,
+      service: this.#service,
+      fanout: this.#fanout,
+      logger: this.#logger,
+      clock: this.clock,
+      maxBufferedBytes: this.#options.maxBufferedBytes,
+      createRateLimiter,
+      createReplyBudget,
+      hostedHiddenPosts: hiddenPostsOption(options.hostedHiddenPosts),
+      keyLimits,
+      maxSubscriptionsPerConnection: integerOption(
+        'maxSubscriptionsPerConnection',
+        options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
+      ),
+      pipelinePublishes: this.store.remote === true,
+      maxPendingCommands: integerOption(
+        'maxPendingCommands',
+        options.maxPendingCommands ?? DEFAULTS.maxPendingCommands,
+        false,
+      ),
+    };
+
+    const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+      const refusal = checkPerimeter(req.headers);
+      if (refusal) {
+        this.#logRefusal(req, refusal);
+        sendError(res, 'forbidden', refusal.reason, refusal.status);
+        return;
+      }
+      this.#handleRequest(req, res, handleRest, handleAdmin).catch((error: unknown) => {
+        const path = redactUrl(req.url ?? '');
+        if (answerBodyError(res, error)) {
+          this.#logger.log('warn', 'request body not read', { path, reason: (error as Error).message });
+          return;
+        }
+        this.#logger.log('error', 'internal error', { path, reason: (error as Error).message });
+        if (!res.headersSent) sendError(res, 'internal', 'the server failed to handle this request');
+        else res.destroy();
+      });
+    };
+    this.#secure = options.tls !== undefined;
+    this.#http = options.tls
+      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, ...HTTP_TIMEOUT_CHECKS }, onRequest)
+      : createHttpServer(HTTP_TIMEOUT_CHECKS, onRequest);
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, clientTracking: false });
+    this.#http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const refusal = checkPerimeter(req.headers);
+      if (refusal) {
+        this.#logRefusal(req, refusal);
+        refuseUpgrade(socket, refusal.status, 'Forbidden', refusalBody(refusal));
+        return;
+      }
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const route = routeUpgrade(url);
+      if (route === undefined) {
+        this.#logger.log('warn', 'upgrade to unknown path', { path: url.pathname });
+        refuseUpgrade(socket, 404, 'Not Found');
+        return;
+      }
+      if (this.#closing) {
+        refuseUpgrade(socket, 503, 'Service Unavailable');
+        return;
+      }
+      socket.on('error', () => socket.destroy());
+      // What the session needs is taken out now. No closure in this handler may capture `req`
+      // or `head`: the socket's error listener above keeps this scope alive for as long as the
+      // connection lasts, and with it the whole upgrade request (headers, URL): 1.4 KiB each.
+      const key = keyFromRequest(req, url);
+      if (route === GRAPHQL) {
+        this.#upgradeGraphql(req, socket, head, key);
+        return;
+      }
+      const injected = this.faults.refusal(key);
+      if (injected === undefined) this.#upgrade(req, socket, head, key, route);
+      else this.#upgradeUnlessRefused(injected, req, socket, head, key, route);
+    });
+    // Request bodies and idle keep-alive sockets must not hold the process open on close.
+    this.#http.keepAliveTimeout = 5_000;
+    this.#http.headersTimeout = this.#options.headersTimeoutMs;
+    // A backstop for bodies no handler reads (a POST to an unknown path): handlers that
+    // read one answer 408 themselves after bodyTimeoutMs.
+    this.#http.requestTimeout = this.#options.headersTimeoutMs + bodyTimeoutMs;
+  }
+
+  /** Loads the GraphQL endpoint on its first use, then hands it the upgraded socket. */
+  #upgradeGraphql(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined): void {
+    const context = this.#sessionContext;
+    this.#graphql ??= import('../graphql/graphql-server.js').then(({ createGraphqlEndpoint }) =>
+      createGraphqlEndpoint({
+        service: this.#service,
+        fanout: this.#fanout,
+        logger: this.#logger,
+        keyLimits: context.keyLimits,
+        createRateLimiter: context.createRateLimiter,
+        maxBufferedBytes: context.maxBufferedBytes,
+        maxSubscriptionsPerConnection: context.maxSubscriptionsPerConnection,
+        keepAliveMs: this.#options.keepAliveMs,
+      }),
+    );
+    this.#graphql.then(
+      (endpoint) => {
+        if (this.#closing) return refuseUpgrade(socket, 503, 'Service Unavailable');
+        this.#wss.handleUpgrade(req, socket, head, (ws) => endpoint.accept(ws, key));
+      },
+      (error: unknown) => {
+        this.#logger.log('error', 'internal error', { path: '/graphql', reason: (error as Error).message });
+        refuseUpgrade(socket, 500, 'Internal Server Error');
+      },
+    );
+  }
+
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined, route: Route): void {
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, socket, key, route));
+  }
+
+  /** A `refuse-connections` fault's answer to an upgrade (none: the upgrade goes ahead). */
+  #upgradeUnlessRefused(
+    status: number | undefined | Promise<number | undefined>,
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    key: string | undefined,
+    route: Route,
+  ): void {
+    void Promise.resolve(status).then(
+      (refused) => {
+        if (refused === undefined) return this.#upgrade(req, socket, head, key, route);
+        this.#logger.log('warn', 'upgrade refused by an injected fault', { status: refused });
+        refuseUpgrade(socket, refused, STATUS_CODES[refused] ?? 'Refused', this.faults.refusalBody(refused));
+      },
+      () => this.#upgrade(req, socket, head, key, route),
+    );
+  }
+
+  #exportState(seed: Seed): { exportState?: () => object } {
+    const store = this.store;
+    if (!store.exportSnapshot) return {};
+    let fingerprint: string | undefined;
+    return {
+      exportState: () =>
+        stateDocument(store.exportSnapshot!(), this.clock.offsetMs, (fingerprint ??= seedDigest(seed))),
+    };
+  }
+
+  /** Starts playing a checked scenario (stepped: nothing runs until its `step()`); one at a time. */
+  play(scenario: Scenario, options: PlayOptions = {}): ScenarioPlayer {
+    if (this.#closing) throw new Error('the server is closing');
+    if (this.#player && !this.#player.ended) throw new Error('a scenario is already playing; stop() it first');
+    const player = new ScenarioPlayer(
+      scenario,
+      {
+        service: this.#service,
+        store: this.store,
+        clock: this.clock,
+        logger: this.#logger,
+        advanceClock: (ms) => this.admin.advanceClock(ms),
+        faults: this.scenarioFaults,
+      },
+      options,
+    );
+    this.#player = player;
+    player.start();
+    return player;
+  }
+
+  /** Events may have been missed: every client reconnects and replays what it lacks. */
+  /** Events were missed: whoever subscribes must reconnect and replay; publishers keep their connection. */
+  #dropSubscribers(): void {
+    const reason = 'the service lost events from its store; reconnect';
+    for (const session of this.#sessions) if (session.subscribing) session.close(CLOSE_SERVICE_RESTART, reason);
+    void this.#graphql?.then((endpoint) => endpoint.closeSubscribers(CLOSE_SERVICE_RESTART, reason));
+  }
+
+  #logRefusal(req: IncomingMessage, refusal: Refusal): void {
+    const origin = req.headers.origin;
+    this.#logger.log('warn', 'request refused', {
+      status: refusal.status,
+      host: req.headers.host,
+      origin: Array.isArray(origin) ? origin[0] : origin,
+      path: redactUrl(req.url ?? '').split('?')[0],
+    });
+  }
+
+  #accept(ws: WebSocket, socket: Duplex, key: string | undefined, route: Route): void {
+    if (this.#closing) {
+      // The handshake finished after shutdown began.
+      ws.close(CLOSE_GOING_AWAY, 'server shutting down');
+      setTimeout(() => ws.terminate(), CLOSE_DEADLINE_MS).unref();
+      return;
+    }
+    const start: SessionStart = { id: `c${this.#nextSessionId++}`, key, ...route };
+    const session = new Session(ws, this.#sessionContext, start, socket);
+    this.#sessions.add(session);
+    this.faults.attach(session);
+    this.#dashboard?.events.notify('connections');
+    session.onClosed(() => {
+      this.#sessions.delete(session);
+      this.#dashboard?.events.notify('connections');
+    });
+  }
+
+  async #handleRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    handleRest: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>,
+    handleAdmin: ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>) | undefined,
+  ): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/healthz') {
+      sendJson(res, 200, { ok: true });
+      return;
+    }
+    if (this.#dashboard && (await this.#dashboard.handle(req, res, url))) return;
+    if (await handleRest(req, res, url)) return;
+    if (handleAdmin && (await handleAdmin(req, res, url))) return;
+    if (routeUpgrade(url) !== undefined) {
+      sendError(res, 'bad-request', 'this endpoint speaks WebSocket; send an Upgrade request', 426, {
+        upgrade: 'websocket',
+      });
+      return;
+    }
+    sendError(res, 'not-found', `no endpoint ${req.method ?? ''} ${url.pathname}`, 404);
+  }
+
+  /** Starts listening; resolves once the port is bound. */
+  async listen(): Promise<this> {
+    if (this.#stateFile) {
+      const loaded = await this.#stateFile.open();
+      this.#logger.log('info', loaded.restored ? 'state restored' : 'state file created', {
+        file: this.#stateFile.file,
+        posts: loaded.posts,
+        pendingReleases: loaded.pendingReleases,
+        idempotencyKeys: loaded.idempotencyKeys,
+      });
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.#http.once('error', reject);
+      this.#http.listen(this.#options.port, this.#options.host, () => {
+        this.#http.off('error', reject);
+        resolve();
+      });
+    });
+    this.#address = this.#http.address() as AddressInfo;
+    const keepAliveFrame = Buffer.from(encodeEvent('keep-alive', {}));
+    this.#keepAliveTimer = setInterval(() => this.#keepAlive(keepAliveFrame), this.#options.keepAliveMs);
+    this.#keepAliveTimer.unref();
+    return this;
+  }
+
+  /**
+   * One keep-alive round, in slices of KEEP_ALIVE_SLICE sessions with I/O between them:
+   * 10,000 pings in one go held deliveries up for tens of milliseconds.
+   */
+  #keepAlive(frame: Buffer, sessions = [...this.#sessions], from = 0): void {
+    const to = Math.min(from + KEEP_ALIVE_SLICE, sessions.length);
+    for (let i = from; i < to; i += 1) {
+      const session = sessions[i]!;
+      if (!session.isAlive) {
+        this.#logger.log('warn', 'terminating unresponsive peer', { conn: session.id });
+        session.terminate();
+        continue;
+      }
+      session.ping(frame);
+    }
+    if (to < sessions.length && this.#closing === undefined) setImmediate(() => this.#keepAlive(frame, sessions, to));
+  }
+
+  get adminEnabled(): boolean {
+    return this.#options.admin;
+  }
+
+  get port(): number {
+    if (!this.#address) throw new Error('the server is not listening yet');
+    return this.#address.port;
+  }
+
+  /** `ws://host:port` (or `wss://`): the base URL clients are given. */
+  get url(): string {
+    return `${this.#secure ? 'wss' : 'ws'}://${this.#hostForUrl()}:${this.port}`;
+  }
+
+  /** `http://host:port` (or `https://`): the REST origin. */
+  get httpUrl(): string {
+    return `${this.#secure ? 'https' : 'http'}://${this.#hostForUrl()}:${this.port}`;
+  }
+
+  #hostForUrl(): string {
+    const host = this.#options.host;
+    if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+    return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  }
+
+  get connectionCount(): number {
+    return this.#sessions.size;
+  }
+
+  /**
+   * Stops accepting at once (new connections are refused, an upgrade on an HTTP connection
+   * already open gets 503, a handshake already under way is closed with 1001), closes every
+   * client with 1001, releases the store. Calling it again returns the same promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#player?.stop();
+    if (this.#keepAliveTimer) clearInterval(this.#keepAliveTimer);
+    this.#dashboard?.close();
+    if (this.#graphql) (await this.#graphql.catch(() => undefined))?.closeAll(CLOSE_GOING_AWAY, 'server shutting down');
+    const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()));
+    const closing = [...this.#sessions].map(
+      (session) =>
+        new Promise<void>((resolve) => {
+          session.onClosed(resolve);
+          session.close(CLOSE_GOING_AWAY, 'server shutting down');
+        }),
+    );
+    // A peer that does not answer the close handshake is dropped.
+    const deadline = setTimeout(() => this.#sessions.forEach((session) => session.terminate()), CLOSE_DEADLINE_MS);
+    await Promise.all(closing);
+    clearTimeout(deadline);
+    this.#unsubscribeStore();
+    this.#http.closeAllConnections();
+    await stopped;
+    this.#wss.close();
+    try {
+      await this.#stateFile?.close();
+    } finally {
+      await this.store.close();
+    }
+  }
+}
+
+/** Creates and starts a server in one step (opening its Redis store first, when given one). */
+export async function startServer(options: ServerOptions): Promise<StreamPostsServer> {
+  if (options.redis === undefined) return new StreamPostsServer(options).listen();
+  checkRedisUrl(options.redis.url);
+  const clock = options.clock ?? new AdjustableClock();
+  // Loaded only when asked for: the Redis client is most of a bundle no other command needs.
+  const { RedisStore } = await import('../stores/redis-store.js');
+  const store = await RedisStore.open({
+    url: options.redis.url,
+    prefix: options.redis.prefix ?? DEFAULT_REDIS_PREFIX,
+    resetStore: options.redis.resetStore ?? false,
+    seed: options.seed,
+    clock,
+    ...storeLimits(options),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  try {
+    return await new StreamPostsServer({ ...options, clock, store }).listen();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,130 @@
+import { parseIsoDateTime } from '../../protocol/dates.js';
+import { ProtocolError } from '../../protocol/errors.js';
+import { MAX_LAST_POSTS } from '../../protocol/limits.js';
+import { PUBLISH_COMMAND, type PublishArgs } from '../../protocol/types.js';
+import type { Identity, PostRecord, PublishResult, Store, StreamRecord, UserRecord } from '../stores/store.js';
+import { canSee } from '../stores/store.js';
+
+/** The streams a subscription resolved to, with what the user may see of each. */
+export interface ResolvedSubscription {
+  user: UserRecord;
+  streams: StreamRecord[];
+}
+
+const MAX_IDS_NAMED = 10;
+
+function nameIds(ids: readonly string[]): string {
+  const named = ids
+    .slice(0, MAX_IDS_NAMED)
+    .map((id) => `"${id.slice(0, 64)}"`)
+    .join(', ');
+  return ids.length > MAX_IDS_NAMED ? `${named} and ${ids.length - MAX_IDS_NAMED} more` : named;
+}
+
+/**
+ * The service's rules (PROTOCOL.md B1, B4) over a Store, shared by the
+ * WebSocket and REST surfaces so both answer the same way.
+ */
+export class StreamPostsService {
+  constructor(readonly store: Store) {}
+
+  authenticate(key: string | undefined): Promise<Identity | undefined> {
+    if (key === undefined || key === '') return Promise.resolve(undefined);
+    return this.store.authenticate(key);
+  }
+
+  async userOf(identity: Identity): Promise<UserRecord> {
+    const user = await this.store.user(identity.userId);
+    if (!user) throw new ProtocolError('internal', 'the user of this key no longer exists');
+    return user;
+  }
+
+  /** Resolves `streamIds` (empty = all of the user's streams); all-or-nothing. */
+  async resolveStreams(
+    identity: Identity,
+    streamIds: readonly string[],
+    command: string,
+  ): Promise<ResolvedSubscription> {
+    const user = await this.userOf(identity);
+    if (streamIds.length === 0) return { user, streams: await this.store.streamsOf(user.id) };
+    const missing: string[] = [];
+    const notFollowed: string[] = [];
+    const streams: StreamRecord[] = [];
+    for (const id of streamIds) {
+      const stream = await this.store.stream(id);
+      if (!stream) missing.push(id);
+      else if (stream.owner === user.id || user.follows.includes(id)) streams.push(stream);
+      else notFollowed.push(id);
+    }
+    if (missing.length > 0) {
+      const alsoNotFollowed = notFollowed.length > 0 ? `; not followed: ${nameIds(notFollowed)}` : '';
+      throw new ProtocolError('not-found', `no stream with id ${nameIds(missing)}${alsoNotFollowed}`, command);
+    }
+    if (notFollowed.length > 0) {
+      throw new ProtocolError(
+        'forbidden',
+        `this key's user does not follow or own stream ${nameIds(notFollowed)}`,
+        command,
+      );
+    }
+    return { user, streams };
+  }
+
+  /** `metadata`: the REST form's (PROTOCOL.md B6), stored and delivered with the post. */
+  async publish(identity: Identity, args: PublishArgs, metadata?: Record<string, unknown>): Promise<PublishResult> {
+    const stream = await this.store.stream(args.streamId);
+    if (!stream) throw new ProtocolError('not-found', `no stream with id "${args.streamId}"`, PUBLISH_COMMAND);
+    if (identity.kind !== 'stream' || identity.streamId !== stream.id) {
+      const why = identity.kind === 'reader' ? 'a reader key cannot publish' : 'this key belongs to another stream';
+      throw new ProtocolError('forbidden', `${why}; publish to "${stream.id}" with its stream key`, PUBLISH_COMMAND);
+    }
+    if (stream.custom) {
+      if (args.customTarget === null) {
+        throw new ProtocolError(
+          'invalid-argument',
+          `customTarget is required on custom stream "${stream.id}" (one of ${stream.customTargets.join(', ')})`,
+          PUBLISH_COMMAND,
+        );
+      }
+      if (!stream.customTargets.includes(args.customTarget)) {
+        throw new ProtocolError(
+          'invalid-argument',
+          `customTarget must be one of ${stream.customTargets.join(', ')} on stream "${stream.id}"`,
+          PUBLISH_COMMAND,
+        );
+      }
+    } else if (args.customTarget !== null) {
+      throw new ProtocolError(
+        'invalid-argument',
+        `customTarget is only allowed on custom streams; "${stream.id}" is not one`,
+        PUBLISH_COMMAND,
+      );
+    }
+    return this.store.publish({
+      streamId: stream.id,
+      text: args.content,
+      contentType: args.contentType,
+      releaseAt: args.releaseAt === null ? null : (parseIsoDateTime(args.releaseAt) ?? null),
+      customTarget: args.customTarget,
+      idempotencyKey: args.idempotencyKey,
+      metadata,
+    });
+  }
+
+  /** Recent posts of the streams the user may see, oldest first, up to `perStream` each. */
+  async history(resolved: ResolvedSubscription, perStream: number): Promise<PostRecord[]> {
+    if (perStream === 0) return [];
+    // Taken in the same turn the subscription was registered: the history ends where its live posts begin.
+    const asOf = this.store.position?.();
+    const all: PostRecord[] = [];
+    for (const stream of resolved.streams) {
+      // Only a custom stream filters by target, so only there must the whole history be read.
+      const recent = await this.store.recent(stream.id, stream.custom ? MAX_LAST_POSTS : perStream, asOf);
+      const visible = stream.custom ? recent.filter((post) => canSee(resolved.user, stream, post)) : recent;
+      all.push(...visible.slice(Math.max(visible.length - perStream, 0)));
+    }
+    // Ids are monotonic ULIDs, so id order is the order posts were stored; one stream's
+    // history already is in it.
+    return resolved.streams.length === 1 ? all : all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+}

@@ -1,0 +1,176 @@
+import type { Seed } from '../../protocol/seed.js';
+import type { ContentType, Post } from '../../protocol/types.js';
+
+/** Who a key speaks for. A stream key acts as the stream's owner. */
+export interface Identity {
+  userId: string;
+  kind: 'reader' | 'stream';
+  /** The one stream a stream key may publish to. */
+  streamId?: string;
+}
+
+export interface UserRecord {
+  id: string;
+  name: string;
+  follows: readonly string[];
+  /** Selected targets per followed custom stream (case-sensitive). */
+  customTargets: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/** A stream as the seed gives it, without its key; the directory fields are what GET /v1/streams shows. */
+export interface StreamRecord extends Readonly<Omit<Seed['streams'][number], 'key' | 'customTargets' | 'createdAt'>> {
+  readonly customTargets: readonly string[];
+  /** Epoch ms of the seed's `createdAt`; null when it gives none. */
+  readonly createdAt: number | null;
+}
+
+/** Every user's selected targets: user id → custom stream id → targets. */
+export type TargetSelections = Record<string, Record<string, string[]>>;
+
+/** A stored post. `hidden` turns false at release; everything else is fixed. */
+export interface PostRecord {
+  readonly id: string;
+  readonly streamId: string;
+  readonly streamName: string;
+  readonly text: string;
+  readonly contentType: ContentType;
+  readonly createdAt: number;
+  readonly releaseAt: number | null;
+  readonly customTarget: string | null;
+  /** What a REST publisher sent as `metadata` (PROTOCOL.md B6); absent when none. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  hidden: boolean;
+}
+
+export interface PublishRequest {
+  streamId: string;
+  text: string;
+  contentType: ContentType;
+  releaseAt: number | null;
+  customTarget: string | null;
+  idempotencyKey: string | null;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export interface PublishResult {
+  post: PostRecord;
+  duplicate: boolean;
+}
+
+export type StoreEvent = { type: 'created' | 'released'; post: PostRecord };
+
+/**
+ * Everything a memory store holds beyond its seed, as plain data: what a state file and
+ * `GET /_admin/export` carry. Times are epoch ms on the service's clock. No API key appears;
+ * idempotency keys are SHA-256 digests (hex) of the key as given.
+ */
+export interface StoreSnapshot {
+  /** Posts the store counted since the seed was loaded (history keeps only the last ones). */
+  postCount: number;
+  /** Each stream's history, oldest first. */
+  history: Record<string, PostRecord[]>;
+  /** Posts a pending release or an idempotency key still refers to that no history holds. */
+  held: PostRecord[];
+  /** Hidden posts waiting for their release, by id, in release order. */
+  pendingReleases: { postId: string; releaseAt: number }[];
+  idempotencyKeys: { streamId: string; keyDigest: string; postId: string; expiresAt: number }[];
+  /** Every user's selected targets; absent (a state file saved before they could change): the seed's. */
+  customTargets?: TargetSelections;
+}
+
+export interface StoreStats {
+  posts: number;
+  scheduledReleases: number;
+  idempotencyKeys: number;
+}
+
+/**
+ * Every piece of service state sits behind this interface: identities,
+ * streams, posts and history, idempotency, the release schedule and the
+ * notification of new and released posts. It is asynchronous so that a store
+ * on a shared engine can replace the in-memory one and let several `serve`
+ * processes act as one service; `publish` must deduplicate atomically.
+ */
+export interface Store {
+  /**
+   * Each publish waits a round trip to another process (Redis): a connection's publishes are
+   * worth sending together. In memory a publish is done within the turn, and they run one by one.
+   */
+  readonly remote?: boolean;
+  authenticate(key: string): Promise<Identity | undefined>;
+  user(id: string): Promise<UserRecord | undefined>;
+  stream(id: string): Promise<StreamRecord | undefined>;
+  /** Streams a user follows or owns, in seed order. */
+  streamsOf(userId: string): Promise<StreamRecord[]>;
+  /** Every stream, in seed order. */
+  streams(): Promise<StreamRecord[]>;
+  /**
+   * Replaces a user's selected targets on a custom stream it follows (checked by the caller).
+   * The user's record changes in place, on every instance of a shared store, before this
+   * resolves here: subscriptions hold that record, so delivery follows at once.
+   */
+  setCustomTargets(userId: string, streamId: string, targets: readonly string[]): Promise<void>;
+  /**
+   * A store shared by several instances: resolves once this instance has applied every change
+   * made anywhere before the call (a selection made through another instance is read back).
+   */
+  caughtUp?(): Promise<void>;
+  publish(request: PublishRequest): Promise<PublishResult>;
+  /**
+   * Up to `limit` most recent posts of a stream, oldest first; with `asOf` (a `position()`),
+   * only posts stored by then: later ones reach a new subscription as events.
+   */
+  recent(streamId: string, limit: number, asOf?: number): Promise<PostRecord[]>;
+  /**
+   * Where the store's event feed stands in this process, for a store whose reads can see
+   * posts this process has not dispatched yet; undefined when it does not know.
+   */
+  position?(): number | undefined;
+  /** Listens for created and released posts; returns an unsubscribe function. */
+  onEvent(listener: (event: StoreEvent) => void): () => void;
+  stats(): Promise<StoreStats>;
+  /**
+   * A store whose clock is shared by several instances moves it for all of them; releases
+   * due by then have been sent to this instance's subscribers when it resolves.
+   */
+  advanceClock?(ms: number): Promise<void>;
+  /**
+   * A store on a shared engine calls this when events may have been missed (its link to
+   * the engine dropped): subscribers must reconnect and replay to fill the gap.
+   */
+  onInterrupted?(listener: (reason: string) => void): () => void;
+  /** The store's state as data (a store on a shared engine keeps and persists its own, and has none). */
+  exportSnapshot?(): StoreSnapshot;
+  /** Replaces the state with a snapshot's (its posts, releases and keys); the seed's posts are not added again. */
+  importSnapshot?(snapshot: StoreSnapshot): void;
+  /** Back to the seed: posts, idempotency keys and pending releases are dropped. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The wire form of a post; `reveal` includes the text of a hidden post (publisher's ack). */
+export function toWirePost(record: PostRecord, reveal = false): Post {
+  return {
+    id: record.id,
+    streamId: record.streamId,
+    streamName: record.streamName,
+    text: record.hidden && !reveal ? null : record.text,
+    contentType: record.contentType,
+    createdAt: iso(record.createdAt),
+    releaseAt: record.releaseAt === null ? null : iso(record.releaseAt),
+    hidden: record.hidden,
+    customTarget: record.customTarget,
+    ...(record.metadata === undefined ? {} : { metadata: record.metadata as Record<string, unknown> }),
+  };
+}
+
+/** Whether a user sees a post of a stream (PROTOCOL.md B1 custom-target rule). */
+export function canSee(user: UserRecord, stream: StreamRecord, post: Pick<PostRecord, 'customTarget'>): boolean {
+  if (!stream.custom || stream.owner === user.id) return true;
+  if (post.customTarget === null) return false;
+  return user.customTargets.get(stream.id)?.has(post.customTarget) ?? false;
+}

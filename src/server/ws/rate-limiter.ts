@@ -1,0 +1,28 @@
+import type { Clock } from '../service/clock.js';
+
+/** A token bucket: `ratePerSecond` sustained, bursts up to `burst`. */
+export class TokenBucket {
+  #tokens: number;
+  #updatedAt: number;
+
+  constructor(
+    private readonly ratePerSecond: number,
+    private readonly burst: number,
+    private readonly clock: Pick<Clock, 'now'>,
+  ) {
+    if (!(ratePerSecond > 0)) throw new RangeError(`ratePerSecond must be positive, got ${ratePerSecond}`);
+    if (!(burst >= 1)) throw new RangeError(`burst must be at least 1, got ${burst}`);
+    this.#tokens = burst;
+    this.#updatedAt = clock.now();
+  }
+
+  tryTake(): boolean {
+    const now = this.clock.now();
+    const refill = ((now - this.#updatedAt) / 1000) * this.ratePerSecond;
+    this.#tokens = Math.min(this.burst, this.#tokens + Math.max(refill, 0));
+    this.#updatedAt = now;
+    if (this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
+  }
+}
