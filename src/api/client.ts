@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: this is the library's public client surface (types and the
+// StreamPostsClient class with its documentation); the work is in src/client/.
 import { DEFAULT_BACKOFF } from '../client/backoff.js';
 import { ClientError } from '../client/errors.js';
 import type { Endpoint } from '../client/endpoint.js';

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the library's public server surface (startServer's options, each
+// checked with an error naming it, and the handle's documented methods); the work is in src/server/.
 import { readFile } from 'node:fs/promises';
 import type { AdminState, ConnectionInfo, Fault, FaultInput } from '../protocol/admin.js';
 import { ProtocolError } from '../protocol/errors.js';

@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: every command's flags are declared here, in the order --help shows
+// them, so the flag set a user sees is one file to read (docs/cli.md is checked against it).
+// The commands themselves live in commands/, loaded only when run.
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import packageJson from '../../package.json' with { type: 'json' };
 import { MAX_LAST_POSTS } from '../protocol/limits.js';

@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: one connection's life (connect, heartbeat, reconnect with backoff,
+// replay of subscriptions, requests by requestId) is a single state machine; its timers and
+// states must change together, which is easier to check read top to bottom in one file.
 import WebSocket from 'ws';
 import { CLOSE_NORMAL, CLOSE_POLICY_VIOLATION, CLOSE_REASONS, CLOSE_UNAUTHORIZED } from '../protocol/close-codes.js';
 import { MAX_SERVICE_MESSAGE_BYTES } from '../protocol/limits.js';

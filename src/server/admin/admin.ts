@@ -1,3 +1,5 @@
+// admin/: what a tester drives a local serve with: admin endpoints, the dashboard and its live
+// events, injected faults, scenarios (recorded and played) and the state file.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdminState, ConnectionInfo, Fault } from '../../protocol/admin.js';
 import { ProtocolError } from '../../protocol/errors.js';

@@ -1,3 +1,9 @@
+// http/: the HTTP server and what arrives on it: the perimeter (Host, Origin, TLS, timeouts),
+// upgrades routed to WebSocket sessions or GraphQL, REST, media uploads, admin and dashboard.
+// Over 400 lines on purpose: the StreamPostsServer constructor is the one place where every room
+// (stores, service, ws, admin, graphql) is joined to the others; split, the order those joins
+// must happen in (store before service before sessions, faults before the first upgrade) would
+// be spread over files that each look complete alone.
 import {
   createServer as createHttpServer,
   STATUS_CODES,

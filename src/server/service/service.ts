@@ -1,3 +1,5 @@
+// service/: the rules of the service, whatever the store: who may read and publish what, hidden
+// posts and their releases, the adjustable clock, the seed and its defaults.
 import { parseIsoDateTime } from '../../protocol/dates.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';

@@ -1,3 +1,7 @@
+// Over 400 lines on purpose: the event feed, the order it is dispatched in, the waiters for a
+// sequence number and the release timer share this class's private state; each method here
+// depends on the others' invariants (an ack only after the post's event is dispatched here).
+// The scripts (redis-scripts.ts), key layout (redis-keys.ts) and seed reads are already apart.
 import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
 import { ProtocolError } from '../../protocol/errors.js';

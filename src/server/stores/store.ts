@@ -1,3 +1,5 @@
+// stores/: where posts, keys and selections live: the Store interface, the memory store (one
+// process) and the Redis store (several instances on one keyspace, its Lua scripts and key layout).
 import type { Seed } from '../../protocol/seed.js';
 import type { ContentType, Post } from '../../protocol/types.js';
 

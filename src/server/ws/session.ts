@@ -1,3 +1,10 @@
+// ws/: WebSocket connections: one Session per connection (authentication, commands, replies,
+// rate and reply budgets, the slow-consumer limit), the fan-out of posts to subscriptions, and
+// the delivery gate injected faults put in front of a session.
+// Over 400 lines on purpose: a Session is one state machine whose fields (the command queue,
+// pipelined publishes, the write queue, the corked turn) are read on every frame; split into
+// classes, each frame would cross object boundaries and every idle connection would carry
+// more objects (memory per idle connection is a benchmarked figure).
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { isCommandName, parseCommandArgs, parseCommandFrame } from '../../protocol/commands.js';
