@@ -1,39 +1,31 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  adminState,
-  ensureBuilt,
-  expectCleanError,
-  jsonLines,
-  KEYS,
-  restPosts,
-  runToEnd,
-  startServe,
-  type Serve,
-} from './client-support.js';
+import { describe, expect, it } from 'vitest';
+import { adminState, expectCleanError, jsonLines, KEYS, restPosts, runToEnd, cliFixture } from './client-support.js';
 
-let serve: Serve;
-let tmp: string;
-beforeAll(async () => {
-  ensureBuilt();
-  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-batch-'));
-  serve = await startServe([], 0, 'file');
-});
-afterAll(() => rm(tmp, { recursive: true, force: true }));
+const fixture = cliFixture('batch');
 
 const ndjson = (...lines: unknown[]) =>
   `${lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n')}\n`;
 const batch = (flags: string[], stdin?: string) =>
   runToEnd(
-    ['post', '--batch', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal', ...flags],
+    [
+      'post',
+      '--batch',
+      '--url',
+      fixture.serve.url,
+      '--api-key',
+      KEYS.cryptoLegal,
+      '--stream',
+      'crypto-legal',
+      ...flags,
+    ],
     stdin === undefined ? {} : { stdin },
   );
 
 describe('post --batch', () => {
   it('reports every line in input order, bad lines as errors, publishes the rest, exits 1', async () => {
-    const before = (await adminState(serve)).posts;
+    const before = (await adminState(fixture.serve)).posts;
     const input = ndjson(
       { content: 'batch one' },
       '{"content": "no closing brace"',
@@ -67,14 +59,14 @@ describe('post --batch', () => {
     expect(Date.parse(results[5].post.releaseAt) - Date.parse(results[5].post.createdAt)).toBeGreaterThan(59 * 60_000);
     expectCleanError(stderr);
 
-    expect((await adminState(serve)).posts - before).toBe(3);
-    const stored = new Map((await restPosts(serve, 'crypto-legal')).map((post) => [post.id, post]));
+    expect((await adminState(fixture.serve)).posts - before).toBe(3);
+    const stored = new Map((await restPosts(fixture.serve, 'crypto-legal')).map((post) => [post.id, post]));
     for (const index of [0, 3]) expect(stored.get(results[index].post.id)).toEqual(results[index].post);
     expect(stored.get(results[5].post.id)).toMatchObject({ id: results[5].post.id, hidden: true });
   });
 
   it('publishes an all-good batch with a small window and exits 0, results in order', async () => {
-    const before = (await adminState(serve)).posts;
+    const before = (await adminState(fixture.serve)).posts;
     const count = 40;
     const lines = Array.from({ length: count }, (_, i) => ({
       content: `good line ${i + 1}`,
@@ -96,13 +88,13 @@ describe('post --batch', () => {
       });
     });
     expect(new Set(results.map((result) => result.post.id)).size).toBe(count);
-    expect((await adminState(serve)).posts - before).toBe(count);
-    const stored = new Map((await restPosts(serve, 'crypto-legal')).map((post) => [post.id, post]));
+    expect((await adminState(fixture.serve)).posts - before).toBe(count);
+    const stored = new Map((await restPosts(fixture.serve, 'crypto-legal')).map((post) => [post.id, post]));
     for (const result of results) expect(stored.get(result.post.id)).toEqual(result.post);
   });
 
   it('goes past the service’s rate limit (200/s, burst 400) by retrying refused posts: 600 lines, each published once', async () => {
-    const before = (await adminState(serve)).posts;
+    const before = (await adminState(fixture.serve)).posts;
     const count = 600;
     const lines = Array.from({ length: count }, (_, i) => ({ content: `rate ${i + 1}` }));
     const { code, stdout, stderr } = await batch(['--window', '64'], ndjson(...lines));
@@ -111,12 +103,12 @@ describe('post --batch', () => {
     expect(results.map((result) => [result.line, result.post?.text, result.duplicate])).toEqual(
       lines.map((line, i) => [i + 1, line.content, false]),
     );
-    expect((await adminState(serve)).posts - before).toBe(count);
+    expect((await adminState(fixture.serve)).posts - before).toBe(count);
   });
 
   it('reads --file, publishes over REST with --via rest, and reports a repeated idempotency key as a duplicate', async () => {
-    const before = (await adminState(serve)).posts;
-    const file = join(tmp, 'posts.ndjson');
+    const before = (await adminState(fixture.serve)).posts;
+    const file = join(fixture.tmp, 'posts.ndjson');
     await writeFile(
       file,
       ndjson(
@@ -132,7 +124,7 @@ describe('post --batch', () => {
     expect(results[0]).toMatchObject({ line: 1, duplicate: false, post: { text: 'from a file, once' } });
     expect(results[1]).toEqual({ line: 2, duplicate: true, post: results[0].post });
     expect(results[2]).toMatchObject({ line: 3, duplicate: false, post: { text: 'file two' } });
-    expect((await adminState(serve)).posts - before).toBe(2);
+    expect((await adminState(fixture.serve)).posts - before).toBe(2);
   });
 
   it("a line cannot redirect the key or set a wait: fields that are not the command's are ignored, as the service ignores them", async () => {
@@ -156,7 +148,7 @@ describe('post --batch', () => {
   });
 
   it('--dry-run prints each command, sends nothing, exits 2 when a line is invalid and 0 when none is', async () => {
-    const before = (await adminState(serve)).posts;
+    const before = (await adminState(fixture.serve)).posts;
     // No key and nothing listening: a dry run must not need either.
     const dry = (stdin: string) =>
       runToEnd(['post', '--batch', '--dry-run', '--url', 'ws://127.0.0.1:1', '--stream', 'crypto-legal'], { stdin });
@@ -206,6 +198,6 @@ describe('post --batch', () => {
         },
       },
     ]);
-    expect((await adminState(serve)).posts).toBe(before);
+    expect((await adminState(fixture.serve)).posts).toBe(before);
   });
 });

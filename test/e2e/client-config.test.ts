@@ -1,40 +1,32 @@
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deadUrl as nowhere } from '../support/ports.js';
 import { existsSync } from 'node:fs';
 import {
-  ensureBuilt,
   expectCleanError,
   inTerminal,
   jsonLines,
   KEYS,
   runToEnd,
   SCRIPT,
-  startServe,
   waitForScreen,
   type Finished,
-  type Serve,
+  cliFixture,
 } from './client-support.js';
 
-let serve: Serve;
-let tmp: string;
 let home: string;
 let deadUrl: string;
 
+const fixture = cliFixture('config');
 beforeAll(async () => {
-  ensureBuilt();
-  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-config-'));
-  serve = await startServe([], 0, 'file');
   deadUrl = await nowhere();
 });
-afterAll(() => rm(tmp, { recursive: true, force: true }));
 
 let counter = 0;
 beforeEach(() => {
   counter += 1;
-  home = join(tmp, `xdg-${counter}`);
+  home = join(fixture.tmp, `xdg-${counter}`);
 });
 
 /** A command with its own config directory and the given extra environment. */
@@ -67,39 +59,41 @@ async function whoListens(args: string[], env: Record<string, string> = {}): Pro
 describe('config', () => {
   it('a profile may name several URLs: set saves them in order, list shows them, and a dead first one is passed over', async () => {
     const set = await run(
-      ['config', 'set', 'multi', '--url', deadUrl, '--url', serve.url, '--api-key-stdin'],
+      ['config', 'set', 'multi', '--url', deadUrl, '--url', fixture.serve.url, '--api-key-stdin'],
       {},
       `${KEYS.bob}\n`,
     );
     expect(set.code, set.stderr).toBe(0);
     const file = join(home, 'stream-posts', 'config.json');
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
-      profiles: { multi: { url: [deadUrl, serve.url], apiKey: KEYS.bob } },
+      profiles: { multi: { url: [deadUrl, fixture.serve.url], apiKey: KEYS.bob } },
     });
     expect(jsonLines((await run(['config', 'list', '--json'])).stdout)).toEqual([
-      { name: 'multi', url: [deadUrl, serve.url], key: true, stream: null },
+      { name: 'multi', url: [deadUrl, fixture.serve.url], key: true, stream: null },
     ]);
-    expect((await run(['config', 'list'])).stdout).toBe(`multi  ${deadUrl},${serve.url}  key set\n`);
+    expect((await run(['config', 'list'])).stdout).toBe(`multi  ${deadUrl},${fixture.serve.url}  key set\n`);
     expect(await whoListens(['--profile', 'multi'])).toBe('bob');
-    expect(await whoListens(['--api-key', KEYS.alice], { STREAM_POSTS_URL: `${deadUrl},${serve.url}` })).toBe('alice');
+    expect(await whoListens(['--api-key', KEYS.alice], { STREAM_POSTS_URL: `${deadUrl},${fixture.serve.url}` })).toBe(
+      'alice',
+    );
   });
 
   it('set reads the key from stdin, list never shows it, path says where, the file is private, a profile connects', async () => {
-    await setProfile('work', serve.url, KEYS.bob);
+    await setProfile('work', fixture.serve.url, KEYS.bob);
 
     const path = await run(['config', 'path']);
     const file = join(home, 'stream-posts', 'config.json');
     expect(path).toMatchObject({ code: 0, stdout: `${file}\n` });
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
-      profiles: { work: { url: serve.url, apiKey: KEYS.bob } },
+      profiles: { work: { url: fixture.serve.url, apiKey: KEYS.bob } },
     });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
 
     const [list, listJson] = await Promise.all([run(['config', 'list']), run(['config', 'list', '--json'])]);
     expect(list.code).toBe(0);
     expect(list.stdout).toContain('work');
-    expect(list.stdout).toContain(serve.url);
-    expect(jsonLines(listJson.stdout)).toEqual([{ name: 'work', url: serve.url, key: true, stream: null }]);
+    expect(list.stdout).toContain(fixture.serve.url);
+    expect(jsonLines(listJson.stdout)).toEqual([{ name: 'work', url: fixture.serve.url, key: true, stream: null }]);
     for (const result of [list, listJson]) expect(result.stdout + result.stderr).not.toContain(KEYS.bob);
 
     expect(await whoListens(['--profile', 'work'])).toBe('bob');
@@ -108,7 +102,7 @@ describe('config', () => {
   it.skipIf(!existsSync(SCRIPT))(
     'set --api-key-stdin on a terminal asks for the key and does not echo it',
     async () => {
-      const terminal = inTerminal(['config', 'set', 'typed', '--url', serve.url, '--api-key-stdin'], {
+      const terminal = inTerminal(['config', 'set', 'typed', '--url', fixture.serve.url, '--api-key-stdin'], {
         XDG_CONFIG_HOME: home,
       });
       await waitForScreen(terminal, 'API key (not shown)');
@@ -116,13 +110,13 @@ describe('config', () => {
       expect((await terminal.exit()).code, terminal.stdout).toBe(0);
       expect(terminal.stdout).not.toContain(KEYS.bob);
       expect(JSON.parse(await readFile(join(home, 'stream-posts', 'config.json'), 'utf8'))).toEqual({
-        profiles: { typed: { url: serve.url, apiKey: KEYS.bob } },
+        profiles: { typed: { url: fixture.serve.url, apiKey: KEYS.bob } },
       });
     },
   );
 
   it('flags beat the environment, which beats the profile', async () => {
-    await setProfile('work', serve.url, KEYS.bob);
+    await setProfile('work', fixture.serve.url, KEYS.bob);
     const keyFile = join(home, 'newsdesk.key');
     await writeFile(keyFile, `${KEYS.newsdesk}\n`);
     const envAlice = { STREAM_POSTS_API_KEY: KEYS.alice };
@@ -144,10 +138,10 @@ describe('config', () => {
 
   it('the URL too: flag over environment over profile', async () => {
     await setProfile('dead', deadUrl, KEYS.bob);
-    await setProfile('live', serve.url, KEYS.bob);
+    await setProfile('live', fixture.serve.url, KEYS.bob);
     const [envOverProfile, flagOverEnv, profileUrl, envDead] = await Promise.all([
-      whoListens(['--profile', 'dead'], { STREAM_POSTS_URL: serve.url }),
-      whoListens(['--profile', 'dead', '--url', serve.url], { STREAM_POSTS_URL: deadUrl }),
+      whoListens(['--profile', 'dead'], { STREAM_POSTS_URL: fixture.serve.url }),
+      whoListens(['--profile', 'dead', '--url', fixture.serve.url], { STREAM_POSTS_URL: deadUrl }),
       whoListens(['--profile', 'live']),
       run(['listen', '--profile', 'live'], { STREAM_POSTS_URL: deadUrl }),
     ]);
@@ -159,8 +153,8 @@ describe('config', () => {
   });
 
   it('a profile named default applies when none is chosen; --profile beats STREAM_POSTS_PROFILE', async () => {
-    await setProfile('default', serve.url, KEYS.alice);
-    await setProfile('work', serve.url, KEYS.bob);
+    await setProfile('default', fixture.serve.url, KEYS.alice);
+    await setProfile('work', fixture.serve.url, KEYS.bob);
     const [implicit, chosen, flagOverEnv] = await Promise.all([
       whoListens([]),
       whoListens(['--profile', 'work']),
@@ -170,7 +164,7 @@ describe('config', () => {
   });
 
   it('remove deletes a profile; using a missing one is exit 2 naming it', async () => {
-    await setProfile('work', serve.url, KEYS.bob);
+    await setProfile('work', fixture.serve.url, KEYS.bob);
     expect((await run(['config', 'remove', 'work'])).code).toBe(0);
     const [list, use, removeAgain] = await Promise.all([
       run(['config', 'list', '--json']),
@@ -189,7 +183,7 @@ describe('config', () => {
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, '{"profiles": {"work": ');
     const [listen, list] = await Promise.all([
-      run(['listen', '--url', serve.url, '--api-key', KEYS.bob]),
+      run(['listen', '--url', fixture.serve.url, '--api-key', KEYS.bob]),
       run(['config', 'list']),
     ]);
     for (const result of [listen, list]) {
@@ -206,8 +200,12 @@ describe('config', () => {
   it('set rejects a bad URL, an empty key and two key sources (exit 2), writing nothing', async () => {
     const [badUrl, emptyKey, twoSources] = await Promise.all([
       run(['config', 'set', 'x', '--url', 'foo://x', '--api-key', KEYS.bob]),
-      run(['config', 'set', 'x', '--url', serve.url, '--api-key-stdin'], {}, '\n'),
-      run(['config', 'set', 'x', '--url', serve.url, '--api-key', KEYS.bob, '--api-key-stdin'], {}, `${KEYS.alice}\n`),
+      run(['config', 'set', 'x', '--url', fixture.serve.url, '--api-key-stdin'], {}, '\n'),
+      run(
+        ['config', 'set', 'x', '--url', fixture.serve.url, '--api-key', KEYS.bob, '--api-key-stdin'],
+        {},
+        `${KEYS.alice}\n`,
+      ),
     ]);
     for (const result of [badUrl, emptyKey, twoSources]) {
       expect(result.code, result.stderr).toBe(2);

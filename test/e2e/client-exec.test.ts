@@ -1,13 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import {
-  ensureBuilt,
   expectedTreeItem,
   finish,
   hiddenView,
@@ -16,20 +14,12 @@ import {
   KEYS,
   publishWs,
   runToEnd,
-  startServe,
   subscribed,
   waitForLines,
-  type Serve,
+  cliFixture,
 } from './client-support.js';
 
-let serve: Serve;
-let tmp: string;
-beforeAll(async () => {
-  ensureBuilt();
-  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-exec-'));
-  serve = await startServe([], 0, 'file');
-});
-afterAll(() => rm(tmp, { recursive: true, force: true }));
+const fixture = cliFixture('exec');
 
 /**
  * The hook under test: records each run (its STREAM_POSTS_* variables, whether the key in
@@ -74,7 +64,7 @@ async function runsIn(dir: string): Promise<{ runs: Run[]; concurrent: boolean }
 }
 
 async function hookDir(name: string, secret: string): Promise<string> {
-  const dir = join(tmp, name);
+  const dir = join(fixture.tmp, name);
   await mkdir(dir);
   execFileSync('mkfifo', [join(dir, 'fifo')]);
   await writeFile(join(dir, 'hook.sh'), HOOK);
@@ -85,12 +75,12 @@ async function hookDir(name: string, secret: string): Promise<string> {
 describe('listen --exec', () => {
   it('runs the command for each post (history too) in order, one at a time, with the post on stdin and STREAM_POSTS_* set; failures are reported and the feed goes on', async () => {
     const dir = await hookDir('listen', KEYS.alice);
-    const history = await publishWs(serve.url, 'crypto-legal', 'exec: a post from before');
+    const history = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: a post from before');
     const listen = await subscribed(
       [
         'listen',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--streams',
         'crypto-legal',
         '--last',
@@ -103,9 +93,9 @@ describe('listen --exec', () => {
       ],
       { env: { STREAM_POSTS_API_KEY: KEYS.alice, SAME_KEY_ELSEWHERE: KEYS.alice, HOOK_DIR: dir } },
     );
-    const blocking = await publishWs(serve.url, 'crypto-legal', 'exec: block here until the test says so');
-    const failing = await publishWs(serve.url, 'crypto-legal', 'exec: fail with 3');
-    const hidden = await publishWs(serve.url, 'crypto-legal', 'exec: hidden, and its command crashes', {
+    const blocking = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: block here until the test says so');
+    const failing = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: fail with 3');
+    const hidden = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: hidden, and its command crashes', {
       releaseAt: inMs(3_600_000),
     });
     // The second post's command is blocked: the feed is read and printed all the same.
@@ -153,9 +143,9 @@ describe('listen --exec', () => {
   });
 
   it('never gives the command the API key, under any name, from a key file either', async () => {
-    const keyFile = join(tmp, 'bob.key');
+    const keyFile = join(fixture.tmp, 'bob.key');
     await writeFile(keyFile, `${KEYS.bob}\n`);
-    await publishWs(serve.url, 'macro-wire', 'exec: the key stays out');
+    await publishWs(fixture.serve.url, 'macro-wire', 'exec: the key stays out');
     const ways = [
       { args: [], env: { STREAM_POSTS_API_KEY: KEYS.bob, COPY: `prefix-${KEYS.bob}` } },
       { args: ['--api-key', KEYS.bob], env: {} },
@@ -168,7 +158,7 @@ describe('listen --exec', () => {
           [
             'listen',
             '--url',
-            serve.url,
+            fixture.serve.url,
             '--streams',
             'macro-wire',
             '--last',
@@ -195,11 +185,11 @@ describe('listen --exec', () => {
   });
 
   it('a command killed by a signal is reported with it', async () => {
-    await publishWs(serve.url, 'macro-wire', 'exec: the shell kills itself');
+    await publishWs(fixture.serve.url, 'macro-wire', 'exec: the shell kills itself');
     const result = await runToEnd([
       'listen',
       '--url',
-      serve.url,
+      fixture.serve.url,
       '--api-key',
       KEYS.bob,
       '--streams',
@@ -226,7 +216,7 @@ describe('tree --exec', () => {
       [
         'tree',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.alice,
         '--streams',
@@ -243,7 +233,7 @@ describe('tree --exec', () => {
       [
         'tree',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.alice,
         '--streams',
@@ -255,11 +245,11 @@ describe('tree --exec', () => {
       ],
       { env: { HOOK_DIR: dir } },
     );
-    const sent = await publishWs(serve.url, 'macro-wire', 'exec: a tree item released soon', {
+    const sent = await publishWs(fixture.serve.url, 'macro-wire', 'exec: a tree item released soon', {
       releaseAt: inMs(3_600_000),
     });
     await waitForLines(tree, 1);
-    const response = await fetch(`${serve.httpUrl}/_admin/clock`, {
+    const response = await fetch(`${fixture.serve.httpUrl}/_admin/clock`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ advanceMs: 3_600_000 }),
@@ -292,7 +282,7 @@ describe('tree --exec', () => {
   });
 
   it('--exec without a command is a usage error naming it', async () => {
-    const result = await runToEnd(['tree', '--url', serve.url, '--api-key', KEYS.alice, '--exec']);
+    const result = await runToEnd(['tree', '--url', fixture.serve.url, '--api-key', KEYS.alice, '--exec']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^stream-posts: option '--exec <command>' argument missing/);
   });
@@ -344,7 +334,7 @@ describe('--exec and what a server sends', () => {
   it('variables and the failure report carry no control, bidi or NUL character from the server', async () => {
     const hostile = 'A\u001B]0;PWNED\u0007\u001B[2J\u009B2J\u202Eevil\u200B\u0000-end\r\nZ';
     const url = await serverSending({ id: hostile, streamId: hostile, streamName: hostile, customTarget: hostile });
-    const out = join(tmp, 'hostile-variables');
+    const out = join(fixture.tmp, 'hostile-variables');
     const result = await runToEnd(
       [
         'listen',

@@ -1,23 +1,19 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { generate } from 'selfsigned';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   adminState,
-  ensureBuilt,
   expectCleanError,
   jsonLines,
   KEYS,
   runToEnd,
   startServe,
   type Finished,
-  type Serve,
+  cliFixture,
 } from './client-support.js';
 
-let serve: Serve;
-let tmp: string;
 let deadUrl: string;
 
 /** A port nothing listens on: bound once, then released. */
@@ -30,13 +26,10 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
+const fixture = cliFixture('exit');
 beforeAll(async () => {
-  ensureBuilt();
-  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-exit-'));
-  serve = await startServe([], 0, 'file');
   deadUrl = `ws://127.0.0.1:${await freePort()}`;
 });
-afterAll(() => rm(tmp, { recursive: true, force: true }));
 
 /** Runs every case at once; returns the results by name. */
 async function runAll(
@@ -69,7 +62,7 @@ describe('exit 0', () => {
       listen: [
         'listen',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.bob,
         '--last',
@@ -83,7 +76,7 @@ describe('exit 0', () => {
       tree: [
         'tree',
         '--url',
-        `${serve.url}/v1/ws`,
+        `${fixture.serve.url}/v1/ws`,
         '--api-key',
         KEYS.bob,
         '--last',
@@ -94,7 +87,16 @@ describe('exit 0', () => {
         'macro-wire',
         '--json',
       ],
-      post: ['post', '--url', serve.url, '--api-key', KEYS.macroWire, '--stream', 'macro-wire', 'exit code zero'],
+      post: [
+        'post',
+        '--url',
+        fixture.serve.url,
+        '--api-key',
+        KEYS.macroWire,
+        '--stream',
+        'macro-wire',
+        'exit code zero',
+      ],
       dryRun: [
         'post',
         '--dry-run',
@@ -131,7 +133,7 @@ describe('exit 1: the service refused', () => {
       otherStreamsKey: [
         'post',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.cryptoLegal,
         '--stream',
@@ -141,7 +143,7 @@ describe('exit 1: the service refused', () => {
       otherStreamsKeyRest: [
         'post',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.cryptoLegal,
         '--stream',
@@ -153,7 +155,7 @@ describe('exit 1: the service refused', () => {
       readerKeyPublishes: [
         'post',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.alice,
         '--stream',
@@ -163,7 +165,7 @@ describe('exit 1: the service refused', () => {
       customTargetMissing: [
         'post',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.whaleAlerts,
         '--stream',
@@ -173,7 +175,7 @@ describe('exit 1: the service refused', () => {
       unknownStream: [
         'post',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.cryptoLegal,
         '--stream',
@@ -183,7 +185,7 @@ describe('exit 1: the service refused', () => {
       unknownStreamRest: [
         'post',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.cryptoLegal,
         '--stream',
@@ -192,8 +194,8 @@ describe('exit 1: the service refused', () => {
         'rest',
         'nowhere',
       ],
-      listenNonexistent: ['listen', '--url', serve.url, '--api-key', KEYS.alice, '--streams', 'nonexistent'],
-      treeNotFollowed: ['tree', '--url', serve.url, '--api-key', KEYS.bob, '--streams', 'crypto-legal'],
+      listenNonexistent: ['listen', '--url', fixture.serve.url, '--api-key', KEYS.alice, '--streams', 'nonexistent'],
+      treeNotFollowed: ['tree', '--url', fixture.serve.url, '--api-key', KEYS.bob, '--streams', 'crypto-legal'],
     });
     expectExit(results, 1, {
       otherStreamsKey: /forbidden: .*macro-wire/,
@@ -211,37 +213,37 @@ describe('exit 1: the service refused', () => {
 
 describe('exit 2: bad usage or input, nothing sent', () => {
   it('rejects malformed flags and values before connecting', async () => {
-    const before = (await adminState(serve)).posts;
-    const big = join(tmp, 'big.txt');
+    const before = (await adminState(fixture.serve)).posts;
+    const big = join(fixture.tmp, 'big.txt');
     await writeFile(big, 'x'.repeat(64 * 1024 + 1));
-    const emptyKeyFile = join(tmp, 'empty.key');
+    const emptyKeyFile = join(fixture.tmp, 'empty.key');
     await writeFile(emptyKeyFile, '\n');
     const key = ['--api-key', KEYS.cryptoLegal];
-    const post = ['post', '--url', serve.url, ...key, '--stream', 'crypto-legal'];
+    const post = ['post', '--url', fixture.serve.url, ...key, '--stream', 'crypto-legal'];
     const results = await runAll({
       schemeFoo: ['post', '--url', 'foo://x', ...key, '--stream', 'crypto-legal', 'hi'],
       notAUrl: ['listen', '--url', 'not a url', ...key],
-      urlWithKeyInQuery: ['listen', '--url', `${serve.url}/v1/ws?apiKey=${KEYS.alice}`],
-      missingStream: ['post', '--url', serve.url, '--api-key', KEYS.alice, 'no stream given'],
-      missingContent: ['post', '--url', serve.url, ...key, '--stream', 'crypto-legal'],
-      missingKey: ['post', '--url', serve.url, '--stream', 'crypto-legal', 'no key'],
-      missingKeyListen: ['listen', '--url', serve.url],
+      urlWithKeyInQuery: ['listen', '--url', `${fixture.serve.url}/v1/ws?apiKey=${KEYS.alice}`],
+      missingStream: ['post', '--url', fixture.serve.url, '--api-key', KEYS.alice, 'no stream given'],
+      missingContent: ['post', '--url', fixture.serve.url, ...key, '--stream', 'crypto-legal'],
+      missingKey: ['post', '--url', fixture.serve.url, '--stream', 'crypto-legal', 'no key'],
+      missingKeyListen: ['listen', '--url', fixture.serve.url],
       badReleaseAt: [...post, '--release-at', 'tomorrow', 'hi'],
       releaseAtWithoutZone: [...post, '--release-at', '2030-01-01T10:00:00', 'hi'],
       tooBig: [...post, '--file', big],
       emptyContent: [...post, ''],
-      missingFile: [...post, '--file', join(tmp, 'nope.txt')],
+      missingFile: [...post, '--file', join(fixture.tmp, 'nope.txt')],
       unknownFlag: [...post, '--bogus', 'hi'],
-      lastTooMany: ['listen', '--url', serve.url, ...key, '--last', '101'],
-      countZero: ['listen', '--url', serve.url, ...key, '--count', '0'],
-      badIdleTimeout: ['listen', '--url', serve.url, ...key, '--idle-timeout', 'soon'],
-      badRegex: ['listen', '--url', serve.url, ...key, '--match', '(unclosed'],
+      lastTooMany: ['listen', '--url', fixture.serve.url, ...key, '--last', '101'],
+      countZero: ['listen', '--url', fixture.serve.url, ...key, '--count', '0'],
+      badIdleTimeout: ['listen', '--url', fixture.serve.url, ...key, '--idle-timeout', 'soon'],
+      badRegex: ['listen', '--url', fixture.serve.url, ...key, '--match', '(unclosed'],
       badContentType: [...post, '--content-type', 'html', 'hi'],
       markdownAndRawtext: [...post, '--markdown', '--content-type', 'rawtext', 'hi'],
-      unknownProfile: ['listen', '--url', serve.url, ...key, '--profile', 'nobody'],
-      missingKeyFile: ['listen', '--url', serve.url, '--api-key-file', join(tmp, 'no-such.key')],
-      emptyKeyFile: ['listen', '--url', serve.url, '--api-key-file', emptyKeyFile],
-      twoKeys: ['listen', '--url', serve.url, ...key, '--api-key-file', emptyKeyFile],
+      unknownProfile: ['listen', '--url', fixture.serve.url, ...key, '--profile', 'nobody'],
+      missingKeyFile: ['listen', '--url', fixture.serve.url, '--api-key-file', join(fixture.tmp, 'no-such.key')],
+      emptyKeyFile: ['listen', '--url', fixture.serve.url, '--api-key-file', emptyKeyFile],
+      twoKeys: ['listen', '--url', fixture.serve.url, ...key, '--api-key-file', emptyKeyFile],
       unknownCommand: ['subscribe'],
     });
     // A second batch, so that no more processes start at once than the machine takes.
@@ -250,8 +252,8 @@ describe('exit 2: bad usage or input, nothing sent', () => {
       await runAll({
         helpUnknownCommand: ['help', 'subscribe'],
         unknownShell: ['completion', 'tcsh'],
-        historyLimit: ['history', '--url', serve.url, ...key, '--limit', '0'],
-        streamsNoKey: ['streams', '--url', serve.url],
+        historyLimit: ['history', '--url', fixture.serve.url, ...key, '--limit', '0'],
+        streamsNoKey: ['streams', '--url', fixture.serve.url],
       }),
     );
     expectExit(results, 2, {
@@ -289,7 +291,7 @@ describe('exit 2: bad usage or input, nothing sent', () => {
     const badEnvUrl = await runToEnd(['listen', ...key], { env: { STREAM_POSTS_URL: 'foo://x' } });
     expect(badEnvUrl.code).toBe(2);
     expect(badEnvUrl.stderr).toContain('foo://x');
-    expect((await adminState(serve)).posts).toBe(before);
+    expect((await adminState(fixture.serve)).posts).toBe(before);
   });
 });
 
@@ -314,13 +316,13 @@ describe('exit 3: cannot connect or not authorized', () => {
           'hi',
         ],
         refusedBatch: ['post', '--batch', '--url', deadUrl, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal'],
-        wrongKeyListen: ['listen', '--url', serve.url, '--api-key', wrongKey],
-        wrongKeyTreeQuery: ['tree', '--url', serve.url, '--api-key', wrongKey, '--auth-query'],
-        wrongKeyPost: ['post', '--url', serve.url, '--api-key', wrongKey, '--stream', 'crypto-legal', 'hi'],
+        wrongKeyListen: ['listen', '--url', fixture.serve.url, '--api-key', wrongKey],
+        wrongKeyTreeQuery: ['tree', '--url', fixture.serve.url, '--api-key', wrongKey, '--auth-query'],
+        wrongKeyPost: ['post', '--url', fixture.serve.url, '--api-key', wrongKey, '--stream', 'crypto-legal', 'hi'],
         wrongKeyRest: [
           'post',
           '--url',
-          serve.url,
+          fixture.serve.url,
           '--api-key',
           wrongKey,
           '--stream',
@@ -329,11 +331,11 @@ describe('exit 3: cannot connect or not authorized', () => {
           'rest',
           'hi',
         ],
-        wrongPathListen: ['listen', '--url', `${serve.url}/nope`, '--api-key', KEYS.alice],
+        wrongPathListen: ['listen', '--url', `${fixture.serve.url}/nope`, '--api-key', KEYS.alice],
         wrongPathPost: [
           'post',
           '--url',
-          `${serve.url}/nope`,
+          `${fixture.serve.url}/nope`,
           '--api-key',
           KEYS.cryptoLegal,
           '--stream',
@@ -371,7 +373,7 @@ describe('keys never reach the output', () => {
         'post',
         '-v',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.cryptoLegal,
         '--stream',
@@ -385,16 +387,26 @@ describe('keys never reach the output', () => {
         '-v',
         '--auth-query',
         '--url',
-        serve.url,
+        fixture.serve.url,
         '--api-key',
         KEYS.cryptoLegal,
         '--stream',
         'macro-wire',
         'x',
       ],
-      refusedQuery: ['listen', '-v', '--auth-query', '--url', serve.url, '--api-key', refusedKey],
-      refusedQueryPath: ['listen', '-v', '--auth-query', '--url', `${serve.url}/nope`, '--api-key', refusedKey],
-      refusedHeader: ['post', '-v', '--url', serve.url, '--api-key', refusedKey, '--stream', 'crypto-legal', 'x'],
+      refusedQuery: ['listen', '-v', '--auth-query', '--url', fixture.serve.url, '--api-key', refusedKey],
+      refusedQueryPath: ['listen', '-v', '--auth-query', '--url', `${fixture.serve.url}/nope`, '--api-key', refusedKey],
+      refusedHeader: [
+        'post',
+        '-v',
+        '--url',
+        fixture.serve.url,
+        '--api-key',
+        refusedKey,
+        '--stream',
+        'crypto-legal',
+        'x',
+      ],
       refusedQueryDead: [
         'post',
         '-v',
@@ -407,7 +419,7 @@ describe('keys never reach the output', () => {
         'crypto-legal',
         'x',
       ],
-      keyInUrl: ['listen', '-v', '--url', `${serve.url}/v1/ws?apiKey=${refusedKey}`],
+      keyInUrl: ['listen', '-v', '--url', `${fixture.serve.url}/v1/ws?apiKey=${refusedKey}`],
     });
     for (const [name, result] of Object.entries(results)) {
       expect(result.code, `${name}: ${result.stderr}`).not.toBe(0);
@@ -428,8 +440,8 @@ describe('a certificate the system does not trust', () => {
         { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
       ],
     });
-    const cert = join(tmp, 'cert.pem');
-    const certKey = join(tmp, 'key.pem');
+    const cert = join(fixture.tmp, 'cert.pem');
+    const certKey = join(fixture.tmp, 'key.pem');
     await writeFile(cert, pems.cert);
     await writeFile(certKey, pems.private);
     const secure = await startServe(['--tls-cert', cert, '--tls-key', certKey]);

@@ -1,33 +1,23 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   adminState,
-  ensureBuilt,
   expectCleanError,
   inTerminal,
   KEYS,
   restPosts,
   runToEnd,
   SCRIPT,
-  startServe,
   stripAnsi,
   waitForScreen,
-  type Serve,
+  cliFixture,
 } from './client-support.js';
 import type { CliProcess } from './spawn.js';
 import { deadUrl } from '../support/ports.js';
 
-let serve: Serve;
-let tmp: string;
-beforeAll(async () => {
-  ensureBuilt();
-  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-pty-'));
-  serve = await startServe([], 0, 'file');
-});
-afterAll(() => rm(tmp, { recursive: true, force: true }));
+const fixture = cliFixture('pty');
 
 const ENTER = '\r';
 const DOWN = '\u001B[B';
@@ -44,7 +34,7 @@ function postInTerminal(
   env: Record<string, string | undefined> = {},
 ): CliProcess {
   return inTerminal(
-    ['post', '--url', serve.url, '--api-key', key, ...args],
+    ['post', '--url', fixture.serve.url, '--api-key', key, ...args],
     {
       TZ: 'UTC',
       VISUAL: undefined,
@@ -74,7 +64,7 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
     expect((await terminal.exit()).code, terminal.stdout).toBe(0);
     const said = PUBLISHED.exec(stripAnsi(terminal.stdout.slice(at)));
     expect(said?.[2], terminal.stdout).toBe('Macro Wire');
-    const [newest] = await restPosts(serve, 'macro-wire');
+    const [newest] = await restPosts(fixture.serve, 'macro-wire');
     expect(newest).toMatchObject({
       id: said![1],
       streamId: 'macro-wire',
@@ -106,7 +96,7 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
       expect(screen).not.toContain('Content type');
       const id = PUBLISHED.exec(screen.slice(stripAnsi(terminal.stdout.slice(0, at)).length))?.[1];
       expect(id, terminal.stdout).toBeDefined();
-      const [newest] = await restPosts(serve, 'crypto-legal');
+      const [newest] = await restPosts(fixture.serve, 'crypto-legal');
       expect(newest).toMatchObject({ id, text: null, contentType: 'markdown', hidden: true });
       // The time shown, read in its zone, is the time the service holds.
       const [, day, time = ''] = shown;
@@ -119,7 +109,7 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
   );
 
   it('content of several lines is written in $VISUAL when the first line is left empty', async () => {
-    const editor = join(tmp, 'editor.sh');
+    const editor = join(fixture.tmp, 'editor.sh');
     await writeFile(editor, `#!/bin/sh\nprintf 'first line\\n\\nthird line\\n' > "$1"\n`, { mode: 0o755 });
     const terminal = postInTerminal(['--markdown'], '', KEYS.macroWire, { VISUAL: editor });
     let at = await waitForScreen(terminal, 'Enter to write it in editor.sh');
@@ -130,7 +120,7 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
     terminal.child.stdin!.write(ENTER);
     expect((await terminal.exit()).code, terminal.stdout).toBe(0);
     const id = PUBLISHED.exec(stripAnsi(terminal.stdout.slice(at)))?.[1];
-    const [newest] = await restPosts(serve, 'macro-wire');
+    const [newest] = await restPosts(fixture.serve, 'macro-wire');
     expect(newest).toMatchObject({ id, text: 'first line\n\nthird line\n', contentType: 'markdown' });
   });
 
@@ -162,20 +152,22 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
   });
 
   it('--api-key-stdin on a terminal asks for the key without echoing it', async () => {
-    const terminal = inTerminal(['post', '--url', serve.url, '--api-key-stdin', 'from a hidden key'], { TZ: 'UTC' });
+    const terminal = inTerminal(['post', '--url', fixture.serve.url, '--api-key-stdin', 'from a hidden key'], {
+      TZ: 'UTC',
+    });
     await waitForScreen(terminal, 'API key');
     terminal.child.stdin!.write(`${KEYS.macroWire}${ENTER}`);
     expect((await terminal.exit()).code, terminal.stdout).toBe(0);
     expect(terminal.stdout).not.toContain(KEYS.macroWire);
     const id = PUBLISHED.exec(stripAnsi(terminal.stdout))?.[1];
-    const [newest] = await restPosts(serve, 'macro-wire');
+    const [newest] = await restPosts(fixture.serve, 'macro-wire');
     expect(newest).toMatchObject({ id, text: 'from a hidden key' });
   });
 
   it('without prompts, a terminal still gets a sentence: what was published where, hidden until when', async () => {
     const terminal = postInTerminal(['--release-at', '+2h', 'a sentence for people'], '', KEYS.macroWire);
     expect((await terminal.exit()).code, terminal.stdout).toBe(0);
-    const [newest] = await restPosts(serve, 'macro-wire');
+    const [newest] = await restPosts(fixture.serve, 'macro-wire');
     const until = new Date(newest.releaseAt);
     const hhmm = `${String(until.getUTCHours()).padStart(2, '0')}:${String(until.getUTCMinutes()).padStart(2, '0')}`;
     expect(stripAnsi(terminal.stdout)).toMatch(
@@ -186,7 +178,7 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
   });
 
   it('declining the confirmation publishes nothing and exits 2', async () => {
-    const before = (await adminState(serve)).posts;
+    const before = (await adminState(fixture.serve)).posts;
     const terminal = postInTerminal(['--stream', 'macro-wire']);
     let at = await waitForScreen(terminal, 'Content');
     terminal.child.stdin!.write(`a post I will not send${ENTER}`);
@@ -198,11 +190,11 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
     terminal.child.stdin!.write(`n${ENTER}`);
     expect((await terminal.exit()).code, terminal.stdout).toBe(2);
     expect(stripAnsi(terminal.stdout)).toMatch(/nothing was published/);
-    expect((await adminState(serve)).posts).toBe(before);
+    expect((await adminState(fixture.serve)).posts).toBe(before);
   });
 
   it('Ctrl-C at a prompt publishes nothing and exits 2', async () => {
-    const before = (await adminState(serve)).posts;
+    const before = (await adminState(fixture.serve)).posts;
     const terminal = postInTerminal(['--stream', 'macro-wire']);
     await waitForScreen(terminal, 'Content');
     terminal.child.stdin!.write(`half typed${CTRL_C}`);
@@ -210,12 +202,12 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
     const screen = stripAnsi(terminal.stdout);
     expect(screen).toMatch(/nothing was published/);
     expectCleanError(screen);
-    expect((await adminState(serve)).posts).toBe(before);
+    expect((await adminState(fixture.serve)).posts).toBe(before);
   });
 
   it('no prompt unless both stdin and stderr are terminals: a missing value is exit 2 naming the flag', async () => {
-    const before = (await adminState(serve)).posts;
-    const stderrFile = join(tmp, 'stderr.txt');
+    const before = (await adminState(fixture.serve)).posts;
+    const stderrFile = join(fixture.tmp, 'stderr.txt');
     const stderrNotTty = postInTerminal([], ` 2>${stderrFile}`);
     const stdinNotTty = postInTerminal([], ' </dev/null');
     expect((await stderrNotTty.exit()).code, stderrNotTty.stdout).toBe(2);
@@ -223,16 +215,16 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
     expect((await stdinNotTty.exit()).code, stdinNotTty.stdout).toBe(2);
     expect(stdinNotTty.stdout).toContain('no content');
     for (const terminal of [stderrNotTty, stdinNotTty]) expect(stripAnsi(terminal.stdout)).not.toMatch(NO_QUESTION);
-    expect((await adminState(serve)).posts).toBe(before);
+    expect((await adminState(fixture.serve)).posts).toBe(before);
   });
 });
 
 describe('post without a terminal', () => {
   it('missing --stream is exit 2 naming --stream; missing content is exit 2 about the content; nothing published', async () => {
-    const before = (await adminState(serve)).posts;
+    const before = (await adminState(fixture.serve)).posts;
     const [noStream, noContent] = await Promise.all([
-      runToEnd(['post', '--url', serve.url, '--api-key', KEYS.alice, 'hello']),
-      runToEnd(['post', '--url', serve.url, '--api-key', KEYS.macroWire, '--stream', 'macro-wire']),
+      runToEnd(['post', '--url', fixture.serve.url, '--api-key', KEYS.alice, 'hello']),
+      runToEnd(['post', '--url', fixture.serve.url, '--api-key', KEYS.macroWire, '--stream', 'macro-wire']),
     ]);
     expect(noStream.code).toBe(2);
     expect(noStream.stderr).toContain('--stream');
@@ -242,6 +234,6 @@ describe('post without a terminal', () => {
       expect(result.stdout).toBe('');
       expectCleanError(result.stderr);
     }
-    expect((await adminState(serve)).posts).toBe(before);
+    expect((await adminState(fixture.serve)).posts).toBe(before);
   });
 });

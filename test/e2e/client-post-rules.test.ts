@@ -1,12 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONNECTED, scriptedService } from '../support/hostile.js';
 import {
   adminState,
   cliCommandLine,
-  ensureBuilt,
   expectCleanError,
   finish,
   jsonLines,
@@ -17,23 +15,16 @@ import {
   shell,
   startServe,
   subscribed,
-  type Serve,
+  cliFixture,
 } from './client-support.js';
 
-let serve: Serve;
-let tmp: string;
-beforeAll(async () => {
-  ensureBuilt();
-  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-post-rules-'));
-  serve = await startServe([], 0, 'file');
-});
-afterAll(() => rm(tmp, { recursive: true, force: true }));
+const fixture = cliFixture('post-rules');
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** `post` with a stream's key and the given arguments, run to its end. */
 function post(args: string[], key: string = KEYS.macroWire, options: Parameters<typeof runToEnd>[1] = {}) {
-  return runToEnd(['post', '--url', serve.url, '--api-key', key, ...args], options);
+  return runToEnd(['post', '--url', fixture.serve.url, '--api-key', key, ...args], options);
 }
 
 describe('a stream key knows its stream', () => {
@@ -44,10 +35,10 @@ describe('a stream key knows its stream', () => {
   });
 
   it("a profile's default stream is used when --stream is absent (config set NAME --stream ID)", async () => {
-    const home = join(tmp, 'xdg-default-stream');
+    const home = join(fixture.tmp, 'xdg-default-stream');
     const env = { XDG_CONFIG_HOME: home };
     const set = await runToEnd(
-      ['config', 'set', 'desk', '--url', serve.url, '--stream', 'whale-alerts', '--api-key-stdin'],
+      ['config', 'set', 'desk', '--url', fixture.serve.url, '--stream', 'whale-alerts', '--api-key-stdin'],
       { env, stdin: `${KEYS.whaleAlerts}\n` },
     );
     expect(set.code, set.stderr).toBe(0);
@@ -57,7 +48,9 @@ describe('a stream key knows its stream', () => {
     ]);
     expect(dryRun.code, dryRun.stderr).toBe(0);
     expect(JSON.parse(dryRun.stdout).data.streamId).toBe('whale-alerts');
-    expect(jsonLines(list.stdout)).toEqual([{ name: 'desk', url: serve.url, key: true, stream: 'whale-alerts' }]);
+    expect(jsonLines(list.stdout)).toEqual([
+      { name: 'desk', url: fixture.serve.url, key: true, stream: 'whale-alerts' },
+    ]);
     const badStream = await runToEnd(['config', 'set', 'desk', '--stream', 'not a stream'], { env });
     expect(badStream.code).toBe(2);
     expect(badStream.stderr).toContain('--stream');
@@ -101,12 +94,12 @@ describe('a stream key knows its stream', () => {
 
 describe('release times', () => {
   it('a --release-at in the past is exit 2 naming --release-at, unless --allow-past; nothing is sent', async () => {
-    const before = (await adminState(serve)).posts;
+    const before = (await adminState(fixture.serve)).posts;
     const past = await post(['--release-at', '2020-01-01T00:00:00Z', 'too late']);
     expect(past.code).toBe(2);
     expect(past.stderr).toContain('--release-at 2020-01-01 00:00 UTC: release time is in the past');
     expect(past.stderr).toContain('--allow-past');
-    expect((await adminState(serve)).posts).toBe(before);
+    expect((await adminState(fixture.serve)).posts).toBe(before);
     const allowed = await post(['--json', '--release-at', '2020-01-01T00:00:00Z', '--allow-past', 'late on purpose']);
     expect(allowed.code, allowed.stderr).toBe(0);
     expect(jsonLines(allowed.stdout)[0].post).toMatchObject({ hidden: false, text: 'late on purpose' });
@@ -159,25 +152,27 @@ describe('release times', () => {
 
 describe('content', () => {
   it('whitespace-only content is exit 2, like empty content; nothing is sent', async () => {
-    const before = (await adminState(serve)).posts;
+    const before = (await adminState(fixture.serve)).posts;
     const [spaces, empty] = await Promise.all([post([' \n\t ']), post([''])]);
     expect(spaces.code).toBe(2);
     expect(spaces.stderr).toContain('the content is only whitespace: nothing to publish');
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('the content is empty');
-    expect((await adminState(serve)).posts).toBe(before);
+    expect((await adminState(fixture.serve)).posts).toBe(before);
   });
 
   it('- as the content reads standard input; so does a pipe with no content argument', async () => {
     const dash = await post(['-'], KEYS.macroWire, { stdin: 'from a dash\nline two\n' });
     const piped = await finish(
-      shell(`printf 'piped in\\n' | ${cliCommandLine(['post', '--url', serve.url, '--api-key', KEYS.macroWire])}`),
+      shell(
+        `printf 'piped in\\n' | ${cliCommandLine(['post', '--url', fixture.serve.url, '--api-key', KEYS.macroWire])}`,
+      ),
     );
     for (const result of [dash, piped]) {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout.trim()).toMatch(ULID);
     }
-    const stored = new Map((await restPosts(serve, 'macro-wire')).map((each) => [each.id, each.text]));
+    const stored = new Map((await restPosts(fixture.serve, 'macro-wire')).map((each) => [each.id, each.text]));
     expect(stored.get(dash.stdout.trim())).toBe('from a dash\nline two\n');
     expect(stored.get(piped.stdout.trim())).toBe('piped in\n');
   });
@@ -195,24 +190,27 @@ describe('content', () => {
   });
 
   it('unquoted words of content are exit 2 with a hint to quote them; nothing is sent', async () => {
-    const before = (await adminState(serve)).posts;
+    const before = (await adminState(fixture.serve)).posts;
     const result = await post(['Fed', 'holds', 'rates']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('the content is one argument, but 3 were given: quote it');
-    expect((await adminState(serve)).posts).toBe(before);
+    expect((await adminState(fixture.serve)).posts).toBe(before);
   });
 });
 
 describe('keys and flags', () => {
   it('"the service refused the key" says where the key came from, for post and listen', async () => {
-    const home = join(tmp, 'xdg-refused');
-    const keyFile = join(tmp, 'wrong.key');
+    const home = join(fixture.tmp, 'xdg-refused');
+    const keyFile = join(fixture.tmp, 'wrong.key');
     await writeFile(keyFile, 'sp_wrong_from_file\n');
-    const set = await runToEnd(['config', 'set', 'bad', '--url', serve.url, '--api-key', 'sp_wrong_in_profile'], {
-      env: { XDG_CONFIG_HOME: home },
-    });
+    const set = await runToEnd(
+      ['config', 'set', 'bad', '--url', fixture.serve.url, '--api-key', 'sp_wrong_in_profile'],
+      {
+        env: { XDG_CONFIG_HOME: home },
+      },
+    );
     expect(set.code, set.stderr).toBe(0);
-    const url = ['--url', serve.url];
+    const url = ['--url', fixture.serve.url];
     const results = await Promise.all([
       runToEnd(['post', ...url, '--api-key', 'sp_wrong_flag', '--stream', 'macro-wire', 'x']),
       runToEnd(['post', ...url, '--api-key-file', keyFile, '--stream', 'macro-wire', 'x']),
@@ -254,7 +252,7 @@ describe('durations', () => {
     const listener = await subscribed([
       'listen',
       '--url',
-      serve.url,
+      fixture.serve.url,
       '--api-key',
       KEYS.newsdesk,
       '--streams',
@@ -267,7 +265,7 @@ describe('durations', () => {
       '--timeout',
       '30',
     ]);
-    const { post: sent } = await publishWs(serve.url, 'macro-wire', 'within thirty seconds');
+    const { post: sent } = await publishWs(fixture.serve.url, 'macro-wire', 'within thirty seconds');
     const result = await finish(listener);
     expect(result.code, result.stderr).toBe(0);
     expect(jsonLines(result.stdout)).toEqual([{ event: 'stream.post.created', data: sent }]);

@@ -1,37 +1,19 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  adminState,
-  ensureBuilt,
-  jsonLines,
-  KEYS,
-  publish,
-  restPosts,
-  runToEnd,
-  startServe,
-  type Serve,
-} from './client-support.js';
+import { describe, expect, it } from 'vitest';
+import { adminState, jsonLines, KEYS, publish, restPosts, runToEnd, cliFixture } from './client-support.js';
 
-let serve: Serve;
-let tmp: string;
-beforeAll(async () => {
-  ensureBuilt();
-  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-post-'));
-  serve = await startServe([], 0, 'file');
-});
-afterAll(() => rm(tmp, { recursive: true, force: true }));
+const fixture = cliFixture('post');
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 describe('post', () => {
   it('prints only the new post id; content can come from --file or from stdin with --file -', async () => {
-    const file = join(tmp, 'post.md');
+    const file = join(fixture.tmp, 'post.md');
     const fromFile = '# Heading\n\nA *markdown* post\nwith several lines.\n';
     await writeFile(file, fromFile);
     const fromStdin = 'line one from stdin\nline two\n';
-    const base = ['post', '--url', serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal'];
+    const base = ['post', '--url', fixture.serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal'];
     const [viaFile, viaStdin] = await Promise.all([
       runToEnd([...base, '--markdown', '--file', file]),
       runToEnd([...base, '--file', '-'], { stdin: fromStdin }),
@@ -41,21 +23,21 @@ describe('post', () => {
       expect(result.stdout.trimEnd()).toMatch(ULID);
       expect(result.stdout.split('\n')).toHaveLength(2);
     }
-    const stored = new Map((await restPosts(serve, 'crypto-legal')).map((post) => [post.id, post]));
+    const stored = new Map((await restPosts(fixture.serve, 'crypto-legal')).map((post) => [post.id, post]));
     expect(stored.get(viaFile.stdout.trim())).toMatchObject({ text: fromFile, contentType: 'markdown' });
     expect(stored.get(viaStdin.stdout.trim())).toMatchObject({ text: fromStdin, contentType: 'rawtext' });
   });
 
   it('accepts the URL with /v1/ws, in the http form, and the key in the query (--auth-query)', async () => {
-    const http = serve.url.replace(/^ws/, 'http');
+    const http = fixture.serve.url.replace(/^ws/, 'http');
     const results = await Promise.all([
-      publish(`${serve.url}/v1/ws`, 'macro-wire', 'url with the path'),
+      publish(`${fixture.serve.url}/v1/ws`, 'macro-wire', 'url with the path'),
       publish(http, 'macro-wire', 'url pasted from the REST docs'),
-      publish(`${serve.url}/v1/ws/`, 'macro-wire', 'trailing slash'),
-      publish(serve.url, 'macro-wire', 'key in the query', ['--auth-query']),
+      publish(`${fixture.serve.url}/v1/ws/`, 'macro-wire', 'trailing slash'),
+      publish(fixture.serve.url, 'macro-wire', 'key in the query', ['--auth-query']),
       publish(http, 'macro-wire', 'REST with an http url', ['--via', 'rest']),
     ]);
-    const stored = new Map((await restPosts(serve, 'macro-wire')).map((post) => [post.id, post]));
+    const stored = new Map((await restPosts(fixture.serve, 'macro-wire')).map((post) => [post.id, post]));
     for (const { post } of results) expect(stored.get(post.id)).toEqual(post);
   });
 
@@ -64,10 +46,10 @@ describe('post', () => {
     at.setUTCMilliseconds(0);
     const inOffset = `${new Date(at.getTime() + 2 * 3600_000).toISOString().slice(0, 19)}+02:00`;
     const [iso, offset, days, seconds] = await Promise.all([
-      publish(serve.url, 'crypto-legal', 'iso release', ['--release-at', at.toISOString()]),
-      publish(serve.url, 'crypto-legal', 'offset release', ['--release-at', inOffset]),
-      publish(serve.url, 'crypto-legal', 'in a day', ['--release-at', '+1d']),
-      publish(serve.url, 'crypto-legal', 'in 30 seconds', ['--release-at', '+30s']),
+      publish(fixture.serve.url, 'crypto-legal', 'iso release', ['--release-at', at.toISOString()]),
+      publish(fixture.serve.url, 'crypto-legal', 'offset release', ['--release-at', inOffset]),
+      publish(fixture.serve.url, 'crypto-legal', 'in a day', ['--release-at', '+1d']),
+      publish(fixture.serve.url, 'crypto-legal', 'in 30 seconds', ['--release-at', '+30s']),
     ]);
     expect(iso.post).toMatchObject({ hidden: true, releaseAt: at.toISOString(), text: 'iso release' });
     expect(offset.post).toMatchObject({ hidden: true, releaseAt: at.toISOString() });
@@ -77,7 +59,7 @@ describe('post', () => {
     expect(ahead(seconds)).toBeGreaterThan(25_000);
     expect(ahead(seconds)).toBeLessThanOrEqual(30_000);
     // A time in the past publishes at once, visible, only when asked to.
-    const past = await publish(serve.url, 'crypto-legal', 'already released', [
+    const past = await publish(fixture.serve.url, 'crypto-legal', 'already released', [
       '--release-at',
       '2020-01-01T00:00:00Z',
       '--allow-past',
@@ -86,16 +68,16 @@ describe('post', () => {
   });
 
   it('content of exactly 64 KiB of UTF-8 is published; one byte more is exit 2 and nothing is sent', async () => {
-    const before = (await adminState(serve)).posts;
-    const exact = join(tmp, 'exact.txt');
-    const over = join(tmp, 'over.txt');
+    const before = (await adminState(fixture.serve)).posts;
+    const exact = join(fixture.tmp, 'exact.txt');
+    const over = join(fixture.tmp, 'over.txt');
     await writeFile(exact, 'é'.repeat(32 * 1024)); // 2 bytes each: 65,536 bytes
     await writeFile(over, `${'é'.repeat(32 * 1024 - 1)}ab!`); // 65,537 bytes
     const base = [
       'post',
       '--json',
       '--url',
-      serve.url,
+      fixture.serve.url,
       '--api-key',
       KEYS.cryptoLegal,
       '--stream',
@@ -107,15 +89,15 @@ describe('post', () => {
     expect(jsonLines(fits.stdout)[0].post.text).toBe('é'.repeat(32 * 1024));
     expect(tooBig.code).toBe(2);
     expect(tooBig.stdout).toBe('');
-    expect((await adminState(serve)).posts).toBe(before + 1);
+    expect((await adminState(fixture.serve)).posts).toBe(before + 1);
   });
 
   it('an idempotency key deduplicates across the WebSocket and REST forms: same post, duplicate: true', async () => {
     const key = ['--idempotency-key', 'cross-transport-1'];
-    const first = await publish(serve.url, 'macro-wire', 'sent twice, published once', key);
+    const first = await publish(fixture.serve.url, 'macro-wire', 'sent twice, published once', key);
     const [overRest, overWs] = await Promise.all([
-      publish(serve.url, 'macro-wire', 'sent twice, published once', [...key, '--via', 'rest']),
-      publish(serve.url, 'macro-wire', 'sent twice, published once', key),
+      publish(fixture.serve.url, 'macro-wire', 'sent twice, published once', [...key, '--via', 'rest']),
+      publish(fixture.serve.url, 'macro-wire', 'sent twice, published once', key),
     ]);
     expect(first.duplicate).toBe(false);
     expect(overRest).toEqual({ post: first.post, duplicate: true });
@@ -124,7 +106,7 @@ describe('post', () => {
     const human = await runToEnd([
       'post',
       '--url',
-      serve.url,
+      fixture.serve.url,
       '--api-key',
       KEYS.macroWire,
       '--stream',

@@ -1,13 +1,11 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import {
   ANSI,
-  ensureBuilt,
   expectCleanError,
   inMs,
   jsonLines,
@@ -15,19 +13,12 @@ import {
   publishWs,
   runToEnd,
   startServe,
-  type Serve,
+  cliFixture,
 } from './client-support.js';
 
-let serve: Serve;
-let tmp: string;
-beforeAll(async () => {
-  ensureBuilt();
-  tmp = await mkdtemp(join(tmpdir(), 'stream-posts-streams-'));
-  serve = await startServe([], 0, 'file');
-});
-afterAll(() => rm(tmp, { recursive: true, force: true }));
+const fixture = cliFixture('streams');
 
-const as = (key: string, ...args: string[]) => [...args, '--url', serve.url, '--api-key', key];
+const as = (key: string, ...args: string[]) => [...args, '--url', fixture.serve.url, '--api-key', key];
 
 describe('stream-posts streams', () => {
   it("lists the key's streams: owner, custom targets with the user's own marked, where the key publishes", async () => {
@@ -96,7 +87,7 @@ describe('stream-posts streams', () => {
   });
 
   it('sanitizes what the service names: no escape or bidi character reaches the terminal', async () => {
-    const seed = join(tmp, 'hostile-seed.json');
+    const seed = join(fixture.tmp, 'hostile-seed.json');
     await writeFile(
       seed,
       JSON.stringify({
@@ -128,7 +119,7 @@ describe('stream-posts streams', () => {
   it('exit codes: no key 2, a refused key 3 (never printed), an unreachable service 3', async () => {
     const wrongKey = 'sp_wrong_key_for_streams_1';
     const [noKey, refused, unreachable] = await Promise.all([
-      runToEnd(['streams', '--url', serve.url]),
+      runToEnd(['streams', '--url', fixture.serve.url]),
       runToEnd(as(wrongKey, 'streams')),
       runToEnd(['streams', '--url', 'ws://127.0.0.1:1', '--api-key', KEYS.alice]),
     ]);
@@ -205,9 +196,11 @@ describe('stream-posts streams on a service without GET /v1/streams', () => {
 describe('stream-posts history', () => {
   it('prints the recent posts oldest first exactly as listen --last prints them, text and --json', async () => {
     // A stream of its own for this test: the seed's posts and its own, nothing published by another test.
-    const first = await publishWs(serve.url, 'crypto-legal', 'history one: a plain post');
-    const hidden = await publishWs(serve.url, 'crypto-legal', 'history two: hidden', { releaseAt: inMs(3_600_000) });
-    const third = await publishWs(serve.url, 'crypto-legal', 'history three: **markdown** $BTC', {
+    const first = await publishWs(fixture.serve.url, 'crypto-legal', 'history one: a plain post');
+    const hidden = await publishWs(fixture.serve.url, 'crypto-legal', 'history two: hidden', {
+      releaseAt: inMs(3_600_000),
+    });
+    const third = await publishWs(fixture.serve.url, 'crypto-legal', 'history three: **markdown** $BTC', {
       contentType: 'markdown',
     });
     const args = (...more: string[]) => as(KEYS.alice, ...more, '--streams', 'crypto-legal');
@@ -234,8 +227,8 @@ describe('stream-posts history', () => {
   });
 
   it('without --streams reads every stream of the key, --limit posts of each, merged by time', async () => {
-    const macro = await publishWs(serve.url, 'macro-wire', 'history merge: macro');
-    const legal = await publishWs(serve.url, 'crypto-legal', 'history merge: legal');
+    const macro = await publishWs(fixture.serve.url, 'macro-wire', 'history merge: macro');
+    const legal = await publishWs(fixture.serve.url, 'crypto-legal', 'history merge: legal');
     const result = await runToEnd(as(KEYS.bob, 'history', '--limit', '1', '--json'));
     expect(result.code, result.stderr).toBe(0);
     const posts = jsonLines(result.stdout).map((line) => line.data);
@@ -248,7 +241,7 @@ describe('stream-posts history', () => {
 
   it('--json escapes what a terminal acts on, as listen --json does; text output removes it', async () => {
     const hostile = 'C1 \u009b31m, bidi \u202eevil, zero-width \u200b, escape \u001b[2J end';
-    const sent = await publishWs(serve.url, 'whale-alerts', hostile, { customTarget: 'BTC' });
+    const sent = await publishWs(fixture.serve.url, 'whale-alerts', hostile, { customTarget: 'BTC' });
     const args = as(KEYS.alice, 'history', '--streams', 'whale-alerts', '--limit', '1');
     const [json, text] = await Promise.all([runToEnd([...args, '--json']), runToEnd(args)]);
     expect(json.stdout).toContain('\\u009b31m, bidi \\u202eevil, zero-width \\u200b, escape \\u001b[2J end');

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { KEYS } from '../support/harness.js';
 import { BIN, openClient, ROOT, runCli, runProcess, type CliProcess, type RunOptions } from './spawn.js';
 
@@ -86,6 +87,24 @@ export async function startServe(args: string[] = [], port = 0, scope: 'test' | 
   const cli = client(['serve', '--port', String(port), '--quiet', ...args], { scope });
   const url = await cli.url();
   return { cli, url, httpUrl: url.replace(/^ws/, 'http'), port: Number(new URL(url).port) };
+}
+
+/** What most e2e files share: the CLI built, a temporary folder, one `serve` for all the file's tests. */
+export interface CliFixture {
+  readonly serve: Serve;
+  readonly tmp: string;
+}
+
+/** Sets up a CliFixture before the file's tests (`name` labels the folder) and removes the folder after them. */
+export function cliFixture(name: string, serveArgs: string[] = []): CliFixture {
+  const fixture = {} as { serve: Serve; tmp: string };
+  beforeAll(async () => {
+    ensureBuilt();
+    fixture.tmp = await mkdtemp(join(tmpdir(), `stream-posts-${name}-`));
+    fixture.serve = await startServe(serveArgs, 0, 'file');
+  });
+  afterAll(() => rm(fixture.tmp, { recursive: true, force: true }));
+  return fixture;
 }
 
 /** Posts of a stream through REST, newest first, as the newsdesk (owner of every demo stream). */
