@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
-import { IncomingMessage } from 'node:http';
+import { createServer, IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { queryObjects } from 'node:v8';
 import { describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { afterTest, KEYS, startTestServer } from '../support/harness.js';
 
 const CONNECTIONS = 200;
@@ -18,7 +20,7 @@ const WebSocket = require(${JSON.stringify(wsModule)});
 const [url, key, count] = process.argv.slice(1);
 let ready = 0;
 for (let i = 0; i < Number(count); i += 1) {
-  const ws = new WebSocket(url + '/v1/ws?hello=1', { headers: { 'x-api-key': key } });
+  const ws = new WebSocket(url, { headers: { 'x-api-key': key } });
   ws.on('open', () => ws.send(JSON.stringify({ event: 'on-stream-post', data: { streamIds: 'macro-wire' } })));
   ws.on('message', (data) => {
     if (JSON.parse(data).event === 'sub_ack' && ++ready === Number(count)) console.log('ready');
@@ -33,23 +35,68 @@ function requestsInHeap(): number {
   return queryObjects(IncomingMessage, { format: 'count' }) as number;
 }
 
+function functionsInHeap(): number {
+  return queryObjects(Function, { format: 'count' }) as number;
+}
+
+/** Opens CONNECTIONS subscribed connections to `url` from another process; resolves once all are ready. */
+async function holdConnections(url: string, key: string): Promise<void> {
+  const holder = spawn(process.execPath, ['-e', HOLDER, url, key, String(CONNECTIONS)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  afterTest(() => {
+    holder.stdin.end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve();
+    });
+    holder.once('exit', (code) => reject(new Error(`the connections' process ended early (${code})`)));
+  });
+}
+
+// Shared by every connection of the bare server below, so that it adds no function of its own.
+function answerSubscribe(this: WebSocket): void {
+  this.send('{"event":"sub_ack","data":{}}');
+}
+
+/** A bare `ws` server that answers every frame with a `sub_ack`: what `ws` itself makes per connection. */
+async function startBareServer(): Promise<string> {
+  const http = createServer();
+  const wss = new WebSocketServer({ server: http, clientTracking: false });
+  wss.on('connection', (ws) => ws.on('message', answerSubscribe));
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  afterTest(
+    () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  );
+  return `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+}
+
 describe('what an open connection keeps', () => {
   it('not its upgrade request: headers and URL are dropped once the session has what it needs', async () => {
     const server = await startTestServer({ maxConnectionsPerKey: 0 });
     const before = requestsInHeap();
-    const holder = spawn(process.execPath, ['-e', HOLDER, server.url, KEYS.alice, String(CONNECTIONS)], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    afterTest(() => {
-      holder.stdin.end();
-    });
-    await new Promise<void>((resolve, reject) => {
-      holder.stdout.on('data', (chunk: Buffer) => {
-        if (chunk.toString().includes('ready')) resolve();
-      });
-      holder.once('exit', (code) => reject(new Error(`the connections' process ended early (${code})`)));
-    });
+    await holdConnections(`${server.url}/v1/ws?hello=1`, KEYS.alice);
     // Each of the 200 open connections would hold one if any closure kept its request.
     expect(requestsInHeap() - before).toBeLessThan(CONNECTIONS / 10);
+  });
+
+  it('no function of its own: its listeners are shared by every connection, as are its rate limits until it sends', async () => {
+    // The default rate limits on: a connection's buckets are made at its first command, not at connect.
+    // One instance (a port of its own): the three-instance harness's round-robin proxy makes functions of its own.
+    const server = await startTestServer({ port: 0, maxConnectionsPerKey: 0, rateLimit: 200 });
+    const bareUrl = await startBareServer();
+    let before = functionsInHeap();
+    await holdConnections(bareUrl, KEYS.alice);
+    const ownedByWs = (functionsInHeap() - before) / CONNECTIONS;
+    before = functionsInHeap();
+    await holdConnections(`${server.url}/v1/ws?hello=1`, KEYS.alice);
+    const ours = (functionsInHeap() - before) / CONNECTIONS;
+    // ws makes a few per connection; a closure per listener, or per session, would add one per connection each.
+    expect(ours - ownedByWs).toBeLessThan(0.5);
   });
 });

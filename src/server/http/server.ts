@@ -167,7 +167,7 @@ function integerOption(name: string, value: number, allowZero = true): number {
 }
 
 /** What the address of an upgrade tells the session: its command, whether it is a tree feed, its dialect. */
-type Route = Omit<SessionStart, 'id' | 'key'>;
+type Route = Omit<SessionStart, 'seq' | 'key'>;
 /** GraphQL subscriptions at `/graphql`: not a session of ours, but graphql-ws's. */
 const GRAPHQL = 'graphql';
 
@@ -203,6 +203,11 @@ function routeUpgrade(url: URL): Route | typeof GRAPHQL | undefined {
 }
 
 /** A refusal on a socket that asked for an upgrade: plain HTTP, then the socket is closed. */
+/** A socket's error listener: it ends the socket (shared, so no connection holds a closure for it). */
+function destroySocket(this: Duplex): void {
+  this.destroy();
+}
+
 function refuseUpgrade(socket: Duplex, status: number, statusText: string, body = ''): void {
   const type = body === '' ? '' : 'Content-Type: application/json; charset=utf-8\r\n';
   socket.end(
@@ -406,6 +411,10 @@ export class StreamPostsServer {
         options.maxPendingCommands ?? DEFAULTS.maxPendingCommands,
         false,
       ),
+      sessionClosed: (session) => {
+        this.#sessions.delete(session);
+        this.#dashboard?.events.notify('connections');
+      },
     };
 
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -449,10 +458,10 @@ export class StreamPostsServer {
         refuseUpgrade(socket, 503, 'Service Unavailable');
         return;
       }
-      socket.on('error', () => socket.destroy());
-      // What the session needs is taken out now. No closure in this handler may capture `req`
-      // or `head`: the socket's error listener above keeps this scope alive for as long as the
-      // connection lasts, and with it the whole upgrade request (headers, URL): 1.4 KiB each.
+      // A function every socket shares, not a closure: one of this handler's would keep its scope
+      // (the whole upgrade request, headers and URL: 1.4 KiB) alive as long as the connection.
+      socket.on('error', destroySocket);
+      // What the session needs is taken out now; no closure that outlives the handshake may capture `req` or `head`.
       const key = keyFromRequest(req, url);
       if (route === GRAPHQL) {
         this.#upgradeGraphql(req, socket, head, key);
@@ -576,15 +585,11 @@ export class StreamPostsServer {
       setTimeout(() => ws.terminate(), CLOSE_DEADLINE_MS).unref();
       return;
     }
-    const start: SessionStart = { id: `c${this.#nextSessionId++}`, key, ...route };
+    const start: SessionStart = { seq: this.#nextSessionId++, key, ...route };
     const session = new Session(ws, this.#sessionContext, start, socket);
     this.#sessions.add(session);
     this.faults.attach(session);
     this.#dashboard?.events.notify('connections');
-    session.onClosed(() => {
-      this.#sessions.delete(session);
-      this.#dashboard?.events.notify('connections');
-    });
   }
 
   async #handleRequest(

@@ -88,6 +88,19 @@ type Queued = QueuedPost | Buffer | string | undefined;
  */
 const NO_COMMANDS = Object.freeze([]) as unknown as PendingCommand[];
 const NOTHING_QUEUED = Object.freeze([]) as unknown as Queued[];
+const NO_SUBSCRIPTIONS = Object.freeze([]) as unknown as Subscription[];
+
+/** The session of a socket, for the listeners every session shares (no closures of its own). */
+const SESSION = Symbol('session');
+type SessionSocket = WebSocket & { [SESSION]: Session };
+function sessionOf(ws: WebSocket): Session {
+  return (ws as SessionSocket)[SESSION];
+}
+
+/** What a subscription is replaced by: the same format and the same streams, in any order. */
+function subscriptionKey(format: Format, streamIds: readonly string[]): string {
+  return `${format}:${[...streamIds].sort().join(',')}`;
+}
 
 export interface SessionContext {
   service: StreamPostsService;
@@ -112,10 +125,13 @@ export interface SessionContext {
   /** Send a connection's consecutive publishes to the store together (a remote store: see MAX_PIPELINED_PUBLISHES). */
   pipelinePublishes: boolean;
   faults: FaultRegistry;
+  /** Called once the connection has closed, after the session let go of its subscriptions and key. */
+  sessionClosed: (session: Session) => void;
 }
 
 export interface SessionStart {
-  id: string;
+  /** The connection's number: its id is `c` and this (built when asked for, not held as a string). */
+  seq: number;
   key: string | undefined;
   /** The command named in the URL form, with its query arguments. */
   urlCommand?: { event: CommandName; args: Record<string, string> };
@@ -167,9 +183,16 @@ export class Session implements Subscriber {
   readonly #ws: WebSocket;
   readonly #context: SessionContext;
   /** By format and stream set: subscribing again to the same streams replaces, not adds. */
-  readonly #subscriptions = new Map<string, Subscription>();
-  readonly #rateLimiter: TokenBucket | undefined;
-  readonly #replyBudget: TokenBucket | undefined;
+  /**
+   * By format and stream set (subscribing again to the same streams replaces, not adds). An
+   * array made when the first subscription comes: most connections hold one, and a map each
+   * would cost more than the subscription.
+   */
+  #subscriptions = NO_SUBSCRIPTIONS;
+  // Made at the first command, not at connect: an idle connection carries neither. A bucket
+  // starts full, and one made at connect would be full by then too, so nothing changes.
+  #rateLimiter: TokenBucket | undefined;
+  #replyBudget: TokenBucket | undefined;
   #keyLimiter: TokenBucket | undefined;
   #identity: Identity | undefined;
   #keyId: string | undefined;
@@ -212,17 +235,11 @@ export class Session implements Subscriber {
     this.#ws = ws;
     this.#socket = socket;
     this.#context = context;
-    this.#rateLimiter = context.createRateLimiter?.();
-    this.#replyBudget = context.createReplyBudget?.();
-    ws.on('pong', () => {
-      this.isAlive = true;
-    });
-    ws.on('message', (data, isBinary) => this.#onMessage(data as Buffer, isBinary));
-    ws.on('close', (code) => this.#onClose(code));
-    ws.on('error', (error) => {
-      // ws reports protocol violations (e.g. a frame over maxPayload) here and closes by itself.
-      this.#log('warn', 'connection error', { reason: error.message });
-    });
+    (ws as SessionSocket)[SESSION] = this;
+    ws.on('pong', Session.#pongListener);
+    ws.on('message', Session.#messageListener);
+    ws.on('close', Session.#closeListener);
+    ws.on('error', Session.#errorListener);
     this.#authenticate().then(
       () => this.#commandDone(),
       (error: unknown) => {
@@ -238,8 +255,26 @@ export class Session implements Subscriber {
     );
   }
 
+  // Shared by every session, found through the socket: four closures a connection fewer.
+  static #pongListener(this: WebSocket): void {
+    sessionOf(this).isAlive = true;
+  }
+
+  static #messageListener(this: WebSocket, data: Buffer, isBinary: boolean): void {
+    sessionOf(this).#onMessage(data, isBinary);
+  }
+
+  static #closeListener(this: WebSocket, code: number): void {
+    sessionOf(this).#onClose(code);
+  }
+
+  static #errorListener(this: WebSocket, error: Error): void {
+    // ws reports protocol violations (e.g. a frame over maxPayload) here and closes by itself.
+    sessionOf(this).#log('warn', 'connection error', { reason: error.message });
+  }
+
   get id(): string {
-    return this.start.id;
+    return `c${this.start.seq}`;
   }
 
   sendFrame(frame: Buffer | string): void {
@@ -349,7 +384,7 @@ export class Session implements Subscriber {
 
   /** Whether it holds a subscription (a publish-only connection does not). */
   get subscribing(): boolean {
-    return this.#subscriptions.size > 0;
+    return this.#subscriptions.length > 0;
   }
 
   /** The key's identity, once checked. */
@@ -371,7 +406,7 @@ export class Session implements Subscriber {
       user: identity?.userId ?? null,
       stream: identity?.streamId ?? null,
       kind: identity?.kind === 'stream' ? 'stream' : 'user',
-      subscriptions: [...this.#subscriptions.values()].map((subscription) => ({
+      subscriptions: this.#subscriptions.map((subscription) => ({
         streamIds: subscription.streams.map((stream) => stream.id),
         format: subscription.format === 'tree' ? 'tree' : 'post',
       })),
@@ -466,9 +501,11 @@ export class Session implements Subscriber {
       setImmediate(Session.#resumeReading, this);
     }
     let arrival: Arrival = isBinary ? BINARY : this.#identity === undefined ? TEXT_BEFORE_KEY : TEXT;
-    if (this.#rateLimiter !== undefined && !this.#rateLimiter.tryTake()) arrival = OVER_CONNECTION_RATE;
-    else if (this.#keyLimiter !== undefined && !this.#keyLimiter.tryTake()) arrival = OVER_KEY_RATE;
-    if ((arrival === OVER_CONNECTION_RATE || arrival === OVER_KEY_RATE) && !this.#replyBudget!.tryTake()) {
+    const { createRateLimiter } = this.#context;
+    if (createRateLimiter !== undefined && !(this.#rateLimiter ??= createRateLimiter()).tryTake()) {
+      arrival = OVER_CONNECTION_RATE;
+    } else if (this.#keyLimiter !== undefined && !this.#keyLimiter.tryTake()) arrival = OVER_KEY_RATE;
+    if ((arrival === OVER_CONNECTION_RATE || arrival === OVER_KEY_RATE) && !this.#takeReply()) {
       this.#closeOverRate();
       return;
     }
@@ -541,7 +578,7 @@ export class Session implements Subscriber {
   #start(arrival: Arrival, data: Buffer): Promise<void> | undefined {
     if (this.#identity === undefined || this.#closed) return undefined;
     if (arrival === TEXT_BEFORE_KEY && this.#keyLimiter !== undefined && !this.#keyLimiter.tryTake()) {
-      if (!this.#replyBudget!.tryTake()) {
+      if (!this.#takeReply()) {
         this.#closeOverRate();
         return undefined;
       }
@@ -596,10 +633,20 @@ export class Session implements Subscriber {
     if (this.#closed) return;
     const format: Format = command.event === 'on-stream-post-tree' ? 'tree' : 'envelope';
     const streamIds = resolved.streams.map((stream) => stream.id);
-    const key = `${format}:${[...streamIds].sort().join(',')}`;
-    const replaced = this.#subscriptions.get(key);
+    const key = subscriptionKey(format, streamIds);
+    const subscriptions = this.#subscriptions;
+    const at = subscriptions.findIndex(
+      (held) =>
+        held.format === format &&
+        held.streams.length === streamIds.length &&
+        subscriptionKey(
+          held.format,
+          held.streams.map((stream) => stream.id),
+        ) === key,
+    );
+    const replaced = at === -1 ? undefined : subscriptions[at];
     const max = this.#context.maxSubscriptionsPerConnection;
-    if (!replaced && max !== 0 && this.#subscriptions.size >= max) {
+    if (!replaced && max !== 0 && subscriptions.length >= max) {
       throw new ProtocolError(
         'limit-exceeded',
         `this connection already holds ${max} subscriptions, the most the server allows; open another connection or subscribe to several streams in one command`,
@@ -611,7 +658,9 @@ export class Session implements Subscriber {
     // Registered before history is read, so nothing published meanwhile is missed.
     if (replaced) fanout.remove(replaced);
     fanout.add(subscription);
-    this.#subscriptions.set(key, subscription);
+    if (replaced) subscriptions[at] = subscription;
+    else if (subscriptions === NO_SUBSCRIPTIONS) this.#subscriptions = [subscription];
+    else subscriptions.push(subscription);
     // Live posts wait in the subscription until goLive, so reading history before the
     // acknowledgement loses nothing, and lets it say how many history messages follow.
     const read = await service.history(resolved, command.data.lastPosts);
@@ -732,8 +781,8 @@ export class Session implements Subscriber {
 
   #detach(): void {
     this.#closed = true;
-    for (const subscription of this.#subscriptions.values()) this.#context.fanout.remove(subscription);
-    this.#subscriptions.clear();
+    for (const subscription of this.#subscriptions) this.#context.fanout.remove(subscription);
+    this.#subscriptions = NO_SUBSCRIPTIONS;
     this.#pending = NO_COMMANDS;
     this.#pendingBytes = 0;
     this.#clearQueued();
@@ -753,6 +802,12 @@ export class Session implements Subscriber {
     if (this.#keyId !== undefined) this.#context.keyLimits.closeConnection(this.#keyId);
     this.#keyId = undefined;
     if (logs(this.#context.logger, 'info')) this.#log('info', 'disconnected', { code });
+    this.#context.sessionClosed(this);
+  }
+
+  /** One `rate-limited` reply from the budget (made at its first use); false once it is spent. */
+  #takeReply(): boolean {
+    return (this.#replyBudget ??= this.#context.createReplyBudget!()).tryTake();
   }
 
   #log(
