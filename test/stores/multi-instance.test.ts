@@ -14,6 +14,8 @@ import {
   publish,
   type TestClient,
 } from '../support/harness.js';
+import { createClient } from 'redis';
+import { SCRIPTS } from '../../src/server/stores/redis-scripts.js';
 import { RedisServer } from './redis-server.js';
 
 // Deliveries to three instances on a loaded machine: generous, never the point of a test.
@@ -140,6 +142,82 @@ describe('three instances on one Redis', () => {
       expect(released).toHaveLength(1000);
       expect(new Set(released.map((post) => post.id))).toEqual(ids);
       expect(released.every((post) => post.hidden === false && post.text !== null)).toBe(true);
+    }
+  });
+
+  it('claims a due release once, not once per instance; a release whose publisher stopped still fires', async () => {
+    const prefix = `claims${++keyspaces}:`;
+    const [a, b, c] = (await instances(3, redis.url, prefix)) as [
+      StreamPostsServer,
+      StreamPostsServer,
+      StreamPostsServer,
+    ];
+    const readers = await Promise.all([b, c].map((server) => subscribe(server, 'macro-wire')));
+    // Every release claim (the script, by digest or in full) that any instance sends for this keyspace.
+    const monitor = createClient({ url: redis.url });
+    await monitor.connect();
+    let claims = 0;
+    let seen = '';
+    await monitor.monitor((line: string) => {
+      if (line.includes(`"${prefix}"`) && (line.includes(SCRIPTS.releaseDue.sha) || line.includes('ZRANGEBYSCORE')))
+        claims += 1;
+      seen = line;
+    });
+    const counter = createClient({ url: redis.url });
+    await counter.connect();
+    /** Claims since the last call, once every instance has shown it sent nothing more before a marker. */
+    let marks = 0;
+    const claimsSoFar = async (): Promise<number> => {
+      for (const server of [a, b, c])
+        await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'barrier' });
+      const mark = `mark-${++marks}`;
+      await counter.sendCommand(['ECHO', mark]);
+      while (!seen.includes(mark)) await new Promise((resolve) => setImmediate(resolve));
+      const counted = claims;
+      claims = 0;
+      return counted;
+    };
+    const released = (id: string) =>
+      Promise.all(
+        readers.map((reader) => reader.next((m) => m.event === 'stream.post.released' && m.data.id === id, WAIT_MS)),
+      );
+    try {
+      // On time: the publishing instance claims; the other two see the release in the feed.
+      await claimsSoFar();
+      const soon = await publish(a, KEYS.macroWire, {
+        streamId: 'macro-wire',
+        content: 'soon',
+        releaseAt: new Date(Date.now() + 1_500).toISOString(),
+      });
+      expect(soon.hidden).toBe(true);
+      await released(soon.id);
+      expect(await claimsSoFar()).toBe(1);
+
+      // A clock advance: the advancing instance claims, the publisher leaves it to it.
+      const later = await publish(a, KEYS.macroWire, {
+        streamId: 'macro-wire',
+        content: 'later',
+        releaseAt: new Date(Date.now() + 3_600_000).toISOString(),
+      });
+      await claimsSoFar();
+      await advanceClock(b, 7_200_000);
+      await released(later.id);
+      expect(await claimsSoFar()).toBe(1);
+
+      // Its publisher gone, another instance claims it a few seconds past its time.
+      const orphan = await publish(a, KEYS.macroWire, {
+        streamId: 'macro-wire',
+        content: 'orphan',
+        releaseAt: new Date(Date.now() + 7_200_000 + 1_000).toISOString(),
+      });
+      await a.close();
+      await released(orphan.id);
+      for (const reader of readers) {
+        const shown = reader.messages.filter((m) => m.event === 'stream.post.released').map((m) => m.data.text);
+        expect(shown).toEqual(['soon', 'later', 'orphan']);
+      }
+    } finally {
+      await Promise.all([monitor.destroy(), counter.destroy()]);
     }
   });
 

@@ -177,25 +177,35 @@ end
 return {'created', json, announce(seq, 'created', ',"p":' .. json)}
 `;
 
-/** ARGV: prefix, now, batch size. Claims due releases: each is taken by exactly one caller. */
+/**
+ * ARGV: prefix, now, batch size. Claims due releases: each is taken by exactly one caller.
+ * The last `released` event carries the earliest release still pending (`n`: [time, id] or
+ * null), so every instance knows when the next claim is due without asking.
+ */
 const RELEASE_DUE = `
 local due = redis.call('ZRANGEBYSCORE', P .. 'rel', '-inf', tonumber(ARGV[2]), 'LIMIT', 0, tonumber(ARGV[3]))
+local released = {}
 for _, id in ipairs(due) do
   redis.call('ZREM', P .. 'rel', id)
   local json = redis.call('HGET', P .. 'relpost', id)
   if json then
     redis.call('HDEL', P .. 'relpost', id)
     local post = cjson.decode(json)
-    local released = unhide(json)
+    local shown = unhide(json)
     local sid = post.streamId
-    if redis.call('HEXISTS', P .. 'posts:' .. sid, id) == 1 then redis.call('HSET', P .. 'posts:' .. sid, id, released) end
+    if redis.call('HEXISTS', P .. 'posts:' .. sid, id) == 1 then redis.call('HSET', P .. 'posts:' .. sid, id, shown) end
     redis.call('HINCRBY', P .. 'hold:' .. sid, 'n', -1)
     redis.call('HINCRBY', P .. 'hold:' .. sid, 'bytes', -#post.text)
-    announce(next_seq(), 'released', ',"p":' .. released)
+    table.insert(released, shown)
   end
 end
-local next_at = redis.call('ZRANGE', P .. 'rel', 0, 0, 'WITHSCORES')[2] or ''
-return {#due, tonumber(redis.call('GET', P .. 'seq') or '0'), next_at}
+local first = redis.call('ZRANGE', P .. 'rel', 0, 0, 'WITHSCORES')
+local following = 'null'
+if first[1] then following = '[' .. first[2] .. ',' .. cjson.encode(first[1]) .. ']' end
+for i, json in ipairs(released) do
+  announce(next_seq(), 'released', ',"p":' .. json .. (i == #released and (',"n":' .. following) or ''))
+end
+return {#due, tonumber(redis.call('GET', P .. 'seq') or '0'), first[2] or '', first[1] or ''}
 `;
 
 /**
@@ -228,10 +238,10 @@ redis.call('HSET', P .. 'targets', ARGV[3] .. '|' .. ARGV[4], ARGV[5])
 return {'set', announce(next_seq(), 'targets', ',"u":' .. cjson.encode(ARGV[3]) .. ',"k":' .. cjson.encode(ARGV[4]) .. ',"v":' .. ARGV[5])}
 `;
 
-/** ARGV: prefix, ms. */
+/** ARGV: prefix, ms, the advancing instance's id (it claims the releases this makes due). */
 const ADVANCE_CLOCK = `
 local offset = redis.call('INCRBY', P .. 'clock', tonumber(ARGV[2]))
-return {offset, announce(next_seq(), 'clock', ',"o":' .. offset)}
+return {offset, announce(next_seq(), 'clock', ',"o":' .. offset .. ',"i":' .. cjson.encode(ARGV[3]))}
 `;
 
 /** ARGV: prefix, now. */

@@ -2,7 +2,7 @@
 // sequence number and the release timer share this class's private state; each method here
 // depends on the others' invariants (an ack only after the post's event is dispatched here).
 // The scripts (redis-scripts.ts), key layout (redis-keys.ts) and seed reads are already apart.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { ProtocolError } from '../../protocol/errors.js';
 import { postIdFactory } from './post-ids.js';
@@ -25,6 +25,7 @@ import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js
 import { StoreError } from './store-error.js';
 import { CommandDeadline } from './command-deadline.js';
 import { SCRIPTS, type RedisScript } from './redis-scripts.js';
+import { ReleaseClaims } from './release-claims.js';
 
 export interface RedisStoreOptions extends HoldingsCaps {
   /** `redis://[:password@]host:port[/db]`. */
@@ -41,8 +42,9 @@ export interface RedisStoreOptions extends HoldingsCaps {
 type RedisClient = ReturnType<typeof createClient>;
 
 type EventMessage =
-  | { s: number; t: 'created' | 'released'; p: PostRecord }
-  | { s: number; t: 'clock'; o: number }
+  | { s: number; t: 'created'; p: PostRecord }
+  | { s: number; t: 'released'; p: PostRecord; n?: [number, string] | null }
+  | { s: number; t: 'clock'; o: number; i: string }
   | { s: number; t: 'reset' }
   | { s: number; t: 'targets'; u: string; k: string; v: string[] };
 
@@ -53,7 +55,6 @@ interface Waiter {
 }
 
 const RELEASE_BATCH = 200;
-const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 const MAX_RECONNECT_DELAY_MS = 2_000;
 /** A command with no reply by then fails (`unavailable`), as with the client library's default. */
 const COMMAND_TIMEOUT_MS = 5_000;
@@ -106,8 +107,9 @@ export class RedisStore extends SeedReads implements Store {
   /** The last event this instance dispatched; undefined until it knows where the feed stands. */
   #lastSeq: number | undefined;
   #feedUp = false;
-  #releaseTimer: NodeJS.Timeout | undefined;
-  #nextReleaseAt = Number.POSITIVE_INFINITY;
+  /** Told apart from the other instances in clock events: the one that advances claims. */
+  readonly #instanceId = randomBytes(8).toString('hex');
+  readonly #claims: ReleaseClaims;
   #releasing: Promise<void> | undefined;
   #releaseAgain = false;
   #closed = false;
@@ -160,7 +162,8 @@ export class RedisStore extends SeedReads implements Store {
     this.#subscriber.on('ready', () => {
       if (everReady) this.#resumeFeed();
     });
-    this.#stopClock = this.#clock.onAdvance(() => this.#armRelease());
+    this.#claims = new ReleaseClaims(this.#clock, () => void this.#releaseDue());
+    this.#stopClock = this.#clock.onAdvance(() => this.#claims.arm());
   }
 
   /** Connects, loads the seed once for every instance, and starts following events. */
@@ -344,17 +347,20 @@ export class RedisStore extends SeedReads implements Store {
     this.#lastSeq = message.s;
     switch (message.t) {
       case 'created':
+        this.#emit({ type: message.t, post: message.p });
+        if (message.p.hidden && message.p.releaseAt !== null) this.#claims.scheduled(message.p.releaseAt, message.p.id);
+        break;
       case 'released':
         this.#emit({ type: message.t, post: message.p });
-        if (message.t === 'created' && message.p.hidden && message.p.releaseAt !== null)
-          this.#scheduleAt(message.p.releaseAt);
+        this.#claims.released(message.p.id);
+        if (message.n !== undefined) this.#claims.next(message.n);
         break;
       case 'clock':
         this.#clock.syncOffset(message.o);
+        if (message.i !== this.#instanceId) this.#claims.advancedElsewhere();
         break;
       case 'reset':
-        this.#nextReleaseAt = Number.POSITIVE_INFINITY;
-        this.#armRelease();
+        this.#claims.reset();
         this.catalog.resetSelections();
         break;
       case 'targets':
@@ -385,26 +391,13 @@ export class RedisStore extends SeedReads implements Store {
     return new Promise((resolve, reject) => this.#waiters.push({ seq, resolve, reject }));
   }
 
-  #scheduleAt(at: number): void {
-    if (at >= this.#nextReleaseAt) return;
-    this.#nextReleaseAt = at;
-    this.#armRelease();
-  }
-
-  #armRelease(): void {
-    if (this.#releaseTimer) clearTimeout(this.#releaseTimer);
-    this.#releaseTimer = undefined;
-    if (this.#closed || this.#nextReleaseAt === Number.POSITIVE_INFINITY) return;
-    const delay = Math.min(Math.max(this.#nextReleaseAt - this.#clock.now(), 0), MAX_TIMER_DELAY_MS);
-    this.#releaseTimer = setTimeout(() => void this.#releaseDue(), delay);
-  }
-
   /** Claims due releases until none is left (another instance may claim some: each fires once). */
   #releaseDue(): Promise<void> {
     if (this.#releasing) {
       this.#releaseAgain = true;
       return this.#releasing;
     }
+    this.#claims.disarm();
     this.#releasing = (async () => {
       let seq = 0;
       try {
@@ -412,10 +405,13 @@ export class RedisStore extends SeedReads implements Store {
           this.#releaseAgain = false;
           let claimed: number;
           do {
-            const [count, lastSeq, nextAt] = await this.#eval(SCRIPTS.releaseDue, [this.#clock.now(), RELEASE_BATCH]);
+            const [count, lastSeq, nextAt, nextId] = await this.#eval(SCRIPTS.releaseDue, [
+              this.#clock.now(),
+              RELEASE_BATCH,
+            ]);
             claimed = count as number;
             seq = lastSeq as number;
-            this.#nextReleaseAt = nextAt === '' ? Number.POSITIVE_INFINITY : Number(nextAt);
+            this.#claims.next(nextAt === '' ? null : [Number(nextAt), nextId as string]);
           } while (claimed === RELEASE_BATCH);
         } while (this.#releaseAgain);
       } catch (error) {
@@ -424,7 +420,7 @@ export class RedisStore extends SeedReads implements Store {
         return;
       } finally {
         this.#releasing = undefined;
-        this.#armRelease();
+        this.#claims.arm();
       }
       await this.#awaitSeq(seq).catch(() => {});
     })();
@@ -475,6 +471,8 @@ export class RedisStore extends SeedReads implements Store {
     const post = JSON.parse(reply[1] as string) as PostRecord;
     if (outcome === 'duplicate') return { post, duplicate: true };
     const seq = reply[2] as number;
+    // This instance claims the release on time; the others only if it does not.
+    if (post.hidden) this.#claims.published(post.id);
     // Nothing comes before it that this instance has not dispatched: its subscribers get it now,
     // not once Redis echoes it on the feed (the echo is then dropped as already seen).
     if (this.#feedUp && this.#lastSeq === seq - 1) this.#dispatch({ s: seq, t: 'created', p: post });
@@ -536,7 +534,7 @@ export class RedisStore extends SeedReads implements Store {
   }
 
   async advanceClock(ms: number): Promise<void> {
-    const [, seq] = await this.#eval(SCRIPTS.advanceClock, [ms]);
+    const [, seq] = await this.#eval(SCRIPTS.advanceClock, [ms, this.#instanceId]);
     await this.#awaitSeq(seq as number);
     await this.#releaseDue();
   }
@@ -561,7 +559,7 @@ export class RedisStore extends SeedReads implements Store {
     this.#closed = true;
     this.#stopClock();
     this.#deadline.close();
-    if (this.#releaseTimer) clearTimeout(this.#releaseTimer);
+    this.#claims.close();
     this.#listeners.clear();
     this.#interruptListeners.clear();
     for (const waiter of this.#waiters.splice(0)) waiter.reject(unavailable());

@@ -1,0 +1,95 @@
+import type { Clock } from '../service/clock.js';
+
+/**
+ * How long an instance waits past a release's time before it claims a release another
+ * instance should have claimed: one whose publisher has gone, or that a clock advance made
+ * elsewhere should have fired.
+ */
+export const RELEASE_FALLBACK_MS = 5_000;
+
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/**
+ * When this instance runs the release claim (one script call) on a shared store. Every
+ * instance knows the store's earliest pending release from the event feed; the instance
+ * that published it claims it on time, and every other instance only RELEASE_FALLBACK_MS
+ * later, by when the claim's `released` events have normally moved the earliest on. So one
+ * due release costs one claim, not one per instance, and a release whose publisher stopped
+ * still fires. Correctness never rests on this: the claim script takes each release once.
+ */
+export class ReleaseClaims {
+  readonly #clock: Clock;
+  readonly #claim: () => void;
+  readonly #fallbackMs: number;
+  /** The earliest pending release (Redis's order: time, then id). */
+  #at = Number.POSITIVE_INFINITY;
+  #id = '';
+  /** Hidden posts this instance published and that are not released yet. */
+  readonly #own = new Set<string>();
+  /** Releases due by this store time are the claim of the instance that advanced the clock. */
+  #advancedTo = Number.NEGATIVE_INFINITY;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(clock: Clock, claim: () => void, fallbackMs = RELEASE_FALLBACK_MS) {
+    this.#clock = clock;
+    this.#claim = claim;
+    this.#fallbackMs = fallbackMs;
+  }
+
+  /** A hidden post entered the store (seen in the feed). */
+  scheduled(at: number, id: string): void {
+    if (at > this.#at || (at === this.#at && id >= this.#id)) return;
+    this.#at = at;
+    this.#id = id;
+    this.arm();
+  }
+
+  /** The store's earliest pending release as a claim left it; null when none is left. */
+  next(next: readonly [number, string] | null): void {
+    this.#at = next === null ? Number.POSITIVE_INFINITY : next[0];
+    this.#id = next === null ? '' : next[1];
+    this.arm();
+  }
+
+  /** This instance published hidden post `id`: it claims it on time. */
+  published(id: string): void {
+    this.#own.add(id);
+    if (id === this.#id) this.arm();
+  }
+
+  released(id: string): void {
+    this.#own.delete(id);
+  }
+
+  /** Another instance advanced the clock and claims what that made due. */
+  advancedElsewhere(): void {
+    this.#advancedTo = this.#clock.now();
+    this.arm();
+  }
+
+  reset(): void {
+    this.#own.clear();
+    this.next(null);
+  }
+
+  /** Sets the timer for the earliest pending release (again). */
+  arm(): void {
+    this.disarm();
+    if (this.#closed || this.#at === Number.POSITIVE_INFINITY) return;
+    const onTime = this.#own.has(this.#id) && this.#at > this.#advancedTo;
+    const delay = Math.max(this.#at - this.#clock.now(), 0) + (onTime ? 0 : this.#fallbackMs);
+    this.#timer = setTimeout(this.#claim, Math.min(delay, MAX_TIMER_DELAY_MS));
+  }
+
+  /** While a claim runs: it arms the timer again when it is done. */
+  disarm(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.disarm();
+  }
+}
