@@ -7,6 +7,7 @@ import { TokenBucket } from '../../src/server/ws/rate-limiter.js';
 import { ReleaseScheduler } from '../../src/server/service/release-scheduler.js';
 import { RingBuffer } from '../../src/server/stores/ring-buffer.js';
 import type { Identity, PublishRequest, StoreEvent } from '../../src/server/stores/store.js';
+import { requestTarget } from '../../src/server/http/http-util.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const WINDOW_MS = 10 * 60_000;
@@ -333,5 +334,35 @@ describe('MemoryStore with DEMO_SEED', () => {
     expect(after.post.id).not.toBe(before.post.id);
     clock.advance(120_000);
     expect(events.filter((event) => event.type === 'released')).toEqual([]);
+  });
+});
+
+describe('requestTarget', () => {
+  // The upgrade path reads a request's address without the URL parser when it is plain; it
+  // must read every address exactly as the parser does.
+  const targets = [
+    '/v1/ws',
+    '/v1/ws/',
+    '/v1/ws?hello=1',
+    '/v1/ws/on-stream-post?apiKey=k&streamIds=a,b&lastPosts=3',
+    '/v1/ws/on-stream-post-tree?apiKey=a%20b&x=1&x=2',
+    '/graphql?format=tree&apiKey=',
+    '/',
+    '/v1//ws',
+    '//evil.example/v1/ws',
+    '/v1/./ws',
+    '/v1/x/../ws?hello=1',
+    '/v1/%77s',
+    '/v1/ws#frag',
+    '/v1/ws?apiKey=k#frag',
+    'http://other.example/v1/ws?hello=1',
+    '/v1/ws?a=%ZZ&b=+c',
+    '*',
+  ];
+  it.each(targets)('reads %s as the URL parser does', (target) => {
+    const parsed = new URL(target, 'http://localhost');
+    const read = requestTarget(target);
+    expect(read.pathname).toBe(parsed.pathname);
+    expect([...read.searchParams]).toEqual([...parsed.searchParams]);
   });
 });

@@ -123,8 +123,29 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** What routing reads of a request's address. */
+export interface RequestTarget {
+  readonly pathname: string;
+  readonly searchParams: URLSearchParams;
+}
+
+/** Letters, digits, `-`, `_` and single slashes: a path the URL parser would give back as it is. */
+const PLAIN_PATH = /^(?:\/[\w-]+)*\/?$/;
+
+/**
+ * A request's path and query. The plain path every client sends is split at `?` without the
+ * URL parser (a few microseconds on every upgrade); anything else (dots, escapes, `//`, a
+ * fragment, an absolute form) goes through the parser, which normalizes it.
+ */
+export function requestTarget(raw = '/'): RequestTarget {
+  const query = raw.indexOf('?');
+  const path = query === -1 ? raw : raw.slice(0, query);
+  if (!PLAIN_PATH.test(path) || raw.includes('#', query)) return new URL(raw, 'http://localhost');
+  return { pathname: path, searchParams: new URLSearchParams(query === -1 ? '' : raw.slice(query + 1)) };
+}
+
 /** The API key of a request: the `x-api-key` header, else the `apiKey` query parameter. */
-export function keyFromRequest(req: IncomingMessage, url: URL): string | undefined {
+export function keyFromRequest(req: IncomingMessage, url: RequestTarget): string | undefined {
   const header = req.headers[API_KEY_HEADER];
   const fromHeader = Array.isArray(header) ? header[0] : header;
   // An empty header is no key at all, so a key in the query still counts.

@@ -31,7 +31,14 @@ import { AdjustableClock } from '../service/clock.js';
 import { FanOut, type HiddenPosts } from '../ws/fanout.js';
 import { FaultRegistry } from '../admin/faults.js';
 import { KeyLimits } from '../ws/key-limits.js';
-import { answerBodyError, keyFromRequest, sendError, sendJson } from './http-util.js';
+import {
+  answerBodyError,
+  keyFromRequest,
+  requestTarget,
+  sendError,
+  sendJson,
+  type RequestTarget,
+} from './http-util.js';
 import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { createPerimeter, isLoopbackName, isValidToken, type Refusal } from './perimeter.js';
@@ -177,7 +184,7 @@ function hiddenPostsOption(value: HiddenPosts | undefined): HiddenPosts {
 }
 
 /** Where a WebSocket upgrade goes: the plain endpoint, a URL-form command, the tree feed, or nowhere (404). */
-function routeUpgrade(url: URL): Route | typeof GRAPHQL | undefined {
+function routeUpgrade(url: RequestTarget): Route | typeof GRAPHQL | undefined {
   const path = url.pathname.replace(/\/+$/, '');
   const route: Route = {};
   // Our dialect, asked for by the project's own client; the hosted service ignores it (B1a).
@@ -447,7 +454,7 @@ export class StreamPostsServer {
         refuseUpgrade(socket, refusal.status, 'Forbidden', refusalBody(refusal));
         return;
       }
-      const url = new URL(req.url ?? '/', 'http://localhost');
+      const url = requestTarget(req.url);
       const route = routeUpgrade(url);
       if (route === undefined) {
         this.#logger.log('warn', 'upgrade to unknown path', { path: url.pathname });

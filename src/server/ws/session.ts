@@ -168,7 +168,24 @@ const connectedPrefixes = new WeakMap<UserRecord, string>();
 
 function connectedFrame(prefix: string, serverTime: number, streamId: string | undefined): string {
   const stream = streamId === undefined ? '' : `,"streamId":${JSON.stringify(streamId)}`;
-  return `${prefix},"serverTime":"${new Date(serverTime).toISOString()}"${stream}}}`;
+  return `${prefix},"serverTime":"${isoTime(serverTime)}"${stream}}}`;
+}
+
+/**
+ * A time as ISO 8601, `Date` built once per second: every connection's `connected` carries
+ * one, and thousands may arrive in a second.
+ */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+
+function isoTime(time: number): string {
+  const ms = Math.floor(time);
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+  }
+  return `${isoPrefix}${String(ms - second * 1000).padStart(3, '0')}Z`;
 }
 
 /** One WebSocket connection: authentication, commands, subscriptions, backpressure. */
@@ -469,24 +486,31 @@ export class Session implements Subscriber {
     const urlCommand = this.start.urlCommand;
     // The hosted dialect greets on the bare endpoint only: bots on the URL form take any
     // message but `sub_ack`, `ack`, `keep-alive` and posts for news.
-    if (urlCommand === undefined || this.start.hello) await this.#greet(user, identity);
+    if (urlCommand === undefined || this.start.hello) {
+      // No await when the user's greeting is already built (nearly every connection).
+      const greeting = this.#greet(user, identity);
+      if (greeting) await greeting;
+    }
     if (urlCommand) await this.#run(() => parseCommandArgs(urlCommand.event, urlCommand.args), urlCommand.event);
   }
 
-  async #greet(user: UserRecord, identity: Identity): Promise<void> {
-    let prefix = connectedPrefixes.get(user);
-    if (prefix === undefined) {
-      const streams = await this.#context.service.store.streamsOf(user.id);
-      const whole = encodeEvent('connected', {
-        message: 'connected',
-        userId: user.id,
-        streams: streams.map((stream) => stream.id),
-      });
-      prefix = whole.slice(0, -2);
-      connectedPrefixes.set(user, prefix);
-    }
-    if (this.#closed) return;
+  /** Sends `connected`; a promise only while the user's greeting is first built. */
+  #greet(user: UserRecord, identity: Identity): Promise<void> | undefined {
+    const prefix = connectedPrefixes.get(user);
+    if (prefix === undefined) return this.#greetFirst(user, identity);
     this.#sendEnvelope(connectedFrame(prefix, this.#context.clock.now(), identity.streamId));
+    return undefined;
+  }
+
+  async #greetFirst(user: UserRecord, identity: Identity): Promise<void> {
+    const streams = await this.#context.service.store.streamsOf(user.id);
+    const whole = encodeEvent('connected', {
+      message: 'connected',
+      userId: user.id,
+      streams: streams.map((stream) => stream.id),
+    });
+    connectedPrefixes.set(user, whole.slice(0, -2));
+    if (!this.#closed) this.#greet(user, identity);
   }
 
   /**
