@@ -8,6 +8,7 @@ import { ReleaseScheduler } from '../../src/server/service/release-scheduler.js'
 import { RingBuffer } from '../../src/server/stores/ring-buffer.js';
 import type { Identity, PublishRequest, StoreEvent } from '../../src/server/stores/store.js';
 import { requestTarget } from '../../src/server/http/http-util.js';
+import { ReleaseClaims } from '../../src/server/stores/release-claims.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const WINDOW_MS = 10 * 60_000;
@@ -364,5 +365,90 @@ describe('requestTarget', () => {
     const read = requestTarget(target);
     expect(read.pathname).toBe(parsed.pathname);
     expect([...read.searchParams]).toEqual([...parsed.searchParams]);
+  });
+});
+
+describe('ReleaseClaims', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** Claims counted against a clock that fake timers move; the fallback is 5 s. */
+  function claims() {
+    vi.useFakeTimers({ now: 0 });
+    let count = 0;
+    const clock = { now: () => Date.now(), onAdvance: () => () => {} };
+    const tracker = new ReleaseClaims(clock, () => (count += 1), 5_000);
+    return { tracker, claimed: () => count };
+  }
+
+  it('the publishing instance claims at the release time, another only the fallback later', () => {
+    const { tracker, claimed } = claims();
+    tracker.published('a');
+    tracker.scheduled(2_000, 'a');
+    vi.advanceTimersByTime(1_999);
+    expect(claimed()).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(claimed()).toBe(1);
+
+    const other = claims();
+    other.tracker.scheduled(2_000, 'b');
+    vi.advanceTimersByTime(6_999);
+    expect(other.claimed()).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(other.claimed()).toBe(1);
+  });
+
+  it('follows the earliest release in Redis order (time, then id), as claims and the feed report it', () => {
+    const { tracker, claimed } = claims();
+    tracker.published('a');
+    tracker.published('c');
+    tracker.scheduled(2_000, 'c');
+    tracker.scheduled(2_000, 'a');
+    tracker.scheduled(2_000, 'b');
+    tracker.scheduled(3_000, 'd');
+    vi.advanceTimersByTime(2_000);
+    expect(claimed()).toBe(1);
+    // What the claim left: 'c' (ours) at 3 s.
+    tracker.next([3_000, 'c']);
+    vi.advanceTimersByTime(1_000);
+    expect(claimed()).toBe(2);
+    tracker.next(null);
+    vi.advanceTimersByTime(60_000);
+    expect(claimed()).toBe(2);
+  });
+
+  it('leaves what a clock advance made due to the instance that advanced it', () => {
+    const { tracker, claimed } = claims();
+    tracker.published('a');
+    tracker.scheduled(2_000, 'a');
+    vi.setSystemTime(2_500);
+    tracker.advancedElsewhere();
+    vi.advanceTimersByTime(4_999);
+    expect(claimed()).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(claimed()).toBe(1);
+  });
+
+  it('sets no timer while a claim runs, and after a failed claim tries again later, not at once', () => {
+    const { tracker, claimed } = claims();
+    tracker.published('a');
+    tracker.claimStarted();
+    tracker.scheduled(0, 'a');
+    vi.advanceTimersByTime(100);
+    expect(claimed()).toBe(0);
+    tracker.claimEnded(1_000);
+    vi.advanceTimersByTime(999);
+    expect(claimed()).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(claimed()).toBe(1);
+    tracker.claimStarted();
+    tracker.claimEnded();
+    vi.advanceTimersByTime(0);
+    expect(claimed()).toBe(2);
+    tracker.close();
+    tracker.scheduled(-1, 'z');
+    vi.advanceTimersByTime(60_000);
+    expect(claimed()).toBe(2);
   });
 });

@@ -55,6 +55,8 @@ interface Waiter {
 }
 
 const RELEASE_BATCH = 200;
+/** A claim that failed (the store unreachable) is tried again this much later, not at once. */
+const RELEASE_RETRY_MS = 1_000;
 const MAX_RECONNECT_DELAY_MS = 2_000;
 /** A command with no reply by then fails (`unavailable`), as with the client library's default. */
 const COMMAND_TIMEOUT_MS = 5_000;
@@ -397,7 +399,7 @@ export class RedisStore extends SeedReads implements Store {
       this.#releaseAgain = true;
       return this.#releasing;
     }
-    this.#claims.disarm();
+    this.#claims.claimStarted();
     this.#releasing = (async () => {
       let seq = 0;
       try {
@@ -411,17 +413,21 @@ export class RedisStore extends SeedReads implements Store {
             ]);
             claimed = count as number;
             seq = lastSeq as number;
-            this.#claims.next(nextAt === '' ? null : [Number(nextAt), nextId as string]);
+            // The earliest pending release as of event `seq`; events this instance dispatched
+            // past it (a post hidden since, published elsewhere) already say more.
+            if (this.#lastSeq === undefined || this.#lastSeq <= seq)
+              this.#claims.next(nextAt === '' ? null : [Number(nextAt), nextId as string]);
           } while (claimed === RELEASE_BATCH);
         } while (this.#releaseAgain);
       } catch (error) {
-        // Retried when the client is ready again.
+        // Retried when the client is ready again, and every RELEASE_RETRY_MS meanwhile.
         this.#logger.log('warn', 'releases not run', { reason: (error as Error).message });
-        return;
-      } finally {
         this.#releasing = undefined;
-        this.#claims.arm();
+        this.#claims.claimEnded(RELEASE_RETRY_MS);
+        return;
       }
+      this.#releasing = undefined;
+      this.#claims.claimEnded();
       await this.#awaitSeq(seq).catch(() => {});
     })();
     return this.#releasing;

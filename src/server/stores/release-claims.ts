@@ -29,6 +29,7 @@ export class ReleaseClaims {
   /** Releases due by this store time are the claim of the instance that advanced the clock. */
   #advancedTo = Number.NEGATIVE_INFINITY;
   #timer: NodeJS.Timeout | undefined;
+  #claiming = false;
   #closed = false;
 
   constructor(clock: Clock, claim: () => void, fallbackMs = RELEASE_FALLBACK_MS) {
@@ -73,23 +74,40 @@ export class ReleaseClaims {
     this.next(null);
   }
 
-  /** Sets the timer for the earliest pending release (again). */
+  /** Sets the timer for the earliest pending release (again); none while a claim runs. */
   arm(): void {
-    this.disarm();
+    if (this.#claiming) return;
+    this.#disarm();
     if (this.#closed || this.#at === Number.POSITIVE_INFINITY) return;
     const onTime = this.#own.has(this.#id) && this.#at > this.#advancedTo;
     const delay = Math.max(this.#at - this.#clock.now(), 0) + (onTime ? 0 : this.#fallbackMs);
     this.#timer = setTimeout(this.#claim, Math.min(delay, MAX_TIMER_DELAY_MS));
   }
 
-  /** While a claim runs: it arms the timer again when it is done. */
-  disarm(): void {
+  /** A claim starts: no timer until it ends (what it learns meanwhile is kept). */
+  claimStarted(): void {
+    this.#claiming = true;
+    this.#disarm();
+  }
+
+  /**
+   * A claim ended: the timer is set for what is pending now, or, when the claim failed (the
+   * store unreachable), for another try `retryMs` later rather than in a tight loop.
+   */
+  claimEnded(retryMs?: number): void {
+    this.#claiming = false;
+    if (retryMs === undefined) return this.arm();
+    if (this.#closed || this.#at === Number.POSITIVE_INFINITY) return;
+    this.#timer = setTimeout(this.#claim, retryMs);
+  }
+
+  #disarm(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 
   close(): void {
     this.#closed = true;
-    this.disarm();
+    this.#disarm();
   }
 }
