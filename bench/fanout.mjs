@@ -242,6 +242,7 @@ async function measure(side, clients, config, run, seconds, { capture = false } 
     let finished = false;
     let captured;
     const cpuBefore = server.cpuTimeMs();
+    const cpusBefore = server.cpuTimesMs?.();
 
     const publishMore = () => {
       if (publishing && published > 0 && (published >= capacity || now() - firstPublishAt >= seconds * 1000))
@@ -285,6 +286,8 @@ async function measure(side, clients, config, run, seconds, { capture = false } 
       }
       const cpuMs = server.cpuTimeMs() - cpuBefore;
       const deliveries = sumOf(reports, 'distinct');
+      // Several instances: what each spent, to see what one more core would carry.
+      const perInstance = cpusBefore?.length > 1 ? server.cpuTimesMs().map((ms, i) => ms - cpusBefore[i]) : null;
       const posts = published;
       const expected = posts * config.clients;
       const lastDeliveryAt = Math.max(...reports.map((report) => report.lastAt));
@@ -306,6 +309,8 @@ async function measure(side, clients, config, run, seconds, { capture = false } 
         maxMs: round(percentile(latencies, 100), 3),
         serverCpuMsPer1kDeliveries:
           Number.isFinite(cpuMs) && deliveries > 0 ? round((cpuMs / deliveries) * 1000, 3) : null,
+        instanceCpuMsPer1kDeliveries:
+          perInstance && deliveries > 0 ? perInstance.map((ms) => round((ms / deliveries) * 1000, 3)) : null,
         serverRssMiB: server.rssMiB() ?? null,
         captured,
       });
@@ -341,6 +346,10 @@ function summarize(runs) {
     p50Ms: medianOf(runs, 'p50Ms'),
     p99Ms: medianOf(runs, 'p99Ms'),
     serverCpuMsPer1kDeliveries: medianOf(runs, 'serverCpuMsPer1kDeliveries'),
+    // Of the run whose total is the median, so the parts add up to it.
+    instanceCpuMsPer1kDeliveries:
+      runs.find((r) => r.serverCpuMsPer1kDeliveries === medianOf(runs, 'serverCpuMsPer1kDeliveries'))
+        ?.instanceCpuMsPer1kDeliveries ?? null,
     missing: sumOf(runs, 'missing'),
     duplicates: sumOf(runs, 'duplicates'),
     lostConnections: sumOf(runs, 'lostConnections'),
@@ -488,6 +497,17 @@ export async function run(options = {}) {
           r.serverCpuMsPer1kDeliveries,
           o.serverCpuMsPer1kDeliveries,
         ),
+        ...(r.instanceCpuMsPer1kDeliveries
+          ? [
+              comparison(
+                null,
+                `${name}: server CPU per 1,000 deliveries, each instance`,
+                'ms',
+                r.instanceCpuMsPer1kDeliveries.join(' / '),
+                null,
+              ),
+            ]
+          : []),
         comparison(null, `${name}: redis-server CPU per 1,000 deliveries`, 'ms', r.redisCpuMsPer1kDeliveries, null),
         comparison(
           null,

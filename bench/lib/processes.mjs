@@ -139,6 +139,8 @@ export function asOne(servers) {
     exitStatus: () => servers.map((server) => server.exitStatus()).find(Boolean),
     stderr: () => servers.map((server) => server.stderr()).join('\n'),
     cpuTimeMs: () => sum((server) => server.cpuTimeMs()),
+    /** Each process's CPU time, in the order given. */
+    cpuTimesMs: () => servers.map((server) => server.cpuTimeMs()),
     rssMiB: () => sum((server) => server.rssMiB()),
     stop: () => Promise.all(servers.map((server) => server.stop())),
   };
