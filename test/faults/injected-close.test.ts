@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { StreamPostsError, type ClientState } from '../../src/index.js';
 import { startTestServer } from '../support/harness.js';
 import { RecordingLogger } from './helpers.js';
-import { ids, libraryClient, take } from './injected-support.js';
+import { aliceOnMacroWire, ids, libraryClient, take } from './injected-support.js';
 
 const reconnects = (states: ClientState[]) =>
   states.filter((state): state is Extract<ClientState, { kind: 'reconnecting' }> => state.kind === 'reconnecting');
@@ -12,10 +12,7 @@ describe('an injected close', () => {
     'with %i mid-burst: the client reconnects with backoff and delivers every post once, in order',
     async (code) => {
       const server = await startTestServer();
-      const reader = await libraryClient(server, server.keys.readers['alice']!);
-      const subscription = reader.client.subscribe({ streamIds: ['macro-wire'] });
-      const events = subscription[Symbol.asyncIterator]();
-      await subscription.ready;
+      const { reader, events } = await aliceOnMacroWire(server);
       const { client: publisher } = await libraryClient(server, server.keys.streams['macro-wire']!);
       const published: string[] = [];
       const publish = async (i: number) =>
@@ -78,10 +75,7 @@ describe('an injected close', () => {
 describe('refuse-connections', () => {
   it('refuses upgrades with its status until cleared; the client keeps retrying, then resubscribes and replays', async () => {
     const server = await startTestServer();
-    const reader = await libraryClient(server, server.keys.readers['alice']!);
-    const subscription = reader.client.subscribe({ streamIds: ['macro-wire'] });
-    const events = subscription[Symbol.asyncIterator]();
-    await subscription.ready;
+    const { reader, events } = await aliceOnMacroWire(server);
     const { client: publisher } = await libraryClient(server, server.keys.streams['macro-wire']!);
 
     const refusal = await server.faults.add({ type: 'refuse-connections', status: 503, scope: { user: 'alice' } });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { publishRest } from '../../src/index.js';
 import { connectAs, KEYS, publish, startTestServer } from '../support/harness.js';
-import { ids, libraryClient, take } from './injected-support.js';
+import { aliceOnMacroWire, ids, libraryClient, take } from './injected-support.js';
 
 describe('pause-deliveries', () => {
   it('holds the posts of matching subscribers; clearing it delivers them in order, and others were never held', async () => {
@@ -71,10 +71,7 @@ describe('pause-deliveries past the slow-consumer limit', () => {
 describe('delay-deliveries', () => {
   it('delivers each post after its delay, in order', async () => {
     const server = await startTestServer();
-    const reader = await libraryClient(server, server.keys.readers['alice']!);
-    const subscription = reader.client.subscribe({ streamIds: ['macro-wire'] });
-    const events = subscription[Symbol.asyncIterator]();
-    await subscription.ready;
+    const { events } = await aliceOnMacroWire(server);
     const { client: publisher } = await libraryClient(server, server.keys.streams['macro-wire']!);
     const fault = await server.faults.add({ type: 'delay-deliveries', delayMs: 100, jitterMs: 100 });
     expect(fault).toMatchObject({ delayMs: 100, jitterMs: 100 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectAs, KEYS, startTestServer } from '../support/harness.js';
-import { ids, libraryClient, take } from './injected-support.js';
+import { aliceOnMacroWire, ids, libraryClient, take } from './injected-support.js';
 
 describe('send-frame', () => {
   it.each([
@@ -10,10 +10,7 @@ describe('send-frame', () => {
     ['not JSON at all', 'hello \u001b[31m'],
   ])('with %s: the client ignores it and carries on', async (_what, frame) => {
     const server = await startTestServer();
-    const reader = await libraryClient(server, server.keys.readers['alice']!);
-    const subscription = reader.client.subscribe({ streamIds: ['macro-wire'] });
-    const events = subscription[Symbol.asyncIterator]();
-    await subscription.ready;
+    const { reader, events } = await aliceOnMacroWire(server);
     const fault = await server.faults.add({ type: 'send-frame', frame, scope: { user: 'alice' } });
     expect(fault.applied).toBe(1);
     expect(server.faults.list()).toEqual([]);

@@ -1,14 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { startTestServer } from '../support/harness.js';
-import { HEARTBEAT, ids, libraryClient, take } from './injected-support.js';
+import { aliceOnMacroWire, HEARTBEAT, ids, libraryClient, take } from './injected-support.js';
 
 describe('stop-pongs', () => {
   it('the client finds the connection dead by its heartbeat, drops it, reconnects and replays what it missed', async () => {
     const server = await startTestServer();
-    const reader = await libraryClient(server, server.keys.readers['alice']!, HEARTBEAT);
-    const subscription = reader.client.subscribe({ streamIds: ['macro-wire'] });
-    const events = subscription[Symbol.asyncIterator]();
-    await subscription.ready;
+    const { reader, events } = await aliceOnMacroWire(server, HEARTBEAT);
     const [connection] = server.connections();
     await server.faults.add({ type: 'stop-pongs', scope: { connection: connection!.id } });
     const { client: publisher } = await libraryClient(server, server.keys.streams['macro-wire']!);

@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { connectAs, KEYS, publish, startTestServer } from '../support/harness.js';
 import { RecordingLogger } from './helpers.js';
-import { HEARTBEAT, ids, libraryClient, take } from './injected-support.js';
+import { aliceOnMacroWire, HEARTBEAT, ids, libraryClient, take } from './injected-support.js';
 
 describe('go-silent', () => {
   it('nothing reaches the client, which finds the connection dead by its heartbeat, reconnects and replays the posts it missed', async () => {
     const server = await startTestServer();
-    const reader = await libraryClient(server, server.keys.readers['alice']!, HEARTBEAT);
-    const subscription = reader.client.subscribe({ streamIds: ['macro-wire'] });
-    const events = subscription[Symbol.asyncIterator]();
-    await subscription.ready;
+    const { reader, events } = await aliceOnMacroWire(server, HEARTBEAT);
     const [connection] = server.connections();
     const fault = await server.faults.add({ type: 'go-silent', scope: { connection: connection!.id } });
     const { client: publisher } = await libraryClient(server, server.keys.streams['macro-wire']!);

@@ -34,6 +34,15 @@ export async function libraryClient(
   };
 }
 
+/** Alice's library client subscribed to macro-wire, ready: its events as an iterator. */
+export async function aliceOnMacroWire(server: StreamPostsServer, options: Pick<ConnectOptions, 'heartbeat'> = {}) {
+  const reader = await libraryClient(server, server.keys.readers['alice']!, options);
+  const subscription = reader.client.subscribe({ streamIds: ['macro-wire'] });
+  const events = subscription[Symbol.asyncIterator]();
+  await subscription.ready;
+  return { reader, events };
+}
+
 /** The next `count` values of an iterator. */
 export async function take<T>(iterator: AsyncIterator<T>, count: number): Promise<T[]> {
   const values: T[] = [];
