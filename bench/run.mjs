@@ -12,7 +12,7 @@
  * Prints a table per benchmark and merges the results into bench/results.json,
  * keyed by benchmark name, with the date, Node version, CPU, load average and the
  * share of CPU time the host stole from this (virtual) machine during the run, and the git
- * commit measured (`dirty` when the worktree had changes). Expects the
+ * commit measured (`commit`, a short hash; `dirty` when the worktree had changes). Expects the
  * built CLI (`npm run bench` builds first).
  */
 import { execFileSync } from 'node:child_process';
@@ -129,7 +129,9 @@ async function mergeResults(results) {
   for (const { result, date, commit, loadBefore, loadAfter, cpuSteal } of results) {
     all[result.name] = {
       date,
-      commit,
+      // The hash as a plain string, so the figures can be tied to the code they measured.
+      commit: commit?.hash ?? null,
+      dirty: commit?.dirty ?? null,
       ...env,
       loadAverage: { before: loadBefore, after: loadAfter },
       cpuStealPercent: cpuSteal,

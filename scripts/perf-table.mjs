@@ -88,9 +88,7 @@ function summaryTable(results) {
     }
     const bound = Number(target.replace(/[^0-9.]/g, ''));
     const met = target.startsWith('≥') ? found.ratio >= bound : found.ratio <= bound;
-    const at = result.commit
-      ? `\`${result.commit.hash.slice(0, 7)}\`${result.commit.dirty ? ' (+ changes)' : ''}`
-      : '—';
+    const at = result.commit ? `\`${result.commit.slice(0, 7)}\`${result.dirty ? ' (+ changes)' : ''}` : '—';
     lines.push(`| ${label} | ${found.ratio} | ${target} | ${met ? 'yes' : '**no**'} | ${at} |`);
   }
   return lines.join('\n');
@@ -114,7 +112,7 @@ const cell = (text) =>
 
 function conditions(result) {
   const commit = result.commit
-    ? `commit ${result.commit.hash}${result.commit.dirty ? ' (with uncommitted changes)' : ''}`
+    ? `commit ${result.commit}${result.dirty ? ' (with uncommitted changes)' : ''}`
     : 'commit not recorded';
   const before = result.loadAverage?.before?.[0];
   const after = result.loadAverage?.after?.[0];

@@ -20,8 +20,7 @@ if (skipReason) console.warn(`browser tests skipped: ${skipReason}`);
 
 /** `describe`, skipped with the reason when there is no browser to run in. */
 export function describeInBrowser(name: string, body: () => void): void {
-  if (skipReason) describe.skip(`${name} (skipped: ${skipReason})`, body);
-  else describe(name, body);
+  describe.skipIf(skipReason !== undefined)(skipReason ? `${name} (skipped: ${skipReason})` : name, body);
 }
 
 // The network here may be closed: nothing the browser does on its own may reach out.

@@ -16,6 +16,7 @@ import {
 } from '../support/harness.js';
 import { createClient } from 'redis';
 import { SCRIPTS } from '../../src/server/stores/redis-scripts.js';
+import { Arrivals } from '../support/arrivals.js';
 import { RedisServer } from './redis-server.js';
 
 // Deliveries to three instances on a loaded machine: generous, never the point of a test.
@@ -156,12 +157,19 @@ describe('three instances on one Redis', () => {
     // Every release claim (the script, by digest or in full) that any instance sends for this keyspace.
     const monitor = createClient({ url: redis.url });
     await monitor.connect();
+    // Claims counted up to each marker, as MONITOR lists commands in the order Redis ran them.
     let claims = 0;
-    let seen = '';
+    const atMark = new Map<string, number>();
+    const lines = new Arrivals();
     await monitor.monitor((line: string) => {
       if (line.includes(`"${prefix}"`) && (line.includes(SCRIPTS.releaseDue.sha) || line.includes('ZRANGEBYSCORE')))
         claims += 1;
-      seen = line;
+      const mark = /"ECHO" "(mark-\d+)"/.exec(line)?.[1];
+      if (mark !== undefined) {
+        atMark.set(mark, claims);
+        claims = 0;
+      }
+      lines.notify();
     });
     const counter = createClient({ url: redis.url });
     await counter.connect();
@@ -172,10 +180,12 @@ describe('three instances on one Redis', () => {
         await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'barrier' });
       const mark = `mark-${++marks}`;
       await counter.sendCommand(['ECHO', mark]);
-      while (!seen.includes(mark)) await new Promise((resolve) => setImmediate(resolve));
-      const counted = claims;
-      claims = 0;
-      return counted;
+      await lines.until(
+        () => atMark.has(mark),
+        WAIT_MS,
+        () => new Error(`MONITOR never listed ${mark}`),
+      );
+      return atMark.get(mark)!;
     };
     const released = (id: string) =>
       Promise.all(

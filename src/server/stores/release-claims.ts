@@ -29,6 +29,8 @@ export class ReleaseClaims {
   /** Releases due by this store time are the claim of the instance that advanced the clock. */
   #advancedTo = Number.NEGATIVE_INFINITY;
   #timer: NodeJS.Timeout | undefined;
+  /** When the armed timer is due (store time). */
+  #dueAt = Number.POSITIVE_INFINITY;
   #claiming = false;
   #closed = false;
 
@@ -80,9 +82,27 @@ export class ReleaseClaims {
     this.#disarm();
     if (this.#closed || this.#at === Number.POSITIVE_INFINITY) return;
     const onTime = this.#own.has(this.#id) && this.#at > this.#advancedTo;
-    const delay = Math.max(this.#at - this.#clock.now(), 0) + (onTime ? 0 : this.#fallbackMs);
-    this.#timer = setTimeout(this.#claim, Math.min(delay, MAX_TIMER_DELAY_MS));
+    const now = this.#clock.now();
+    this.#dueAt = onTime ? this.#at : Math.max(this.#at, now) + this.#fallbackMs;
+    this.#setTimer(now);
   }
+
+  #setTimer(now: number): void {
+    this.#timer = setTimeout(this.#fire, Math.min(Math.max(this.#dueAt - now, 0), MAX_TIMER_DELAY_MS));
+  }
+
+  /**
+   * A timer can fire a millisecond before the clock reads its time (timers run on another
+   * clock): a claim then would find nothing due and another would follow at once.
+   */
+  readonly #fire = (): void => {
+    const now = this.#clock.now();
+    if (now < this.#dueAt) this.#setTimer(now);
+    else {
+      this.#timer = undefined;
+      this.#claim();
+    }
+  };
 
   /** A claim starts: no timer until it ends (what it learns meanwhile is kept). */
   claimStarted(): void {

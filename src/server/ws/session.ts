@@ -168,24 +168,7 @@ const connectedPrefixes = new WeakMap<UserRecord, string>();
 
 function connectedFrame(prefix: string, serverTime: number, streamId: string | undefined): string {
   const stream = streamId === undefined ? '' : `,"streamId":${JSON.stringify(streamId)}`;
-  return `${prefix},"serverTime":"${isoTime(serverTime)}"${stream}}}`;
-}
-
-/**
- * A time as ISO 8601, `Date` built once per second: every connection's `connected` carries
- * one, and thousands may arrive in a second.
- */
-let isoSecond = Number.NaN;
-let isoPrefix = '';
-
-function isoTime(time: number): string {
-  const ms = Math.floor(time);
-  const second = Math.floor(ms / 1000);
-  if (second !== isoSecond) {
-    isoSecond = second;
-    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
-  }
-  return `${isoPrefix}${String(ms - second * 1000).padStart(3, '0')}Z`;
+  return `${prefix},"serverTime":"${new Date(serverTime).toISOString()}"${stream}}}`;
 }
 
 /** One WebSocket connection: authentication, commands, subscriptions, backpressure. */
