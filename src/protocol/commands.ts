@@ -1,4 +1,3 @@
-import * as z from 'zod/mini';
 import { parseIsoDateTime } from './dates.js';
 import { ProtocolError } from './errors.js';
 import { isPlainObject } from './objects.js';
@@ -24,95 +23,99 @@ import {
 } from './types.js';
 
 const nonNegativeIntegerString = /^\s*\d+\s*$/;
-const LAST_POSTS_RANGE = { error: `lastPosts must be an integer from 0 to ${MAX_LAST_POSTS}` };
-
-// zod's "mini" build: the same validation, a fraction of the code to load,
-// which keeps `post --dry-run` and `serve` quick to start.
-const lastPostsSchema = z.pipe(
-  z.union(
-    [z.number(), z.pipe(z.string().check(z.regex(nonNegativeIntegerString)), z.transform(Number))],
-    LAST_POSTS_RANGE,
-  ),
-  z.int(LAST_POSTS_RANGE).check(z.gte(0, LAST_POSTS_RANGE), z.lte(MAX_LAST_POSTS, LAST_POSTS_RANGE)),
-);
+const LAST_POSTS_RANGE = `lastPosts must be an integer from 0 to ${MAX_LAST_POSTS}`;
+const IDEMPOTENCY_KEY_LENGTH = `idempotencyKey must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} characters`;
 
 export { splitStreamIds };
 
-const streamIdsSchema = z.pipe(
-  z.union([z.string(), z.array(z.string())], {
-    error: 'streamIds must be a comma-separated string or an array of strings',
-  }),
-  z.transform((ids: string | string[]) => splitStreamIds(ids)),
-);
+// Two commands of a few fields each, checked by hand: every field has its own message, and this
+// runs for every command a server reads and every post `post --batch` sends, and at the start of
+// `post --dry-run` (a schema library costs more to load and to build than these checks take).
+// Fields neither command knows are dropped, as the published interface ignores them.
 
-const subscribeSchema = z.object({
-  streamIds: z.pipe(
-    z.optional(streamIdsSchema),
-    z.transform((ids: string[] | undefined) => ids ?? []),
-  ),
-  lastPosts: z.pipe(
-    z.optional(lastPostsSchema),
-    z.transform((n: number | undefined) => n ?? 0),
-  ),
-});
-
-const isoDateTimeSchema = z.string({ error: 'releaseAt must be a string' }).check(
-  z.refine((text: string) => parseIsoDateTime(text) !== undefined, {
-    error: 'releaseAt must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T09:30:00Z',
-  }),
-);
-
-const optionalNullable = <T>(schema: z.ZodMiniType<T>) =>
-  z.pipe(
-    z.nullish(schema),
-    z.transform((value: T | null | undefined) => value ?? null),
-  );
-
-const IDEMPOTENCY_KEY_LENGTH = { error: `idempotencyKey must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} characters` };
-
-const publishSchema = z.object({
-  streamId: z
-    .string({ error: 'streamId is required and must be a string' })
-    .check(z.regex(STREAM_ID_PATTERN, { error: 'streamId must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"' })),
-  content: z.string({ error: 'content is required and must be a string' }).check(
-    z.minLength(1, { error: 'content must not be empty' }),
-    z.refine((text: string) => Buffer.byteLength(text, 'utf8') <= MAX_CONTENT_BYTES, {
-      error: `content must be at most ${MAX_CONTENT_BYTES} bytes as UTF-8`,
-    }),
-  ),
-  // Omitted → rawtext (PROTOCOL.md B4): public publishers send none and read their posts back as plain text.
-  contentType: z.pipe(
-    z.nullish(z.enum(CONTENT_TYPES, { error: 'contentType must be "rawtext" or "markdown"' })),
-    z.transform((type: ContentType | null | undefined): ContentType => type ?? DEFAULT_CONTENT_TYPE),
-  ),
-  releaseAt: optionalNullable(isoDateTimeSchema),
-  customTarget: optionalNullable(
-    z
-      .string({ error: 'customTarget must be a string' })
-      .check(z.minLength(1, { error: 'customTarget must not be empty' })),
-  ),
-  idempotencyKey: optionalNullable(
-    z
-      .string({ error: 'idempotencyKey must be a string' })
-      .check(z.minLength(1, IDEMPOTENCY_KEY_LENGTH), z.maxLength(MAX_IDEMPOTENCY_KEY_LENGTH, IDEMPOTENCY_KEY_LENGTH)),
-  ),
-});
-
-function parseWith<T>(schema: z.ZodMiniType<T>, data: unknown, command: CommandName): T {
-  const result = schema.safeParse(data);
-  if (!result.success) {
-    // Every schema above words its own messages, naming the field; zod's defaults name none.
-    throw new ProtocolError('invalid-argument', result.error.issues[0]?.message ?? 'invalid arguments', command);
-  }
-  return result.data;
+function invalid(message: string, command: CommandName): ProtocolError {
+  return new ProtocolError('invalid-argument', message, command);
 }
 
+function subscribeStreamIds(value: unknown, command: CommandName): string[] {
+  if (value === undefined) return [];
+  if (typeof value === 'string') return splitStreamIds(value);
+  if (Array.isArray(value) && value.every((id) => typeof id === 'string')) return splitStreamIds(value as string[]);
+  throw invalid('streamIds must be a comma-separated string or an array of strings', command);
+}
+
+function subscribeLastPosts(value: unknown, command: CommandName): number {
+  if (value === undefined) return 0;
+  const n = typeof value === 'string' && nonNegativeIntegerString.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_LAST_POSTS) {
+    throw invalid(LAST_POSTS_RANGE, command);
+  }
+  return n;
+}
+
+function argsObject(data: unknown, command: CommandName): Record<string, unknown> {
+  if (!isPlainObject(data)) throw invalid('data must be an object of arguments', command);
+  return data;
+}
+
+/** An optional text field: absent or null is null; anything else must be a string passing `check`. */
+function optionalText(
+  value: unknown,
+  name: string,
+  check: (text: string) => string | undefined,
+  command: CommandName,
+): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw invalid(`${name} must be a string`, command);
+  const problem = check(value);
+  if (problem !== undefined) throw invalid(problem, command);
+  return value;
+}
+
+const releaseAtProblem = (text: string) =>
+  parseIsoDateTime(text) === undefined
+    ? 'releaseAt must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T09:30:00Z'
+    : undefined;
+const customTargetProblem = (text: string) => (text === '' ? 'customTarget must not be empty' : undefined);
+const idempotencyKeyProblem = (text: string) =>
+  text === '' || text.length > MAX_IDEMPOTENCY_KEY_LENGTH ? IDEMPOTENCY_KEY_LENGTH : undefined;
+
 export function parseSubscribeArgs(data: unknown, command: CommandName): SubscribeArgs {
-  return parseWith(subscribeSchema, data, command);
+  const args = argsObject(data, command);
+  const streamIds = subscribeStreamIds(args['streamIds'], command);
+  return { streamIds, lastPosts: subscribeLastPosts(args['lastPosts'], command) };
 }
 
 export function parsePublishArgs(data: unknown): PublishArgs {
-  return parseWith(publishSchema, data, PUBLISH_COMMAND);
+  const command = PUBLISH_COMMAND;
+  const args = argsObject(data, command);
+  const { streamId, content, contentType } = args;
+  if (typeof streamId !== 'string') throw invalid('streamId is required and must be a string', command);
+  if (!STREAM_ID_PATTERN.test(streamId)) {
+    throw invalid('streamId must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"', command);
+  }
+  if (typeof content !== 'string') throw invalid('content is required and must be a string', command);
+  if (content === '') throw invalid('content must not be empty', command);
+  // A UTF-8 byte is at most one UTF-16 unit and a unit at most 3 bytes: count only when it could matter.
+  if (content.length * 3 > MAX_CONTENT_BYTES && Buffer.byteLength(content, 'utf8') > MAX_CONTENT_BYTES) {
+    throw invalid(`content must be at most ${MAX_CONTENT_BYTES} bytes as UTF-8`, command);
+  }
+  // Omitted → rawtext (PROTOCOL.md B4): public publishers send none and read their posts back as plain text.
+  let type: ContentType = DEFAULT_CONTENT_TYPE;
+  if (contentType !== undefined && contentType !== null) {
+    if (!(CONTENT_TYPES as readonly unknown[]).includes(contentType)) {
+      throw invalid('contentType must be "rawtext" or "markdown"', command);
+    }
+    type = contentType as ContentType;
+  }
+  return {
+    streamId,
+    content,
+    contentType: type,
+    releaseAt: optionalText(args['releaseAt'], 'releaseAt', releaseAtProblem, command),
+    customTarget: optionalText(args['customTarget'], 'customTarget', customTargetProblem, command),
+    idempotencyKey: optionalText(args['idempotencyKey'], 'idempotencyKey', idempotencyKeyProblem, command),
+  };
 }
 
 export function isCommandName(value: string): value is CommandName {
