@@ -83,7 +83,7 @@ export interface ClientFlags extends OutputFlags {
 }
 
 export async function commonOptions(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env): Promise<CommonOptions> {
-  // Loaded here, not at start-up: it brings the validation library, which `--help` does not need.
+  // Loaded here, not at start-up: `--help` and `completion` do not need it.
   const { resolveSettings } = await import('./settings.js');
   const { url, apiKey, apiKeyFile, apiKeyStdin, profile } = flags;
   const settings = await resolveSettings({ url, apiKey, apiKeyFile, apiKeyStdin, profile }, env);

@@ -331,12 +331,17 @@ function addSubscribeCommand(
   });
 }
 
-/** Commander's "unknown option" for content such as "-5% at the open" says how to pass it. */
+/** Starts loading modules a command will await later; a failure shows where they are awaited. */
+function preload(...modules: Promise<unknown>[]): void {
+  for (const module of modules) module.catch(() => undefined);
+}
+
 /** Every error line starts the same way, commander's own ("error: …") included. */
 function prefixed(text: string): string {
   return text.replace(/^error: /, 'stream-posts: ');
 }
 
+/** Commander's "unknown option" for content such as "-5% at the open" says how to pass it. */
 function hintDashContent(text: string, write: (text: string) => void): void {
   const hint = /unknown option '-/.test(text)
     ? "hint: use -- before content starting with -: stream-posts post -- '-5% at the open'\n"
@@ -379,6 +384,12 @@ function addPostCommand(program: Command, { run, setExitCode, env }: Required<Om
     outputError: (text, write) => hintDashContent(text, write),
   });
   addClientOptions(command).action(async (content, options, self) => {
+    // The modules this command loads, read side by side instead of one after another.
+    preload(
+      import('./post-content.js'),
+      import('./settings.js'),
+      options.batch === true ? import('./commands/post-batch.js') : import('./commands/post.js'),
+    );
     if (options.markdown === true && options.contentType === 'rawtext') {
       throw new ExitError(EXIT.usage, '--markdown and --content-type rawtext contradict each other');
     }

@@ -87,7 +87,8 @@ export async function post(options: PostOptions): Promise<number> {
   const keyFromStdin = options.settings.keySource === STDIN_KEY_SOURCE;
   const content = await readContent({ content: options.content, file: options.file, keyFromStdin });
   if (content !== undefined) checkContent(content);
-  const prompting = canPrompt() && !options.json && !options.dryRun;
+  // Asked last: reading process.stdin builds its stream, which a dry run does not need.
+  const prompting = !options.dryRun && !options.json && canPrompt();
   if (content === undefined && !prompting) throw usageError(MISSING_CONTENT);
   checkReleaseAtForm(options.releaseAt);
   const fields: Record<string, unknown> = {};
