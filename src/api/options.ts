@@ -7,8 +7,9 @@ export function checkKnownOptions(what: string, options: unknown, known: readonl
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`${what} options must be an object`);
   }
-  for (const name of Object.keys(options)) {
-    if (!known.includes(name)) throw new TypeError(`${what}: unknown option "${name}" (known: ${known.join(', ')})`);
+  for (const name in options) {
+    if (Object.hasOwn(options, name) && !known.includes(name))
+      throw new TypeError(`${what}: unknown option "${name}" (known: ${known.join(', ')})`);
   }
   return options as Record<string, unknown>;
 }

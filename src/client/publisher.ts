@@ -1,5 +1,5 @@
 import type { ServerMessage } from '../protocol/events.js';
-import type { Post, PublishArgs } from '../protocol/types.js';
+import { PUBLISH_COMMAND, type Post, type PublishArgs } from '../protocol/types.js';
 
 /** `add-stream-post` data: validated arguments, or a batch line the service will validate. */
 export type PublishData = PublishArgs | (Record<string, unknown> & { streamId: string });
@@ -14,7 +14,7 @@ import {
   type OpenConnection,
 } from './connection.js';
 import { ClientError } from './errors.js';
-import { commandFrame } from './publish-args.js';
+import { setFields } from './publish-args.js';
 
 export type PublishOutcome =
   | { ok: true; post: Post; duplicate: boolean; attempts: number }
@@ -91,7 +91,7 @@ export class Publisher {
     if (this.#failure) return Promise.reject(this.#failure);
     const requestId = String(this.#nextId++);
     // Serialized once: a resend after a reconnect sends the very same bytes, idempotency key included.
-    const frame = JSON.stringify({ ...commandFrame(args), requestId });
+    const frame = JSON.stringify({ event: PUBLISH_COMMAND, data: setFields(args), requestId });
     return new Promise((resolve, reject) => {
       const entry: InFlight = { requestId, frame, attempts: 0, rateLimited: 0, resolve, reject };
       this.#inFlight.set(entry.requestId, entry);
