@@ -60,7 +60,9 @@ export function prepareBatchLine(
       },
     };
   }
-  const data: PublishData = { ...value, streamId };
+  // The parsed line is this function's own: filled in where it is, not copied.
+  const data = value as PublishData;
+  data['streamId'] = streamId;
   data['contentType'] ??= defaults.contentType;
   if (typeof data['releaseAt'] === 'string') data['releaseAt'] = resolveReleaseAt(data['releaseAt'], now);
   if (generateKey) data['idempotencyKey'] ??= generateIdempotencyKey();
@@ -108,13 +110,16 @@ export function runBatch(options: BatchOptions): Promise<BatchSummary> {
       else if (inputEnded && waiting.length === 0) resolve(summary);
     };
 
-    const pump = (): void => {
+    /** Sends what the window allows. */
+    const fill = (): void => {
       while (fatal === undefined && active < options.window && waiting.length > 0) {
         const { line, seq, data } = waiting.shift()!;
         active += 1;
         options.send(data).then(
           (outcome) => {
             active -= 1;
+            // The next post goes before this one's result is reported: the service is kept busy.
+            fill();
             settle(
               seq,
               outcome.ok
@@ -132,6 +137,10 @@ export function runBatch(options: BatchOptions): Promise<BatchSummary> {
           },
         );
       }
+    };
+
+    const pump = (): void => {
+      fill();
       if (paused && waiting.length < options.window) {
         paused = false;
         reader.resume();

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { checkReadable } from '../files.js';
 import { prepareBatchLine, runBatch, type BatchResult } from '../batch.js';
 import { PUBLISH_FIELDS, type PublishOptions, type PublishResult } from '../../api/publish.js';
-import { commandFrame } from '../../client/publish-args.js';
+import { commandFrame, setFields } from '../../client/publish-args.js';
 import type { PublishData, PublishOutcome } from '../../client/publisher.js';
 import { STREAMS_PATH } from '../../protocol/paths.js';
 import { requireKey } from '../common.js';
@@ -15,13 +15,17 @@ import type { PostOptions } from './post.js';
 import { statusFor } from '../status.js';
 import type { StreamPostsClient } from '../../api/client.js';
 
-/** Lines go out in one write per turn of the event loop, not one system call each. */
+/**
+ * Lines go out in one write per turn of the event loop, not one system call each, and are
+ * formatted then too: the replies of a turn put the next posts on the wire first, so the
+ * service works on them while this process writes the results.
+ */
 class LineWriter {
-  #pending: string[] = [];
+  #pending: unknown[] = [];
   #scheduled = false;
 
   write(value: unknown): void {
-    this.#pending.push(jsonLine(value));
+    this.#pending.push(value);
     if (this.#pending.length >= 512) this.flush();
     else if (!this.#scheduled) {
       this.#scheduled = true;
@@ -32,7 +36,9 @@ class LineWriter {
   flush(): void {
     this.#scheduled = false;
     if (this.#pending.length === 0) return;
-    process.stdout.write(`${this.#pending.join('\n')}\n`);
+    let text = '';
+    for (const value of this.#pending) text += `${jsonLine(value)}\n`;
+    process.stdout.write(text);
     this.#pending = [];
   }
 }
@@ -77,22 +83,25 @@ async function dryRun(options: PostOptions, out: LineWriter): Promise<number> {
  * key goes, how long to wait). What the library will not send is reported as the service
  * reports a bad field, in the line's place, and the rest of the batch goes on.
  */
-async function publishLine(
+function publishLine(
   publish: (options: PublishOptions) => Promise<PublishResult>,
   data: PublishData,
   timeoutMs: number,
   awaited: string,
 ): Promise<PublishOutcome> {
-  const frame = commandFrame(data).data;
-  const fields = Object.fromEntries(PUBLISH_FIELDS.filter((name) => name in frame).map((name) => [name, frame[name]]));
-  try {
-    const { post, duplicate } = await publish(fields as unknown as PublishOptions);
-    return { ok: true, post, duplicate, attempts: 1 };
-  } catch (error) {
+  const fields = setFields(data, PUBLISH_FIELDS) as unknown as PublishOptions;
+  const refused = (error: unknown): PublishOutcome => {
     if (error instanceof TypeError || error instanceof RangeError)
       return { ok: false, code: 'invalid-argument', message: error.message };
     return refusalOf(error, timeoutMs, awaited);
+  };
+  let sent: Promise<PublishResult>;
+  try {
+    sent = publish(fields);
+  } catch (error) {
+    return Promise.resolve(refused(error));
   }
+  return sent.then(({ post, duplicate }) => ({ ok: true, post, duplicate, attempts: 1 }), refused);
 }
 
 /**
@@ -139,7 +148,10 @@ export async function postBatch(options: PostOptions): Promise<number> {
       const connected = client;
       // No wait of its own per post: --timeout bounds each reply on the connection, and a post
       // held back by rate limits or a reconnect is resent with its key until it is acknowledged.
-      const ws = (fields: PublishOptions) => connected.publish({ ...fields, timeoutMs: 0 });
+      const ws = (fields: PublishOptions) => {
+        fields.timeoutMs = 0;
+        return connected.publish(fields);
+      };
       send = (data) =>
         publishLine(
           ws,
