@@ -17,7 +17,8 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
 
-async function until(check: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
+/** Polls a condition; the bound only names what never came, well before the test's own timeout. */
+async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

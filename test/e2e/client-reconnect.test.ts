@@ -20,6 +20,7 @@ import {
   waitForLines,
 } from './client-support.js';
 import type { CliProcess } from './spawn.js';
+import { until } from './faults-support.js';
 
 beforeAll(ensureBuilt);
 
@@ -32,15 +33,6 @@ async function proxyTo(port: number): Promise<TcpProxy> {
   const proxy = await TcpProxy.start(port);
   proxies.push(proxy);
   return proxy;
-}
-
-/** Polls an async condition (server state) until it holds. */
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const created = (post: unknown) => ({ event: 'stream.post.created', data: post });

@@ -8,6 +8,7 @@ import {
   KEYS,
   startTestServer,
   type TestClient,
+  untilAdminState,
 } from '../support/harness.js';
 
 const MINUTE = 60_000;
@@ -27,17 +28,6 @@ async function publishHidden(server: StreamPostsServer, aheadMs: number, content
   const reply = await restPost(server, { content, releaseAt });
   expect(reply.body.post).toMatchObject({ hidden: true, releaseAt });
   return reply.body.post;
-}
-
-/** Waits (bounded) for admin state to satisfy `check`: server-side close handling is asynchronous. */
-async function waitForState(server: StreamPostsServer, check: (state: any) => boolean): Promise<any> {
-  const deadline = Date.now() + 2000;
-  for (;;) {
-    const state = await adminState(server);
-    if (check(state)) return state;
-    if (Date.now() > deadline) throw new Error(`admin state never matched: ${JSON.stringify(state)}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
 }
 
 /**
@@ -81,7 +71,7 @@ describe('GET /_admin/state', () => {
 
     alice.close();
     await alice.closed;
-    await waitForState(server, (state) => state.connections === 1 && state.subscriptions === 1);
+    await untilAdminState(server, (state) => state.connections === 1 && state.subscriptions === 1);
   });
 });
 

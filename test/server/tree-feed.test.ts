@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { StreamPostsServer } from '../../src/index.js';
 import { Arrivals } from '../support/arrivals.js';
-import { adminState, advanceClock, http, KEYS, SEVERAL_INSTANCES, startTestServer } from '../support/harness.js';
+import {
+  adminState,
+  advanceClock,
+  http,
+  KEYS,
+  SEVERAL_INSTANCES,
+  startTestServer,
+  untilAdminState,
+} from '../support/harness.js';
 
 interface ShownItem {
   id: string;
@@ -116,11 +124,8 @@ async function openTerminal(
     terminal.ws.once('open', () => resolve());
     terminal.ws.once('error', reject);
   });
-  // The subscription is in place once the server counts it.
-  const deadline = performance.now() + 5000;
-  while ((await adminState(server)).subscriptions < 1) {
-    if (performance.now() > deadline) throw new Error('the tree feed never subscribed');
-  }
+  // The subscription is in place once the server counts it (a tree feed sends no sub_ack).
+  await untilAdminState(server, (state) => state.subscriptions >= 1);
   return terminal;
 }
 

@@ -237,6 +237,19 @@ export async function advanceClock(server: ServerAddress, advanceMs: number): Pr
 }
 
 /** Admin counts: connections, subscriptions, posts, scheduledReleases, idempotencyKeys (the service's). */
+/**
+ * Reads admin state until `check` accepts it, and returns it: for what the server does
+ * asynchronously and says nothing of (a close handled, a tree feed subscribed). No clock of
+ * its own: a state that never comes ends in the test's timeout.
+ */
+export async function untilAdminState(server: ServerAddress, check: (state: any) => boolean): Promise<any> {
+  for (;;) {
+    const state = await adminState(server);
+    if (check(state)) return state;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 export async function adminState(server: ServerAddress): Promise<any> {
   if (!(server instanceof TestCluster)) return (await http(server, 'GET', '/_admin/state')).body;
   // Each instance counts its own connections and subscriptions; the service's are their sum.
