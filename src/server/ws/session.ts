@@ -164,11 +164,19 @@ function closeReason(text: string): string {
  * reset (which makes new user records), without its closing braces: built once, and each
  * connection adds only its own fields (`serverTime`, a stream key's `streamId`).
  */
-const connectedPrefixes = new WeakMap<UserRecord, string>();
+const connectedPrefixes = new WeakMap<UserRecord, Buffer>();
 
-function connectedFrame(prefix: string, serverTime: number, streamId: string | undefined): string {
+/**
+ * The user's prefix, already UTF-8, and this connection's fields after it in one buffer: a
+ * user following many streams has a prefix of kilobytes, not encoded again per connection.
+ */
+function connectedFrame(prefix: Buffer, serverTime: number, streamId: string | undefined): Buffer {
   const stream = streamId === undefined ? '' : `,"streamId":${JSON.stringify(streamId)}`;
-  return `${prefix},"serverTime":"${new Date(serverTime).toISOString()}"${stream}}}`;
+  const tail = `,"serverTime":"${new Date(serverTime).toISOString()}"${stream}}}`;
+  const frame = Buffer.allocUnsafe(prefix.length + Buffer.byteLength(tail));
+  prefix.copy(frame);
+  frame.write(tail, prefix.length);
+  return frame;
 }
 
 /** One WebSocket connection: authentication, commands, subscriptions, backpressure. */
@@ -492,7 +500,7 @@ export class Session implements Subscriber {
       userId: user.id,
       streams: streams.map((stream) => stream.id),
     });
-    connectedPrefixes.set(user, whole.slice(0, -2));
+    connectedPrefixes.set(user, Buffer.from(whole.slice(0, -2)));
     if (!this.#closed) this.#greet(user, identity);
   }
 
