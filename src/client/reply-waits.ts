@@ -12,6 +12,8 @@ export interface ReplyWait<T> {
   settled: boolean;
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class ReplyWaits<T> {
   readonly #queue: ReplyWait<T>[] = [];
   /** Index of the first wait that may still be pending. */
@@ -72,7 +74,8 @@ export class ReplyWaits<T> {
   }
 
   #arm(ms: number): void {
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, ms));
+    // setTimeout takes at most 2^31 - 1 ms (longer fires at once): a longer wait is re-armed.
+    this.#timer = setTimeout(() => this.#fire(), Math.min(Math.max(0, ms), MAX_TIMER_MS));
   }
 
   #fire(): void {

@@ -97,6 +97,15 @@ describe('ReplyWaits: the replies a connection awaits, on one timer', () => {
     expect(due).toEqual(['ack 1@s1']);
   });
 
+  it('a wait longer than a timer can hold runs out at its time, not at once', () => {
+    const { queue, due } = waits(3 * 2 ** 31);
+    queue.add('ack 1', 's1');
+    vi.advanceTimersByTime(2 ** 31);
+    expect(due).toEqual([]);
+    vi.advanceTimersByTime(2 * 2 ** 31);
+    expect(due).toEqual(['ack 1@s1']);
+  });
+
   it('an owner that clears every wait when one runs out hears of that one only', () => {
     const holder: { queue?: ReplyWaits<string> } = {};
     const due: string[] = [];

@@ -99,7 +99,7 @@ function publishLine(
   try {
     sent = publish(fields);
   } catch (error) {
-    return Promise.resolve(refused(error));
+    sent = Promise.reject(error);
   }
   return sent.then(({ post, duplicate }) => ({ ok: true, post, duplicate, attempts: 1 }), refused);
 }
