@@ -115,7 +115,9 @@ export class TestClient {
   }
 
   /** Waits for the first message after the cursor matching `match`, moves the cursor past it. */
-  async next(match: (message: Message) => boolean = () => true, timeoutMs = 2000): Promise<Message> {
+  // The bound only names what never came; it is far above any wait in a passing run, so a
+  // loaded machine (CI's two cores running two test files at once) does not fail a test.
+  async next(match: (message: Message) => boolean = () => true, timeoutMs = 10_000): Promise<Message> {
     let found: Message | undefined;
     const ready = () => {
       for (let i = this.#cursor; i < this.messages.length; i += 1) {
