@@ -88,8 +88,10 @@ export class ReplyWaits<T> {
           this.#head += 1;
           continue;
         }
-        // A timer may fire a millisecond before the clock reads its time: that wait is not due yet.
-        if (wait.deadline > this.now()) break;
+        // Timers count whole milliseconds and this clock fractions of one: a timer firing for this
+        // deadline may read it a fraction early, and that wait is due (as a timer of its own would
+        // be, so its owner hears before waits armed after it). A whole millisecond early is not.
+        if (wait.deadline - this.now() >= 1) break;
         this.#head += 1;
         if (this.onDue(wait)) {
           wait.deadline = this.now() + this.timeoutMs;
