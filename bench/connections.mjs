@@ -56,14 +56,15 @@
  * over all client processes), --streams (100), --settle-ms (1500), --samples
  * (4), --sample-ms (250), --timeout-ms (30000: a subscriber not ready by then
  * is a failure), --target (1.1), --cpu-target (1.2), --store (memory; redis
- * adds the Redis sides), --server-workers (2), --hold (0).
+ * adds the Redis sides), --server-workers (2), --hold (0), and --profile[=DIR] to
+ * have the servers write a .cpuprofile each (read it with bench/profile-summary.mjs).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { ClientProcess } from './lib/client-process.mjs';
-import { readFlags, requireWhole } from './lib/config.mjs';
+import { profileArgs, readFlags, requireWhole } from './lib/config.mjs';
 import { CLI, REPO_ROOT, cpuTimeMs, startServerProcess, statusKiB } from './lib/processes.mjs';
 import { startRedis } from './lib/redis.mjs';
 import { writeSeed } from './lib/seed.mjs';
@@ -118,7 +119,7 @@ function seed(streams) {
 }
 
 function parseConfig(flags) {
-  const config = readFlags(flags, DEFAULTS, { zero: ['warmup', 'hold'] });
+  const config = readFlags(flags, DEFAULTS, { zero: ['warmup', 'hold'], profile: true });
   requireWhole(config, [
     'connections',
     'workers',
@@ -227,13 +228,14 @@ async function probeHeap(server, nth) {
 
 /** One side of the comparison: how to start its server, where subscribers go, where it counts them. */
 function sides(seedPath, config, redis) {
-  const viaShell = (nodeArgs) => [
+  const viaShell = (name, nodeArgs) => [
     '-c',
     RAISE_OPEN_FILES,
     process.execPath,
     '--expose-gc',
     '--import',
     PROBE,
+    ...profileArgs(config, name),
     ...nodeArgs,
   ];
   const serve = (target, label, flags = [], workers = 1) => ({
@@ -245,7 +247,7 @@ function sides(seedPath, config, redis) {
       if (flags.length > 0) await redis.flush();
       return startServerProcess(
         '/bin/sh',
-        viaShell([
+        viaShell(`stream-posts-${target}`, [
           CLI,
           'serve',
           '--port',
@@ -284,9 +286,13 @@ function sides(seedPath, config, redis) {
       label: 'bare ws',
       workers: 1,
       start: () =>
-        startServerProcess('/bin/sh', viaShell([BARE_SERVER, `--streams=${config.streams}`, `--user=${READER}`]), {
-          name: 'bare ws server',
-        }),
+        startServerProcess(
+          '/bin/sh',
+          viaShell('bare-ws', [BARE_SERVER, `--streams=${config.streams}`, `--user=${READER}`]),
+          {
+            name: 'bare ws server',
+          },
+        ),
       path: '/',
       headers: {},
       statePath: '/state',
