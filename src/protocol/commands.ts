@@ -190,7 +190,7 @@ export function parseCommandFrame(text: string): FrameParseResult {
 }
 
 /** Turns URL query parameters (all strings) into a command's data object. */
-export function queryToArgs(params: URLSearchParams): Record<string, string> {
+export function queryToArgs(params: Iterable<[string, string]>): Record<string, string> {
   const args: Record<string, string> = {};
   for (const [name, value] of params) {
     if (name === API_KEY_QUERY || name === HELLO_QUERY) continue;

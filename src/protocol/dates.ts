@@ -32,3 +32,25 @@ export function epochToIso(ms: number): string | undefined {
   const date = new Date(ms);
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }
+
+/** The second `isoTime` last formatted, and its text up to the milliseconds. */
+let isoSecond = NaN;
+let isoSecondText = '';
+
+/**
+ * `new Date(ms).toISOString()` of a whole number of milliseconds, formatted in full once a
+ * second: every greeting and every post carries a time, and V8 formats a date through printf.
+ */
+export function isoTime(ms: number): string {
+  if (!Number.isInteger(ms)) return new Date(ms).toISOString();
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    const text = new Date(second * 1000).toISOString();
+    // Years past 9999 (or before 0) are not written in four digits: formatted whole.
+    if (text.length !== 24) return new Date(ms).toISOString();
+    isoSecond = second;
+    isoSecondText = text.slice(0, 20);
+  }
+  const millis = ms - second * 1000;
+  return `${isoSecondText}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
+}

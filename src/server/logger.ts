@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { isoTime } from '../protocol/dates.js';
 
 export type LogFormat = 'text' | 'json';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -63,7 +64,7 @@ export function createLogger(
     enabled: (level) => LEVEL_RANK[level] >= least,
     log(level, message, fields = {}) {
       if (LEVEL_RANK[level] < least) return;
-      const time = new Date(now()).toISOString();
+      const time = isoTime(now());
       const defined = Object.entries(fields).filter(
         (entry): entry is [string, string | number | boolean | null] => entry[1] !== undefined,
       );

@@ -230,18 +230,23 @@ describe('idempotency keys per stream', () => {
 describe('pending commands per connection', () => {
   it('closes a connection with 1008 when more commands wait for their turn than the cap', async () => {
     const server = await startTestServer({ maxPendingCommands: 5 });
-    const client = await connectAs(server, KEYS.alice);
+    const client = await connectAs(server, KEYS.macroWire);
     const before = await counts(server);
-    // One write: the server reads every frame at once, while the first command is still running.
+    // One write: the server reads every frame at once. The publish waits for the store (a
+    // subscription is acknowledged at once from memory), and each subscribe waits behind it.
     const socket = (client.ws as unknown as { _socket: Socket })._socket;
     socket.cork();
+    client.send({ event: 'add-stream-post', data: { streamId: 'macro-wire', content: 'first' }, requestId: 'p0' });
     for (let i = 0; i < 50; i += 1)
       client.send({ event: 'on-stream-post', data: { streamIds: 'macro-wire' }, requestId: `s${i}` });
     socket.uncork();
     const closed = await client.closed;
     expect(closed.code).toBe(1008);
-    expect(closed.reason).not.toBe('');
-    expect((await counts(server)).subscriptions).toBe(before.subscriptions);
+    expect(closed.reason).toBe('too many commands waiting; wait for replies');
+    const after = await counts(server);
+    expect(after.subscriptions).toBe(before.subscriptions);
+    // The publish had started, and is kept; nothing that waited behind it ran.
+    expect(after.posts).toBeLessThanOrEqual(before.posts + 1);
     expect((await connectAs(server, KEYS.alice).then((fresh) => fresh.request('on-stream-post', {}))).event).toBe(
       'sub_ack',
     );

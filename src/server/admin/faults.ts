@@ -12,7 +12,7 @@ import { DeliveryGate } from '../ws/delivery-gate.js';
 import type { QueuedPost } from '../ws/fanout.js';
 import { keyIdOf } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
-import type { Identity } from '../stores/store.js';
+import { isPending, type Awaitable, type Identity } from '../stores/store.js';
 
 /** The injected faults that apply to one connection now (undefined on a connection none applies to). */
 export class ConnectionFaults {
@@ -35,7 +35,7 @@ export interface FaultableConnection {
 
 export interface FaultHost {
   connections(): Iterable<FaultableConnection>;
-  authenticate(key: string): Promise<Identity | undefined>;
+  authenticate(key: string): Awaitable<Identity | undefined>;
   logger: Logger;
   /** Posts a paused connection may have held for it before it is dropped as a slow reader. */
   maxBufferedBytes: number;
@@ -176,6 +176,8 @@ export class FaultRegistry {
    * Synchronous (undefined at once) unless a refusal scoped by user or stream needs the key looked up.
    */
   refusal(key: string | undefined): number | undefined | Promise<number | undefined> {
+    // Every upgrade asks: with no fault set (nearly always), nothing is built to answer.
+    if (this.#active.size === 0) return undefined;
     const refusing = [...this.#active.values()].filter((fault) => fault.input.type === 'refuse-connections');
     if (refusing.length === 0) return undefined;
     const statusFor = (subject: Subject) => {
@@ -184,11 +186,10 @@ export class FaultRegistry {
     };
     // Unscoped refusals need no lookup; a scoped one can match only a connection that sends a key.
     if (key === undefined || refusing.every((fault) => fault.scope === undefined)) return statusFor({});
-    return this.#host
-      .authenticate(key)
-      .then((identity) =>
-        statusFor(identity ? { user: identity.userId, stream: identity.streamId, keyId: keyIdOf(identity) } : {}),
-      );
+    const statusOf = (identity: Identity | undefined) =>
+      statusFor(identity ? { user: identity.userId, stream: identity.streamId, keyId: keyIdOf(identity) } : {});
+    const identity = this.#host.authenticate(key);
+    return isPending(identity) ? identity.then(statusOf) : statusOf(identity);
   }
 
   refusalBody(status: number): string {

@@ -165,7 +165,7 @@ export class ScenarioPlayer {
   }
 
   async #publish(publish: Extract<ScenarioStep, { kind: 'publish' }>['publish']): Promise<Partial<StepOutcome>> {
-    const stream = (await this.#context.store.stream(publish.streamId))!;
+    const stream = this.#context.store.stream(publish.streamId)!;
     const release = publish.releaseAt;
     const releaseAt =
       release === null ? null : 'absolute' in release ? release.absolute : this.#startClock + release.afterStartMs;

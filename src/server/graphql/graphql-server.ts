@@ -187,7 +187,7 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
     }
     let resolved;
     try {
-      resolved = await service.resolveStreams(connection.identity!, streamIdsArg(args['streamIds']), field);
+      resolved = service.resolveStreams(connection.identity!, streamIdsArg(args['streamIds']), field);
     } catch (error) {
       if (error instanceof ProtocolError) throw graphqlError(error);
       throw error;
@@ -214,8 +214,8 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
     schema: SCHEMA,
     roots: {
       query: {
-        streams: async (_args: unknown, ctx: Context<Record<string, unknown> | undefined, Extra>) =>
-          (await service.store.streamsOf(ctx.extra.user!.id)).map(({ id, name }) => ({ id, name })),
+        streams: (_args: unknown, ctx: Context<Record<string, unknown> | undefined, Extra>) =>
+          service.store.streamsOf(ctx.extra.user!.id).map(({ id, name }) => ({ id, name })),
       },
       subscription: {
         streamPostCreated: (args: Record<string, unknown>, ctx: Context<Record<string, unknown> | undefined, Extra>) =>
@@ -243,7 +243,7 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
       }
       connection.keyId = keyId;
       connection.identity = identity;
-      connection.user = await service.userOf(identity);
+      connection.user = service.userOf(identity);
       connection.rateLimiter = context.createRateLimiter?.();
       return true;
     },

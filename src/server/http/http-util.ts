@@ -126,8 +126,12 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
 /** What routing reads of a request's address. */
 export interface RequestTarget {
   readonly pathname: string;
-  readonly searchParams: URLSearchParams;
+  /** Read only: an address without a query shares one empty set. */
+  readonly searchParams: Pick<URLSearchParams, 'get' | 'has'> & Iterable<[string, string]>;
 }
+
+/** The query of every upgrade that has none (most of them): one set, never written to. */
+const NO_QUERY = new URLSearchParams();
 
 /** Letters, digits, `-`, `_` and single slashes: a path the URL parser would give back as it is. */
 const PLAIN_PATH = /^(?:\/[\w-]+)*\/?$/;
@@ -141,7 +145,7 @@ export function requestTarget(raw = '/'): RequestTarget {
   const query = raw.indexOf('?');
   const path = query === -1 ? raw : raw.slice(0, query);
   if (!PLAIN_PATH.test(path) || raw.includes('#', query)) return new URL(raw, 'http://localhost');
-  return { pathname: path, searchParams: new URLSearchParams(query === -1 ? '' : raw.slice(query + 1)) };
+  return { pathname: path, searchParams: query === -1 ? NO_QUERY : new URLSearchParams(raw.slice(query + 1)) };
 }
 
 /** The API key of a request: the `x-api-key` header, else the `apiKey` query parameter. */

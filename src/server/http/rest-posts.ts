@@ -43,7 +43,7 @@ export async function listPosts(
     throw new ProtocolError('invalid-argument', 'fromDate must not be after toDate');
   }
   // As a subscription to it would be refused: unknown → not-found, not followed → forbidden.
-  const { user, streams } = await service.resolveStreams(identity, [streamId], 'GET posts');
+  const { user, streams } = service.resolveStreams(identity, [streamId], 'GET posts');
   const stream = streams[0]!;
   const matching = (await service.store.recent(stream.id, MAX_LAST_POSTS))
     .filter(

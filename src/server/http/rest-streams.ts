@@ -134,10 +134,10 @@ export async function listStreams(
     if (offset < 0) throw new ProtocolError('invalid-argument', 'nextToken is malformed: pass it back as it was');
   }
   await service.store.caughtUp?.();
-  const user = await service.userOf(identity);
+  const user = service.userOf(identity);
   // The seed's streams never change while serving, so an offset into this list is a stable place.
   const listed = sortStreams(
-    (await service.store.streams()).filter((stream) => listedFor(user, stream) && matches(stream, query)),
+    service.store.streams().filter((stream) => listedFor(user, stream) && matches(stream, query)),
     query.sortBy,
   );
   const page = listed.slice(offset, offset + limit).map((stream) => restStream(stream, user, identity));
@@ -152,7 +152,8 @@ export async function visibleStream(
   streamId: string,
 ): Promise<{ stream: StreamRecord; user: UserRecord }> {
   await service.store.caughtUp?.();
-  const [stream, user] = await Promise.all([service.store.stream(streamId), service.userOf(identity)]);
+  const stream = service.store.stream(streamId);
+  const user = service.userOf(identity);
   if (!stream || !listedFor(user, stream)) throw new ProtocolError('not-found', `no stream with id "${streamId}"`);
   return { stream, user };
 }

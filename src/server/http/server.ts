@@ -185,7 +185,7 @@ function hiddenPostsOption(value: HiddenPosts | undefined): HiddenPosts {
 
 /** Where a WebSocket upgrade goes: the plain endpoint, a URL-form command, the tree feed, or nowhere (404). */
 function routeUpgrade(url: RequestTarget): Route | typeof GRAPHQL | undefined {
-  const path = url.pathname.replace(/\/+$/, '');
+  const path = url.pathname.endsWith('/') ? url.pathname.replace(/\/+$/, '') : url.pathname;
   const route: Route = {};
   // Our dialect, asked for by the project's own client; the hosted service ignores it (B1a).
   if (url.searchParams.get(HELLO_QUERY) === '1') route.hello = true;
@@ -592,7 +592,14 @@ export class StreamPostsServer {
       setTimeout(() => ws.terminate(), CLOSE_DEADLINE_MS).unref();
       return;
     }
-    const start: SessionStart = { seq: this.#nextSessionId++, key, ...route };
+    // Every session's start has the same fields, in the same order: one shape for the code that reads them.
+    const start: SessionStart = {
+      seq: this.#nextSessionId++,
+      key,
+      urlCommand: route.urlCommand,
+      treeOnly: route.treeOnly === true,
+      hello: route.hello === true,
+    };
     const session = new Session(ws, this.#sessionContext, start, socket);
     this.#sessions.add(session);
     this.faults.attach(session);

@@ -4,8 +4,16 @@ import { parseIsoDateTime } from '../../protocol/dates.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import { PUBLISH_COMMAND, type PublishArgs } from '../../protocol/types.js';
-import type { Identity, PostRecord, PublishResult, Store, StreamRecord, UserRecord } from '../stores/store.js';
-import { canSee } from '../stores/store.js';
+import type {
+  Awaitable,
+  Identity,
+  PostRecord,
+  PublishResult,
+  Store,
+  StreamRecord,
+  UserRecord,
+} from '../stores/store.js';
+import { canSee, isPending } from '../stores/store.js';
 
 /** The streams a subscription resolved to, with what the user may see of each. */
 export interface ResolvedSubscription {
@@ -30,30 +38,27 @@ function nameIds(ids: readonly string[]): string {
 export class StreamPostsService {
   constructor(readonly store: Store) {}
 
-  authenticate(key: string | undefined): Promise<Identity | undefined> {
-    if (key === undefined || key === '') return Promise.resolve(undefined);
+  /** At once in memory (no key is no identity); a shared store's answer is a promise. */
+  authenticate(key: string | undefined): Awaitable<Identity | undefined> {
+    if (key === undefined || key === '') return undefined;
     return this.store.authenticate(key);
   }
 
-  async userOf(identity: Identity): Promise<UserRecord> {
-    const user = await this.store.user(identity.userId);
+  userOf(identity: Identity): UserRecord {
+    const user = this.store.user(identity.userId);
     if (!user) throw new ProtocolError('internal', 'the user of this key no longer exists');
     return user;
   }
 
   /** Resolves `streamIds` (empty = all of the user's streams); all-or-nothing. */
-  async resolveStreams(
-    identity: Identity,
-    streamIds: readonly string[],
-    command: string,
-  ): Promise<ResolvedSubscription> {
-    const user = await this.userOf(identity);
-    if (streamIds.length === 0) return { user, streams: await this.store.streamsOf(user.id) };
+  resolveStreams(identity: Identity, streamIds: readonly string[], command: string): ResolvedSubscription {
+    const user = this.userOf(identity);
+    if (streamIds.length === 0) return { user, streams: this.store.streamsOf(user.id) };
     const missing: string[] = [];
     const notFollowed: string[] = [];
     const streams: StreamRecord[] = [];
     for (const id of streamIds) {
-      const stream = await this.store.stream(id);
+      const stream = this.store.stream(id);
       if (!stream) missing.push(id);
       else if (stream.owner === user.id || user.follows.includes(id)) streams.push(stream);
       else notFollowed.push(id);
@@ -74,7 +79,7 @@ export class StreamPostsService {
 
   /** `metadata`: the REST form's (PROTOCOL.md B6), stored and delivered with the post. */
   async publish(identity: Identity, args: PublishArgs, metadata?: Record<string, unknown>): Promise<PublishResult> {
-    const stream = await this.store.stream(args.streamId);
+    const stream = this.store.stream(args.streamId);
     if (!stream) throw new ProtocolError('not-found', `no stream with id "${args.streamId}"`, PUBLISH_COMMAND);
     if (identity.kind !== 'stream' || identity.streamId !== stream.id) {
       const why = identity.kind === 'reader' ? 'a reader key cannot publish' : 'this key belongs to another stream';
@@ -113,20 +118,33 @@ export class StreamPostsService {
     });
   }
 
-  /** Recent posts of the streams the user may see, oldest first, up to `perStream` each. */
-  async history(resolved: ResolvedSubscription, perStream: number): Promise<PostRecord[]> {
+  /**
+   * Recent posts of the streams the user may see, oldest first, up to `perStream` each: at
+   * once from memory, a promise from a shared store (whose streams are read together).
+   */
+  history(resolved: ResolvedSubscription, perStream: number): Awaitable<PostRecord[]> {
     if (perStream === 0) return [];
     // Taken in the same turn the subscription was registered: the history ends where its live posts begin.
     const asOf = this.store.position?.();
-    const all: PostRecord[] = [];
-    for (const stream of resolved.streams) {
-      // Only a custom stream filters by target, so only there must the whole history be read.
-      const recent = await this.store.recent(stream.id, stream.custom ? MAX_LAST_POSTS : perStream, asOf);
-      const visible = stream.custom ? recent.filter((post) => canSee(resolved.user, stream, post)) : recent;
-      all.push(...visible.slice(Math.max(visible.length - perStream, 0)));
-    }
-    // Ids are monotonic ULIDs, so id order is the order posts were stored; one stream's
-    // history already is in it.
-    return resolved.streams.length === 1 ? all : all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    // Only a custom stream filters by target, so only there must the whole history be read.
+    const reads = resolved.streams.map((stream) =>
+      this.store.recent(stream.id, stream.custom ? MAX_LAST_POSTS : perStream, asOf),
+    );
+    return reads.some(isPending)
+      ? Promise.all(reads).then((recent) => mergeHistory(resolved, recent, perStream))
+      : mergeHistory(resolved, reads as PostRecord[][], perStream);
   }
+}
+
+/** Each stream's recent posts (in `resolved.streams` order) as one history: what the user may see, by id. */
+function mergeHistory(resolved: ResolvedSubscription, recent: PostRecord[][], perStream: number): PostRecord[] {
+  const all: PostRecord[] = [];
+  resolved.streams.forEach((stream, i) => {
+    const read = recent[i]!;
+    const visible = stream.custom ? read.filter((post) => canSee(resolved.user, stream, post)) : read;
+    all.push(...visible.slice(Math.max(visible.length - perStream, 0)));
+  });
+  // Ids are monotonic ULIDs, so id order is the order posts were stored; one stream's
+  // history already is in it.
+  return resolved.streams.length === 1 ? all : all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -112,7 +112,7 @@ export class MemoryStore extends SeedReads implements Store {
     this.#keys.set(digest(key), identity);
   }
 
-  async authenticate(key: string): Promise<Identity | undefined> {
+  authenticate(key: string): Identity | undefined {
     // Looked up by digest: how far a map lookup gets into a guessed key's digest says
     // nothing about how much of the key itself was right.
     return this.#keys.get(digest(key));
@@ -219,7 +219,7 @@ export class MemoryStore extends SeedReads implements Store {
     for (const listener of this.#listeners) listener(event);
   }
 
-  async recent(streamId: string, limit: number): Promise<PostRecord[]> {
+  recent(streamId: string, limit: number): PostRecord[] {
     return this.#history.get(streamId)?.last(limit) ?? [];
   }
 

@@ -206,19 +206,19 @@ export abstract class SeedReads {
     this.catalog = new Catalog(seed);
   }
 
-  async user(id: string): Promise<UserRecord | undefined> {
+  user(id: string): UserRecord | undefined {
     return this.catalog.users.get(id);
   }
 
-  async stream(id: string): Promise<StreamRecord | undefined> {
+  stream(id: string): StreamRecord | undefined {
     return this.catalog.streams.get(id);
   }
 
-  async streamsOf(userId: string): Promise<StreamRecord[]> {
+  streamsOf(userId: string): StreamRecord[] {
     return this.catalog.streamsOf(userId);
   }
 
-  async streams(): Promise<StreamRecord[]> {
+  streams(): StreamRecord[] {
     return [...this.catalog.streams.values()];
   }
 }

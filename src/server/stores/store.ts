@@ -2,6 +2,7 @@
 // process) and the Redis store (several instances on one keyspace, its Lua scripts and key layout).
 import type { Seed } from '../../protocol/seed.js';
 import type { ContentType, Post } from '../../protocol/types.js';
+import { isoTime } from '../../protocol/dates.js';
 
 /** Who a key speaks for. A stream key acts as the stream's owner. */
 export interface Identity {
@@ -87,10 +88,22 @@ export interface StoreStats {
 }
 
 /**
+ * A value at once, or a promise of it. What the memory store has at hand it answers in the
+ * same turn: a connection's accept and subscribe then run without a trip through the
+ * microtask queue (accept CPU is a benchmarked figure); a shared store answers with promises.
+ */
+export type Awaitable<T> = T | Promise<T>;
+
+/** Whether a store's answer is still on its way. */
+export function isPending<T>(value: Awaitable<T>): value is Promise<T> {
+  return value instanceof Promise;
+}
+
+/**
  * Every piece of service state sits behind this interface: identities,
  * streams, posts and history, idempotency, the release schedule and the
- * notification of new and released posts. It is asynchronous so that a store
- * on a shared engine can replace the in-memory one and let several `serve`
+ * notification of new and released posts. It is asynchronous (where a shared engine
+ * must be asked) so that a store on a shared engine can replace the in-memory one and let several `serve`
  * processes act as one service; `publish` must deduplicate atomically.
  */
 export interface Store {
@@ -99,13 +112,15 @@ export interface Store {
    * worth sending together. In memory a publish is done within the turn, and they run one by one.
    */
   readonly remote?: boolean;
-  authenticate(key: string): Promise<Identity | undefined>;
-  user(id: string): Promise<UserRecord | undefined>;
-  stream(id: string): Promise<StreamRecord | undefined>;
+  /** At once in memory; a shared store asks its engine. */
+  authenticate(key: string): Awaitable<Identity | undefined>;
+  // Users and streams come from the seed, which every store holds in memory: read at once.
+  user(id: string): UserRecord | undefined;
+  stream(id: string): StreamRecord | undefined;
   /** Streams a user follows or owns, in seed order. */
-  streamsOf(userId: string): Promise<StreamRecord[]>;
+  streamsOf(userId: string): StreamRecord[];
   /** Every stream, in seed order. */
-  streams(): Promise<StreamRecord[]>;
+  streams(): StreamRecord[];
   /**
    * Replaces a user's selected targets on a custom stream it follows (checked by the caller).
    * The user's record changes in place, on every instance of a shared store, before this
@@ -122,7 +137,7 @@ export interface Store {
    * Up to `limit` most recent posts of a stream, oldest first; with `asOf` (a `position()`),
    * only posts stored by then: later ones reach a new subscription as events.
    */
-  recent(streamId: string, limit: number, asOf?: number): Promise<PostRecord[]>;
+  recent(streamId: string, limit: number, asOf?: number): Awaitable<PostRecord[]>;
   /**
    * Where the store's event feed stands in this process, for a store whose reads can see
    * posts this process has not dispatched yet; undefined when it does not know.
@@ -150,10 +165,6 @@ export interface Store {
   close(): Promise<void>;
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
 /** The wire form of a post; `reveal` includes the text of a hidden post (publisher's ack). */
 export function toWirePost(record: PostRecord, reveal = false): Post {
   return {
@@ -162,8 +173,8 @@ export function toWirePost(record: PostRecord, reveal = false): Post {
     streamName: record.streamName,
     text: record.hidden && !reveal ? null : record.text,
     contentType: record.contentType,
-    createdAt: iso(record.createdAt),
-    releaseAt: record.releaseAt === null ? null : iso(record.releaseAt),
+    createdAt: isoTime(record.createdAt),
+    releaseAt: record.releaseAt === null ? null : isoTime(record.releaseAt),
     hidden: record.hidden,
     customTarget: record.customTarget,
     ...(record.metadata === undefined ? {} : { metadata: record.metadata as Record<string, unknown> }),

@@ -17,6 +17,7 @@ import {
   UNAUTHORIZED_CLOSE_REASON,
 } from '../../protocol/close-codes.js';
 import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
+import { isoTime } from '../../protocol/dates.js';
 import { encodeError, encodeEvent } from '../../protocol/events.js';
 import { PUBLISH_COMMAND, type Command, type CommandName } from '../../protocol/types.js';
 import type { ConnectionInfo } from '../../protocol/admin.js';
@@ -26,8 +27,15 @@ import { keyIdOf, type KeyLimits } from './key-limits.js';
 import type { Clock } from '../service/clock.js';
 import { logs, type Logger } from '../logger.js';
 import type { TokenBucket } from './rate-limiter.js';
-import type { StreamPostsService } from '../service/service.js';
-import { toWirePost, type Identity, type PublishResult, type UserRecord } from '../stores/store.js';
+import type { ResolvedSubscription, StreamPostsService } from '../service/service.js';
+import {
+  isPending,
+  toWirePost,
+  type Identity,
+  type PostRecord,
+  type PublishResult,
+  type UserRecord,
+} from '../stores/store.js';
 
 // A slow consumer gets its close frame queued behind the data it is not
 // reading; past this grace the socket is dropped so its buffers are freed.
@@ -70,6 +78,7 @@ type Arrival =
   typeof TEXT | typeof BINARY | typeof OVER_CONNECTION_RATE | typeof OVER_KEY_RATE | typeof TEXT_BEFORE_KEY;
 
 type PublishCommand = Extract<Command, { event: typeof PUBLISH_COMMAND }>;
+type SubscribeCommand = Exclude<Command, PublishCommand>;
 /** A publish the store took, and the injected fault (if any) that decides its ack. */
 interface StoredPublish {
   result: PublishResult;
@@ -172,7 +181,7 @@ const connectedPrefixes = new WeakMap<UserRecord, Buffer>();
  */
 function connectedFrame(prefix: Buffer, serverTime: number, streamId: string | undefined): Buffer {
   const stream = streamId === undefined ? '' : `,"streamId":${JSON.stringify(streamId)}`;
-  const tail = `,"serverTime":"${new Date(serverTime).toISOString()}"${stream}}}`;
+  const tail = `,"serverTime":"${isoTime(serverTime)}"${stream}}}`;
   const frame = Buffer.allocUnsafe(prefix.length + Buffer.byteLength(tail));
   prefix.copy(frame);
   frame.write(tail, prefix.length);
@@ -248,19 +257,32 @@ export class Session implements Subscriber {
     ws.on('message', Session.#messageListener);
     ws.on('close', Session.#closeListener);
     ws.on('error', Session.#errorListener);
-    this.#authenticate().then(
-      () => this.#commandDone(),
-      (error: unknown) => {
-        this.#log('error', 'internal error', { reason: (error as Error).message });
-        // `unavailable` (the store is unreachable) tells the client a retry can succeed.
-        this.#reject(
-          error instanceof ProtocolError
-            ? error
-            : new ProtocolError('internal', 'the server failed to open this connection'),
-        );
-        this.close(CLOSE_INTERNAL_ERROR, 'internal error');
-      },
+    // In memory the key is checked, the peer greeted and a URL-form subscription acknowledged
+    // before this returns; a shared store's answers are awaited.
+    let opening: Promise<void> | undefined;
+    try {
+      opening = this.#open();
+    } catch (error) {
+      this.#openFailed(error);
+      return;
+    }
+    if (opening === undefined) this.#commandDone();
+    else
+      opening.then(
+        () => this.#commandDone(),
+        (error: unknown) => this.#openFailed(error),
+      );
+  }
+
+  #openFailed(error: unknown): void {
+    this.#log('error', 'internal error', { reason: (error as Error).message });
+    // `unavailable` (the store is unreachable) tells the client a retry can succeed.
+    this.#reject(
+      error instanceof ProtocolError
+        ? error
+        : new ProtocolError('internal', 'the server failed to open this connection'),
     );
+    this.close(CLOSE_INTERNAL_ERROR, 'internal error');
   }
 
   // Shared by every session, found through the socket: four closures a connection fewer.
@@ -438,8 +460,13 @@ export class Session implements Subscriber {
     this.#ws.close(code, reason);
   }
 
-  async #authenticate(): Promise<void> {
-    const identity = await this.#context.service.authenticate(this.start.key);
+  /** Checks the key, then greets; a promise only while a shared store is asked. */
+  #open(): Promise<void> | undefined {
+    const identity = this.#context.service.authenticate(this.start.key);
+    return isPending(identity) ? identity.then((found) => this.#opened(found)) : this.#opened(identity);
+  }
+
+  #opened(identity: Identity | undefined): Promise<void> | undefined {
     // Not kept for the life of the connection: it was needed only here.
     if (identity) this.start.key = undefined;
     if (!identity) {
@@ -448,12 +475,12 @@ export class Session implements Subscriber {
       this.#log('warn', 'rejected connection', { code: 'unauthorized' });
       this.#sendEnvelope(encodeError('unauthorized', message));
       this.close(CLOSE_UNAUTHORIZED, this.start.treeOnly ? message : UNAUTHORIZED_CLOSE_REASON);
-      return;
+      return undefined;
     }
-    const user = await this.#context.service.userOf(identity);
+    const user = this.#context.service.userOf(identity);
     const keyId = keyIdOf(identity);
     const { keyLimits } = this.#context;
-    if (this.#closed) return;
+    if (this.#closed) return undefined;
     if (!keyLimits.openConnection(keyId)) {
       this.#log('warn', 'rejected connection', { code: 'limit-exceeded' });
       // On the tree feed the close reason alone says it: its readers take every message for a tree item.
@@ -464,7 +491,7 @@ export class Session implements Subscriber {
         ),
       );
       this.close(CLOSE_POLICY_VIOLATION, 'too many connections for this key');
-      return;
+      return undefined;
     }
     this.#keyId = keyId;
     this.#keyLimiter = keyLimits.bucket(keyId);
@@ -477,31 +504,24 @@ export class Session implements Subscriber {
     const urlCommand = this.start.urlCommand;
     // The hosted dialect greets on the bare endpoint only: bots on the URL form take any
     // message but `sub_ack`, `ack`, `keep-alive` and posts for news.
-    if (urlCommand === undefined || this.start.hello) {
-      // No await when the user's greeting is already built (nearly every connection).
-      const greeting = this.#greet(user, identity);
-      if (greeting) await greeting;
-    }
-    if (urlCommand) await this.#run(() => parseCommandArgs(urlCommand.event, urlCommand.args), urlCommand.event);
-  }
-
-  /** Sends `connected`; a promise only while the user's greeting is first built. */
-  #greet(user: UserRecord, identity: Identity): Promise<void> | undefined {
-    const prefix = connectedPrefixes.get(user);
-    if (prefix === undefined) return this.#greetFirst(user, identity);
-    this.#sendEnvelope(connectedFrame(prefix, this.#context.clock.now(), identity.streamId));
+    if (urlCommand === undefined || this.start.hello) this.#greet(user, identity);
+    if (urlCommand) return this.#run(() => parseCommandArgs(urlCommand.event, urlCommand.args), urlCommand.event);
     return undefined;
   }
 
-  async #greetFirst(user: UserRecord, identity: Identity): Promise<void> {
-    const streams = await this.#context.service.store.streamsOf(user.id);
-    const whole = encodeEvent('connected', {
-      message: 'connected',
-      userId: user.id,
-      streams: streams.map((stream) => stream.id),
-    });
-    connectedPrefixes.set(user, Buffer.from(whole.slice(0, -2)));
-    if (!this.#closed) this.#greet(user, identity);
+  /** Sends `connected`. */
+  #greet(user: UserRecord, identity: Identity): void {
+    let prefix = connectedPrefixes.get(user);
+    if (prefix === undefined) {
+      const whole = encodeEvent('connected', {
+        message: 'connected',
+        userId: user.id,
+        streams: this.#context.service.store.streamsOf(user.id).map((stream) => stream.id),
+      });
+      prefix = Buffer.from(whole.slice(0, -2));
+      connectedPrefixes.set(user, prefix);
+    }
+    this.#sendEnvelope(connectedFrame(prefix, this.#context.clock.now(), identity.streamId));
   }
 
   /**
@@ -618,15 +638,20 @@ export class Session implements Subscriber {
     return this.#run(() => parsed.command, parsed.command.event);
   }
 
-  async #run(parse: () => Command, event: CommandName): Promise<void> {
+  /** Runs a command; a promise while it waits for the store (a publish, or a shared store's reads). */
+  #run(parse: () => Command, event: CommandName): Promise<void> | undefined {
     let requestId: string | undefined;
     try {
       const command = parse();
       requestId = command.requestId;
-      if (command.event === PUBLISH_COMMAND) await this.#answerPublish(command, this.#storePublish(command));
-      else await this.#subscribe(command);
+      const running =
+        command.event === PUBLISH_COMMAND
+          ? this.#answerPublish(command, this.#storePublish(command))
+          : this.#subscribe(command);
+      return running?.catch((error: unknown) => this.#failed(error, requestId, event));
     } catch (error) {
       this.#failed(error, requestId, event);
+      return undefined;
     }
   }
 
@@ -639,17 +664,25 @@ export class Session implements Subscriber {
     this.#reject(new ProtocolError('internal', 'the server failed to run this command', event), requestId);
   }
 
-  async #subscribe(command: Extract<Command, { event: 'on-stream-post' | 'on-stream-post-tree' }>): Promise<void> {
-    const { service, fanout } = this.#context;
-    const resolved = await service.resolveStreams(this.#identity!, command.data.streamIds, command.event);
+  #subscribe(command: SubscribeCommand): Promise<void> | undefined {
+    const { service } = this.#context;
+    const resolved = service.resolveStreams(this.#identity!, command.data.streamIds, command.event);
     // On a shared store, this instance first dispatches every event stored before now: a post
     // acknowledged (through any instance) before this command is history, never a live post.
-    await service.store.caughtUp?.();
-    if (this.#closed) return;
+    const caughtUp = service.store.caughtUp?.();
+    return caughtUp === undefined
+      ? this.#subscribeTo(command, resolved)
+      : caughtUp.then(() => this.#subscribeTo(command, resolved));
+  }
+
+  #subscribeTo(command: SubscribeCommand, resolved: ResolvedSubscription): Promise<void> | undefined {
+    if (this.#closed) return undefined;
+    const { service, fanout } = this.#context;
     const format: Format = command.event === 'on-stream-post-tree' ? 'tree' : 'envelope';
     const streamIds = resolved.streams.map((stream) => stream.id);
-    const key = subscriptionKey(format, streamIds);
     const subscriptions = this.#subscriptions;
+    // Nearly every connection subscribes once: no key is built when there is nothing to replace.
+    const key = subscriptions.length === 0 ? '' : subscriptionKey(format, streamIds);
     const at = subscriptions.findIndex(
       (held) =>
         held.format === format &&
@@ -678,10 +711,25 @@ export class Session implements Subscriber {
     else subscriptions.push(subscription);
     // Live posts wait in the subscription until goLive, so reading history before the
     // acknowledgement loses nothing, and lets it say how many history messages follow.
-    const read = await service.history(resolved, command.data.lastPosts);
+    const read = service.history(resolved, command.data.lastPosts);
+    if (!isPending(read)) {
+      this.#acknowledge(command, subscription, streamIds, read);
+      return undefined;
+    }
+    return read.then((posts) => this.#acknowledge(command, subscription, streamIds, posts));
+  }
+
+  /** `sub_ack` with how many history messages follow, then the history, then live posts. */
+  #acknowledge(
+    command: SubscribeCommand,
+    subscription: Subscription,
+    streamIds: readonly string[],
+    read: PostRecord[],
+  ): void {
     if (this.#closed) return;
+    const { fanout } = this.#context;
     // Held back while hidden: such a post reaches this subscription at its release.
-    const history = hiddenPosts === 'push' ? read : read.filter((post) => !post.hidden);
+    const history = subscription.hiddenPosts === 'push' ? read : read.filter((post) => !post.hidden);
     this.#sendEnvelope(
       encodeEvent(
         'sub_ack',
