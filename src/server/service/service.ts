@@ -23,6 +23,20 @@ export interface ResolvedSubscription {
 
 const MAX_IDS_NAMED = 10;
 
+/**
+ * What a user follows, as a set: every subscription asks, and a reader may follow hundreds of
+ * streams. Follows never change while serving (a reset makes new user records).
+ */
+const followSets = new WeakMap<UserRecord, ReadonlySet<string>>();
+function followsOf(user: UserRecord): ReadonlySet<string> {
+  let follows = followSets.get(user);
+  if (follows === undefined) {
+    follows = new Set(user.follows);
+    followSets.set(user, follows);
+  }
+  return follows;
+}
+
 function nameIds(ids: readonly string[]): string {
   const named = ids
     .slice(0, MAX_IDS_NAMED)
@@ -60,7 +74,7 @@ export class StreamPostsService {
     for (const id of streamIds) {
       const stream = this.store.stream(id);
       if (!stream) missing.push(id);
-      else if (stream.owner === user.id || user.follows.includes(id)) streams.push(stream);
+      else if (stream.owner === user.id || followsOf(user).has(id)) streams.push(stream);
       else notFollowed.push(id);
     }
     if (missing.length > 0) {

@@ -170,23 +170,36 @@ function closeReason(text: string): string {
 
 /**
  * The `connected` frame of each user, who follows the same streams until the store is
- * reset (which makes new user records), without its closing braces: built once, and each
- * connection adds only its own fields (`serverTime`, a stream key's `streamId`).
+ * reset (which makes new user records). The prefix (without its closing braces) is built
+ * once, already UTF-8: a user following many streams has a prefix of kilobytes, not encoded
+ * again per connection. Each connection adds only its own fields (`serverTime`, a stream
+ * key's `streamId`), and the last frame is kept: connections of the same user and key kind
+ * arriving within the same millisecond (a reconnecting fleet) share it. A frame is never
+ * written to once built, so several sockets may send the same one.
  */
-const connectedPrefixes = new WeakMap<UserRecord, Buffer>();
+class Greeting {
+  at = NaN;
+  streamId: string | undefined = undefined;
+  frame: Buffer | undefined = undefined;
 
-/**
- * The user's prefix, already UTF-8, and this connection's fields after it in one buffer: a
- * user following many streams has a prefix of kilobytes, not encoded again per connection.
- */
-function connectedFrame(prefix: Buffer, serverTime: number, streamId: string | undefined): Buffer {
-  const stream = streamId === undefined ? '' : `,"streamId":${JSON.stringify(streamId)}`;
-  const tail = `,"serverTime":"${isoTime(serverTime)}"${stream}}}`;
-  const frame = Buffer.allocUnsafe(prefix.length + Buffer.byteLength(tail));
-  prefix.copy(frame);
-  frame.write(tail, prefix.length);
-  return frame;
+  constructor(readonly prefix: Buffer) {}
+
+  frameAt(serverTime: number, streamId: string | undefined): Buffer {
+    if (this.frame !== undefined && this.at === serverTime && this.streamId === streamId) return this.frame;
+    const stream = streamId === undefined ? '' : `,"streamId":${JSON.stringify(streamId)}`;
+    const tail = `,"serverTime":"${isoTime(serverTime)}"${stream}}}`;
+    const prefix = this.prefix;
+    const frame = Buffer.allocUnsafe(prefix.length + Buffer.byteLength(tail));
+    prefix.copy(frame);
+    frame.write(tail, prefix.length);
+    this.at = serverTime;
+    this.streamId = streamId;
+    this.frame = frame;
+    return frame;
+  }
 }
+
+const greetings = new WeakMap<UserRecord, Greeting>();
 
 /** One WebSocket connection: authentication, commands, subscriptions, backpressure. */
 export class Session implements Subscriber {
@@ -511,17 +524,17 @@ export class Session implements Subscriber {
 
   /** Sends `connected`. */
   #greet(user: UserRecord, identity: Identity): void {
-    let prefix = connectedPrefixes.get(user);
-    if (prefix === undefined) {
+    let greeting = greetings.get(user);
+    if (greeting === undefined) {
       const whole = encodeEvent('connected', {
         message: 'connected',
         userId: user.id,
         streams: this.#context.service.store.streamsOf(user.id).map((stream) => stream.id),
       });
-      prefix = Buffer.from(whole.slice(0, -2));
-      connectedPrefixes.set(user, prefix);
+      greeting = new Greeting(Buffer.from(whole.slice(0, -2)));
+      greetings.set(user, greeting);
     }
-    this.#sendEnvelope(connectedFrame(prefix, this.#context.clock.now(), identity.streamId));
+    this.#sendEnvelope(greeting.frameAt(this.#context.clock.now(), identity.streamId));
   }
 
   /**
@@ -683,15 +696,18 @@ export class Session implements Subscriber {
     const subscriptions = this.#subscriptions;
     // Nearly every connection subscribes once: no key is built when there is nothing to replace.
     const key = subscriptions.length === 0 ? '' : subscriptionKey(format, streamIds);
-    const at = subscriptions.findIndex(
-      (held) =>
-        held.format === format &&
-        held.streams.length === streamIds.length &&
-        subscriptionKey(
-          held.format,
-          held.streams.map((stream) => stream.id),
-        ) === key,
-    );
+    const at =
+      subscriptions.length === 0
+        ? -1
+        : subscriptions.findIndex(
+            (held) =>
+              held.format === format &&
+              held.streams.length === streamIds.length &&
+              subscriptionKey(
+                held.format,
+                held.streams.map((stream) => stream.id),
+              ) === key,
+          );
     const replaced = at === -1 ? undefined : subscriptions[at];
     const max = this.#context.maxSubscriptionsPerConnection;
     if (!replaced && max !== 0 && subscriptions.length >= max) {
