@@ -412,7 +412,6 @@ export class StreamPostsServer {
         'maxSubscriptionsPerConnection',
         options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
       ),
-      pipelinePublishes: this.store.remote === true,
       maxPendingCommands: integerOption(
         'maxPendingCommands',
         options.maxPendingCommands ?? DEFAULTS.maxPendingCommands,

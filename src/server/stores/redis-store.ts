@@ -89,7 +89,6 @@ function unavailable(command?: string): ProtocolError {
  * global order and can tell when it missed some.
  */
 export class RedisStore extends SeedReads implements Store {
-  readonly remote = true;
   readonly #client: RedisClient;
   readonly #subscriber: RedisClient;
   readonly #prefix: string;

@@ -107,11 +107,6 @@ export function isPending<T>(value: Awaitable<T>): value is Promise<T> {
  * processes act as one service; `publish` must deduplicate atomically.
  */
 export interface Store {
-  /**
-   * Each publish waits a round trip to another process (Redis): a connection's publishes are
-   * worth sending together. In memory a publish is done within the turn, and they run one by one.
-   */
-  readonly remote?: boolean;
   /** At once in memory; a shared store asks its engine. */
   authenticate(key: string): Awaitable<Identity | undefined>;
   // Users and streams come from the seed, which every store holds in memory: read at once.
