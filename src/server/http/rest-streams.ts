@@ -3,18 +3,13 @@ import { ProtocolError } from '../../protocol/errors.js';
 import { PRICING_TYPES, STREAM_STATES, type Stream } from '../../protocol/types.js';
 import { decodeToken, encodeToken, queryBoolean, queryEnum, queryInteger, queryValue } from './rest-query.js';
 import type { StreamPostsService } from '../service/service.js';
-import type { Identity, StreamRecord, UserRecord } from '../stores/store.js';
+import { followedBy, follows, type Identity, type StreamRecord, type UserRecord } from '../stores/store.js';
 
 const MAX_STREAMS_PAGE = 50;
 const DEFAULT_STREAMS_PAGE = 10;
 const SORTS = ['FOLLOWERS', 'CREATED_AT'] as const;
 const PRICING_FILTERS = [...PRICING_TYPES, 'ALL'] as const;
 const MAX_CATEGORY_LENGTH = 64;
-
-/** The key's user follows or owns the stream. */
-export function follows(user: UserRecord, stream: StreamRecord): boolean {
-  return stream.owner === user.id || user.follows.includes(stream.id);
-}
 
 /** Whether the key may see the stream at all: a non-public one is shown to its followers and owner only. */
 export function listedFor(user: UserRecord, stream: StreamRecord): boolean {
@@ -175,7 +170,7 @@ export async function selectTargets(
       `stream "${stream.id}" is not a custom stream: it has no targets to select`,
     );
   }
-  if (!user.follows.includes(stream.id)) {
+  if (!followedBy(user).has(stream.id)) {
     throw new ProtocolError('forbidden', `this key's user does not follow stream "${stream.id}"`);
   }
   const targets = body['customTargets'];

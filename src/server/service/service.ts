@@ -13,7 +13,7 @@ import type {
   StreamRecord,
   UserRecord,
 } from '../stores/store.js';
-import { canSee, isPending } from '../stores/store.js';
+import { canSee, follows, isPending } from '../stores/store.js';
 
 /** The streams a subscription resolved to, with what the user may see of each. */
 export interface ResolvedSubscription {
@@ -22,20 +22,6 @@ export interface ResolvedSubscription {
 }
 
 const MAX_IDS_NAMED = 10;
-
-/**
- * What a user follows, as a set: every subscription asks, and a reader may follow hundreds of
- * streams. Follows never change while serving (a reset makes new user records).
- */
-const followSets = new WeakMap<UserRecord, ReadonlySet<string>>();
-function followsOf(user: UserRecord): ReadonlySet<string> {
-  let follows = followSets.get(user);
-  if (follows === undefined) {
-    follows = new Set(user.follows);
-    followSets.set(user, follows);
-  }
-  return follows;
-}
 
 function nameIds(ids: readonly string[]): string {
   const named = ids
@@ -74,7 +60,7 @@ export class StreamPostsService {
     for (const id of streamIds) {
       const stream = this.store.stream(id);
       if (!stream) missing.push(id);
-      else if (stream.owner === user.id || followsOf(user).has(id)) streams.push(stream);
+      else if (follows(user, stream)) streams.push(stream);
       else notFollowed.push(id);
     }
     if (missing.length > 0) {

@@ -3,7 +3,7 @@ import { ulid } from 'ulid';
 import { ProtocolError } from '../../protocol/errors.js';
 import { PUBLISH_COMMAND } from '../../protocol/types.js';
 import type { Seed } from '../service/seed.js';
-import type { PostRecord, StreamRecord, TargetSelections, UserRecord } from './store.js';
+import { follows, type PostRecord, type StreamRecord, type TargetSelections, type UserRecord } from './store.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -106,8 +106,7 @@ export class Catalog {
       const user = this.users.get(userId);
       if (!user) return [];
       // One scan per user, not one per connection.
-      const follows = new Set(user.follows);
-      streams = [...this.streams.values()].filter((stream) => follows.has(stream.id) || stream.owner === userId);
+      streams = [...this.streams.values()].filter((stream) => follows(user, stream));
       this.#streamsOf.set(userId, streams);
     }
     return [...streams];
