@@ -40,21 +40,38 @@ export class ConnectionsPanel {
       report(this.#output, missing ? 'this serve does not list connections' : describeError(error), 'error');
       return;
     }
-    // A row already shown keeps its controls, so a code or reason being chosen survives a refresh.
+    // A row already shown stays where it is and only its cells change: its controls (a code
+    // chosen, a reason half typed, the focus in it) are never moved or rebuilt by a refresh.
     const shown = new Map(
       [...this.#body.querySelectorAll<HTMLElement>('tr[data-connection-id]')].map((row) => [
         row.dataset['connectionId'],
-        row.querySelector('.actions'),
+        row,
       ]),
     );
-    this.#body.replaceChildren(
-      ...connections.map((connection) => {
-        const row = this.#row(connection);
-        const controls = shown.get(connection.id);
-        if (controls) row.querySelector('.actions')?.replaceWith(controls);
-        return row;
-      }),
-    );
+    // Rows of closed connections, and the "none" line, go first: a row that stays is then not
+    // moved past them.
+    const open = new Set(connections.map((connection) => connection.id));
+    for (const row of [...this.#body.children]) {
+      const id = (row as HTMLElement).dataset['connectionId'];
+      if (id === undefined || !open.has(id)) row.remove();
+    }
+    let previous: Element | null = null;
+    for (const connection of connections) {
+      const fresh = this.#row(connection);
+      let row = shown.get(connection.id);
+      if (row === undefined) row = fresh;
+      else {
+        const cells = [...row.querySelectorAll(':scope > td:not(.actions)')];
+        const freshCells = [...fresh.querySelectorAll(':scope > td:not(.actions)')];
+        cells.forEach((cell, i) => {
+          const replacement = freshCells[i];
+          if (replacement && cell.innerHTML !== replacement.innerHTML) cell.replaceWith(replacement);
+        });
+      }
+      const at: Element | null = previous === null ? this.#body.firstElementChild : previous.nextElementSibling;
+      if (at !== row) this.#body.insertBefore(row, at);
+      previous = row;
+    }
     if (connections.length === 0) this.#body.append(h('tr', {}, h('td', { colspan: '7', class: 'muted' }, 'none')));
   }
 

@@ -25,6 +25,25 @@ describeInBrowser('the dashboard connections and faults panels', () => {
     await row.waitFor({ state: 'detached', timeout: UI_TIMEOUT });
   });
 
+  it('keeps a close reason being typed, and its focus, while the list refreshes around it', async () => {
+    const server = await startTestServer();
+    await connectAs(server, KEYS.alice);
+    const { page } = await openPage(browser(), `${server.httpUrl}/`);
+    const row = page.locator('#connections-body tr[data-connection-id]', { hasText: 'alice' });
+    await row.waitFor({ timeout: UI_TIMEOUT });
+    await row.locator('.close-reason').fill('half typ');
+
+    // Another connection comes and goes: the list refreshes twice while the reason has the focus.
+    const bob = await connectAs(server, KEYS.bob);
+    const bobRow = page.locator('#connections-body tr[data-connection-id]', { hasText: 'bob' });
+    await bobRow.waitFor({ timeout: UI_TIMEOUT });
+    await bob.close();
+    await bobRow.waitFor({ state: 'detached', timeout: UI_TIMEOUT });
+
+    expect(await row.locator('.close-reason').inputValue()).toBe('half typ');
+    expect(await page.evaluate('document.activeElement?.className')).toBe('close-reason');
+  });
+
   it('adds a fault, shows it, and clears it', async () => {
     const server = await startTestServer();
     const { page } = await openPage(browser(), `${server.httpUrl}/`);
