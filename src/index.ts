@@ -13,6 +13,7 @@ export type {
   FaultScope,
   FaultScopeView,
   ConnectionInfo,
+  KeepAliveRound,
   SeedInput,
   StateDocument,
   ScenarioPlayback,

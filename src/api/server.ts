@@ -1,7 +1,7 @@
 // Over 400 lines on purpose: the library's public server surface (startServer's options, each
 // checked with an error naming it, and the handle's documented methods); the work is in src/server/.
 import { readFile } from 'node:fs/promises';
-import type { AdminState, ConnectionInfo, Fault, FaultInput } from '../protocol/admin.js';
+import type { AdminState, ConnectionInfo, Fault, FaultInput, KeepAliveRound } from '../protocol/admin.js';
 import { ProtocolError } from '../protocol/errors.js';
 import { DEMO_SEED } from '../demo/seed.js';
 import { DEFAULTS } from '../server/defaults.js';
@@ -195,7 +195,14 @@ function redisOption(given: Record<string, unknown>): {
 
 /** What `state()` reports (the same as `GET /_admin/state`). */
 export type ServerState = AdminState;
-export type { ConnectionInfo, Fault, FaultInput, FaultScope, FaultScopeView } from '../protocol/admin.js';
+export type {
+  ConnectionInfo,
+  Fault,
+  FaultInput,
+  FaultScope,
+  FaultScopeView,
+  KeepAliveRound,
+} from '../protocol/admin.js';
 
 /** Injected faults (the same as `/_admin/faults`): this server's own, also with a Redis store. */
 export interface ServerFaults {
@@ -378,6 +385,18 @@ export class StreamPostsServer {
 
   state(): Promise<ServerState> {
     return this.#core.admin.state();
+  }
+
+  /**
+   * One keep-alive round now (the same as `POST /_admin/keep-alive`), as if the interval had
+   * passed: a connection that left the last round's ping unanswered is terminated, every
+   * other one gets a ping and a `keep-alive` event. Resolves, once the round has reached
+   * every connection, to how many were pinged and terminated. The next timed round comes a
+   * whole `keepAliveMs` later. So a test of a client's keep-alive needs no waiting: start
+   * with a long `keepAliveMs` and drive the rounds.
+   */
+  keepAliveRound(): Promise<KeepAliveRound> {
+    return this.#core.admin.keepAliveRound();
   }
 
   /** The open WebSocket connections (the same as `GET /_admin/connections`): who, subscribed to what. */

@@ -1,6 +1,12 @@
 import { ERROR_CODES, isErrorCode, ProtocolError } from './errors.js';
 import { MAX_FRAME_BYTES } from './limits.js';
 
+/** What one keep-alive round did (`POST /_admin/keep-alive`): peers pinged, and peers terminated for leaving the last round's ping unanswered. */
+export interface KeepAliveRound {
+  pinged: number;
+  terminated: number;
+}
+
 /** What `GET /_admin/state` answers, and the library's `server.state()` resolves to. */
 export interface AdminState {
   connections: number;

@@ -6,6 +6,7 @@ import {
   connectAs,
   http,
   KEYS,
+  readByServer,
   startTestServer,
   type TestClient,
   untilAdminState,
@@ -188,6 +189,30 @@ describe('POST /_admin/reset', () => {
   });
 });
 
+describe('POST /_admin/keep-alive', () => {
+  it('runs one round now: pings who answered the last one, terminates who did not, and says how many', async () => {
+    // One instance (a port of its own): a round is each instance's own, as its connections are.
+    // No timed round comes during the test.
+    const server = await startTestServer({ port: 0, keepAliveMs: 3_600_000 });
+    const alice = await connectAs(server, KEYS.alice);
+    const silent = await connectAs(server, KEYS.bob, { wsOptions: { autoPong: false } });
+
+    const first = await http(server, 'POST', '/_admin/keep-alive', { body: {} });
+    expect(first).toMatchObject({ status: 200, body: { pinged: 2, terminated: 0 } });
+    await alice.nextEvent('keep-alive');
+    await readByServer(alice.ws);
+    const second = await http(server, 'POST', '/_admin/keep-alive', { body: {} });
+    expect(second).toMatchObject({ status: 200, body: { pinged: 1, terminated: 1 } });
+    expect((await silent.closed).code).toBe(1006);
+    await alice.nextEvent('keep-alive');
+    expect((await adminState(server)).connections).toBe(1);
+
+    const get = await http(server, 'GET', '/_admin/keep-alive');
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+  });
+});
+
 describe('admin switch', () => {
   it('is on by default on 127.0.0.1', async () => {
     const server = await startTestServer();
@@ -202,6 +227,7 @@ describe('admin switch', () => {
       ['GET', '/_admin/state', undefined],
       ['POST', '/_admin/clock', { advanceMs: MINUTE }],
       ['POST', '/_admin/reset', undefined],
+      ['POST', '/_admin/keep-alive', {}],
     ] as const) {
       const reply = await http(server, method, path, body === undefined ? {} : { body });
       expect(reply.status).toBe(404);

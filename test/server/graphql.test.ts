@@ -10,6 +10,7 @@ import {
   http,
   KEYS,
   publish,
+  readByServer,
   startTestServer,
   untilAdminState,
 } from '../support/harness.js';
@@ -224,5 +225,73 @@ describe('GraphQL subscriptions at /graphql (graphql-ws)', () => {
     await subscribed(server, 1);
     await server.close();
     expect((await closed).code).toBe(1001);
+  });
+});
+
+interface BareGraphqlSocket {
+  ws: WebSocket;
+  /** Pings from the server so far. */
+  pings: () => number;
+  /** Resolves once the server has sent this many pings. */
+  pinged: (count: number) => Promise<void>;
+  /** The close code. */
+  closed: Promise<number>;
+}
+
+/** A bare graphql-transport-ws connection, initialised; counts the server's pings. */
+async function initialisedSocket(
+  server: StreamPostsServer,
+  apiKey: string,
+  options: WebSocket.ClientOptions = {},
+): Promise<BareGraphqlSocket> {
+  const ws = new WebSocket(`${server.url}/graphql`, 'graphql-transport-ws', options);
+  afterTest(() => ws.terminate());
+  let pings = 0;
+  const arrivals = new Arrivals();
+  ws.on('ping', () => {
+    pings += 1;
+    arrivals.notify();
+  });
+  const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const acked = new Promise<void>((resolve) =>
+    ws.on('message', (data) => {
+      if ((JSON.parse(data.toString()) as { type?: unknown }).type === 'connection_ack') resolve();
+    }),
+  );
+  ws.send(JSON.stringify({ type: 'connection_init', payload: { apiKey } }));
+  await acked;
+  return {
+    ws,
+    pings: () => pings,
+    pinged: (count) =>
+      arrivals.until(
+        () => pings >= count,
+        10_000,
+        () => new Error(`ping ${count} never came`),
+      ),
+    closed,
+  };
+}
+
+describe('keep-alive', () => {
+  it('pings GraphQL connections in the same rounds, and terminates one that left the last ping unanswered', async () => {
+    // No timed round comes during the test: every round is asked for.
+    const server = await startTestServer({ keepAliveMs: 3_600_000 });
+    const answering = await initialisedSocket(server, KEYS.alice);
+    const silent = await initialisedSocket(server, KEYS.bob, { autoPong: false });
+
+    expect(await server.keepAliveRound()).toEqual({ pinged: 2, terminated: 0 });
+    await answering.pinged(1);
+    await silent.pinged(1);
+    await readByServer(answering.ws);
+    expect(await server.keepAliveRound()).toEqual({ pinged: 1, terminated: 1 });
+    expect(await silent.closed).toBe(1006);
+    await answering.pinged(2);
+    expect(answering.ws.readyState).toBe(WebSocket.OPEN);
+    expect(silent.pings()).toBe(1);
   });
 });

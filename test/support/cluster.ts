@@ -66,6 +66,15 @@ export class TestCluster implements ServerHandle {
   }
 
   /** Every instance's connections (ids are each instance's own, so they may repeat across instances). */
+  /** Connections are each instance's own: a round on every instance, counted together. */
+  async keepAliveRound(): ReturnType<StreamPostsServer['keepAliveRound']> {
+    const rounds = await Promise.all(this.instances.map((instance) => instance.keepAliveRound()));
+    return {
+      pinged: rounds.reduce((sum, round) => sum + round.pinged, 0),
+      terminated: rounds.reduce((sum, round) => sum + round.terminated, 0),
+    };
+  }
+
   connections(): ReturnType<StreamPostsServer['connections']> {
     return this.instances.flatMap((instance) => instance.connections());
   }

@@ -162,6 +162,26 @@ export class TestClient {
   }
 }
 
+/**
+ * Resolves once the server has read everything this peer sent before (its answers to pings
+ * included): the server answers a ping of the peer's own only after what came before it.
+ */
+export function readByServer(ws: WebSocket): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onPong = (): void => {
+      ws.off('close', onClose);
+      resolve();
+    };
+    const onClose = (): void => {
+      ws.off('pong', onPong);
+      reject(new Error('closed before the server answered a ping'));
+    };
+    ws.once('pong', onPong);
+    ws.once('close', onClose);
+    ws.ping();
+  });
+}
+
 /** Opens a connection and resolves once it is open (not once authenticated). */
 export async function connect(server: ServerAddress, options: ConnectOptions = {}): Promise<TestClient> {
   const url = new URL(`${server.url}${options.path ?? '/v1/ws'}`);

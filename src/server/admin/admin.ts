@@ -1,7 +1,7 @@
 // admin/: what a tester drives a local serve with: admin endpoints, the dashboard and its live
 // events, injected faults, scenarios (recorded and played) and the state file.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AdminState, ConnectionInfo, Fault } from '../../protocol/admin.js';
+import type { AdminState, ConnectionInfo, Fault, KeepAliveRound } from '../../protocol/admin.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import type { AdjustableClock } from '../service/clock.js';
@@ -18,6 +18,8 @@ export interface AdminContext {
   counts: () => { connections: number; subscriptions: number };
   connections: () => ConnectionInfo[];
   faults: FaultRegistry;
+  /** Runs one keep-alive round now (`POST /_admin/keep-alive`). */
+  keepAliveRound: () => Promise<KeepAliveRound>;
   /** The store's state as a document (`GET /_admin/export`); absent for a store that keeps its own. */
   exportState?: () => object;
 }
@@ -34,6 +36,8 @@ export interface AdminActions {
   /** Due releases fire, and expired idempotency keys lapse, before this returns. */
   advanceClock(advanceMs: number): Promise<{ now: string; clockOffsetMs: number }>;
   reset(): Promise<void>;
+  /** One keep-alive round now, on this instance's connections; the next timed one an interval later. */
+  keepAliveRound(): Promise<KeepAliveRound>;
   connections(): ConnectionInfo[];
   /** Rejects with `invalid-argument` naming the field. */
   addFault(fault: unknown): Promise<Fault>;
@@ -78,6 +82,11 @@ export function createAdminActions(context: AdminContext): AdminActions {
       await store.reset();
       faults.clear(undefined, 'reset');
       logger.log('info', 'reset to seed');
+    },
+    async keepAliveRound() {
+      const round = await context.keepAliveRound();
+      logger.log('info', 'keep-alive round', { ...round });
+      return round;
     },
     connections: context.connections,
     addFault: (fault) => faults.add(fault),
@@ -132,6 +141,7 @@ export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions
         sendJson(res, 200, { ok: true });
       },
     },
+    '/_admin/keep-alive': { POST: async (_req, res) => sendJson(res, 200, await actions.keepAliveRound()) },
     '/_admin/connections': { GET: async (_req, res) => sendJson(res, 200, { connections: actions.connections() }) },
     '/_admin/faults': {
       GET: async (_req, res) => sendJson(res, 200, { faults: actions.faults() }),

@@ -8,6 +8,7 @@ import { CLOSE_POLICY_VIOLATION, CLOSE_SLOW_CONSUMER, CLOSE_UNAUTHORIZED } from 
 import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { Post } from '../../protocol/types.js';
+import type { KeepAliveRound } from '../../protocol/admin.js';
 import { Subscription, type FanOut, type HiddenPosts, type QueuedPost, type Subscriber } from '../ws/fanout.js';
 import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
@@ -51,7 +52,6 @@ export interface GraphqlContext {
   createRateLimiter: (() => TokenBucket) | undefined;
   maxBufferedBytes: number;
   maxSubscriptionsPerConnection: number;
-  keepAliveMs: number;
 }
 
 /** What one /graphql connection knows once its key is checked. */
@@ -65,6 +65,8 @@ interface Connection {
   rateLimiter?: TokenBucket | undefined;
   /** Operations streaming now; each ends (and leaves the fan-out) on `complete` or close. */
   operations: Set<PostFeed>;
+  /** Answered the last keep-alive round's ping (or joined since it). */
+  alive: boolean;
 }
 
 type Extra = Connection;
@@ -163,6 +165,8 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
   closeAll(code: number, reason: string): void;
   /** Closes the connections that hold an operation (events were missed; they must replay). */
   closeSubscribers(code: number, reason: string): void;
+  /** The server's keep-alive round, on these connections: ping, or terminate who left the last ping unanswered. */
+  keepAliveRound(): KeepAliveRound;
 } {
   const { service, fanout, keyLimits } = context;
   const sockets = new Map<WebSocket, Connection>();
@@ -264,28 +268,16 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
     },
   });
 
-  function keepAlive(ws: WebSocket): void {
-    let alive = true;
-    ws.on('pong', () => {
-      alive = true;
-    });
-    const timer = setInterval(() => {
-      if (!alive) {
-        ws.terminate();
-        return;
-      }
-      alive = false;
-      ws.ping();
-    }, context.keepAliveMs);
-    timer.unref();
-    ws.once('close', () => clearInterval(timer));
+  function onPong(this: WebSocket): void {
+    const connection = sockets.get(this);
+    if (connection) connection.alive = true;
   }
 
   return {
     accept(ws, requestKey) {
-      const connection: Connection = { ws, requestKey, operations: new Set() };
+      const connection: Connection = { ws, requestKey, operations: new Set(), alive: true };
       sockets.set(ws, connection);
-      keepAlive(ws);
+      ws.on('pong', onPong);
       const closed = server.opened(
         {
           protocol: ws.protocol,
@@ -315,6 +307,21 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
     },
     closeAll(code, reason) {
       for (const ws of sockets.keys()) ws.close(code, reason);
+    },
+    keepAliveRound() {
+      const round: KeepAliveRound = { pinged: 0, terminated: 0 };
+      for (const [ws, connection] of sockets) {
+        if (!connection.alive) {
+          context.logger.log('warn', 'terminating unresponsive peer', { via: 'graphql' });
+          ws.terminate();
+          round.terminated += 1;
+        } else if (ws.readyState === OPEN) {
+          connection.alive = false;
+          ws.ping();
+          round.pinged += 1;
+        }
+      }
+      return round;
     },
     closeSubscribers(code, reason) {
       for (const [ws, connection] of sockets) if (connection.operations.size > 0) ws.close(code, reason);

@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { queryToArgs, isCommandName } from '../../protocol/commands.js';
-import { parseFault } from '../../protocol/admin.js';
+import { parseFault, type KeepAliveRound } from '../../protocol/admin.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { encodeEvent } from '../../protocol/events.js';
 import { CLOSE_GOING_AWAY } from '../../protocol/close-codes.js';
@@ -159,6 +159,7 @@ const CLOSE_DEADLINE_MS = 2000;
 const HTTP_TIMEOUT_CHECKS = { connectionsCheckingInterval: 1_000 } as const;
 /** Sessions pinged per turn of the event loop in a keep-alive round. */
 const KEEP_ALIVE_SLICE = 200;
+const KEEP_ALIVE_FRAME = Buffer.from(encodeEvent('keep-alive', {}));
 
 function positiveOption(name: string, value: number, allowZero = false): number {
   if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
@@ -255,6 +256,8 @@ export class StreamPostsServer {
   scenarioFaults: ScenarioFaults | undefined;
   #player: ScenarioPlayer | undefined;
   #keepAliveTimer: NodeJS.Timeout | undefined;
+  /** The keep-alive round under way, if any. */
+  #round: Promise<KeepAliveRound> | undefined;
   #nextSessionId = 1;
   #closing: Promise<void> | undefined;
   readonly #sessionContext: SessionContext;
@@ -381,6 +384,7 @@ export class StreamPostsServer {
       counts: () => ({ connections: this.#sessions.size, subscriptions: this.#fanout.size }),
       connections: () => [...this.#sessions].map((session) => session.info()),
       faults: this.faults,
+      keepAliveRound: () => this.keepAliveRound(),
       ...this.#exportState(options.seed),
     });
     if (this.#options.admin) {
@@ -497,7 +501,6 @@ export class StreamPostsServer {
         createRateLimiter: context.createRateLimiter,
         maxBufferedBytes: context.maxBufferedBytes,
         maxSubscriptionsPerConnection: context.maxSubscriptionsPerConnection,
-        keepAliveMs: this.#options.keepAliveMs,
       }),
     );
     this.#graphql.then(
@@ -647,28 +650,64 @@ export class StreamPostsServer {
       });
     });
     this.#address = this.#http.address() as AddressInfo;
-    const keepAliveFrame = Buffer.from(encodeEvent('keep-alive', {}));
-    this.#keepAliveTimer = setInterval(() => this.#keepAlive(keepAliveFrame), this.#options.keepAliveMs);
-    this.#keepAliveTimer.unref();
+    this.#armKeepAlive();
     return this;
+  }
+
+  /** Timed rounds every `keepAliveMs`, counted from the last round (timed or asked for). */
+  #armKeepAlive(): void {
+    if (this.#keepAliveTimer) clearInterval(this.#keepAliveTimer);
+    this.#keepAliveTimer = setInterval(() => void this.#startRound(), this.#options.keepAliveMs);
+    this.#keepAliveTimer.unref();
+  }
+
+  /**
+   * One keep-alive round now (`POST /_admin/keep-alive`): a peer that has not answered the
+   * previous round's ping is terminated, every other one gets a ping and a `keep-alive`
+   * event. Resolves once the round has reached every connection. The next timed round
+   * comes a whole interval later, so a peer always has an interval to answer.
+   */
+  keepAliveRound(): Promise<KeepAliveRound> {
+    if (this.#closing !== undefined) return Promise.resolve({ pinged: 0, terminated: 0 });
+    this.#armKeepAlive();
+    return this.#startRound();
+  }
+
+  /** Rounds run one after the other: one asked for during a timed round waits for it. */
+  #startRound(): Promise<KeepAliveRound> {
+    const previous = this.#round;
+    const round = previous ? previous.then(() => this.#runRound()) : this.#runRound();
+    this.#round = round;
+    void round.then(() => {
+      if (this.#round === round) this.#round = undefined;
+    });
+    return round;
   }
 
   /**
    * One keep-alive round, in slices of KEEP_ALIVE_SLICE sessions with I/O between them:
    * 10,000 pings in one go held deliveries up for tens of milliseconds.
    */
-  #keepAlive(frame: Buffer, sessions = [...this.#sessions], from = 0): void {
-    const to = Math.min(from + KEEP_ALIVE_SLICE, sessions.length);
-    for (let i = from; i < to; i += 1) {
-      const session = sessions[i]!;
-      if (!session.isAlive) {
-        this.#logger.log('warn', 'terminating unresponsive peer', { conn: session.id });
-        session.terminate();
-        continue;
-      }
-      session.ping(frame);
-    }
-    if (to < sessions.length && this.#closing === undefined) setImmediate(() => this.#keepAlive(frame, sessions, to));
+  async #runRound(): Promise<KeepAliveRound> {
+    const sessions = [...this.#sessions];
+    // GraphQL connections are few and answer pings only: one go.
+    const counts = (await this.#graphql?.catch(() => undefined))?.keepAliveRound() ?? { pinged: 0, terminated: 0 };
+    return new Promise((resolve) => {
+      const slice = (from: number): void => {
+        const to = Math.min(from + KEEP_ALIVE_SLICE, sessions.length);
+        for (let i = from; i < to; i += 1) {
+          const session = sessions[i]!;
+          if (!session.isAlive) {
+            this.#logger.log('warn', 'terminating unresponsive peer', { conn: session.id });
+            session.terminate();
+            counts.terminated += 1;
+          } else if (session.ping(KEEP_ALIVE_FRAME)) counts.pinged += 1;
+        }
+        if (to < sessions.length && this.#closing === undefined) setImmediate(slice, to);
+        else resolve(counts);
+      };
+      slice(0);
+    });
   }
 
   get adminEnabled(): boolean {

@@ -418,12 +418,14 @@ export class Session implements Subscriber {
     session.#ws.resume();
   }
 
-  ping(keepAliveFrame: Buffer): void {
-    if (this.#ws.readyState !== OPEN || this.faults?.silent) return;
+  /** A keep-alive round's ping and event; false when none was sent (closing, or silenced by a fault). */
+  ping(keepAliveFrame: Buffer): boolean {
+    if (this.#ws.readyState !== OPEN || this.faults?.silent) return false;
     this.isAlive = false;
     this.#corkForThisTurn();
     this.#ws.ping();
     this.#sendEnvelope(keepAliveFrame);
+    return true;
   }
 
   /** Whether it holds a subscription (a publish-only connection does not). */
