@@ -60,6 +60,16 @@ function follow(
 const ids = (deliveries: Delivery[]) =>
   deliveries.map((delivery) => (delivery.format === 'post' ? delivery.post.id : delivery.id));
 
+/**
+ * Publishes a post on macro-wire (followed by every reader here) and waits for it: what
+ * the reader got before it is all it will get of what came earlier. Resolves to its id.
+ */
+async function publishMarker(server: StreamPostsServer, deliveries: Delivery[]): Promise<string> {
+  const marker = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'marker' });
+  await until(() => ids(deliveries).includes(marker.id), 'the marker');
+  return marker.id as string;
+}
+
 describe('Subscription across drops', () => {
   it('shows posts published before, during and after an outage exactly once, and no history from before it started', async () => {
     const server = await startTestServer();
@@ -72,9 +82,9 @@ describe('Subscription across drops', () => {
     const b = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'B' });
     await until(() => reader.subscriptions() === 2, 'the resubscription');
     const c = await publish(server, KEYS.cryptoLegal, { streamId: 'crypto-legal', content: 'C' });
-    await until(() => reader.deliveries.length >= 3, 'C');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(ids(reader.deliveries)).toEqual([a.id, b.id, c.id]);
+    // Anything sent twice would arrive before a post published after C.
+    const marker = await publishMarker(server, reader.deliveries);
+    expect(ids(reader.deliveries)).toEqual([a.id, b.id, c.id, marker]);
     expect(reader.states.some((state) => state.kind === 'reconnecting')).toBe(true);
   });
 
@@ -87,9 +97,8 @@ describe('Subscription across drops', () => {
     proxy.cut();
     await until(() => reader.subscriptions() === 2, 'the resubscription');
     const d = await publish(server, KEYS.cryptoLegal, { streamId: 'crypto-legal', content: 'D' });
-    await until(() => reader.deliveries.length >= 4, 'D');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(ids(reader.deliveries)).toEqual([...history, d.id]);
+    const marker = await publishMarker(server, reader.deliveries);
+    expect(ids(reader.deliveries)).toEqual([...history, d.id, marker]);
   });
 
   it('shows a hidden post released during the outage as released, with its text', async () => {
@@ -122,10 +131,9 @@ describe('Subscription across drops', () => {
     );
     proxy.cut();
     const e = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'E' });
-    await until(() => reader.deliveries.length >= 3, 'E');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(ids(reader.deliveries).slice(2)).toEqual([e.id]);
-    expect(new Set(ids(reader.deliveries)).size).toBe(3);
+    const marker = await publishMarker(server, reader.deliveries);
+    expect(ids(reader.deliveries).slice(2)).toEqual([e.id, marker]);
+    expect(new Set(ids(reader.deliveries)).size).toBe(4);
   });
 
   it('ends with "refused" when the service refuses the subscription', async () => {
