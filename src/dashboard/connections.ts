@@ -29,7 +29,17 @@ export class ConnectionsPanel {
   readonly #body = byId<HTMLElement>('connections-body');
   readonly #output = byId<HTMLElement>('connections-result');
 
-  constructor(private readonly afterChange: () => void) {}
+  constructor(private readonly afterChange: () => void) {
+    byId<HTMLButtonElement>('keep-alive-round').addEventListener('click', () => {
+      request<{ pinged: number; terminated: number }>('POST', '/_admin/keep-alive', {}).then(
+        ({ pinged, terminated }) => {
+          report(this.#output, `keep-alive round: ${pinged} pinged, ${terminated} terminated`, 'ok');
+          this.afterChange();
+        },
+        (error: unknown) => report(this.#output, describeError(error), 'error'),
+      );
+    });
+  }
 
   async refresh(): Promise<void> {
     let connections: Connection[];

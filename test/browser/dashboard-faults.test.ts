@@ -1,7 +1,7 @@
 // The connections and faults panels call GET /_admin/connections and /_admin/faults
 // (docs/PROTOCOL.md, admin endpoints): these tests need a serve that has them.
 import { expect, it } from 'vitest';
-import { connectAs, http, KEYS, startTestServer } from '../support/harness.js';
+import { connectAs, http, KEYS, readByServer, startTestServer } from '../support/harness.js';
 import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from './browser.js';
 
 const browser = useBrowser();
@@ -42,6 +42,27 @@ describeInBrowser('the dashboard connections and faults panels', () => {
 
     expect(await row.locator('.close-reason').inputValue()).toBe('half typ');
     expect(await page.evaluate('document.activeElement?.className')).toBe('close-reason');
+  });
+
+  it('runs a keep-alive round: a peer that left the last ping unanswered is terminated and leaves the list', async () => {
+    // One instance, and no timed round during the test: each round is a click.
+    const server = await startTestServer({ port: 0, keepAliveMs: 3_600_000 });
+    const alice = await connectAs(server, KEYS.alice);
+    const bob = await connectAs(server, KEYS.bob, { wsOptions: { autoPong: false } });
+    const { page } = await openPage(browser(), `${server.httpUrl}/`);
+    const bobRow = page.locator('#connections-body tr[data-connection-id]', { hasText: 'bob' });
+    await bobRow.waitFor({ timeout: UI_TIMEOUT });
+    const result = page.locator('#connections-result[data-kind="ok"]');
+
+    await page.click('#keep-alive-round');
+    await result.filter({ hasText: '2 pinged, 0 terminated' }).waitFor({ timeout: UI_TIMEOUT });
+    await alice.nextEvent('keep-alive');
+    await readByServer(alice.ws);
+    await page.click('#keep-alive-round');
+    await result.filter({ hasText: '1 pinged, 1 terminated' }).waitFor({ timeout: UI_TIMEOUT });
+    expect((await bob.closed).code).toBe(1006);
+    await bobRow.waitFor({ state: 'detached', timeout: UI_TIMEOUT });
+    expect(alice.ws.readyState).toBe(alice.ws.OPEN);
   });
 
   it('adds a fault, shows it, and clears it', async () => {
