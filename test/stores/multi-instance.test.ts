@@ -376,3 +376,48 @@ describe('restarts and outages', () => {
     }
   });
 });
+
+describe('uploaded media on several instances', () => {
+  /** The same address on another instance: what a load balancer in front of them does. */
+  const on = (server: StreamPostsServer, url: string) => `${server.httpUrl}${new URL(url).pathname}`;
+
+  async function put(url: string, type: string, body: Buffer): Promise<number> {
+    const response = await fetch(url, { method: 'PUT', headers: { 'content-type': type }, body });
+    await response.arrayBuffer();
+    return response.status;
+  }
+
+  it('an address handed out by one instance takes its upload at another, once, and every instance serves it', async () => {
+    const [a, b, c] = await instances(3);
+    const reply = await http(a!, 'POST', '/v1/streams/macro-wire/post', {
+      key: KEYS.macroWire,
+      body: { content: 'two charts', uploadMedia: [{ mimeType: 'image/png' }, { mimeType: 'image/png' }] },
+    });
+    expect(reply.status).toBe(201);
+    const [first, second] = reply.body.mediaUploadURLs as { url: string }[];
+    const served = (reply.body.post.metadata.media as { url: string }[]).map((item) => item.url);
+    const bytes = Buffer.from('89504e470d0a1a0a', 'hex');
+
+    expect(await put(on(b!, first!.url), 'image/jpeg', bytes)).toBe(415);
+    expect(await put(on(b!, first!.url), 'image/png', bytes)).toBe(200);
+    expect(await put(on(c!, first!.url), 'image/png', bytes)).toBe(409);
+    for (const server of [a!, b!, c!]) {
+      const response = await fetch(on(server, served[0]!));
+      expect(response.status).toBe(200);
+      expect(Buffer.from(await response.arrayBuffer()).equals(bytes)).toBe(true);
+    }
+
+    // Two instances asked at once for the same address: one takes the upload, the other refuses.
+    const statuses = await Promise.all([b!, c!].map((server) => put(on(server, second!.url), 'image/png', bytes)));
+    expect(statuses.sort()).toEqual([200, 409]);
+    expect((await fetch(on(a!, served[1]!))).status).toBe(200);
+
+    // The window is the shared clock's: moved on one instance, lapsed on all.
+    const late = await http(a!, 'POST', '/v1/streams/macro-wire/post', {
+      key: KEYS.macroWire,
+      body: { content: 'late chart', uploadMedia: [{ mimeType: 'image/png' }] },
+    });
+    await advanceClock(c!, 10 * 60_000 + 1);
+    expect(await put(on(b!, late.body.mediaUploadURLs[0].url), 'image/png', bytes)).toBe(410);
+  });
+});

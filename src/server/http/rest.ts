@@ -7,6 +7,7 @@ import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, se
 import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
 import { MediaStore, UPLOAD_PATH } from './media.js';
+import type { MediaKeeper } from '../stores/media-keeper.js';
 import type { TokenBucket } from '../ws/rate-limiter.js';
 import { parseRestPublish, requestOrigin, withMedia } from './rest-publish.js';
 import { listPosts } from './rest-posts.js';
@@ -23,6 +24,8 @@ export interface RestContext {
   faults: FaultRegistry;
   /** The service clock: upload addresses lapse on it, so tests move it instead of waiting. */
   clock: Clock;
+  /** Where uploads are kept: the store's (shared by every instance on it), else this process's memory. */
+  media: MediaKeeper;
 }
 
 /** A selection of targets is a short list: this is plenty. */
@@ -46,7 +49,7 @@ function methodNotAllowed(res: ServerResponse, allow: string): void {
 export function createRestHandler(context: RestContext) {
   const { service, logger } = context;
   const limiters = new Map<string, TokenBucket>();
-  const media = new MediaStore(context.clock);
+  const media = new MediaStore(context.clock, context.media);
 
   /** REST has no connection: the per-connection rate applies per key, and so does the key's shared one. */
   function withinRate(identity: Identity): boolean {
@@ -77,14 +80,15 @@ export function createRestHandler(context: RestContext) {
     if (fields['contentType'] === undefined || fields['contentType'] === null) {
       logger.log('debug', 'contentType not given: rawtext', { via: 'rest', stream: streamId });
     }
-    const reservations = uploadMedia === undefined ? undefined : media.reserve(uploadMedia, requestOrigin(req));
+    const reservations = uploadMedia === undefined ? undefined : await media.reserve(uploadMedia, requestOrigin(req));
     const injected = context.faults.onPublish(identity, args.streamId);
     let result;
     try {
       result = await service.publish(identity, args, withMedia(metadata, reservations));
     } finally {
       // Addresses for a post that was not stored (or was stored by an earlier request) are never given out.
-      if (reservations && result?.duplicate !== false) media.cancel(reservations);
+      // Left open, they would only lapse unused.
+      if (reservations && result?.duplicate !== false) await media.cancel(reservations).catch(() => {});
     }
     if (injected !== undefined && context.faults.dropsAck(injected)) {
       logger.log('warn', 'reply dropped by an injected fault', {

@@ -30,6 +30,7 @@ import { Dashboard } from '../admin/dashboard.js';
 import { AdjustableClock } from '../service/clock.js';
 import { FanOut, type HiddenPosts } from '../ws/fanout.js';
 import { FaultRegistry } from '../admin/faults.js';
+import { MemoryMedia } from '../stores/media-keeper.js';
 import { KeyLimits } from '../ws/key-limits.js';
 import {
   answerBodyError,
@@ -376,6 +377,7 @@ export class StreamPostsServer {
       createRateLimiter,
       keyLimits,
       bodyTimeoutMs,
+      media: this.store.media ?? new MemoryMedia(),
     });
     this.admin = createAdminActions({
       store: this.store,

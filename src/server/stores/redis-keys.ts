@@ -19,6 +19,7 @@
  * - `targets`         hash: `{user}|{stream}` → JSON array of the targets the user selected
  *                     since the seed was loaded (POST /v1/streams/{id}/custom-targets)
  * - `events`          pub/sub channel: `{"s":seq,"t":"created"|"released"|"clock"|"reset"|"targets",…}`
+ * - `up:{token}`, `uppending`, `media:{id}`, `mediabytes`: uploaded media (redis-media.ts)
  */
 export const KEY_NAMES = [
   'seed',

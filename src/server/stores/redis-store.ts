@@ -3,7 +3,7 @@
 // depends on the others' invariants (an ack only after the post's event is dispatched here).
 // The scripts (redis-scripts.ts), key layout (redis-keys.ts) and seed reads are already apart.
 import { createHash, randomBytes } from 'node:crypto';
-import { createClient } from 'redis';
+import { createClient, RESP_TYPES } from 'redis';
 import { ProtocolError } from '../../protocol/errors.js';
 import { postIdFactory } from './post-ids.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
@@ -26,6 +26,7 @@ import { StoreError } from './store-error.js';
 import { CommandDeadline } from './command-deadline.js';
 import { SCRIPTS, type RedisScript } from './redis-scripts.js';
 import { ReleaseClaims } from './release-claims.js';
+import { RedisMedia } from './redis-media.js';
 
 export interface RedisStoreOptions extends HoldingsCaps {
   /** `redis://[:password@]host:port[/db]`. */
@@ -117,6 +118,8 @@ export class RedisStore extends SeedReads implements Store {
   #reportedDown = false;
   readonly #cachedScripts = new Set<string>();
   #evalsSent = 0;
+  /** Uploaded media, in Redis: an upload and a `GET` may reach any instance. */
+  readonly media: RedisMedia;
 
   private constructor(options: RedisStoreOptions) {
     super(options.seed);
@@ -165,6 +168,23 @@ export class RedisStore extends SeedReads implements Store {
     });
     this.#claims = new ReleaseClaims(this.#clock, () => void this.#releaseDue());
     this.#stopClock = this.#clock.onAdvance(() => this.#claims.arm());
+    const bytesClient = this.#client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+    this.media = new RedisMedia({
+      eval: (script, args) => this.#eval(script, args),
+      putBytes: (key, bytes) => this.#command(bytesClient.hSet(key, 'bytes', bytes)).then(() => undefined),
+      getItem: (key) =>
+        this.#command(bytesClient.hmGet(key, ['type', 'bytes'])) as Promise<[Buffer | null, Buffer | null]>,
+      key: (name) => this.#key(name),
+    });
+  }
+
+  /** A plain command under the deadline; Redis away or too slow is `unavailable`. */
+  async #command<T>(reply: Promise<T>): Promise<T> {
+    try {
+      return await this.#deadline.bound(reply);
+    } catch {
+      throw unavailable();
+    }
   }
 
   /** Connects, loads the seed once for every instance, and starts following events. */
