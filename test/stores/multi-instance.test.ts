@@ -307,6 +307,14 @@ describe('restarts and outages', () => {
       const acked = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'before' });
       const reader = await subscribe(server, 'macro-wire');
       const publishOnly = await connectAs(server, KEYS.macroWire);
+      const withMedia = await http(server, 'POST', '/v1/streams/macro-wire/post', {
+        key: KEYS.macroWire,
+        body: { content: 'chart to come', uploadMedia: [{ mimeType: 'image/png' }] },
+      });
+      const uploadUrl = withMedia.body.mediaUploadURLs[0].url as string;
+      const mediaUrl = withMedia.body.post.metadata.media[0].url as string;
+      const png = Buffer.from('89504e470d0a1a0a', 'hex');
+      const upload = () => fetch(uploadUrl, { method: 'PUT', headers: { 'content-type': 'image/png' }, body: png });
       await persistent.kill();
 
       // Subscribers are told to reconnect: their replay fills what they miss meanwhile.
@@ -326,6 +334,11 @@ describe('restarts and outages', () => {
       expect(refused.body.error.code).toBe('unavailable');
       const publisher = await connectAs(server, KEYS.macroWire).catch(() => undefined);
       expect(publisher).toBeUndefined();
+      // Uploads and media need Redis too: refused, and the address still takes its upload later.
+      const uploadDuring = await upload();
+      expect(uploadDuring.status).toBe(503);
+      expect(((await uploadDuring.json()) as { error: { code: string } }).error.code).toBe('unavailable');
+      expect((await fetch(mediaUrl)).status).toBe(503);
 
       await persistent.restart();
       await (server.store as RedisStore).following();
@@ -336,6 +349,10 @@ describe('restarts and outages', () => {
         WAIT_MS,
       );
       expect(again.event).toBe('ack');
+      expect((await upload()).status).toBe(200);
+      const served = await fetch(mediaUrl);
+      expect(served.status).toBe(200);
+      expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
       const back = await subscribe(server, 'macro-wire', 100);
       await back.next((m) => m.event === 'stream.post.created' && m.data.id === after.id, WAIT_MS);
       const texts = back.messages.filter((m) => m.event === 'stream.post.created').map((m) => m.data.text);

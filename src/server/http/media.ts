@@ -124,14 +124,18 @@ export class MediaStore {
       }
     }
     let bytes: Buffer;
+    let stored: boolean;
     try {
       bytes = await readBody(req, MAX_MEDIA_BYTES, bodyTimeoutMs);
+      stored = await this.#keeper.store(uploadToken, claim.mediaId, bytes);
     } catch (error) {
-      // A failed upload (too large, too slow, cut off) leaves the address open for another try.
-      await Promise.resolve(this.#keeper.unclaim(uploadToken)).catch(() => {});
+      // A failed upload (too large, too slow, cut off, the store away) leaves the address open for another try.
+      await Promise.resolve()
+        .then(() => this.#keeper.unclaim(uploadToken))
+        .catch(() => {});
       throw error;
     }
-    if (!(await this.#keeper.store(uploadToken, claim.mediaId, bytes))) return this.#full(res);
+    if (!stored) return this.#full(res);
     sendJson(res, 200, { type: claim.type, size: bytes.length, url: `${MEDIA_PATH}${claim.mediaId}` });
   }
 
