@@ -32,17 +32,22 @@ function closes(closer: number, opener: number): boolean {
   }
 }
 
+/** The first parameter of an SGR code's parameters (`1;31` → 1; empty → 0). */
+function firstParameter(parameters: string): number {
+  const end = parameters.indexOf(';');
+  return Number((end === -1 ? parameters : parameters.slice(0, end)) || 0);
+}
+
 /** The styles still open after `row`, given those open before it, as their codes. */
 function stylesAfter(open: string[], row: string): string[] {
   let styles = open;
-  for (const [code, parameters] of row.matchAll(SGR)) {
-    const number = Number((parameters ?? '').split(';')[0] || 0);
+  SGR.lastIndex = 0;
+  for (let match = SGR.exec(row); match !== null; match = SGR.exec(row)) {
+    const number = firstParameter(match[1]!);
     const ending = number === 0 || number === 22 || number === 39 || number === 49 || (number >= 23 && number <= 29);
-    styles = ending
-      ? styles.filter((opened) => !closes(number, Number(/\[(\d+)/.exec(opened)?.[1] ?? 0)))
-      : styles.includes(code)
-        ? styles
-        : [...styles, code];
+    if (ending) {
+      if (styles.length > 0) styles = styles.filter((opened) => !closes(number, firstParameter(opened.slice(2, -1))));
+    } else if (!styles.includes(match[0])) styles = [...styles, match[0]];
   }
   return styles;
 }
@@ -60,6 +65,11 @@ export function wrapToWidth(text: string, width: number): string {
   return text
     .split('\n')
     .map((line) => {
+      // Most lines are short: no need to strip their codes to know they fit.
+      if (line.length <= width) {
+        if (line.includes('\u001B')) open = stylesAfter(open, line);
+        return line;
+      }
       const plain = stripVTControlCharacters(line);
       if (
         plain.length <= width ||
