@@ -77,6 +77,9 @@ function selectionsOf(hash: Record<string, string>): TargetSelections {
   return selections;
 }
 
+/** Replies as bytes (uploaded media). */
+const AS_BYTES = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } as const;
+
 function unavailable(command?: string): ProtocolError {
   return new ProtocolError('unavailable', UNAVAILABLE, command);
 }
@@ -168,12 +171,15 @@ export class RedisStore extends SeedReads implements Store {
     });
     this.#claims = new ReleaseClaims(this.#clock, () => void this.#releaseDue());
     this.#stopClock = this.#clock.onAdvance(() => this.#claims.arm());
-    const bytesClient = this.#client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+    // Bytes asked for on the one command that reads them (withTypeMapping would build a second
+    // client object on this one as its prototype; every other command keeps the client as it is).
     this.media = new RedisMedia({
       eval: (script, args) => this.#eval(script, args),
-      putBytes: (key, bytes) => this.#command(bytesClient.hSet(key, 'bytes', bytes)).then(() => undefined),
+      putBytes: (key, bytes) => this.#command(this.#client.hSet(key, 'bytes', bytes)).then(() => undefined),
       getItem: (key) =>
-        this.#command(bytesClient.hmGet(key, ['type', 'bytes'])) as Promise<[Buffer | null, Buffer | null]>,
+        this.#command(
+          this.#client.sendCommand<[Buffer | null, Buffer | null]>(['HMGET', key, 'type', 'bytes'], AS_BYTES),
+        ),
       key: (name) => this.#key(name),
     });
   }
