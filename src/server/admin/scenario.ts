@@ -6,19 +6,14 @@ import { parseIsoDateTime } from '../../protocol/dates.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import type { ContentType } from '../../protocol/types.js';
 import type { Seed } from '../../protocol/seed.js';
+import { DocumentError } from '../document-error.js';
 
 const englishMessages = en().localeError;
 
 /** Why a scenario cannot be played: `where` names the step (index, and line in a file) and the field. */
-export class ScenarioError extends Error {
-  readonly code = 'invalid-scenario';
-  constructor(
-    readonly where: string,
-    detail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(where === '' ? detail : `${where}: ${detail}`, options);
-    this.name = 'ScenarioError';
+export class ScenarioError extends DocumentError {
+  constructor(where: string, detail: string, options?: { cause?: unknown }) {
+    super('invalid-scenario', where, detail, options);
   }
 }
 

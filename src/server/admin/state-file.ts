@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js';
 import type { Seed } from '../service/seed.js';
 import { seedDigest } from '../stores/seed-catalog.js';
 import { toWirePost, type PostRecord, type Store, type StoreSnapshot } from '../stores/store.js';
+import { DocumentError } from '../document-error.js';
 
 export const STATE_FORMAT = 'stream-posts-state';
 export const STATE_VERSION = 1;
@@ -23,15 +24,9 @@ export const STATE_SAVE_DELAY_MS = 1_000;
 const englishMessages = en().localeError;
 
 /** Why a state file cannot be used: `file` names it; nothing was changed. */
-export class StateFileError extends Error {
-  readonly code = 'invalid-state';
-  constructor(
-    readonly file: string,
-    detail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`state file ${file}: ${detail}`, options);
-    this.name = 'StateFileError';
+export class StateFileError extends DocumentError {
+  constructor(file: string, detail: string, options?: { cause?: unknown }) {
+    super('invalid-state', `state file ${file}`, detail, options);
   }
 }
 

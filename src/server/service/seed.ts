@@ -3,6 +3,7 @@ import en from 'zod/v4/locales/en.js';
 import type { Seed } from '../../protocol/seed.js';
 import { CONTENT_TYPES, DEFAULT_STREAM_CATEGORY, PRICING_TYPES, STREAM_STATES } from '../../protocol/types.js';
 import { MAX_CONTENT_BYTES, STREAM_ID_PATTERN } from '../../protocol/limits.js';
+import { DocumentError } from '../document-error.js';
 
 // zod's English messages, so a seed error reads "expected string, received number";
 // given per parse, because z.config() would change zod for everyone who imports us.
@@ -78,15 +79,14 @@ void schemaKeepsToSeed;
 void seedFitsSchema;
 export type SeedInput = z.input<typeof seedSchema>;
 
-export class SeedError extends Error {
-  readonly code = 'invalid-seed';
-  constructor(
-    readonly path: string,
-    detail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${path}: ${detail}`, options);
-    this.name = 'SeedError';
+/** A seed that cannot be used: `path` names the field. */
+export class SeedError extends DocumentError {
+  constructor(path: string, detail: string, options?: { cause?: unknown }) {
+    super('invalid-seed', path, detail, options);
+  }
+
+  get path(): string {
+    return this.where;
   }
 }
 
