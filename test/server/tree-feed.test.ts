@@ -133,7 +133,7 @@ describe('the hosted tree feed address /graphql?format=tree', () => {
   it.each([FEED, TREE_URL_FORM])(
     'gives a terminal written for the hosted service every post, readable, and nothing it cannot parse (%s)',
     async (address) => {
-      const server = await startTestServer({ keepAliveMs: 50 });
+      const server = await startTestServer();
       const terminal = await openTerminal(server, KEYS.alice, '', address);
 
       const plain = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'Fed holds rates at 4.25%' });
@@ -172,6 +172,7 @@ describe('the hosted tree feed address /graphql?format=tree', () => {
 
       // Keep-alive is a ping alone: the next item after one is still the next message.
       const pingsBefore = terminal.pings;
+      await server.keepAliveRound();
       await terminal.until(() => terminal.pings > pingsBefore, 'a ping');
       const fromLegal = await restPublish(server, KEYS.cryptoLegal, 'crypto-legal', {
         content: 'legal after keep-alive',
