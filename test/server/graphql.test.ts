@@ -2,6 +2,13 @@ import { createClient, type Client, type FormattedExecutionResult } from 'graphq
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { StreamPostsServer } from '../../src/index.js';
+import { DEFAULTS } from '../../src/server/defaults.js';
+import {
+  MAX_OPERATION_BYTES,
+  MAX_QUERY_ALIASES,
+  MAX_QUERY_DEPTH,
+  MAX_QUERY_TOKENS,
+} from '../../src/server/graphql/document-limits.js';
 import { Arrivals } from '../support/arrivals.js';
 import {
   adminState,
@@ -236,6 +243,10 @@ interface BareGraphqlSocket {
   pinged: (count: number) => Promise<void>;
   /** The close code. */
   closed: Promise<number>;
+  /** Every graphql-transport-ws message from the server after the ack, parsed. */
+  messages: { type: string; id?: string; payload?: any }[];
+  /** Resolves once `ready()` holds, checked at each message. */
+  until: (ready: () => boolean, what: string) => Promise<void>;
 }
 
 /** A bare graphql-transport-ws connection, initialised; counts the server's pings. */
@@ -257,9 +268,13 @@ async function initialisedSocket(
     ws.once('open', () => resolve());
     ws.once('error', reject);
   });
+  const messages: BareGraphqlSocket['messages'] = [];
   const acked = new Promise<void>((resolve) =>
     ws.on('message', (data) => {
-      if ((JSON.parse(data.toString()) as { type?: unknown }).type === 'connection_ack') resolve();
+      const message = JSON.parse(data.toString()) as BareGraphqlSocket['messages'][number];
+      if (message.type === 'connection_ack') resolve();
+      else messages.push(message);
+      arrivals.notify();
     }),
   );
   ws.send(JSON.stringify({ type: 'connection_init', payload: { apiKey } }));
@@ -274,6 +289,8 @@ async function initialisedSocket(
         () => new Error(`ping ${count} never came`),
       ),
     closed,
+    messages,
+    until: (ready, what) => arrivals.until(ready, 10_000, () => new Error(`${what} never came`)),
   };
 }
 
@@ -293,5 +310,157 @@ describe('keep-alive', () => {
     await answering.pinged(2);
     expect(answering.ws.readyState).toBe(WebSocket.OPEN);
     expect(silent.pings()).toBe(1);
+  });
+});
+
+/** A subscription at every shape limit at once: as deep and with as many aliases as allowed. */
+const AT_THE_LIMITS = `subscription { streamPostCreated(streamIds: ["macro-wire"]) { ${'... on Post { '.repeat(MAX_QUERY_DEPTH - 2)}${Array.from(
+  { length: MAX_QUERY_ALIASES },
+  (_, i) => `t${i}: text`,
+).join(' ')}${' }'.repeat(MAX_QUERY_DEPTH - 2)} } }`;
+
+describe('caps and cost limits', () => {
+  it('a burst of subscribes on every connection a key may open never passes the caps', async () => {
+    const server = await startTestServer({ keyRateLimit: 0 });
+    const { maxConnectionsPerKey: connections, maxSubscriptionsPerConnection: cap } = DEFAULTS;
+    const over = 16;
+    const sockets = await Promise.all(Array.from({ length: connections }, () => initialisedSocket(server, KEYS.alice)));
+    for (const socket of sockets) {
+      // All in one go: every subscribe is read before the first of them is counted.
+      for (let id = 0; id < cap + over; id += 1) {
+        socket.ws.send(
+          JSON.stringify({
+            id: String(id),
+            type: 'subscribe',
+            payload: { query: 'subscription { streamPostCreated(streamIds: ["macro-wire"]) { text } }' },
+          }),
+        );
+      }
+    }
+    const refused = (socket: BareGraphqlSocket) =>
+      socket.messages.filter(
+        (message) => message.type === 'next' && message.payload?.errors?.[0]?.extensions?.code === 'limit-exceeded',
+      ).length;
+    for (const socket of sockets) await socket.until(() => refused(socket) >= over, 'the refusals');
+    await subscribed(server, connections * cap);
+    expect((await adminState(server)).subscriptions).toBe(connections * cap);
+    await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'to each held subscription' });
+    const delivered = (socket: BareGraphqlSocket) =>
+      socket.messages.filter(
+        (message) => message.payload?.data?.streamPostCreated?.text === 'to each held subscription',
+      ).length;
+    for (const socket of sockets) {
+      await socket.until(() => delivered(socket) >= cap, 'the post');
+      expect(refused(socket)).toBe(over);
+    }
+    // Every socket still holds exactly its cap: the post came once per held subscription.
+    await readByServer(sockets[0]!.ws);
+    expect(sockets.map(delivered)).toEqual(sockets.map(() => cap));
+  });
+
+  it.each([
+    [
+      'more tokens than the limit',
+      `subscription { streamPostCreated { ${'id '.repeat(MAX_QUERY_TOKENS)} } }`,
+      'tokens',
+    ],
+    [
+      'nesting 20,000 deep',
+      `subscription { streamPostCreated { ${'a{'.repeat(20_000)}${'}'.repeat(20_000)} } }`,
+      'tokens',
+    ],
+    [
+      'nesting past the depth limit',
+      `subscription { streamPostCreated { ${'... on Post { '.repeat(MAX_QUERY_DEPTH - 1)} id ${'} '.repeat(MAX_QUERY_DEPTH - 1)} } }`,
+      'depth',
+    ],
+    [
+      'more aliases than the limit',
+      `subscription { streamPostCreated { ${Array.from({ length: MAX_QUERY_ALIASES + 1 }, (_, i) => `t${i}: text`).join(' ')} } }`,
+      'aliases',
+    ],
+    [
+      'a query over the size limit',
+      `# ${'x'.repeat(MAX_OPERATION_BYTES)}\nsubscription { streamPostCreated { id } }`,
+      'bytes',
+    ],
+    ['a syntax error', 'subscription { streamPostCreated { id }', undefined],
+  ])('%s: an error naming the limit; the connection stays and subscribes next', async (_name, query, limit) => {
+    const server = await startTestServer();
+    const { client, closed } = graphqlClient(server, KEYS.alice);
+    let closes = 0;
+    void closed.then(() => (closes += 1));
+    const bad = subscribe(client, query);
+    await bad.ended;
+    const errors = bad.errors[0] as { extensions?: { code?: string; limit?: string } }[];
+    expect(errors).toHaveLength(1);
+    if (limit === undefined) expect(errors[0]?.extensions?.code).toBeUndefined();
+    else expect(errors[0]?.extensions).toMatchObject({ code: 'limit-exceeded', limit });
+    const feed = subscribe(client, AT_THE_LIMITS);
+    await subscribed(server, 1);
+    await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'after the refused one' });
+    await feed.until(1);
+    expect(Object.values((feed.results[0]?.data as any).streamPostCreated)).toEqual(
+      Array.from({ length: MAX_QUERY_ALIASES }, () => 'after the refused one'),
+    );
+    expect((await adminState(server)).connections).toBe(1);
+    expect(closes).toBe(0);
+  });
+
+  it('heavy queries from several sockets: /healthz keeps answering between them', async () => {
+    const server = await startTestServer();
+    // The worst the limits admit (validation compares each pair of the repeated field's
+    // selections), and two the limits refuse.
+    const heavy = [
+      `query { ${'streams { id } '.repeat((MAX_QUERY_TOKENS - 3) / 4)}}`,
+      `subscription { streamPostCreated { ${'id '.repeat(30_000)} } }`,
+      `subscription { streamPostCreated { ${'id '.repeat(20_000)} } }`,
+    ];
+    const sockets = await Promise.all(
+      [KEYS.alice, KEYS.bob, KEYS.alice, KEYS.bob].map((key) => initialisedSocket(server, key)),
+    );
+    const rounds = 10;
+    let answered = 0;
+    let running = true;
+    const healthAnswers: { status: number; heavyAnsweredBefore: number }[] = [];
+    const health = (async () => {
+      while (running) {
+        const { status } = await http(server, 'GET', '/healthz');
+        healthAnswers.push({ status, heavyAnsweredBefore: answered });
+      }
+    })();
+    await Promise.all(
+      sockets.map(async (socket) => {
+        // Each socket sends its next query once the last is answered: a steady load, not one burst.
+        for (let round = 0; round < rounds; round += 1) {
+          for (const [index, query] of heavy.entries()) {
+            const id = `${round}-${index}`;
+            socket.ws.send(JSON.stringify({ id, type: 'subscribe', payload: { query } }));
+            await socket.until(
+              () => socket.messages.some((message) => message.id === id && message.type !== 'next'),
+              `the answer to ${id}`,
+            );
+            answered += 1;
+          }
+        }
+      }),
+    );
+    running = false;
+    await health;
+    const total = sockets.length * rounds * heavy.length;
+    expect(answered).toBe(total);
+    expect(healthAnswers.every((answer) => answer.status === 200)).toBe(true);
+    // Answered while heavy queries were still coming, not only before or after them.
+    expect(
+      healthAnswers.filter((answer) => answer.heavyAnsweredBefore > 0 && answer.heavyAnsweredBefore < total).length,
+    ).toBeGreaterThan(1);
+    for (const socket of sockets) {
+      expect(socket.messages.filter((message) => message.type === 'complete')).toHaveLength(rounds);
+      expect(
+        socket.messages
+          .filter((message) => message.type === 'error')
+          .map((message) => message.payload[0].extensions.limit),
+      ).toEqual(Array.from({ length: rounds }, () => ['bytes', 'tokens']).flat());
+    }
   });
 });

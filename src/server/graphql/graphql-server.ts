@@ -9,6 +9,7 @@ import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { Post } from '../../protocol/types.js';
 import type { KeepAliveRound } from '../../protocol/admin.js';
+import { checkedDocument } from './document-limits.js';
 import { Subscription, type FanOut, type HiddenPosts, type QueuedPost, type Subscriber } from '../ws/fanout.js';
 import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
@@ -85,6 +86,10 @@ class PostFeed implements Subscriber, AsyncIterableIterator<Record<string, Post>
   #wake: ((result: IteratorResult<Record<string, Post>>) => void) | undefined;
   #done = false;
   subscription: Subscription | undefined;
+
+  get ended(): boolean {
+    return this.#done;
+  }
 
   constructor(
     readonly field: 'streamPostCreated' | 'streamPostReleased',
@@ -196,22 +201,32 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
       if (error instanceof ProtocolError) throw graphqlError(error);
       throw error;
     }
-    // As on /v1/ws: what was acknowledged before this operation is history, not live.
-    await service.store.caughtUp?.();
+    // The place is taken before the first await: a burst of subscribes all checked before
+    // any was counted would pass the cap together.
     const posts = new PostFeed(field, connection, context);
-    // Hidden posts per the hosted column of B1a: a created post once its text is there.
-    const hiddenPosts: HiddenPosts = field === 'streamPostCreated' ? 'at-release' : 'push';
-    const subscription = new Subscription(posts, 'envelope', resolved.user, resolved.streams, hiddenPosts);
-    posts.subscription = subscription;
     connection.operations.add(posts);
-    // Registered before history is read, so nothing published meanwhile is missed.
-    fanout.add(subscription);
-    const read = field === 'streamPostCreated' && lastPosts > 0 ? await service.history(resolved, lastPosts) : [];
-    fanout.goLive(
-      subscription,
-      read.filter((post) => !post.hidden),
-    );
-    return posts;
+    try {
+      // As on /v1/ws: what was acknowledged before this operation is history, not live.
+      await service.store.caughtUp?.();
+      // Completed, or its socket closed, while it waited: nothing to register.
+      if (posts.ended) return posts;
+      // Hidden posts per the hosted column of B1a: a created post once its text is there.
+      const hiddenPosts: HiddenPosts = field === 'streamPostCreated' ? 'at-release' : 'push';
+      const subscription = new Subscription(posts, 'envelope', resolved.user, resolved.streams, hiddenPosts);
+      posts.subscription = subscription;
+      // Registered before history is read, so nothing published meanwhile is missed.
+      fanout.add(subscription);
+      const read = field === 'streamPostCreated' && lastPosts > 0 ? await service.history(resolved, lastPosts) : [];
+      fanout.goLive(
+        subscription,
+        read.filter((post) => !post.hidden),
+      );
+      return posts;
+    } catch (error) {
+      // A failed subscribe holds no place and leaves nothing in the fan-out.
+      posts.end();
+      throw error;
+    }
   }
 
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
@@ -251,7 +266,7 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
       connection.rateLimiter = context.createRateLimiter?.();
       return true;
     },
-    onSubscribe(ctx) {
+    onSubscribe(ctx, _id, payload) {
       const connection = ctx.extra;
       const keyBucket = connection.keyId === undefined ? undefined : keyLimits.bucket(connection.keyId);
       if (
@@ -264,7 +279,14 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
           }),
         ];
       }
-      return undefined;
+      const document = checkedDocument(SCHEMA, payload);
+      if (Array.isArray(document)) return document;
+      return {
+        schema: SCHEMA,
+        document,
+        operationName: payload.operationName,
+        variableValues: payload.variables,
+      };
     },
   });
 
