@@ -147,6 +147,23 @@ describe('GraphQL subscriptions at /graphql (graphql-ws)', () => {
     expect(await closed).toMatchObject({ code: 4401, reason });
   });
 
+  it('a stream named several times is one stream: its history comes once', async () => {
+    const server = await startTestServer();
+    const recent: { id: string }[] = (
+      await http(server, 'GET', '/v1/streams/crypto-legal/posts?limit=2', { key: KEYS.alice })
+    ).body.posts;
+    const { client } = graphqlClient(server, KEYS.alice);
+    const named = JSON.stringify(Array.from({ length: 50 }, () => 'crypto-legal'));
+    const feed = subscribe(client, `subscription { streamPostCreated(streamIds: ${named}, lastPosts: 2) { id } }`);
+    await feed.until(recent.length);
+    const live = await publish(server, KEYS.cryptoLegal, { streamId: 'crypto-legal', content: 'live' });
+    await feed.until(recent.length + 1);
+    expect(feed.results.map((result) => (result.data as any).streamPostCreated.id)).toEqual([
+      ...recent.map((post) => post.id).reverse(),
+      live.id,
+    ]);
+  });
+
   it('the key in the x-api-key header or ?apiKey= works too', async () => {
     const server = await startTestServer();
     const client = createClient({

@@ -7,6 +7,7 @@ import type { WebSocket } from 'ws';
 import { CLOSE_POLICY_VIOLATION, CLOSE_SLOW_CONSUMER, CLOSE_UNAUTHORIZED } from '../../protocol/close-codes.js';
 import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
+import { splitStreamIds } from '../../protocol/stream-ids.js';
 import type { Post } from '../../protocol/types.js';
 import type { KeepAliveRound } from '../../protocol/admin.js';
 import { checkedDocument } from './document-limits.js';
@@ -160,8 +161,9 @@ function graphqlError(error: ProtocolError): GraphQLError {
   return new GraphQLError(error.message, { extensions: { code: error.code } });
 }
 
+/** As on /v1/ws: each stream once, however often it is named (each would be its history again). */
 function streamIdsArg(value: unknown): string[] {
-  return Array.isArray(value) ? value.map(String).map((id) => id.trim()) : [];
+  return Array.isArray(value) ? splitStreamIds(value.map(String)) : [];
 }
 
 /** The GraphQL endpoint of one server: call `accept` with each upgraded socket. */
