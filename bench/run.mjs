@@ -36,6 +36,7 @@ const BENCHMARKS = {
   flood: './flood.mjs',
   'redis-store': './redis-store.mjs',
   reconnect: './reconnect.mjs',
+  graphql: './graphql.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');
