@@ -8,7 +8,7 @@ import { setCustomTargets as postCustomTargets } from '../client/rest-streams.js
 import { Subscription, type Delivery } from '../client/subscription.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { Post, TreeItem } from '../protocol/types.js';
-import { fromClientError, redactSecrets, StreamPostsError } from './errors.js';
+import { fromClientError, redactedClientError, redactSecrets, StreamPostsError } from './errors.js';
 import { EventQueue } from './event-queue.js';
 import {
   checkKnownOptions,
@@ -432,12 +432,17 @@ export const GREETING_GRACE_MS = 2_000;
 
 const LIBRARY_POLICY: ClientPolicy = { awaitFirstWord: true, retryReplyTimeouts: true };
 
+/** A state as the caller sees it: the address it names and the reason it gives without the key (`/v1/ws/sp%5F…` too). */
+function withoutSecrets(state: ClientState, secrets: readonly string[]): ClientState {
+  if (state.kind === 'connecting') return { ...state, url: redactSecrets(state.url, secrets) };
+  if (state.kind === 'reconnecting') return { ...state, reason: redactSecrets(state.reason, secrets) };
+  return state;
+}
 /** `connect` with a policy of its own: for the CLI, not exported from the package. */
 export async function openClient(options: ConnectOptions, policy: ClientPolicy): Promise<StreamPostsClient> {
   const given = checkKnownOptions('connect', options, CONNECT_OPTIONS);
   const endpoints = checkEndpoints(given);
   const endpoint = endpoints[0]!;
-  const urls = endpoints.map((each) => each.wsUrl).join(', ');
   const apiKey = requiredString(given, 'apiKey');
   const authQuery = optionalBoolean(given, 'authQuery') ?? false;
   const reconnect = optionalBoolean(given, 'reconnect') ?? true;
@@ -446,6 +451,8 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
   const timeoutMs = timeoutOption(given);
   const heartbeat = heartbeatOption(given['heartbeat']);
   const secrets = [apiKey, encodeURIComponent(apiKey)];
+  // Named in messages, so without the key (a path may hold it, escaped or not).
+  const urls = redactSecrets(endpoints.map((each) => each.wsUrl).join(', '), secrets);
   const onState = given['onState'];
   if (onState !== undefined && typeof onState !== 'function') throw new TypeError('onState must be a function');
   const report = onState as ((state: ClientState) => void) | undefined;
@@ -464,9 +471,7 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
       retryReplyTimeouts: policy.retryReplyTimeouts,
       ...(heartbeat === undefined ? {} : { heartbeat }),
     },
-    report &&
-      ((state) =>
-        report(state.kind === 'reconnecting' ? { ...state, reason: redactSecrets(state.reason, secrets) } : state)),
+    report && ((state) => report(withoutSecrets(state, secrets))),
   );
   shared.connection.start();
   const ended = shared.connection.done.then(() => {
@@ -491,7 +496,7 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
     await shared.connection.close();
     if (error instanceof ClientError && error.kind === 'timeout') {
       throw new StreamPostsError('timeout', `no answer from ${urls} within ${timeoutMs} ms (timeoutMs)`, {
-        cause: error,
+        cause: redactedClientError(error, secrets),
       });
     }
     throw fromClientError(error, secrets);

@@ -1,5 +1,6 @@
 import { ERROR_CODES, type ErrorCode } from '../protocol/errors.js';
 import { ClientError } from '../client/errors.js';
+import { secretScrubber } from '../protocol/redact.js';
 
 /** Codes the client adds to the protocol's own (PROTOCOL.md B5). */
 export const CLIENT_ERROR_CODES = [
@@ -57,14 +58,22 @@ const MIN_REDACTED_LENGTH = 8;
 
 /**
  * Keys must never reach a message, even one a service echoed back: every
- * secret the caller handed us is cut out of the text.
+ * secret the caller handed us is cut out of the text, escaped (`%5F`) or not.
  */
 export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret !== undefined && secret.length >= MIN_REDACTED_LENGTH) out = out.split(secret).join('[redacted]');
-  }
-  return out;
+  const known = secrets.filter(
+    (secret): secret is string => secret !== undefined && secret.length >= MIN_REDACTED_LENGTH,
+  );
+  return known.length === 0 ? text : secretScrubber(known, '[redacted]')(text);
+}
+
+/**
+ * The client's error with its message redacted: kept as the cause, it is what the CLI
+ * prints, so the original (which may name the key) is not passed on.
+ */
+export function redactedClientError(error: ClientError, secrets: readonly (string | undefined)[]): ClientError {
+  const message = redactSecrets(error.message, secrets);
+  return message === error.message ? error : new ClientError(error.kind, message, error.code);
 }
 
 /** A client-side failure in the library's terms, the original kept as `cause`. */
@@ -79,7 +88,8 @@ export function fromClientError(error: unknown, secrets: readonly (string | unde
           : error.kind === 'refused'
             ? 'internal'
             : 'unreachable';
-    return new StreamPostsError(code, redactSecrets(error.message, secrets), { cause: error });
+    const redacted = redactedClientError(error, secrets);
+    return new StreamPostsError(code, redacted.message, { cause: redacted });
   }
   const message = error instanceof Error ? error.message : String(error);
   return new StreamPostsError('internal', redactSecrets(message, secrets), { cause: error });

@@ -1,3 +1,4 @@
+import { redactSecrets } from '../api/errors.js';
 import type { ConnectionSettings } from './settings.js';
 
 /** One line saying where a command connects and how it authenticates: never the key. */
@@ -12,7 +13,17 @@ export function wsUrls(settings: Pick<ConnectionSettings, 'endpoints'>): string[
   return settings.endpoints.map((endpoint) => endpoint.wsUrl);
 }
 
+/** `text` (an address, a status line) without the key, should a path hold it (escaped or not). */
+export function withoutKey(settings: Pick<ConnectionSettings, 'apiKey'>, text: string): string {
+  return redactSecrets(text, [settings.apiKey]);
+}
+
 /** The addresses in one phrase, for status lines and errors. */
-export function wsWhere(settings: Pick<ConnectionSettings, 'endpoints'>): string {
-  return wsUrls(settings).join(', ');
+export function wsWhere(settings: Pick<ConnectionSettings, 'endpoints' | 'apiKey'>): string {
+  return withoutKey(settings, wsUrls(settings).join(', '));
+}
+
+/** The REST origins in one phrase, for status lines and errors. */
+export function httpWhere(settings: Pick<ConnectionSettings, 'endpoints' | 'apiKey'>): string {
+  return withoutKey(settings, settings.endpoints.map((endpoint) => endpoint.httpBase).join(', '));
 }

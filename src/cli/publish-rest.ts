@@ -4,6 +4,7 @@ import { API_KEY_HEADER, STREAMS_PATH } from '../protocol/paths.js';
 import type { CommonOptions } from './common.js';
 import { publishOptionsOf, refusalOf } from '../client/cli-words.js';
 import type { PublishSession } from './publish-one.js';
+import { withoutKey } from './describe.js';
 
 /**
  * Before the first question of an interactive `post --via rest`: one `GET /v1/streams`
@@ -12,14 +13,15 @@ import type { PublishSession } from './publish-one.js';
  */
 async function checkKeyOverRest(options: CommonOptions, apiKey: string): Promise<void> {
   const url = `${options.settings.endpoint.httpBase}${STREAMS_PATH}`;
+  const shown = withoutKey(options.settings, url);
   const signal = AbortSignal.timeout(options.timeoutMs);
   let response: Response;
   try {
     response = await fetch(url, { headers: { [API_KEY_HEADER]: apiKey }, signal });
   } catch (error) {
-    if (signal.aborted) throw timeoutError(options.timeoutMs, `a reply to GET ${url}`);
+    if (signal.aborted) throw timeoutError(options.timeoutMs, `a reply to GET ${shown}`);
     const cause = (error as { cause?: Error & { code?: string } }).cause ?? (error as Error);
-    throw new ClientError('unreachable', `cannot reach ${url}: ${describeNetworkError(cause)}`);
+    throw new ClientError('unreachable', `cannot reach ${shown}: ${describeNetworkError(cause)}`);
   }
   await response.body?.cancel();
   if (response.status === 401) {
@@ -49,7 +51,8 @@ export async function openRestSession(
         });
         return { ok: true, post, duplicate, attempts: 1 };
       } catch (error) {
-        return refusalOf(error, options.timeoutMs, `a reply to POST ${httpBase}${STREAMS_PATH}/${args.streamId}/post`);
+        const awaited = `a reply to POST ${httpBase}${STREAMS_PATH}/${args.streamId}/post`;
+        return refusalOf(error, options.timeoutMs, withoutKey(options.settings, awaited));
       }
     },
     close: async () => {},

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import { isoTime } from '../protocol/dates.js';
+import { secretScrubber } from '../protocol/redact.js';
 
 export type LogFormat = 'text' | 'json';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -92,43 +93,15 @@ export const SECRET_MARKER = '[key]';
 
 /**
  * Wraps a logger so that no known secret (an API key of the seed, the admin token) is
- * logged, wherever a client put it: a requestId, a stream id list, a path. Secrets are
- * indexed by their first characters, so a value costs one map lookup per character
- * whatever the number of keys.
+ * logged, wherever a client put it (a requestId, a stream id list, a path) and however it
+ * was escaped (`sp%5Fdemo…` in a path is the same key to the URL's reader).
  */
 export function scrubSecrets(logger: Logger, secrets: Iterable<string>): Logger {
   // Nothing is written, so nothing needs scrubbing (a line is not even looked at).
   if (logger === silentLogger) return logger;
-  const list = [...new Set(secrets)].filter((secret) => secret.length > 0);
+  const list = [...secrets].filter((secret) => secret.length > 0);
   if (list.length === 0) return logger;
-  const prefixLength = Math.min(8, ...list.map((secret) => secret.length));
-  const byPrefix = new Map<string, string[]>();
-  for (const secret of list) {
-    const prefix = secret.slice(0, prefixLength);
-    byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), secret]);
-  }
-
-  function scrub(text: string): string {
-    if (text.length < prefixLength) return text;
-    let out = '';
-    let copied = 0;
-    for (let i = 0; i + prefixLength <= text.length;) {
-      const candidates = byPrefix.get(text.slice(i, i + prefixLength));
-      // The longest match wins, so a key that extends another is hidden whole.
-      let match = 0;
-      for (const secret of candidates ?? []) {
-        if (secret.length > match && text.startsWith(secret, i)) match = secret.length;
-      }
-      if (match === 0) {
-        i += 1;
-        continue;
-      }
-      out += text.slice(copied, i) + SECRET_MARKER;
-      i += match;
-      copied = i;
-    }
-    return copied === 0 ? text : out + text.slice(copied);
-  }
+  const scrub = secretScrubber(list, SECRET_MARKER);
 
   return {
     enabled: (level) => logs(logger, level),

@@ -347,9 +347,20 @@ describe('the log', () => {
     await http(server, 'GET', `/v1/streams/${KEYS.newsdesk}/posts`, { key: KEYS.alice });
     const unknown = await upgrade(server, {}, `/v1/ws/${KEYS.bob}`);
     expect(unknown.status).toBe(404);
+    // Escaped, in any case, or twice: the same key to whoever reads the address.
+    for (const escaped of [
+      KEYS.bob.replaceAll('_', '%5F'),
+      KEYS.bob.replaceAll('_', '%5f'),
+      KEYS.bob.replace('_', '%255F'),
+    ]) {
+      expect((await upgrade(server, {}, `/v1/ws/${escaped}`)).status).toBe(404);
+      await http(server, 'GET', `/v1/streams/${escaped}/posts`, { key: KEYS.alice });
+    }
     await log.waitFor('upgrade to unknown path');
     await log.waitFor('request failed');
     expect(log.text).toContain('[key]');
     for (const secret of [...Object.values(KEYS), adminToken]) expect(log.text).not.toContain(secret);
+    expect(log.text).not.toMatch(/reader(?:_|%5F|%255F)bob/i);
+    expect(log.text.match(/\/v1\/ws\/\[key\]/g)).toHaveLength(4);
   });
 });

@@ -5,6 +5,7 @@ import { Arrivals } from '../support/arrivals.js';
 import {
   adminState,
   advanceClock,
+  afterTest,
   http,
   KEYS,
   SEVERAL_INSTANCES,
@@ -34,7 +35,10 @@ class Terminal {
   readonly items: ShownItem[] = [];
   /** Messages it could not use: one of these breaks such a terminal. */
   readonly unparseable: string[] = [];
+  /** Every text message, in order, as it came. */
+  readonly received: string[] = [];
   pings = 0;
+  pongs = 0;
   readonly closed: Promise<{ code: number; reason: string }>;
   readonly #arrivals = new Arrivals();
 
@@ -59,6 +63,12 @@ class Terminal {
   }
 
   #take(raw: string): void {
+    this.received.push(raw);
+    // The answer to its own text `ping` (B3): the Tree family of terminals expects it.
+    if (raw === 'pong') {
+      this.pongs += 1;
+      return;
+    }
     let item: any;
     try {
       item = JSON.parse(raw);
@@ -96,6 +106,84 @@ class Terminal {
 
   close(): void {
     this.ws.close();
+  }
+}
+
+/**
+ * Behaves as the Tree family of news terminals does on the feed: sends `login KEY` once
+ * open, a text `ping` every `pingEveryMs`, and drops the connection for a new one when no
+ * `pong` text came within 2 s of a ping. It counts the connections it had to open.
+ */
+class PingingTerminal {
+  static readonly PONG_WITHIN_MS = 2000;
+  connections = 0;
+  pongs = 0;
+  readonly itemIds: string[] = [];
+  #ws: WebSocket | undefined;
+  #pinger: NodeJS.Timeout | undefined;
+  #deadline: NodeJS.Timeout | undefined;
+  #stopped = false;
+  readonly #arrivals = new Arrivals();
+
+  constructor(
+    readonly url: string,
+    readonly key: string,
+    readonly pingEveryMs: number,
+  ) {
+    this.#open();
+  }
+
+  #open(): void {
+    this.connections += 1;
+    const ws = new WebSocket(this.url);
+    this.#ws = ws;
+    ws.on('error', () => {});
+    ws.on('open', () => {
+      ws.send(`login ${this.key}`);
+      this.#pinger = setInterval(() => this.#ping(ws), this.pingEveryMs);
+    });
+    ws.on('message', (data: Buffer) => {
+      const text = data.toString();
+      if (text === 'pong') {
+        this.pongs += 1;
+        clearTimeout(this.#deadline);
+        this.#deadline = undefined;
+      } else this.itemIds.push(JSON.parse(text)._id);
+      this.#arrivals.notify();
+    });
+    ws.on('close', () => this.#arrivals.notify());
+  }
+
+  #ping(ws: WebSocket): void {
+    ws.send('ping');
+    this.#deadline ??= setTimeout(() => this.#reconnect(), PingingTerminal.PONG_WITHIN_MS);
+  }
+
+  #reconnect(): void {
+    this.#deadline = undefined;
+    clearInterval(this.#pinger);
+    this.#ws?.terminate();
+    if (!this.#stopped) this.#open();
+    this.#arrivals.notify();
+  }
+
+  /** Waits for `ready`, and gives up at once if the terminal ever had to reconnect. */
+  async until(ready: () => boolean, what: string): Promise<void> {
+    await this.#arrivals.until(
+      () => {
+        if (this.connections > 1) throw new Error(`the terminal reconnected (no pong within 2 s) waiting for ${what}`);
+        return ready();
+      },
+      10_000,
+      () => new Error(`terminal never saw ${what}`),
+    );
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearInterval(this.#pinger);
+    clearTimeout(this.#deadline);
+    this.#ws?.close();
   }
 }
 
@@ -248,21 +336,73 @@ describe('the hosted tree feed address /graphql?format=tree', () => {
     expect(first.unparseable).toEqual([]);
   });
 
-  it('frames a client sends on the feed are ignored', async () => {
-    const server = await startTestServer();
-    const terminal = await openTerminal(server, KEYS.alice);
-    terminal.ws.send(
-      JSON.stringify({
-        event: 'add-stream-post',
-        data: { streamId: 'macro-wire', content: 'x', contentType: 'rawtext' },
-      }),
-    );
-    terminal.ws.send('not json');
-    const post = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'marker' });
-    await terminal.item(post.id);
-    expect(terminal.unparseable).toEqual([]);
-    expect(terminal.items.map((item) => item.id)).toEqual([post.id]);
-  });
+  it.each([FEED, TREE_URL_FORM])(
+    'ignores every frame a client sends but a text ping, answered pong, and keeps the feed (%s)',
+    async (address) => {
+      const server = await startTestServer();
+      const terminal = await openTerminal(server, KEYS.alice, '', address);
+      const before = await adminState(server);
+      const ignored: (string | Buffer)[] = [
+        `login ${KEYS.alice}`,
+        JSON.stringify({
+          event: 'add-stream-post',
+          data: { streamId: 'macro-wire', content: 'x', contentType: 'rawtext' },
+        }),
+        JSON.stringify({ event: 'on-stream-post', data: { streamIds: 'no-such-stream' } }),
+        JSON.stringify({ type: 'ping' }),
+        'not json',
+        'PING',
+        'ping ',
+        'ping\n',
+        '',
+      ];
+      for (const frame of ignored) terminal.ws.send(frame);
+      terminal.ws.send('ping');
+      // Binary, even one that reads `ping`: only a text frame is the terminals' ping.
+      terminal.ws.send(Buffer.from('ping'), { binary: true });
+      terminal.ws.send(Buffer.from([0xff, 0x00, 0x7b]), { binary: true });
+      for (const frame of ignored) terminal.ws.send(frame);
+      terminal.ws.send('ping');
+      // Frames are read in order: once the second pong is here, every other frame was read.
+      await terminal.until(() => terminal.pongs === 2, 'two pongs');
+      const post = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'marker' });
+      await terminal.item(post.id);
+      terminal.ws.send('ping');
+      await terminal.until(() => terminal.pongs === 3, 'a third pong');
+      const after = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'after' });
+      await terminal.item(after.id);
+      expect(terminal.received.map((raw) => (raw === 'pong' ? raw : JSON.parse(raw)._id))).toEqual([
+        'pong',
+        'pong',
+        post.id,
+        'pong',
+        after.id,
+      ]);
+      expect(terminal.unparseable).toEqual([]);
+      expect(terminal.ws.readyState).toBe(WebSocket.OPEN);
+      // The publish sent over the feed published nothing: the two posts are the REST ones.
+      expect((await adminState(server)).posts).toBe(before.posts + 2);
+    },
+  );
+
+  it.each([FEED, TREE_URL_FORM])(
+    'a terminal of the Tree family (login, then a ping it wants a pong to within 2 s) stays on one connection (%s)',
+    async (address) => {
+      const server = await startTestServer();
+      const terminal = new PingingTerminal(`${server.url}${address}apiKey=${KEYS.alice}`, KEYS.alice, 100);
+      afterTest(() => terminal.stop());
+      await untilAdminState(server, (state) => state.subscriptions >= 1);
+      const ids: string[] = [];
+      for (let round = 1; round <= 3; round += 1) {
+        const pongs = terminal.pongs;
+        await terminal.until(() => terminal.pongs >= pongs + 2, `pong ${pongs + 2}`);
+        ids.push((await restPublish(server, KEYS.macroWire, 'macro-wire', { content: `round ${round}` })).id);
+        await terminal.until(() => terminal.itemIds.length === ids.length, `post ${round}`);
+      }
+      expect(terminal.connections).toBe(1);
+      expect(terminal.itemIds).toEqual(ids);
+    },
+  );
 
   it('/graphql without format=tree is the GraphQL endpoint: a socket without its subprotocol is closed 4406, never sent tree items', async () => {
     const server = await startTestServer();

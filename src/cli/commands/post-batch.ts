@@ -7,7 +7,7 @@ import { commandFrame, setFields } from '../../client/publish-args.js';
 import type { PublishData, PublishOutcome } from '../../client/publisher.js';
 import { STREAMS_PATH } from '../../protocol/paths.js';
 import { requireKey } from '../common.js';
-import { wsWhere } from '../describe.js';
+import { withoutKey, wsWhere } from '../describe.js';
 import { refusalOf } from '../../client/cli-words.js';
 import { jsonLine } from '../../render/json.js';
 import { EXIT, usageError } from '../exit.js';
@@ -140,7 +140,7 @@ export async function postBatch(options: PostOptions): Promise<number> {
           rest,
           data,
           options.timeoutMs,
-          `a reply to POST ${endpoint.httpBase}${STREAMS_PATH}/${data.streamId}/post`,
+          withoutKey(options.settings, `a reply to POST ${endpoint.httpBase}${STREAMS_PATH}/${data.streamId}/post`),
         );
     } else {
       const { openPostClient } = await import('../publish-one.js');

@@ -6,7 +6,7 @@ import { jsonLine } from '../../render/json.js';
 import type { StatusReporter } from '../../render/status.js';
 import { safeLine } from '../../render/text.js';
 import { requireKey, type CommonOptions } from '../common.js';
-import { wsWhere } from '../describe.js';
+import { httpWhere, withoutKey, wsWhere } from '../describe.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { checkContent, readContent } from '../post-content.js';
 import type { PublishSession } from '../publish-one.js';
@@ -153,7 +153,7 @@ async function openSession(
 ): Promise<PublishSession> {
   if (options.via === 'rest') {
     const { openRestSession } = await import('../publish-rest.js');
-    status.connecting(options.settings.endpoint.httpBase);
+    status.connecting(withoutKey(options.settings, options.settings.endpoint.httpBase));
     return openRestSession(options, apiKey, checkFirst);
   }
   const { openPublishSession } = await import('../publish-one.js');
@@ -169,10 +169,7 @@ async function send(
   const { withIdempotencyKey } = await import('../../client/idempotency.js');
   const args = withIdempotencyKey(validated);
   if (options.verbose) {
-    const via =
-      options.via === 'rest'
-        ? options.settings.endpoints.map((endpoint) => endpoint.httpBase).join(', ')
-        : wsWhere(options.settings);
+    const via = options.via === 'rest' ? httpWhere(options.settings) : wsWhere(options.settings);
     status.info(`publishing to ${args.streamId} via ${via}`);
   }
   const outcome: PublishOutcome = await session.publish(args);

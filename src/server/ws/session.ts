@@ -50,6 +50,9 @@ const TEXT_FRAME = { binary: false } as const;
 const QUEUED_POST_BYTES = 64;
 /** Queued history is written in slices of about this many bytes, at least, each when the last has drained. */
 const MIN_QUEUED_SLICE_BYTES = 64 * 1024;
+/** The only frame a tree feed answers, and its answer (PROTOCOL.md B3). */
+const TREE_FEED_PING = Buffer.from('ping');
+const TREE_FEED_PONG = 'pong';
 /** Bytes of commands one connection may have waiting for their turn (PROTOCOL.md B4). */
 const MAX_PENDING_COMMAND_BYTES = 4 * 1024 * 1024;
 
@@ -148,7 +151,7 @@ export interface SessionStart {
   /**
    * The hosted tree feed address: clients there parse every message as a tree item, so
    * no envelope is sent (keep-alive is the ping alone), errors become closes, and frames
-   * from the client are ignored.
+   * from the client are ignored but a text `ping`, answered `pong`.
    */
   treeOnly?: boolean;
   /**
@@ -545,11 +548,15 @@ export class Session implements Subscriber {
    * token check per frame, and at most a budget of `rate-limited` replies.
    */
   #onMessage(data: Buffer, isBinary: boolean): void {
-    if (this.#closed || this.#overRate || this.start.treeOnly) return;
+    if (this.#closed || this.#overRate) return;
     if (--this.#framesUntilYield === 0) {
       this.#framesUntilYield = FRAMES_BEFORE_YIELD;
       this.#ws.pause();
       setImmediate(Session.#resumeReading, this);
+    }
+    if (this.start.treeOnly) {
+      this.#onTreeFeedFrame(data, isBinary);
+      return;
     }
     let arrival: Arrival = isBinary ? BINARY : this.#identity === undefined ? TEXT_BEFORE_KEY : TEXT;
     const { createRateLimiter } = this.#context;
@@ -582,6 +589,19 @@ export class Session implements Subscriber {
     if (this.#pending === NO_COMMANDS) this.#pending = [];
     this.#pending.push({ arrival, data });
     this.#pendingBytes += data.length;
+  }
+
+  /**
+   * A tree feed reads no commands (PROTOCOL.md B3): its news terminals send `login KEY` and
+   * JSON frames, which are dropped, and a text `ping` they expect a `pong` for within 2 s,
+   * or they reconnect. Past the connection's rate a ping goes unanswered rather than
+   * closing the feed: the terminal reconnects, which is its own rule.
+   */
+  #onTreeFeedFrame(data: Buffer, isBinary: boolean): void {
+    if (isBinary || !data.equals(TREE_FEED_PING)) return;
+    const { createRateLimiter } = this.#context;
+    if (createRateLimiter !== undefined && !(this.#rateLimiter ??= createRateLimiter()).tryTake()) return;
+    this.#sendReply(TREE_FEED_PONG);
   }
 
   /** Runs one command with nothing else running; the ones behind it wait in `#pending` or join it. */
