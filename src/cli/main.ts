@@ -1,9 +1,16 @@
 import { CommanderError } from '@commander-js/extra-typings';
+import { setFlagsFromString } from 'node:v8';
 import { ClientError } from '../client/errors.js';
 import { safeLine, safeLines } from '../render/text.js';
 import { exitCodeFor } from './common.js';
 import { EXIT, ExitError } from './exit.js';
 import { buildProgram } from './program.js';
+
+// fetch parses HTTP with WebAssembly, which V8 then recompiles in the background; Node waits
+// for that before it exits, so `post --via rest` sat 70-200 ms idle after its answer. The
+// baseline compiler alone parses the few replies a command reads just as well. Set before
+// the first fetch compiles the parser.
+setFlagsFromString('--liftoff-only');
 
 async function main(argv: string[]): Promise<void> {
   try {

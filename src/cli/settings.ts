@@ -127,7 +127,6 @@ async function readKeyFile(path: string): Promise<string> {
   return checkedKey(await readTextFile(path, '--api-key-file'), `--api-key-file ${path}`);
 }
 
-/** Flags beat the environment, which beats the profile, which beats the defaults. */
 /** The endpoints of `--url` (or STREAM_POSTS_URL, or a profile's URL), their errors worded for the flags. */
 export function endpointsFromFlag(urls: string | readonly string[]): Endpoint[] {
   try {
@@ -152,6 +151,10 @@ async function chooseKey(
   profile: Profile | undefined,
   profileSource: string,
 ): Promise<KeyChoice> {
+  const fromProfile = (): KeyChoice | undefined =>
+    profile?.apiKey === undefined
+      ? undefined
+      : { key: checkedKey(profile.apiKey, profileSource), source: profileSource };
   const given = [flags.apiKey !== undefined, flags.apiKeyFile !== undefined, flags.apiKeyStdin === true];
   if (given.filter(Boolean).length > 1) {
     throw new ClientError('usage', 'give the key once: --api-key, --api-key-file or --api-key-stdin');
@@ -161,14 +164,21 @@ async function chooseKey(
     return { key: await readKeyFile(flags.apiKeyFile), source: `--api-key-file ${flags.apiKeyFile}` };
   }
   if (flags.apiKeyStdin === true) return { key: await readKeyFromStdin(), source: STDIN_KEY_SOURCE };
+  // `--profile NAME` is a flag: the named profile's key beats the environment's.
+  const named = flags.profile !== undefined ? fromProfile() : undefined;
+  if (named) return named;
   const envKey = env['STREAM_POSTS_API_KEY'] || undefined;
   if (envKey !== undefined) {
     return { key: checkedKey(envKey, 'STREAM_POSTS_API_KEY'), source: 'STREAM_POSTS_API_KEY' };
   }
-  if (profile?.apiKey !== undefined) return { key: checkedKey(profile.apiKey, profileSource), source: profileSource };
-  return { key: undefined, source: undefined };
+  return fromProfile() ?? { key: undefined, source: undefined };
 }
 
+/**
+ * Flags beat the environment, which beats the profile, which beats the defaults. A profile
+ * named by `--profile` is a flag: its URL and key beat the environment's, as asked on the line;
+ * one chosen by STREAM_POSTS_PROFILE, or the `default` profile, comes after the environment.
+ */
 export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Promise<ConnectionSettings> {
   const path = configPath(env);
   const named = flags.profile ?? (env['STREAM_POSTS_PROFILE'] || undefined);
@@ -183,7 +193,8 @@ export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.Proces
     );
   }
   const fromEnv = env['STREAM_POSTS_URL'] || undefined;
-  const url = flags.url ?? fromEnv ?? profile?.url ?? DEFAULT_URL;
+  const namedUrl = flags.profile !== undefined ? profile?.url : undefined;
+  const url = flags.url ?? namedUrl ?? fromEnv ?? profile?.url ?? DEFAULT_URL;
   const { key, source } = await chooseKey(flags, env, profile, `profile "${profileName}" in ${path}`);
   const endpoints = endpointsFromFlag(url);
   return {

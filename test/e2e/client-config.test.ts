@@ -115,38 +115,52 @@ describe('config', () => {
     },
   );
 
-  it('flags beat the environment, which beats the profile', async () => {
+  it('flags beat the environment, which beats the profile; a profile named by --profile is a flag', async () => {
     await setProfile('work', fixture.serve.url, KEYS.bob);
+    await setProfile('default', fixture.serve.url, KEYS.bob);
     const keyFile = join(home, 'newsdesk.key');
     await writeFile(keyFile, `${KEYS.newsdesk}\n`);
     const envAlice = { STREAM_POSTS_API_KEY: KEYS.alice };
-    const [profileOnly, envOverProfile, flagOverEnv, keyFileOverEnv, envProfile] = await Promise.all([
-      whoListens(['--profile', 'work']),
-      whoListens(['--profile', 'work'], envAlice),
-      whoListens(['--profile', 'work', '--api-key', KEYS.newsdesk], envAlice),
-      whoListens(['--profile', 'work', '--api-key-file', keyFile], envAlice),
-      whoListens([], { STREAM_POSTS_PROFILE: 'work' }),
-    ]);
-    expect({ profileOnly, envOverProfile, flagOverEnv, keyFileOverEnv, envProfile }).toEqual({
+    const [profileOnly, namedOverEnv, envOverEnvProfile, envOverDefault, flagOverNamed, keyFileOverNamed, envProfile] =
+      await Promise.all([
+        whoListens(['--profile', 'work']),
+        whoListens(['--profile', 'work'], envAlice),
+        whoListens([], { ...envAlice, STREAM_POSTS_PROFILE: 'work' }),
+        whoListens([], envAlice),
+        whoListens(['--profile', 'work', '--api-key', KEYS.newsdesk], envAlice),
+        whoListens(['--profile', 'work', '--api-key-file', keyFile], envAlice),
+        whoListens([], { STREAM_POSTS_PROFILE: 'work' }),
+      ]);
+    expect({
+      profileOnly,
+      namedOverEnv,
+      envOverEnvProfile,
+      envOverDefault,
+      flagOverNamed,
+      keyFileOverNamed,
+      envProfile,
+    }).toEqual({
       profileOnly: 'bob',
-      envOverProfile: 'alice',
-      flagOverEnv: 'newsdesk',
-      keyFileOverEnv: 'newsdesk',
+      namedOverEnv: 'bob',
+      envOverEnvProfile: 'alice',
+      envOverDefault: 'alice',
+      flagOverNamed: 'newsdesk',
+      keyFileOverNamed: 'newsdesk',
       envProfile: 'bob',
     });
   });
 
-  it('the URL too: flag over environment over profile', async () => {
+  it('the URL too: flag over environment over profile; a profile named by --profile over the environment', async () => {
     await setProfile('dead', deadUrl, KEYS.bob);
     await setProfile('live', fixture.serve.url, KEYS.bob);
-    const [envOverProfile, flagOverEnv, profileUrl, envDead] = await Promise.all([
-      whoListens(['--profile', 'dead'], { STREAM_POSTS_URL: fixture.serve.url }),
+    const [envOverEnvProfile, flagOverNamed, namedOverEnv, envDead] = await Promise.all([
+      whoListens([], { STREAM_POSTS_PROFILE: 'dead', STREAM_POSTS_URL: fixture.serve.url }),
       whoListens(['--profile', 'dead', '--url', fixture.serve.url], { STREAM_POSTS_URL: deadUrl }),
-      whoListens(['--profile', 'live']),
-      run(['listen', '--profile', 'live'], { STREAM_POSTS_URL: deadUrl }),
+      whoListens(['--profile', 'live'], { STREAM_POSTS_URL: deadUrl }),
+      run(['listen', '--idle-timeout', '400ms'], { STREAM_POSTS_PROFILE: 'live', STREAM_POSTS_URL: deadUrl }),
     ]);
-    expect([envOverProfile, flagOverEnv, profileUrl]).toEqual(['bob', 'bob', 'bob']);
-    // The environment's URL wins over a working profile's: nothing listens there.
+    expect([envOverEnvProfile, flagOverNamed, namedOverEnv]).toEqual(['bob', 'bob', 'bob']);
+    // Without --profile, the environment's URL wins over a working profile's: nothing listens there.
     expect(envDead.code).toBe(3);
     expect(envDead.stderr).toContain(deadUrl.replace(/^ws:/, ''));
     expectCleanError(envDead.stderr);

@@ -215,7 +215,10 @@ describe('keys and flags', () => {
       runToEnd(['post', ...url, '--api-key', 'sp_wrong_flag', '--stream', 'macro-wire', 'x']),
       runToEnd(['post', ...url, '--api-key-file', keyFile, '--stream', 'macro-wire', 'x']),
       runToEnd(['listen', ...url], { env: { STREAM_POSTS_API_KEY: 'sp_wrong_env' } }),
-      runToEnd(['post', '--profile', 'bad', '--stream', 'macro-wire', 'x'], { env: { XDG_CONFIG_HOME: home } }),
+      // --profile is a flag: its key is the one used (and named), not the environment's.
+      runToEnd(['post', '--profile', 'bad', '--stream', 'macro-wire', 'x'], {
+        env: { XDG_CONFIG_HOME: home, STREAM_POSTS_API_KEY: KEYS.macroWire },
+      }),
       runToEnd(['tree', ...url, '--api-key-stdin'], { stdin: 'sp_wrong_stdin\n' }),
       runToEnd(['post', ...url, '--via', 'rest', '--api-key', 'sp_wrong_flag', '--stream', 'macro-wire', 'x']),
     ]);

@@ -94,6 +94,26 @@ describe('stream-posts faults', () => {
     ).toEqual([expect.objectContaining({ id: 'f1', type: 'drop-acks', count: 1 })]);
   });
 
+  it('--url beats STREAM_POSTS_ADMIN_URL, under serve --exec too; --admin-url with --url is exit 2', async () => {
+    const serve = await startServe();
+    const deadAdmin = { STREAM_POSTS_ADMIN_URL: 'http://127.0.0.1:9/_admin' };
+    const overEnv = await runToEnd(['faults', 'list', '--json', '--url', serve.url], { env: deadAdmin });
+    expect([overEnv.code, overEnv.stderr]).toEqual([0, '']);
+    const both = await runToEnd(['faults', 'list', '--admin-url', `${serve.httpUrl}/_admin`, '--url', serve.url]);
+    expect([both.code, both.stderr]).toEqual([2, expect.stringContaining('give --admin-url or --url, not both')]);
+    const exec = `${cliCommandLine(['faults', 'add', 'go-silent', '--json'])} --url "$STREAM_POSTS_URL"`;
+    const result = await runToEnd(['serve', '--port', '0', '--quiet', '--exec', exec]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(
+      jsonLines(
+        result.stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .join('\n'),
+      ),
+    ).toEqual([expect.objectContaining({ type: 'go-silent' })]);
+  });
+
   it('says when nothing answers there (exit 3, naming --admin-url)', async () => {
     const result = await runToEnd(['faults', 'list', '--admin-url', 'http://127.0.0.1:9/_admin']);
     expect(result.code).toBe(3);

@@ -48,7 +48,7 @@ describe('serve start-up', () => {
     });
   });
 
-  it('writes only JSON lines on stdout with --log-format json', async () => {
+  it('writes only JSON lines with --log-format json: the start-up on stdout, the log on stderr', async () => {
     const serve = runCli(['serve', '--port', '0', '--log-format', 'json']);
     await serve.waitFor((out) => out.stdout.includes('"whale-alerts"'), 'the key lines');
     const first = JSON.parse(serve.lines[0]!);
@@ -57,11 +57,17 @@ describe('serve start-up', () => {
     await alice.nextEvent('connected');
     const stranger = await openClient(`${first.url}/v1/ws?apiKey=sp_wrong_key_123`);
     await stranger.closed;
-    await serve.waitFor((out) => out.stdout.includes('rejected connection'), 'the rejection log line');
+    await serve.waitFor((out) => out.stderr.includes('rejected connection'), 'the rejection log line');
     serve.child.kill('SIGTERM');
     expect((await serve.exit()).code).toBe(0);
-    expect(serve.lines.length).toBeGreaterThan(7);
-    for (const line of serve.lines) expect(() => JSON.parse(line), line).not.toThrow();
+    const log = serve.stderr.split('\n').filter((line) => line !== '');
+    for (const line of [...serve.lines, ...log]) expect(() => JSON.parse(line), line).not.toThrow();
+    expect(new Set(serve.lines.map((line) => JSON.parse(line).msg))).toEqual(
+      new Set(['listening', 'reader key', 'stream key']),
+    );
+    expect(log.map((line) => JSON.parse(line).msg)).toEqual(
+      expect.arrayContaining(['rejected connection', 'shutting down']),
+    );
   });
 
   it('prints the keys of a valid custom seed, not the demo keys', async () => {
@@ -253,13 +259,14 @@ describe('serve logs', () => {
 
     await serve.waitFor(
       (out) =>
-        (out.stdout.match(/rejected connection/g) ?? []).length >= 2 &&
-        /request failed/.test(out.stdout) &&
-        / connected /.test(out.stdout),
+        (out.stderr.match(/rejected connection/g) ?? []).length >= 2 &&
+        /request failed/.test(out.stderr) &&
+        / connected /.test(out.stderr),
       'the log lines of those requests',
     );
-    expect(serve.stdout).not.toContain(wrong);
-    const logs = serve.stdout.slice(bannerLength);
+    expect(serve.stdout.length).toBe(bannerLength);
+    expect(serve.stderr).not.toContain(wrong);
+    const logs = serve.stderr;
     for (const key of Object.values(KEYS)) expect(logs).not.toContain(key);
   });
 });

@@ -52,13 +52,13 @@ describe('serve: perimeter flags and environment', () => {
     await alice.nextEvent('connected');
     alice.send({ event: 'on-stream-post', data: { streamIds: 'nope' }, requestId: `\u001b]0;PWNED\u0007${token}` });
     await alice.nextEvent('error');
-    await serve.waitFor((out) => out.stdout.includes('PWNED'), 'the logged requestId');
+    await serve.waitFor((out) => out.stderr.includes('PWNED'), 'the logged requestId');
     alice.close();
 
     serve.child.kill('SIGTERM');
     expect((await finish(serve)).code).toBe(0);
     expect(serve.stdout + serve.stderr).not.toContain(token);
-    const logged = serve.stdout.split('\n').filter((line) => line.includes('PWNED'));
+    const logged = serve.stderr.split('\n').filter((line) => line.includes('PWNED'));
     expect(logged.length).toBeGreaterThan(0);
     for (const line of logged) expect(line).not.toMatch(/[\u0000-\u001f]/);
   });

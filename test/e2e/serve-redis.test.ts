@@ -37,6 +37,12 @@ describe('serve --store redis://', () => {
       expect((await serve.exit()).code).toBe(0);
       expect(serve.stdout + serve.stderr).not.toContain(PASSWORD);
       expect(serve.stdout).toContain(':redacted@127.0.0.1');
+      // The log (the store's own lines included) is on stderr: stdout starts with where the service listens.
+      const first = serve.lines[0]!;
+      if (format === 'text') expect(first).toMatch(/^listening on ws:\/\/127\.0\.0\.1:\d+$/);
+      else expect(JSON.parse(first)).toMatchObject({ msg: 'listening' });
+      expect(serve.stdout).not.toContain('shutting down');
+      expect(serve.stderr).toContain('shutting down');
     }
   });
 

@@ -96,7 +96,7 @@ describe('serve --scenario', () => {
     const args = ['serve', '--port', '0', '--log-format', 'json', '--state', state, '--scenario', scenario];
     const result = await runToEnd([...args, '--speed', '1000', '--exit-after-scenario']);
     expect(result.code, result.stderr).toBe(0);
-    const logs = jsonLines(result.stdout);
+    const logs = jsonLines(result.stderr);
     const messages = logs.map((line) => line.msg);
     expect(messages.indexOf('scenario started')).toBeLessThan(messages.indexOf('scenario ended'));
     expect(logs.find((line) => line.msg === 'scenario started')).toMatchObject({ steps: 5, speed: 1000 });

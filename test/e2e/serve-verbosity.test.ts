@@ -9,8 +9,9 @@ beforeAll(ensureBuilt);
  * (a refused command: info), lists her streams through REST
  * (a debug line), then asks with a wrong key (a warning, then a debug line). Log lines are
  * written in the order things happen, so once `last` is there, every line before it is too.
+ * The log is on stderr; stdout has the start-up output only.
  */
-async function logOf(flags: string[], last = /warn +request failed/): Promise<string[]> {
+async function logOf(flags: string[], last = /warn +request failed/): Promise<{ stdout: string; log: string[] }> {
   const serve = client(['serve', '--port', '0', ...flags]);
   const listening = /^listening on (ws:\/\/\S+)$|"msg":"listening","url":"(ws:\/\/[^"]+)"/m;
   await serve.waitFor((out) => listening.test(out.stdout), 'the listening line');
@@ -26,22 +27,22 @@ async function logOf(flags: string[], last = /warn +request failed/): Promise<st
   expect(listed.status).toBe(200);
   const refused = await fetch(`${httpUrl}/v1/streams`, { headers: { 'x-api-key': 'sp_wrong_key_verbosity' } });
   expect(refused.status).toBe(401);
-  await serve.waitFor((out) => last.test(out.stdout), String(last));
-  return serve.lines;
+  await serve.waitFor((out) => last.test(out.stderr), String(last));
+  return { stdout: serve.stdout, log: serve.stderr.split('\n').filter((line) => line !== '') };
 }
 
 describe('serve -q and -v', () => {
   it('-q prints the listening line, then warnings and errors only; --quiet is the same', async () => {
     for (const flag of ['-q', '--quiet']) {
-      const lines = await logOf([flag]);
-      expect(lines[0]).toMatch(/^listening on ws:\/\/127\.0\.0\.1:\d+$/);
-      expect(lines.slice(1).map((line) => line.split(/ +/).slice(1, 4).join(' '))).toEqual(['warn request failed']);
+      const { stdout, log: lines } = await logOf([flag]);
+      expect(stdout).toMatch(/^listening on ws:\/\/127\.0\.0\.1:\d+\n$/);
+      expect(lines.map((line) => line.split(/ +/).slice(1, 4).join(' '))).toEqual(['warn request failed']);
       expect(lines.join('\n')).not.toContain('sp_wrong_key_verbosity');
     }
   });
 
   it('-v adds debug lines (each REST request); without it there are none', async () => {
-    const [verbose, plain] = await Promise.all([logOf(['-v'], /status=401/), logOf([])]);
+    const [{ log: verbose }, { log: plain }] = await Promise.all([logOf(['-v'], /status=401/), logOf([])]);
     const debug = (lines: string[]) => lines.filter((line) => / debug /.test(line));
     expect(debug(verbose)).toHaveLength(2);
     expect(debug(verbose)[0]).toMatch(/ debug rest request method=GET path=\/v1\/streams status=200$/);
@@ -54,7 +55,7 @@ describe('serve -q and -v', () => {
   });
 
   it('-v with --log-format json writes debug lines as JSON', async () => {
-    const lines = await logOf(['--verbose', '--log-format', 'json'], /"status":401/);
+    const lines = (await logOf(['--verbose', '--log-format', 'json'], /"status":401/)).log;
     const debug = lines.map((line) => JSON.parse(line)).filter((line) => line.level === 'debug');
     expect(debug.map(({ msg, method, path, status }) => ({ msg, method, path, status }))).toEqual([
       { msg: 'rest request', method: 'GET', path: '/v1/streams', status: 200 },

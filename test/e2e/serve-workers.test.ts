@@ -71,6 +71,7 @@ describe('serve --workers', () => {
       ]);
     }
     expect(serve.lines.filter((line) => line.startsWith('listening on'))).toHaveLength(1);
+    expect(serve.lines[0]).toMatch(/^listening on ws:\/\/127\.0\.0\.1:\d+$/);
     serve.child.kill('SIGTERM');
     expect((await serve.exit()).code).toBe(0);
     expect(childrenOf(serve.child.pid!)).toEqual([]);
@@ -93,12 +94,21 @@ describe('serve --workers', () => {
     expect((await serve.exit()).code).toBe(0);
   });
 
-  it('says on every log line which worker wrote it', async () => {
+  it('says on every log line which worker wrote it, on stderr; stdout starts with the listening record', async () => {
     const serve = runCli(workersArgs(['--log-format', 'json']).filter((arg) => arg !== '--quiet'));
-    const records = () =>
-      serve.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
-    await serve.waitFor(() => records().some((record) => record['msg'] === 'listening'), 'the listening record');
-    const url = records().find((record) => record['msg'] === 'listening')!['url'] as string;
+    const parse = (text: string) =>
+      text
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const records = () => parse(serve.stderr);
+    await serve.waitFor(
+      () => parse(serve.stdout).some((record) => record['msg'] === 'listening'),
+      'the listening record',
+    );
+    const startup = parse(serve.stdout);
+    expect(startup[0]!['msg']).toBe('listening');
+    const url = startup[0]!['url'] as string;
     // Round robin: four connections reach both workers.
     for (let i = 0; i < 4; i += 1) {
       const client = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': KEYS.alice } });

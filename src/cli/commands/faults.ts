@@ -189,9 +189,11 @@ function withAdminOptions<T>(command: T): T {
 
 type Given = FaultsOptions & { url?: string | undefined };
 
-function settle(given: Given): FaultsOptions {
-  if (given.adminUrl !== undefined && given.url !== undefined) throw usageError('give --admin-url or --url, not both');
-  return { ...given, adminUrl: given.adminUrl ?? given.url };
+/** `--admin-url` or `--url`; a flag beats STREAM_POSTS_ADMIN_URL (`serve --exec` sets it). */
+function settle(given: Given, command: Pick<Command, 'getOptionValueSource'>): FaultsOptions {
+  const adminUrlFlag = command.getOptionValueSource('adminUrl') === 'cli';
+  if (adminUrlFlag && given.url !== undefined) throw usageError('give --admin-url or --url, not both');
+  return { ...given, adminUrl: given.url ?? given.adminUrl };
 }
 
 /** `stream-posts faults …`: inject faults into a running `serve` through its admin endpoints. */
@@ -224,17 +226,17 @@ export function addFaultsCommand(program: Command, setExitCode: (code: number) =
       .option('--user <id>', "only this user's connections")
       .option('--stream <id>', "only connections with this stream's key, and publishes to it")
       .option('--connection <id>', 'only this connection (ids: stream-posts faults connections)'),
-  ).action(async (argument, options) => {
+  ).action(async (argument, options, command) => {
     const { adminUrl, adminToken, timeout, json, url, ...flags } = options as Given & FaultFlags;
-    setExitCode(await faultsAdd(argument, flags, settle({ adminUrl, adminToken, timeout, json, url })));
+    setExitCode(await faultsAdd(argument, flags, settle({ adminUrl, adminToken, timeout, json, url }, command)));
   });
-  withAdminOptions(faults.command('list').description('list the faults in force')).action(async (options) =>
-    setExitCode(await faultsList(settle(options as Given))),
+  withAdminOptions(faults.command('list').description('list the faults in force')).action(async (options, command) =>
+    setExitCode(await faultsList(settle(options as Given, command))),
   );
   withAdminOptions(faults.command('clear [id]').description('clear one fault, or all of them')).action(
-    async (id, options) => setExitCode(await faultsClear(id, settle(options as Given))),
+    async (id, options, command) => setExitCode(await faultsClear(id, settle(options as Given, command))),
   );
   withAdminOptions(
     faults.command('connections').description('list the open connections (ids for --connection)'),
-  ).action(async (options) => setExitCode(await faultsConnections(settle(options as Given))));
+  ).action(async (options, command) => setExitCode(await faultsConnections(settle(options as Given, command))));
 }

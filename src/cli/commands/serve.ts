@@ -235,7 +235,8 @@ export async function serve(options: ServeOptions): Promise<number> {
       '--workers above 1 needs --store redis://HOST:PORT: with the memory store each worker would keep posts, releases and idempotency keys of its own instead of being one service',
     );
   }
-  // With --exec the command owns stdout; the server speaks on stderr.
+  // stdout carries the start-up output only (scripts read the port from its first line); the
+  // log goes to stderr. With --exec the command owns stdout, and the start-up output moves too.
   const out = options.exec === undefined ? process.stdout : process.stderr;
   const announce = (at: ServedAt) => {
     if (options.quiet && options.exec !== undefined) return;
@@ -265,7 +266,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   const signals = new StopSignals();
   const lines = createLogger(
     options.logFormat,
-    out,
+    process.stderr,
     Date.now,
     options.quiet ? 'warn' : options.verbose === true ? 'debug' : 'info',
   );
