@@ -19,9 +19,18 @@
  * both sides have warmed up. Runs alternate which side goes first; figures are
  * medians of `runs` runs per side after `warmup` runs each.
  *
+ * At the default rate limit: a second `serve` with its default limits (200
+ * commands/s per connection, burst 400) takes `limited-posts` posts from
+ * `post --batch`, each run timed from spawn to exit, and the median is set
+ * against the time the limit allows, (posts − burst) / rate: the burst goes at
+ * once, the rest at the rate. Target: at most 1.15 times that. Each run also
+ * checks one result per line, none an error, and the stored count.
+ *
  * Flags (through bench/run.mjs): --posts (default 10000), --runs (5),
- * --warmup (2), --window (64), --content-bytes (160), --target (0.8), and
- * --bare-only to check the harness and the baseline alone (no ratio).
+ * --warmup (2), --window (64), --content-bytes (160), --target (0.8),
+ * --limited-posts (2000), --limited-runs (3), --limited-target (1.15),
+ * --bare-only to check the harness and the baseline alone (no ratio), and
+ * --limited-only for the rate-limited runs alone.
  * Fails at once, saying so, when the built CLI has no `post --batch`.
  */
 import { join } from 'node:path';
@@ -38,7 +47,13 @@ const DEFAULTS = {
   window: 64,
   contentBytes: 160,
   target: 0.8,
+  limitedPosts: 2_000,
+  limitedRuns: 3,
+  limitedTarget: 1.15,
 };
+
+/** `serve`'s default per-connection limit (docs/serve.md), which `connected.rateLimit` states. */
+const DEFAULT_LIMIT = { perSecond: 200, burst: 400 };
 
 const STREAM_ID = 'crypto-legal';
 const STREAM_KEY = 'sp_demo_stream_crypto_legal';
@@ -49,19 +64,27 @@ const FILLER =
   'certified. Docket: https://example.org/docket ';
 
 function parseConfig(flags = {}) {
-  const config = { ...readFlags(flags, DEFAULTS, { zero: true }), bareOnly: flags.bareOnly === 'true' };
-  requireWhole(config, ['posts', 'runs', 'warmup', 'window', 'contentBytes']);
-  for (const name of ['posts', 'runs', 'window']) {
+  const config = {
+    ...readFlags(flags, DEFAULTS, { zero: true }),
+    bareOnly: flags.bareOnly === 'true',
+    limitedOnly: flags.limitedOnly === 'true',
+  };
+  requireWhole(config, ['posts', 'runs', 'warmup', 'window', 'contentBytes', 'limitedPosts', 'limitedRuns']);
+  for (const name of ['posts', 'runs', 'window', 'limitedRuns']) {
     if (config[name] < 1) throw new RangeError(`--${name} must be at least 1`);
   }
   if (config.contentBytes < 32) throw new RangeError('--content-bytes must be at least 32');
+  if (config.limitedPosts <= DEFAULT_LIMIT.burst)
+    throw new RangeError(
+      `--limited-posts must be more than the burst (${DEFAULT_LIMIT.burst}), or the limit allows it at once`,
+    );
   return config;
 }
 
 /** The NDJSON both sides read in run `run`: same content, keys unique to the run. */
-function input(run, config) {
+function input(run, config, posts = config.posts) {
   const lines = [];
-  for (let i = 1; i <= config.posts; i++) {
+  for (let i = 1; i <= posts; i++) {
     const head = `post ${i} $BTC`;
     const content = (head + FILLER.repeat(Math.ceil(config.contentBytes / FILLER.length))).slice(
       0,
@@ -171,18 +194,18 @@ async function requireBatchCommand() {
   }
 }
 
-async function measure(server, side, run, config) {
+async function measure(server, side, run, config, posts = config.posts) {
   await admin(server, 'POST', 'reset');
   const cpuBefore = server.cpuTimeMs();
   const result = await runTimed(process.execPath, side.args, {
-    input: input(run, config),
+    input: input(run, config, posts),
     env: side.env,
     name: side.label,
     timeoutMs: 300_000,
   });
   const serverCpuMs = server.cpuTimeMs() - cpuBefore;
   const state = await admin(server, 'GET', 'state');
-  const check = checkResults(result.stdout, config.posts);
+  const check = checkResults(result.stdout, posts);
   const problems = [...check.problems];
   let errorsTotal = check.errors + check.duplicates + check.missing + check.repeated + check.malformed;
   if (result.code !== 0 || result.signal !== null) {
@@ -192,22 +215,22 @@ async function measure(server, side, run, config) {
   }
   // After a reset the idempotency map holds one key per post published in this run.
   const storedPosts = state.idempotencyKeys;
-  if (storedPosts !== config.posts) {
+  if (storedPosts !== posts) {
     errorsTotal += 1;
-    problems.push(`the server stored ${storedPosts} posts with idempotency keys, expected ${config.posts}`);
+    problems.push(`the server stored ${storedPosts} posts with idempotency keys, expected ${posts}`);
   }
   return {
     run,
     exitCode: result.code,
     wallMs: round(result.wallMs, 4),
-    postsPerSecond: Math.round((config.posts / result.wallMs) * 1000),
+    postsPerSecond: Math.round((posts / result.wallMs) * 1000),
     firstResultMs: result.firstOutputMs === null ? null : round(result.firstOutputMs, 4),
     // Start-up and exit left out: the publishing rate once results flow.
     steadyPostsPerSecond:
       result.firstOutputMs === null || result.lastOutputMs <= result.firstOutputMs
         ? null
-        : Math.round((config.posts / (result.lastOutputMs - result.firstOutputMs)) * 1000),
-    serverCpuMsPer1kPosts: Number.isFinite(serverCpuMs) ? round((serverCpuMs / config.posts) * 1000, 3) : null,
+        : Math.round((posts / (result.lastOutputMs - result.firstOutputMs)) * 1000),
+    serverCpuMsPer1kPosts: Number.isFinite(serverCpuMs) ? round((serverCpuMs / posts) * 1000, 3) : null,
     storedPosts,
     ...check,
     errorsTotal,
@@ -237,11 +260,65 @@ function summarize(runs) {
 
 const figure = (...args) => comparison('bare ws client', ...args);
 
+/**
+ * `post --batch` against a `serve` at its default rate limit: the median spawn-to-exit time
+ * against the time the limit allows, measured in this run.
+ */
+async function limitedFigures(config, log) {
+  const server = await startStreamPosts([]);
+  try {
+    const [side] = sides(server, config);
+    const allowedMs = ((config.limitedPosts - DEFAULT_LIMIT.burst) / DEFAULT_LIMIT.perSecond) * 1000;
+    const runs = [];
+    for (let i = 0; i < config.limitedRuns; i++) {
+      const r = await measure(server, side, `limited-${i + 1}`, config, config.limitedPosts);
+      runs.push(r);
+      logRun(log, `${side.label} (limited)`, `run ${i + 1}/${config.limitedRuns}`, r);
+    }
+    const wallMs = medianOf(runs, 'wallMs');
+    const errors = sumOf(runs, 'errorsTotal');
+    const ratio = round(wallMs / allowedMs, 3);
+    return {
+      runs,
+      figures: [
+        comparison(
+          `time the limit allows, (posts - ${DEFAULT_LIMIT.burst}) / ${DEFAULT_LIMIT.perSecond}/s`,
+          `wall time for ${config.limitedPosts.toLocaleString('en-US')} posts at the default rate limit, spawn to exit`,
+          'ms',
+          wallMs,
+          allowedMs,
+          { ratio, target: `ratio <= ${config.limitedTarget}`, met: ratio <= config.limitedTarget && errors === 0 },
+        ),
+        comparison('none', 'errors at the default rate limit', 'posts', errors, null, {
+          ratio: null,
+          target: '0',
+          met: errors === 0,
+        }),
+      ],
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
 export async function run(options = {}) {
   const config = parseConfig(options.flags);
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   // --bare-only checks the harness and the baseline without the CLI's post --batch.
   if (!config.bareOnly) await requireBatchCommand();
+  const limited = config.bareOnly ? undefined : await limitedFigures(config, log);
+  const limitedNote =
+    `At the default rate limit: ${config.limitedPosts.toLocaleString('en-US')} posts to a second serve with its default limits ` +
+    `(${DEFAULT_LIMIT.perSecond}/s, burst ${DEFAULT_LIMIT.burst}), median of ${config.limitedRuns} runs, against the time the limit allows. `;
+  if (config.limitedOnly) {
+    return {
+      name: 'batch',
+      figures: limited.figures,
+      notes: `${limitedNote}LIMITED ONLY (--limited-only): the comparison with the bare client was not run.`,
+      config,
+      runs: { limited: limited.runs },
+    };
+  }
 
   const server = await startStreamPosts([
     '--rate-limit',
@@ -296,15 +373,16 @@ export async function run(options = {}) {
           target: '0',
           met: o.errors === 0 && b.errors === 0,
         }),
+        ...(limited?.figures ?? []),
       ],
       notes:
         `${config.posts.toLocaleString('en-US')} posts (${config.contentBytes}-byte rawtext content, an idempotencyKey each) as NDJSON on stdin, ` +
         `window ${config.window}, one stream-posts serve (--rate-limit 0) reset through /_admin/reset before every run; ` +
         `each side a fresh node process timed from spawn to exit; median of ${config.runs} runs per side, alternating, after ${config.warmup} warm-up run(s) each. ` +
         `Errors = error results + duplicate acks + missing/repeated/unparseable result lines + failed exits + posts the server did not store.` +
-        (config.bareOnly ? ' BARE ONLY (--bare-only): stream-posts post --batch was not run.' : ''),
+        (config.bareOnly ? ' BARE ONLY (--bare-only): stream-posts post --batch was not run.' : ` ${limitedNote}`),
       config,
-      runs: results,
+      runs: { ...results, ...(limited ? { limited: limited.runs } : {}) },
     };
   } finally {
     await server.stop();

@@ -4,6 +4,7 @@ import { DEFAULT_BACKOFF } from '../client/backoff.js';
 import { ClientError } from '../client/errors.js';
 import type { Endpoint } from '../client/endpoint.js';
 import { Publisher } from '../client/publisher.js';
+import type { RateLimitWait } from '../client/pacer.js';
 import { setCustomTargets as postCustomTargets } from '../client/rest-streams.js';
 import { Subscription, type Delivery } from '../client/subscription.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
@@ -196,12 +197,13 @@ export class StreamPostsClient {
     rest: { endpoints: readonly Endpoint[]; apiKey: string },
     secrets: readonly string[],
     timeoutMs: number,
+    onRateLimited?: (wait: RateLimitWait) => void,
   ) {
     this.#shared = shared;
     this.#rest = rest;
     this.#secrets = secrets;
     this.#timeoutMs = timeoutMs;
-    this.#publisher = new Publisher(shared.opener('publisher'));
+    this.#publisher = new Publisher(shared.opener('publisher'), onRateLimited && { onRateLimited });
     // Failures reach each publish through the publisher itself.
     this.#publisher.start().catch(() => {});
   }
@@ -425,6 +427,8 @@ export function connect(options: ConnectOptions): Promise<StreamPostsClient> {
 export interface ClientPolicy {
   awaitFirstWord: boolean;
   retryReplyTimeouts: boolean;
+  /** Publishes have waited on the service's rate limit for a while (see Publisher). */
+  onRateLimited?: (wait: RateLimitWait) => void;
 }
 
 /** The longest `connect` waits, once the socket is open, for the service's first word. */
@@ -491,7 +495,7 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
       const grace = new Promise<void>((resolve) => setTimeout(resolve, Math.min(GREETING_GRACE_MS, timeoutMs)).unref());
       await Promise.race([shared.firstWord, ended, grace]);
     }
-    return new StreamPostsClient(shared, { endpoints, apiKey }, secrets, timeoutMs);
+    return new StreamPostsClient(shared, { endpoints, apiKey }, secrets, timeoutMs, policy.onRateLimited);
   } catch (error) {
     await shared.connection.close();
     if (error instanceof ClientError && error.kind === 'timeout') {

@@ -180,6 +180,9 @@ export class SharedConnection {
     if (this.#ended) return channel.end(this.#ended.error);
     this.#channels.add(channel);
     if (this.#current) channel.ready(this.#current);
+    // `connected` often comes in the same read as the upgrade, before a share is opened: a
+    // share still learns what it said (the service's clock, its rate limit).
+    if (this.#current && this.facts) channel.handlers.onMessage?.({ kind: 'connected', ...this.facts }, '');
   }
 
   detach(channel: Channel): void {

@@ -4,7 +4,7 @@
 import WebSocket from 'ws';
 import { CLOSE_NORMAL, CLOSE_POLICY_VIOLATION, CLOSE_REASONS, CLOSE_UNAUTHORIZED } from '../protocol/close-codes.js';
 import { MAX_SERVICE_MESSAGE_BYTES } from '../protocol/limits.js';
-import { parseServerMessage, type ServerMessage } from '../protocol/events.js';
+import { parseServerMessage, type RateLimit, type ServerMessage } from '../protocol/events.js';
 import { redactUrl } from '../protocol/redact.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';
 import type { Endpoint } from './endpoint.js';
@@ -79,6 +79,8 @@ export interface ConnectedFacts {
   serverTime?: string;
   /** The stream a stream key publishes to, when the service says. */
   streamId?: string;
+  /** This connection's command limit, when the service states it. */
+  rateLimit?: RateLimit;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { epochToIso } from './dates.js';
 import { isErrorCode, type ErrorCode } from './errors.js';
 import { isPlainObject } from './objects.js';
+import { MAX_POST_ID_BYTES } from './limits.js';
 import type { Envelope, Post, ServerEventName, TreeItem } from './types.js';
 
 /** One serialized server event: `{"event","data"[,"requestId"]}`. */
@@ -41,12 +42,36 @@ function optional<T>(value: unknown, check: (value: unknown) => value is T): T |
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
+
+/** A post id as a client keeps it: a string of at most MAX_POST_ID_BYTES; a longer one would cost memory without bound. */
+export function isPostId(value: unknown): value is string {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most ids are settled without encoding them.
+  return (
+    typeof value === 'string' &&
+    value !== '' &&
+    (value.length * 3 <= MAX_POST_ID_BYTES || Buffer.byteLength(value) <= MAX_POST_ID_BYTES)
+  );
+}
+
+/** `connected.rateLimit` when it is usable: positive numbers both. */
+function readRateLimit(value: unknown): RateLimit | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const { perSecond, burst } = value;
+  return typeof perSecond === 'number' &&
+    perSecond > 0 &&
+    Number.isFinite(perSecond) &&
+    typeof burst === 'number' &&
+    burst >= 1 &&
+    Number.isFinite(burst)
+    ? { perSecond, burst }
+    : undefined;
+}
 const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
 
 /** Any post a server might send: `content` for `text`, epoch ms for dates, missing fields defaulted; undefined when unusable. */
 function tolerantPost(raw: Record<string, unknown>): Post | undefined {
   const { id, streamId } = raw;
-  if (typeof id !== 'string' || typeof streamId !== 'string') return undefined;
+  if (!isPostId(id) || typeof streamId !== 'string') return undefined;
   const streamName = optional(raw['streamName'], isString);
   const text = optional(raw['text'], isString);
   const content = optional(raw['content'], isString);
@@ -78,7 +103,7 @@ function canonicalPost(value: Record<string, unknown>): Post | undefined {
   const { id, streamId, streamName, text, contentType, createdAt, releaseAt, hidden, customTarget } = value;
   if (
     !('content' in value) &&
-    typeof id === 'string' &&
+    isPostId(id) &&
     typeof streamId === 'string' &&
     typeof streamName === 'string' &&
     nullableString(text) &&
@@ -104,6 +129,12 @@ export function parsePost(value: unknown): Post | undefined {
   return tolerantPost(value);
 }
 
+/** A command limit as `connected.rateLimit` states it. */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
 export type ServerMessage =
   | {
       kind: 'connected';
@@ -113,13 +144,16 @@ export type ServerMessage =
       serverTime?: string;
       /** The one stream a stream key publishes to, when it says. */
       streamId?: string;
+      /** This connection's command limit, when the service says (absent: none stated). */
+      rateLimit?: RateLimit;
       requestId?: string;
     }
   | {
       kind: 'sub_ack';
       command: string;
       streamIds: string[];
-      lastPosts: number;
+      /** Absent when the service does not say. */
+      lastPosts?: number;
       /** How many history messages follow, when the service says. */
       history?: number;
       requestId?: string;
@@ -142,9 +176,7 @@ export function parseServerMessage(text: string): ServerMessage {
   const message = raw;
   const event = message['event'];
   if (typeof event !== 'string') {
-    return typeof message['_id'] === 'string'
-      ? { kind: 'tree', item: message as unknown as TreeItem }
-      : { kind: 'ignored' };
+    return isPostId(message['_id']) ? { kind: 'tree', item: message as unknown as TreeItem } : { kind: 'ignored' };
   }
   const requestId = typeof message['requestId'] === 'string' ? { requestId: message['requestId'] } : {};
   const data = isPlainObject(message['data']) ? message['data'] : {};
@@ -156,6 +188,7 @@ export function parseServerMessage(text: string): ServerMessage {
         streams: stringArray(data['streams']),
         ...onlyIf('serverTime', readDate(data['serverTime'])),
         ...onlyIf('streamId', typeof data['streamId'] === 'string' ? data['streamId'] : undefined),
+        ...onlyIf('rateLimit', readRateLimit(data['rateLimit'])),
         ...requestId,
       };
     case 'sub_ack':
@@ -163,7 +196,7 @@ export function parseServerMessage(text: string): ServerMessage {
         kind: 'sub_ack',
         command: String(data['command'] ?? ''),
         streamIds: stringArray(data['streamIds']),
-        lastPosts: Number(data['lastPosts'] ?? 0),
+        ...onlyIf('lastPosts', data['lastPosts'] === undefined ? undefined : Number(data['lastPosts'])),
         ...onlyIf('history', Number.isSafeInteger(data['history']) ? (data['history'] as number) : undefined),
         ...requestId,
       };

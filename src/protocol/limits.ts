@@ -1,6 +1,8 @@
 export const MAX_FRAME_BYTES = 1024 * 1024;
 export const MAX_CONTENT_BYTES = 64 * 1024;
 export const MAX_LAST_POSTS = 100;
+/** The longest post id a client accepts (UTF-8 bytes): a longer one is a malformed message. */
+export const MAX_POST_ID_BYTES = 128;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
 export const MAX_REQUEST_ID_LENGTH = 256;
 export const STREAM_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

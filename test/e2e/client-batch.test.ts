@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { connect } from '../../src/api/client.js';
 import { adminState, expectCleanError, jsonLines, KEYS, restPosts, runToEnd, cliFixture } from './client-support.js';
 
 const fixture = cliFixture('batch');
@@ -93,7 +94,7 @@ describe('post --batch', () => {
     for (const result of results) expect(stored.get(result.post.id)).toEqual(result.post);
   });
 
-  it('goes past the service’s rate limit (200/s, burst 400) by retrying refused posts: 600 lines, each published once', async () => {
+  it('goes past the service’s rate limit (200/s, burst 400) at the pace it states: 600 lines, each published once', async () => {
     const before = (await adminState(fixture.serve)).posts;
     const count = 600;
     const lines = Array.from({ length: count }, (_, i) => ({ content: `rate ${i + 1}` }));
@@ -104,6 +105,28 @@ describe('post --batch', () => {
       lines.map((line, i) => [i + 1, line.content, false]),
     );
     expect((await adminState(fixture.serve)).posts - before).toBe(count);
+  });
+
+  it('a 1,000-line batch at the default rate limit reaches a subscriber in file order', async () => {
+    const count = 1_000;
+    const tag = `order-${Date.now()}`;
+    const reader = await connect({ url: fixture.serve.url, apiKey: KEYS.newsdesk });
+    const subscription = reader.subscribe({ streamIds: ['crypto-legal'] });
+    await subscription.ready;
+    const seen: string[] = [];
+    const delivered = (async () => {
+      for await (const event of subscription) {
+        if (event.format !== 'post' || !event.post.text?.startsWith(tag)) continue;
+        seen.push(event.post.text);
+        if (seen.length === count) return;
+      }
+    })();
+    const lines = Array.from({ length: count }, (_, i) => ({ content: `${tag} ${i + 1}` }));
+    const { code, stderr } = await batch([], ndjson(...lines));
+    expect(code, stderr).toBe(0);
+    await delivered;
+    await reader.close();
+    expect(seen).toEqual(lines.map((line) => line.content));
   });
 
   it('reads --file, publishes over REST with --via rest, and reports a repeated idempotency key as a duplicate', async () => {

@@ -79,6 +79,17 @@ describe('authentication', () => {
     expect(serverTime).toBeLessThanOrEqual(Date.parse((await server.state()).now));
   });
 
+  it('connected states the rate limit in our dialect only, and nothing when it is off', async () => {
+    const limited = await startTestServer({ rateLimit: 50 });
+    const ours = await connect(limited, { key: KEYS.alice });
+    expect((await ours.next()).data.rateLimit).toEqual({ perSecond: 50, burst: 100 });
+    const hosted = await connect(limited, { key: KEYS.alice, hosted: true });
+    expect((await hosted.next()).data).not.toHaveProperty('rateLimit');
+    const unlimited = await startTestServer({ rateLimit: 0 });
+    const off = await connect(unlimited, { key: KEYS.alice });
+    expect((await off.next()).data).not.toHaveProperty('rateLimit');
+  });
+
   it.each([
     ['missing key', undefined, false, 'No secret key provided'],
     ['unknown key in the header', 'sp_not_a_real_key_123', false, 'Invalid secret key'],

@@ -14,6 +14,7 @@ import { EXIT, usageError } from '../exit.js';
 import type { PostOptions } from './post.js';
 import { statusFor } from '../status.js';
 import type { StreamPostsClient } from '../../api/client.js';
+import type { RateLimitWait } from '../../client/pacer.js';
 
 /**
  * Lines go out in one write per turn of the event loop, not one system call each, and are
@@ -104,6 +105,15 @@ function publishLine(
   return sent.then(({ post, duplicate }) => ({ ok: true, post, duplicate, attempts: 1 }), refused);
 }
 
+/** What a batch held back by the service's rate limit says on stderr (it would otherwise look stuck). */
+export function rateLimitNotice(wait: RateLimitWait): string {
+  const seconds = (wait.waitingMs / 1000).toFixed(1);
+  const pace = `about ${Math.round(wait.answeredPerSecond)} posts/s`;
+  return wait.stated !== undefined
+    ? `the service limits the rate to ${wait.stated.perSecond} commands/s (bursts of ${wait.stated.burst}): posts go at that pace, ${pace}, held back for ${seconds}s so far`
+    : `the service is limiting the rate (${wait.refusals} rate-limited replies): posts go one window at a time, ${pace}, held back for ${seconds}s so far`;
+}
+
 /**
  * `post --batch`: NDJSON lines published over one connection (or REST), with a
  * bounded window, one result line per input line in order; exit 0 when all
@@ -144,7 +154,13 @@ export async function postBatch(options: PostOptions): Promise<number> {
         );
     } else {
       const { openPostClient } = await import('../publish-one.js');
-      client = await openPostClient(options, apiKey, status, { awaitFirstWord: false, retryReplyTimeouts: false });
+      client = await openPostClient(options, apiKey, status, {
+        awaitFirstWord: false,
+        retryReplyTimeouts: false,
+        onRateLimited: (wait) => {
+          if (!options.quiet) status.warn(rateLimitNotice(wait));
+        },
+      });
       const connected = client;
       // No wait of its own per post: --timeout bounds each reply on the connection, and a post
       // held back by rate limits or a reconnect is resent with its key until it is acknowledged.

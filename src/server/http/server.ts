@@ -411,6 +411,8 @@ export class StreamPostsServer {
       clock: this.clock,
       maxBufferedBytes: this.#options.maxBufferedBytes,
       createRateLimiter,
+      // The per-connection limit the buckets above enforce, stated so a client can pace itself.
+      statedRateLimit: rate === 0 ? '' : `,"rateLimit":${JSON.stringify({ perSecond: rate, burst: rate * 2 })}`,
       createReplyBudget,
       hostedHiddenPosts: hiddenPostsOption(options.hostedHiddenPosts),
       keyLimits,

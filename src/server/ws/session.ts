@@ -126,6 +126,8 @@ export interface SessionContext {
   maxBufferedBytes: number;
   /** A fresh limiter per connection, or undefined when rate limiting is off. */
   createRateLimiter: (() => TokenBucket) | undefined;
+  /** `connected.rateLimit` as JSON (`,"rateLimit":{…}`), or '' when rate limiting is off. */
+  statedRateLimit: string;
   /**
    * A fresh budget of `rate-limited` replies per connection (undefined when no rate limit is
    * on): a flood is not answered frame for frame, and once the budget is spent the
@@ -184,20 +186,24 @@ function closeReason(text: string): string {
 class Greeting {
   at = NaN;
   streamId: string | undefined = undefined;
+  extra = '';
   frame: Buffer | undefined = undefined;
 
   constructor(readonly prefix: Buffer) {}
 
-  frameAt(serverTime: number, streamId: string | undefined): Buffer {
-    if (this.frame !== undefined && this.at === serverTime && this.streamId === streamId) return this.frame;
+  /** `extra`: fields of our dialect, already JSON with a leading comma. */
+  frameAt(serverTime: number, streamId: string | undefined, extra: string): Buffer {
+    if (this.frame !== undefined && this.at === serverTime && this.streamId === streamId && this.extra === extra)
+      return this.frame;
     const stream = streamId === undefined ? '' : `,"streamId":${JSON.stringify(streamId)}`;
-    const tail = `,"serverTime":"${isoTime(serverTime)}"${stream}}}`;
+    const tail = `,"serverTime":"${isoTime(serverTime)}"${stream}${extra}}}`;
     const prefix = this.prefix;
     const frame = Buffer.allocUnsafe(prefix.length + Buffer.byteLength(tail));
     prefix.copy(frame);
     frame.write(tail, prefix.length);
     this.at = serverTime;
     this.streamId = streamId;
+    this.extra = extra;
     this.frame = frame;
     return frame;
   }
@@ -540,7 +546,9 @@ export class Session implements Subscriber {
       greeting = new Greeting(Buffer.from(whole.slice(0, -2)));
       greetings.set(user, greeting);
     }
-    this.#sendEnvelope(greeting.frameAt(this.#context.clock.now(), identity.streamId));
+    // The hosted dialect gets no field the hosted service is not known to send.
+    const extra = this.start.hello ? this.#context.statedRateLimit : '';
+    this.#sendEnvelope(greeting.frameAt(this.#context.clock.now(), identity.streamId, extra));
   }
 
   /**
