@@ -28,6 +28,7 @@ export type {
   StreamPostsClient,
   ConnectOptions,
   ClientState,
+  TracedFrame,
   SubscribeOptions,
   SubscribedInfo,
   PostSubscription,

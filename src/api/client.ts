@@ -66,6 +66,18 @@ export interface ConnectOptions {
    * 15000, timeoutMs: 10000 }`; a test of a bot's reconnect can make it seconds or less.
    */
   heartbeat?: { intervalMs: number; timeoutMs: number };
+  /**
+   * Told each text frame the client sent or received, as it went over the wire (keys cut
+   * out): for a trace or a protocol log. Called synchronously; it must not throw. A received
+   * frame is the service's text as data: print it through your own sanitizer.
+   */
+  onFrame?: (frame: TracedFrame) => void;
+}
+
+/** A frame as `onFrame` reports it. */
+export interface TracedFrame {
+  direction: 'sent' | 'received';
+  text: string;
 }
 
 /** The connection's state, as `onState` reports it. */
@@ -92,6 +104,7 @@ const CONNECT_OPTIONS = [
   'timeoutMs',
   'onState',
   'heartbeat',
+  'onFrame',
 ] as const;
 
 export interface SubscribeOptions {
@@ -460,6 +473,9 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
   const onState = given['onState'];
   if (onState !== undefined && typeof onState !== 'function') throw new TypeError('onState must be a function');
   const report = onState as ((state: ClientState) => void) | undefined;
+  const onFrame = given['onFrame'];
+  if (onFrame !== undefined && typeof onFrame !== 'function') throw new TypeError('onFrame must be a function');
+  const trace = onFrame as ((frame: TracedFrame) => void) | undefined;
 
   // The client lives on after a reply that did not come: it reconnects and resends, which
   // the idempotency keys make safe, instead of ending every subscription with it.
@@ -476,6 +492,7 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
       ...(heartbeat === undefined ? {} : { heartbeat }),
     },
     report && ((state) => report(withoutSecrets(state, secrets))),
+    trace && ((direction, text) => trace({ direction, text: redactSecrets(text, secrets) })),
   );
   shared.connection.start();
   const ended = shared.connection.done.then(() => {

@@ -131,7 +131,11 @@ export class SharedConnection {
   readonly #channels = new Set<Channel>();
   #nextTag = 1;
 
-  constructor(options: ConnectionOptions, onState?: (state: ConnectionState) => void) {
+  constructor(
+    options: ConnectionOptions,
+    onState?: (state: ConnectionState) => void,
+    onFrame?: ConnectionHandlers['onFrame'],
+  ) {
     let markReady!: (info: ReadyInfo) => void;
     this.firstReady = new Promise((resolve) => {
       markReady = resolve;
@@ -155,6 +159,7 @@ export class SharedConnection {
         markHeard();
         this.#route(message, raw);
       },
+      ...(onFrame === undefined ? {} : { onFrame }),
     });
     this.connection.done.then(
       () => this.#endAll(),

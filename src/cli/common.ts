@@ -3,6 +3,7 @@ import type { ConnectionSettings } from './settings.js';
 import { ClientError, DEFAULT_TIMEOUT_MS, formatWait } from '../client/errors.js';
 import { EXIT, ExitError } from './exit.js';
 import { collectUrls, parseTimeout } from './parse.js';
+import type { FrameTrace } from './trace.js';
 
 /** Whether to colour a stream: flags and NO_COLOR/FORCE_COLOR first, then whether it is a terminal. */
 export function colorWanted(
@@ -46,7 +47,11 @@ export function addClientOptions<Args extends unknown[], Opts extends OptionValu
     .option('--json', 'machine output: one JSON object per line on stdout')
     .option('--no-color', 'no colours (also NO_COLOR=1)')
     .option('-q, --quiet', 'no status lines on stderr; errors only')
-    .option('-v, --verbose', 'more status detail on stderr');
+    .option('-v, --verbose', 'more status detail on stderr')
+    .option(
+      '--trace',
+      'print each frame sent and received, and each REST request and reply, on stderr (keys cut out; times since the start)',
+    );
 }
 
 export interface CommonOptions {
@@ -61,6 +66,8 @@ export interface CommonOptions {
   stderrColor: boolean;
   quiet: boolean;
   verbose: boolean;
+  /** `--trace`: told each WebSocket frame (REST requests are traced through `fetch`). */
+  trace?: FrameTrace | undefined;
 }
 
 /** What `--json`, `--no-color`, `--quiet` and `--verbose` parse to. */
@@ -80,6 +87,7 @@ export interface ClientFlags extends OutputFlags {
   profile?: string | undefined;
   authQuery?: true | undefined;
   timeout: number;
+  trace?: true | undefined;
 }
 
 export async function commonOptions(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env): Promise<CommonOptions> {
@@ -87,10 +95,23 @@ export async function commonOptions(flags: ClientFlags, env: NodeJS.ProcessEnv =
   const { resolveSettings } = await import('./settings.js');
   const { url, apiKey, apiKeyFile, apiKeyStdin, profile } = flags;
   const settings = await resolveSettings({ url, apiKey, apiKeyFile, apiKeyStdin, profile }, env);
-  return { settings, authQuery: flags.authQuery === true, timeoutMs: flags.timeout, ...outputOptions(flags, env) };
+  const trace =
+    flags.trace === true ? (await import('./trace.js')).startTrace(traceSecrets(settings.apiKey)) : undefined;
+  return {
+    settings,
+    authQuery: flags.authQuery === true,
+    timeoutMs: flags.timeout,
+    trace,
+    ...outputOptions(flags, env),
+  };
 }
 
-export type OutputOptions = Omit<CommonOptions, 'settings' | 'authQuery' | 'timeoutMs'>;
+/** What a trace cuts out: the key as it is, and as the ?apiKey= query carries it. */
+export function traceSecrets(apiKey: string | undefined): (string | undefined)[] {
+  return apiKey === undefined ? [] : [apiKey, encodeURIComponent(apiKey)];
+}
+
+export type OutputOptions = Omit<CommonOptions, 'settings' | 'authQuery' | 'timeoutMs' | 'trace'>;
 
 /** `--json`, `--no-color`, `--quiet`, `--verbose` and the environment, for every command that prints. */
 export function outputOptions(flags: OutputFlags, env: NodeJS.ProcessEnv = process.env): OutputOptions {

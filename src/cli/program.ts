@@ -341,11 +341,15 @@ function prefixed(text: string): string {
   return text.replace(/^error: /, 'stream-posts: ');
 }
 
-/** Commander's "unknown option" for content such as "-5% at the open" says how to pass it. */
+/**
+ * Commander's "unknown option" for content such as "-5% at the open" says how to pass it;
+ * not when commander recognised a misspelt flag (`--markdwon`: did you mean `--markdown`?).
+ */
 function hintDashContent(text: string, write: (text: string) => void): void {
-  const hint = /unknown option '-/.test(text)
-    ? "hint: use -- before content starting with -: stream-posts post -- '-5% at the open'\n"
-    : '';
+  const hint =
+    /unknown option '-/.test(text) && !/Did you mean/.test(text)
+      ? "hint: use -- before content starting with -: stream-posts post -- '-5% at the open'\n"
+      : '';
   write(`${prefixed(text)}${hint}`);
 }
 

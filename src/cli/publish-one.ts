@@ -79,6 +79,7 @@ export async function openPostClient(
         timeoutMs: options.timeoutMs,
         maxReconnectAttempts: PUBLISH_MAX_ATTEMPTS,
         onState: (state) => describeState(state, status),
+        ...(options.trace === undefined ? {} : { onFrame: options.trace }),
       },
       policy,
     );

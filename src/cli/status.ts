@@ -4,12 +4,17 @@ import type { CommonOptions } from './common.js';
 
 /** Status on stderr: a spinner on a colour terminal, plain lines otherwise, nothing with --quiet. */
 export function statusFor(
-  options: Pick<CommonOptions, 'stderrColor' | 'quiet' | 'verbose'>,
+  options: Pick<CommonOptions, 'stderrColor' | 'quiet' | 'verbose' | 'trace'>,
   quietUnlessVerbose = false,
 ): Promise<StatusReporter> {
-  // ora cannot clear its line on a terminal that reports no width (it loops forever).
+  // ora cannot clear its line on a terminal that reports no width (it loops forever); a
+  // trace's lines would be drawn over by it.
   const spinner =
-    process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0 && options.stderrColor && !options.quiet;
+    process.stderr.isTTY === true &&
+    (process.stderr.columns ?? 0) > 0 &&
+    options.stderrColor &&
+    !options.quiet &&
+    options.trace === undefined;
   return createStatusReporter({
     stream: process.stderr,
     spinner,

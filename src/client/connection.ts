@@ -104,7 +104,11 @@ export interface ConnectionHandlers {
   /** Every message after the socket opened, `connected` included. */
   onMessage?(message: ServerMessage, raw: string): void;
   onState?(state: ConnectionState): void;
+  /** Each text frame as it went out or came in, before anything is made of it: for a trace. */
+  onFrame?(direction: FrameDirection, text: string): void;
 }
+
+export type FrameDirection = 'sent' | 'received';
 
 /** What a subscription or publisher needs of its connection: one of its own, or a share of one. */
 export interface ConnectionLike {
@@ -232,6 +236,7 @@ export class Connection {
     if (!this.#ready || !ws || ws.readyState !== WebSocket.OPEN) return false;
     const corked = this.#corkForThisTurn(ws);
     ws.send(frame);
+    this.handlers.onFrame?.('sent', frame);
     if (corked !== undefined && ++corked.frames === FRAMES_PER_WRITE) {
       corked.frames = 0;
       corked.socket.uncork();
@@ -430,6 +435,7 @@ export class Connection {
       // Frames still arriving after the end (a second refusal, say) must not make it ready again.
       if (isBinary || this.#ws !== ws || this.#finished) return;
       const raw = data.toString();
+      this.handlers.onFrame?.('received', raw);
       const message = parseServerMessage(raw);
       if (message.kind === 'error' && message.code === 'unauthorized') {
         this.#finish(

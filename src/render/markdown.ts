@@ -39,6 +39,13 @@ const WARM_UP =
 const unstyled = (text: string): string => text;
 
 /**
+ * Marks a code block's lines: a Unicode noncharacter (kept for a program's internal use, and
+ * passed through by marked-terminal, which removes control characters); taken out of every
+ * text before rendering, so no post can carry it.
+ */
+const CODE_LINE = '\uFDD0';
+
+/**
  * Loads marked and marked-terminal (kept out of start-up: only `tree` and
  * `listen` with markdown posts need them) and returns a renderer for a terminal.
  * The renderer never throws: text it cannot render safely, in its stack and time
@@ -83,6 +90,11 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
       showSectionPrefix: false,
     }),
     {
+      // Each line of a code block carries a mark through marked-terminal and the highlighter,
+      // so the lines can be found again after rendering: they are cut, never re-wrapped.
+      walkTokens(token) {
+        if (token.type === 'code') token.text = token.text.replace(/^/gm, CODE_LINE);
+      },
       extensions: [
         { name: 'budgetBlock', level: 'block', tokenizer: checkBudget },
         { name: 'budgetInline', level: 'inline', tokenizer: checkBudget },
@@ -153,7 +165,7 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
     `${c.dim(`(shown as plain text: ${why})`)}\n${wrapToWidth(text.trimEnd(), width)}`;
 
   return (markdown) => {
-    const text = terminalSafe(markdown);
+    const text = terminalSafe(markdown).replaceAll(CODE_LINE, '');
     const risk = markdownRisk(text);
     if (risk !== undefined) return asPlainText(text, risk);
     spent.start();
@@ -168,6 +180,14 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
     }
     // Code blocks and tables are coloured by cli-highlight and cli-table3, which
     // follow their own colour detection; without colour nothing may get through.
-    return wrapToWidth(onlyStyling(color ? rendered : stripVTControlCharacters(rendered)), width);
+    const lines = (color ? rendered : stripVTControlCharacters(rendered)).split('\n');
+    const code = new Set<number>();
+    const unmarked = lines.map((line, index) => {
+      if (!line.includes(CODE_LINE)) return line;
+      code.add(index);
+      return line.replaceAll(CODE_LINE, '');
+    });
+    // onlyStyling removes no line break: the code lines keep their numbers.
+    return wrapToWidth(onlyStyling(unmarked.join('\n')), width, code);
   };
 }

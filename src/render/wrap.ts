@@ -15,6 +15,8 @@ const WRAP_LINE_LIMIT = 8_000;
 const WRAP_LINE_CODES = 200;
 const WRAP_TEXT_LIMIT = 32_000;
 const ESCAPE = /\u001B/g;
+// Style codes and hyperlinks (OSC 8), as styled output holds them.
+const CODES = /\u001B\[[0-9;]*m|\u001B\]8;[^\u0007]*\u0007/g;
 
 /** Which SGR parameter ends which: a closing code, and the opening codes it ends. */
 function closes(closer: number, opener: number): boolean {
@@ -52,19 +54,46 @@ function stylesAfter(open: string[], row: string): string[] {
   return styles;
 }
 
+const NONE: ReadonlySet<number> = new Set();
+
+/** Ends a line cut at the width (code, which wrapping would change). */
+export const CUT_MARK = '…';
+
+/**
+ * A line (styled or not) that must not be wrapped, such as a line of code: as it is when it
+ * fits, else its first `width - 1` columns and CUT_MARK. A line too long to cut in its
+ * styles quickly is cut as plain text.
+ */
+export function cutToWidth(line: string, width: number): string {
+  const styled = line.length <= WRAP_LINE_LIMIT && (line.match(ESCAPE)?.length ?? 0) <= WRAP_LINE_CODES;
+  // A character takes one column or two: twice the width in characters is more than a row.
+  const text = styled ? line : stripVTControlCharacters(line).slice(0, width * 2 + 1);
+  const rows = (columns: number) => wrapAnsi(text, columns, { hard: true, wordWrap: false, trim: false }).split('\n');
+  if (rows(width).length === 1) return styled ? line : text;
+  const [kept, ...cut] = rows(Math.max(1, width - 1));
+  // The codes of the part cut off still apply: the styles that line closed are closed.
+  return `${kept!}${CUT_MARK}${cut.join('').match(CODES)?.join('') ?? ''}`;
+}
+
 /**
  * Text (styled or not) wrapped to `width` columns at word boundaries, each line on its
  * own: a paragraph, a list item or a quoted line continues under its own indent, in its
  * own style. A word longer than the line is left whole (a URL broken in two would no
  * longer be one); the terminal folds it, as it does a line past WRAP_LINE_LIMIT characters or
  * WRAP_LINE_CODES codes and the lines after WRAP_TEXT_LIMIT characters (wrapping them would take too long).
+ * The lines numbered in `verbatim` (code) are never wrapped: cut at the width (cutToWidth).
  */
-export function wrapToWidth(text: string, width: number): string {
+export function wrapToWidth(text: string, width: number, verbatim: ReadonlySet<number> = NONE): string {
   let open: string[] = [];
   let wrapped = 0;
   return text
     .split('\n')
-    .map((line) => {
+    .map((line, index) => {
+      if (verbatim.has(index)) {
+        const cut = cutToWidth(line, width);
+        open = stylesAfter(open, cut);
+        return cut;
+      }
       // Most lines are short: no need to strip their codes to know they fit.
       if (line.length <= width) {
         if (line.includes('\u001B')) open = stylesAfter(open, line);

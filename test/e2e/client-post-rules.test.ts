@@ -177,14 +177,18 @@ describe('content', () => {
     expect(stored.get(piped.stdout.trim())).toBe('piped in\n');
   });
 
-  it('content starting with - gets the hint to put -- before it, which works', async () => {
-    const [dashed, separated] = await Promise.all([
+  it('content starting with - gets the hint to put -- before it, which works; a misspelt flag gets its suggestion only', async () => {
+    const [dashed, separated, misspelt] = await Promise.all([
       post(['-5% at the open']),
       post(['--json', '--', '-5% at the open']),
+      post(['--markdwon', 'x']),
     ]);
     expect(dashed.code).toBe(2);
     expect(dashed.stderr).toContain("unknown option '-5% at the open'");
     expect(dashed.stderr).toContain('use -- before content starting with -');
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stderr).toContain('--markdown');
+    expect(misspelt.stderr).not.toContain('use -- before content');
     expect(separated.code, separated.stderr).toBe(0);
     expect(jsonLines(separated.stdout)[0].post.text).toBe('-5% at the open');
   });

@@ -9,10 +9,12 @@ import {
   ensureBuilt,
   expectCleanError,
   finish,
+  inTerminal,
   jsonLines,
   runToEnd,
   shell,
   startServe,
+  stripAnsi,
   waitForLines,
 } from './client-support.js';
 import { BIN, ROOT } from './spawn.js';
@@ -119,7 +121,7 @@ describe('the demo banner', () => {
         finish(shell(`stream-posts ${args.join(' ')}`, { env: { ...notNpx, PATH: path } })),
       ]);
       const hint = (stderr: string) =>
-        /In another terminal: STREAM_POSTS_API_KEY=sp_demo_reader_bob (.*) listen --url /.exec(stderr)?.[1];
+        /In another terminal, .*:\n +STREAM_POSTS_API_KEY=sp_demo_reader_bob (.*) listen --url /.exec(stderr)?.[1];
       for (const result of [plain, npx, npxCache, onPath]) expect(result.code, result.stderr).toBe(0);
       expect(hint(plain.stderr)).toBe(`node ${relative(ROOT, BIN)}`);
       expect(hint(npx.stderr)).toBe('npx stream-posts');
@@ -127,6 +129,29 @@ describe('the demo banner', () => {
       expect(hint(onPath.stderr)).toBe('stream-posts');
     } finally {
       await rm(bin, { recursive: true, force: true });
+    }
+  });
+  it('on a terminal of 120 or 60 columns, breaks the command between words (never in the URL), lines that paste as one', async () => {
+    for (const columns of [120, 60]) {
+      const terminal = inTerminal(
+        ['demo', '--count', '1', '--interval', '200ms', '--port', '0', '--json'],
+        {},
+        '',
+        columns,
+      );
+      const { code } = await terminal.exit();
+      expect(code, terminal.stdout).toBe(0);
+      const screen = stripAnsi(terminal.stdout).replace(/\r/g, '');
+      const url = /demo: serve on (ws:\/\/\S+),/.exec(screen)?.[1];
+      const banner = /In another terminal, .*:\n((?:.* \\\n)*.*)\n/.exec(screen)?.[1];
+      expect(url).toBeDefined();
+      expect(banner).toBeDefined();
+      const lines = banner!.split('\n');
+      for (const line of lines) expect(line.length).toBeLessThanOrEqual(columns);
+      expect(lines.filter((line) => line.includes(url!))).toHaveLength(1);
+      expect(banner!.replace(/ \\\n\s*/g, ' ').trim()).toMatch(
+        new RegExp(`^STREAM_POSTS_API_KEY=sp_demo_reader_bob .+ listen --url ${url!.replace(/[.]/g, '\\.')}$`),
+      );
     }
   });
 });

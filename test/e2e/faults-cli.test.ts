@@ -58,7 +58,13 @@ describe('stream-posts faults', () => {
     expect([badJson.code, badJson.stderr]).toEqual([2, expect.stringContaining('the fault is not valid JSON')]);
     const both = await runToEnd(['faults', 'add', '{"type":"go-silent"}', '--user', 'alice', ...admin]);
     expect([both.code, both.stderr]).toEqual([2, expect.stringContaining('not both (--user with JSON)')]);
-    const refused = await runToEnd(['faults', 'add', 'delay-deliveries', ...admin]);
+    // A type without the flag it needs: named before anything is sent.
+    const noDelay = await runToEnd(['faults', 'add', 'delay-deliveries', ...admin]);
+    expect([noDelay.code, noDelay.stderr]).toEqual([2, expect.stringContaining('--delay')]);
+    const noFrame = await runToEnd(['faults', 'add', 'send-frame', '--user', 'alice', ...admin]);
+    expect([noFrame.code, noFrame.stderr]).toEqual([2, expect.stringContaining('--frame')]);
+    // The same fault as JSON is the service's to refuse.
+    const refused = await runToEnd(['faults', 'add', '{"type":"delay-deliveries"}', ...admin]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe('stream-posts: invalid-argument: delayMs is required: an integer from 0 to 600000\n');
     const missing = await runToEnd(['faults', 'clear', 'f7', ...admin]);

@@ -186,4 +186,42 @@ describe('loadMarkdownRenderer: fitting the terminal', () => {
     const wide = await loadMarkdownRenderer({ color: false, width: 200 });
     expect(wide(table)).toContain('│ BTC    │ Binance  │');
   });
+  it('never re-wraps a code block: each line as written, a line too long cut at the width with a marker', async () => {
+    const code = [
+      'const answer = computeSomething(alpha, beta, gamma, delta, epsilon);',
+      'if (x) {',
+      '    return 1;',
+      '}',
+    ];
+    const markdown = `Prose that is long enough to be wrapped at forty columns, between words.\n\n\`\`\`js\n${code.join('\n')}\n\`\`\`\n\n- item\n\n  \`\`\`\n  inside a list item, a code line longer than the rest\n  \`\`\`\n`;
+    for (const color of [false, true]) {
+      const render = await loadMarkdownRenderer({ color, width: 40 });
+      const lines = stripVTControlCharacters(render(markdown)).split('\n');
+      // Prose still wraps; nothing is wider than the terminal.
+      expect(lines.slice(0, 2)).toEqual([
+        'Prose that is long enough to be wrapped',
+        'at forty columns, between words.',
+      ]);
+      for (const line of lines) expect(line.length).toBeLessThanOrEqual(40);
+      // Each code line is one line: the long one cut, the others as written.
+      const first = lines.find((line) => line.includes('const answer'))!;
+      expect(first.endsWith('…')).toBe(true);
+      expect(first.length).toBe(40);
+      expect(code[0]!.startsWith(first.trim().slice(0, -1))).toBe(true);
+      expect(lines).not.toContain(expect.stringMatching(/^\s*beta, gamma/));
+      for (const line of code.slice(1))
+        expect(lines.some((shown) => shown.endsWith(line) && shown.startsWith(' '))).toBe(true);
+      const nested = lines.find((line) => line.includes('inside a list item'))!;
+      expect([nested.endsWith('…'), nested.length]).toEqual([true, 40]);
+      expect(lines.some((line) => line.includes('longer than the rest'))).toBe(false);
+    }
+  });
+
+  it('a post cannot pass for code: the mark of a code line is taken out of its text', async () => {
+    const render = await loadMarkdownRenderer({ color: false, width: 20 });
+    const text = render('\uFDD0a paragraph long enough to wrap at twenty columns');
+    expect(text).not.toContain('…');
+    expect(text).not.toContain('\uFDD0');
+    expect(text.split('\n').length).toBeGreaterThan(1);
+  });
 });

@@ -5,6 +5,7 @@ import { DEMO_SEED } from '../../demo/seed.js';
 import { startServer, type StreamPostsServer } from '../../api/server.js';
 import type { OutputOptions } from '../common.js';
 import { invokedAs } from '../invocation.js';
+import { commandLines } from '../../render/command-line.js';
 import { listen } from './listen.js';
 import { statusFor } from '../status.js';
 
@@ -40,7 +41,12 @@ export async function demo(options: DemoOptions): Promise<number> {
     process.stderr.write(
       [
         `demo: serve on ${server.url}, publishing sample posts every ${options.intervalMs / 1000}s; the view below is ${VIEWER.name}'s (${options.view}).`,
-        `      In another terminal: STREAM_POSTS_API_KEY=sp_demo_reader_bob ${invokedAs()} listen --url ${server.url}`,
+        '      In another terminal, the same posts as bob sees them:',
+        commandLines(
+          ['STREAM_POSTS_API_KEY=sp_demo_reader_bob', invokedAs(), 'listen', '--url', server.url],
+          '        ',
+          process.stderr.isTTY ? process.stderr.columns : undefined,
+        ),
         options.count === undefined && options.durationMs === undefined ? '      Ctrl-C to stop.' : '',
         '',
       ].join('\n'),

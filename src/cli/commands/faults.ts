@@ -14,6 +14,7 @@ export interface FaultsOptions {
   adminToken?: string | undefined;
   timeout?: number | undefined;
   json?: boolean | undefined;
+  trace?: boolean | undefined;
 }
 
 /** Flags that build a fault without writing JSON. */
@@ -53,6 +54,12 @@ export function adminBaseOf(text: string): string {
   return `${protocol}//${url.host}${path}/_admin`;
 }
 
+/** The flag without which a fault of that type is refused by the service: said before anything is sent. */
+const NEEDED_FLAGS: Partial<Record<string, { flag: keyof FaultFlags; example: string }>> = {
+  'delay-deliveries': { flag: 'delay', example: '<duration> (e.g. --delay 500ms)' },
+  'send-frame': { flag: 'frame', example: '<text> (e.g. --frame \'{"event":"surprise"}\')' },
+};
+
 /** A fault from `faults add`'s argument: a JSON object, or a type name completed by the flags. */
 export function faultFrom(argument: string, flags: FaultFlags): Record<string, unknown> {
   const given = Object.entries(flags).filter(([, value]) => value !== undefined);
@@ -67,6 +74,9 @@ export function faultFrom(argument: string, flags: FaultFlags): Record<string, u
   }
   if (!(FAULT_TYPES as readonly string[]).includes(argument))
     throw usageError(`unknown fault "${safeLine(argument)}": one of ${FAULT_TYPES.join(', ')}, or a JSON object`);
+  const needed = NEEDED_FLAGS[argument];
+  if (needed !== undefined && flags[needed.flag] === undefined)
+    throw usageError(`a ${argument} fault needs --${needed.flag} ${needed.example}`);
   const fault: Record<string, unknown> = { type: argument };
   const scope: Record<string, string> = {};
   for (const name of ['user', 'stream', 'connection'] as const)
@@ -96,6 +106,7 @@ async function adminRequest(options: FaultsOptions, method: string, path: string
   if (options.adminToken !== undefined) headers['authorization'] = `Bearer ${options.adminToken}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const timeoutMs = options.timeout ?? DEFAULT_TIMEOUT_MS;
+  if (options.trace === true) (await import('../trace.js')).startTrace([options.adminToken]);
   let response: Response;
   let payload: { error?: { code?: unknown; message?: unknown } } | undefined;
   try {
@@ -182,6 +193,7 @@ function withAdminOptions<T>(command: T): T {
     ),
     new Option('--timeout <duration>', 'the longest wait for the answer (default 10s)').argParser(parseDuration),
     new Option('--json', 'print JSON, one object per line'),
+    new Option('--trace', 'print each request and reply on stderr (the token never; times since the start)'),
   ];
   for (const option of options) (command as unknown as Pick<Command, 'addOption'>).addOption(option);
   return command;
@@ -227,8 +239,8 @@ export function addFaultsCommand(program: Command, setExitCode: (code: number) =
       .option('--stream <id>', "only connections with this stream's key, and publishes to it")
       .option('--connection <id>', 'only this connection (ids: stream-posts faults connections)'),
   ).action(async (argument, options, command) => {
-    const { adminUrl, adminToken, timeout, json, url, ...flags } = options as Given & FaultFlags;
-    setExitCode(await faultsAdd(argument, flags, settle({ adminUrl, adminToken, timeout, json, url }, command)));
+    const { adminUrl, adminToken, timeout, json, trace, url, ...flags } = options as Given & FaultFlags;
+    setExitCode(await faultsAdd(argument, flags, settle({ adminUrl, adminToken, timeout, json, trace, url }, command)));
   });
   withAdminOptions(faults.command('list').description('list the faults in force')).action(async (options, command) =>
     setExitCode(await faultsList(settle(options as Given, command))),

@@ -171,6 +171,7 @@ export async function listen(options: ListenOptions): Promise<number> {
         reconnect: options.reconnect,
         timeoutMs: options.timeoutMs,
         onState: (state) => describeState(state, status),
+        ...(options.trace === undefined ? {} : { onFrame: options.trace }),
       },
       { awaitFirstWord: false, retryReplyTimeouts: false },
     );
