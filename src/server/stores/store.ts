@@ -163,13 +163,16 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** The wire form of a post; `reveal` includes the text of a hidden post (publisher's ack). */
-export function toWirePost(record: PostRecord, reveal = false): Post {
+/**
+ * A post whole in the wire form, hidden or not: what a state file keeps. A reader gets what
+ * `postFor` (service/visibility.ts) lets it see, never this.
+ */
+export function storedPost(record: PostRecord): Post {
   return {
     id: record.id,
     streamId: record.streamId,
     streamName: record.streamName,
-    text: record.hidden && !reveal ? null : record.text,
+    text: record.text,
     contentType: record.contentType,
     createdAt: isoTime(record.createdAt),
     releaseAt: record.releaseAt === null ? null : isoTime(record.releaseAt),
