@@ -83,9 +83,9 @@ export class MediaStore {
     await this.#keeper.cancel(tokensOf(reservations));
   }
 
-  /** The addresses were given out for this stored post: where the keeper lets media leave with their post. */
-  attach(reservations: readonly Reservation[], postId: string): void {
-    this.#keeper.attach?.(tokensOf(reservations), postId);
+  /** The addresses were given out for this stored post, so its media leave with it. */
+  async attach(reservations: readonly Reservation[], postId: string): Promise<void> {
+    await this.#keeper.attach(tokensOf(reservations), postId);
   }
 
   /** Answers `PUT /v1/uploads/{token}` and `GET /v1/media/{id}`; false for any other path. */

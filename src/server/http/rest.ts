@@ -100,7 +100,15 @@ export function createRestHandler(context: RestContext) {
       // Left open, they would only lapse unused.
       if (reservations && result?.duplicate !== false) await media.cancel(reservations).catch(() => {});
     }
-    if (reservations && !result.duplicate) media.attach(reservations, result.post.id);
+    if (reservations && !result.duplicate) {
+      // The post is stored: a store that cannot link its media to it now only keeps them longer.
+      await media.attach(reservations, result.post.id).catch((error: unknown) => {
+        logger.log('warn', 'media not linked to their post', {
+          post: result.post.id,
+          reason: (error as Error).message,
+        });
+      });
+    }
     if (injected !== undefined && context.faults.dropsAck(injected)) {
       logger.log('warn', 'reply dropped by an injected fault', {
         via: 'rest',

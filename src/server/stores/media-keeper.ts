@@ -57,10 +57,10 @@ export interface MediaKeeper {
   /** Withdraws addresses never given out (the publish they were for failed or was a repeat). */
   cancel(tokens: readonly string[]): Awaitable<void>;
   /**
-   * A keeper that lets media leave with their post: the post the addresses were opened for
-   * was stored as `postId`. Absent: media stay under the caps.
+   * The post the addresses were opened for was stored as `postId`: its media leave with it
+   * when it leaves its stream's history.
    */
-  attach?(tokens: readonly string[], postId: string): void;
+  attach(tokens: readonly string[], postId: string): Awaitable<void>;
   /**
    * Takes an address for one upload of `type` (what the request says it sends), or says why
    * not; `declaredBytes` (the request's Content-Length, -1 when absent) is checked against

@@ -152,7 +152,7 @@ export interface Store {
    * the engine dropped): subscribers must reconnect and replay to fill the gap.
    */
   onInterrupted?(listener: (reason: string) => void): () => void;
-  /** Uploaded media kept where every instance on a shared engine reaches them; absent: in this process's memory. */
+  /** Where uploaded media are kept (with a shared engine, where every instance reaches them); absent: in this process's memory. */
   readonly media?: MediaKeeper;
   /** The store's state as data (a store on a shared engine keeps and persists its own, and has none). */
   exportSnapshot?(): StoreSnapshot;
