@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { advanceClock, connectAs, http, KEYS, startTestServer } from '../support/harness.js';
+import { directorySeed } from '../support/fixtures.js';
 import { getMedia as get, PNG, publishWithMedia, put } from '../support/media.js';
 
 const MIB = 1024 * 1024;
@@ -161,6 +162,24 @@ describe('upload caps per stream', () => {
     // Lapsed addresses make room again.
     await advanceClock(server, 60 * MINUTE + 1);
     expect((await publishWithMedia(server, [{ mimeType: 'image/png' }])).status).toBe(201);
+  });
+
+  it('refuses every stream past 1,000 open addresses for the whole service', async () => {
+    const server = await startTestServer({ seed: directorySeed() });
+    // Eleven streams that are not custom (a custom one needs a target): ten fill the service's cap.
+    const streams = ['s01', 's02', 's03', 's05', 's06', 's07', 's09', 's10', 's11', 's13', 's14'].map((id) => ({
+      id,
+      key: `sp_test_stream_${id}`,
+    }));
+    const four = Array.from({ length: 4 }, () => ({ mimeType: 'image/png' }));
+    for (const stream of streams.slice(0, 10)) {
+      const replies = await Promise.all(Array.from({ length: 25 }, () => publishWithMedia(server, four, {}, stream)));
+      expect(replies.every((reply) => reply.status === 201)).toBe(true);
+    }
+    const refused = await publishWithMedia(server, [{ mimeType: 'image/png' }], {}, streams[10]);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('limit-exceeded');
+    expect(refused.body.error.message).toContain('1000');
   });
 
   it('refuses a stream past 64 MiB of media (a replaced file counts once), while another stream still uploads', async () => {
