@@ -3,7 +3,7 @@ import type { Seed } from '../protocol/seed.js';
 import type { Post } from '../protocol/types.js';
 import { parseScenario, ScenarioError, type Scenario, type ScenarioFaults } from '../server/admin/scenario.js';
 import type { ScenarioSummary, StepOutcome } from '../server/admin/scenario-player.js';
-import { toWirePost } from '../server/stores/store.js';
+import { storedPost } from '../server/stores/store.js';
 import { StreamPostsError } from './errors.js';
 
 export type { ScenarioSummary };
@@ -35,7 +35,7 @@ export interface ScenarioStepResult {
 /** A step's outcome with its post in the wire form. */
 export function stepResult(outcome: StepOutcome): ScenarioStepResult {
   const { post, ...rest } = outcome;
-  return post === undefined ? rest : { ...rest, post: toWirePost(post, true) };
+  return post === undefined ? rest : { ...rest, post: storedPost(post) };
 }
 
 async function readScenarioFile(path: string): Promise<string> {

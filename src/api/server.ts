@@ -80,6 +80,8 @@ export interface StartServerOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** How long an idempotency key deduplicates, in ms. Default 600000 (10 min); 0 turns deduplication off. */
   idempotencyWindowMs?: number;
+  /** How long an upload address (REST `uploadMedia`) takes uploads, in ms. Default 3600000 (1 hour). */
+  uploadWindowMs?: number;
   /** Commands per second per connection (burst twice this). Default 200; 0 turns the limit off. */
   rateLimit?: number;
   /** Bytes queued for one subscriber before it is closed with 1013. Default 8 MiB. */
@@ -144,6 +146,7 @@ export interface StartServerOptions {
 const INTEGER_OPTIONS = {
   port: { core: 'port', min: 0, max: 65535 },
   idempotencyWindowMs: { core: 'idempotencyWindowMs', min: 0, max: Number.MAX_SAFE_INTEGER },
+  uploadWindowMs: { core: 'uploadWindowMs', min: 1, max: Number.MAX_SAFE_INTEGER },
   rateLimit: { core: 'rateLimit', min: 0, max: 1_000_000 },
   keyRateLimit: { core: 'keyRateLimit', min: 0, max: 1_000_000 },
   maxBufferedBytes: { core: 'maxBufferedBytes', min: 1, max: Number.MAX_SAFE_INTEGER },

@@ -127,6 +127,11 @@ function addServeCommand(
         .argParser(parseDuration)
         .default(DEFAULTS.idempotencyWindowMs, '10m'),
     )
+    .addOption(
+      new Option('--upload-window <duration>', 'how long an upload address (REST uploadMedia) takes uploads')
+        .argParser(parseTimeout)
+        .default(DEFAULTS.uploadWindowMs, '1h'),
+    )
     .option(
       '--rate-limit <n>',
       'commands per second per connection (burst twice that); 0 turns it off',

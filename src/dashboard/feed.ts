@@ -2,7 +2,7 @@ import { serviceNow } from './clock.js';
 import { formatDuration, h } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 
-/** A post as the admin feed sends it (the wire form, hidden text included). */
+/** A post as the admin feed sends it: the wire form, a hidden post's text included behind the admin token only. */
 export interface FeedPost {
   id: string;
   streamId: string;
@@ -97,7 +97,7 @@ function renderPost(post: FeedPost, justReleased: boolean): HTMLElement {
   badges.append(h('span', { class: 'badge' }, post.contentType));
   const body =
     post.text === null
-      ? h('p', { class: 'body muted' }, '(no text)')
+      ? h('p', { class: 'body muted' }, post.hidden ? '(withheld until its release)' : '(no text)')
       : post.contentType === 'markdown'
         ? h('div', { class: 'body markdown' }, renderMarkdown(post.text))
         : h('pre', { class: 'body rawtext' }, post.text);

@@ -21,8 +21,11 @@ export interface Post {
   releaseAt: string | null;
   hidden: boolean;
   customTarget: string | null;
-  /** This contract's addition (PROTOCOL.md B6): what a REST publisher sent as `metadata`; absent when none. */
-  metadata?: Record<string, unknown>;
+  /**
+   * This contract's addition (PROTOCOL.md B6): what a REST publisher sent as `metadata`; absent
+   * when none; null while the post is hidden from this reader (B3, Embargo).
+   */
+  metadata?: Record<string, unknown> | null;
 }
 
 /** A post in the format of Tree-of-Alpha-style news terminals. */

@@ -3,6 +3,7 @@ export const DEFAULTS = {
   host: '127.0.0.1',
   port: 8787,
   idempotencyWindowMs: 10 * 60_000,
+  uploadWindowMs: 60 * 60_000,
   rateLimit: 200,
   keyRateLimit: 400,
   maxConnectionsPerKey: 16,

@@ -79,6 +79,7 @@ describe('serve flags', () => {
       host: '127.0.0.1',
       port: 8787,
       idempotencyWindow: 600_000,
+      uploadWindow: 3_600_000,
       rateLimit: 200,
       maxConnectionsPerKey: 16,
       maxSubscriptions: 64,

@@ -175,6 +175,7 @@ describe('serve usage errors (exit 2)', () => {
       ['--port 70000', ['--port', '70000']],
       ['--log-format xml', ['--log-format', 'xml']],
       ['--idempotency-window soon', ['--idempotency-window', 'soon']],
+      ['--upload-window 0', ['--upload-window', '0']],
       ['--rate-limit -1', ['--rate-limit', '-1']],
       ['--max-buffered lots', ['--max-buffered', 'lots']],
       ['--body-timeout 0', ['--body-timeout', '0']],

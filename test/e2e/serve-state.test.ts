@@ -56,7 +56,12 @@ describe('serve --state: a restart keeps what was pending', () => {
     // The hidden posts are in the history, still hidden, with the ids they were given before the restart.
     const history = alice.rest().filter((message) => message.event === 'stream.post.created');
     for (const post of published) {
-      expect(history.map((message) => message.data)).toContainEqual({ ...post, text: null, hidden: true });
+      expect(history.map((message) => message.data)).toContainEqual({
+        ...post,
+        text: null,
+        metadata: null,
+        hidden: true,
+      });
     }
 
     await advanceClock(second, HOUR + 10);

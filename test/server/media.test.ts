@@ -1,31 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { StreamPostsServer } from '../../src/index.js';
 import { advanceClock, connectAs, http, KEYS, startTestServer } from '../support/harness.js';
+import { directorySeed } from '../support/fixtures.js';
+import { getMedia as get, PNG, publishWithMedia, put } from '../support/media.js';
 
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
-
-async function put(url: string, type: string, body: Buffer): Promise<{ status: number; body: any }> {
-  const response = await fetch(url, { method: 'PUT', headers: { 'content-type': type }, body });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
-}
-
-async function get(url: string): Promise<{ status: number; type: string | null; bytes: Buffer; headers: Headers }> {
-  const response = await fetch(url);
-  return {
-    status: response.status,
-    type: response.headers.get('content-type'),
-    bytes: Buffer.from(await response.arrayBuffer()),
-    headers: response.headers,
-  };
-}
-
-function publishWithMedia(server: StreamPostsServer, uploadMedia: unknown, extra: Record<string, unknown> = {}) {
-  return http(server, 'POST', '/v1/streams/macro-wire/post', {
-    key: KEYS.macroWire,
-    body: { content: 'chart attached', contentType: 'rawtext', uploadMedia, ...extra },
-  });
-}
+const MIB = 1024 * 1024;
+const MINUTE = 60_000;
+const CRYPTO_LEGAL = { id: 'crypto-legal', key: KEYS.cryptoLegal };
 
 // On redis-3 every request goes to the next of three instances: an address handed out by one
 // takes its upload at another and is served by a third.
@@ -58,7 +38,7 @@ describe('uploadMedia and mediaUploadURLs', () => {
     expect(served.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
-  it('refuses an upload of the wrong type, too large, a second time, or late, and stores nothing', async () => {
+  it('takes any number of uploads until the address lapses, each replacing the bytes; refusals change nothing', async () => {
     const server = await startTestServer();
     const reply = await publishWithMedia(server, [{ mimeType: 'image/png' }, { mimeType: 'image/jpeg' }]);
     const [png, jpeg] = reply.body.mediaUploadURLs as { url: string }[];
@@ -67,21 +47,67 @@ describe('uploadMedia and mediaUploadURLs', () => {
     const wrongType = await put(png!.url, 'image/jpeg', PNG);
     expect(wrongType.status).toBe(415);
     expect(wrongType.body.error.message).toContain('image/png');
-    const tooLarge = await put(png!.url, 'image/png', Buffer.alloc(10 * 1024 * 1024 + 1));
+    const tooLarge = await put(png!.url, 'image/png', Buffer.alloc(10 * MIB + 1));
     expect(tooLarge.status).toBe(413);
     expect((await get(pngServed!)).status).toBe(404);
 
-    // The refusals used nothing up: the right upload still goes through, once.
+    // As a publisher that caches one address per type sends file after file: the last one is served.
     expect((await put(png!.url, 'image/png; charset=binary', PNG)).status).toBe(200);
-    const twice = await put(png!.url, 'image/png', Buffer.from('other bytes'));
-    expect(twice.status).toBe(409);
     expect((await get(pngServed!)).bytes.equals(PNG)).toBe(true);
+    expect((await put(png!.url, 'image/png', Buffer.from('second file'))).status).toBe(200);
+    expect((await put(png!.url, 'image/png', Buffer.from('third file'))).status).toBe(200);
+    expect((await get(pngServed!)).bytes.toString()).toBe('third file');
 
-    await advanceClock(server, 10 * 60_000 + 1);
+    // Half the default hour on the service clock: still open.
+    await advanceClock(server, 30 * MINUTE);
+    expect((await put(png!.url, 'image/png', Buffer.from('fourth file'))).status).toBe(200);
+    await advanceClock(server, 30 * MINUTE + 1);
     const late = await put(jpeg!.url, 'image/jpeg', Buffer.from('jpeg'));
     expect(late.status).toBe(410);
-    expect(late.body.error.message).toContain('10 minutes');
+    expect(late.body.error.code).toBe('forbidden');
+    expect(late.body.error.message).toContain('1 hour');
+    expect((await put(png!.url, 'image/png', PNG)).status).toBe(410);
     expect((await get(jpegServed!)).status).toBe(404);
+    // What an address received stays served after it lapses.
+    expect((await get(pngServed!)).bytes.toString()).toBe('fourth file');
+  });
+
+  it('lapses an address after the configured upload window', async () => {
+    const server = await startTestServer({ uploadWindowMs: 5 * MINUTE });
+    const reply = await publishWithMedia(server, [{ mimeType: 'image/png' }]);
+    const [upload] = reply.body.mediaUploadURLs as { url: string }[];
+    await advanceClock(server, 4 * MINUTE);
+    expect((await put(upload!.url, 'image/png', PNG)).status).toBe(200);
+    await advanceClock(server, MINUTE + 1);
+    const late = await put(upload!.url, 'image/png', PNG);
+    expect(late.status).toBe(410);
+    expect(late.body.error.message).toContain('5 minutes');
+  });
+
+  it('gives no address to an item of a type it does not take, and still publishes (201)', async () => {
+    const server = await startTestServer();
+    const alice = await connectAs(server, KEYS.alice);
+    await alice.request('on-stream-post', { streamIds: 'macro-wire' });
+    const only = await publishWithMedia(server, [{ mimeType: 'text/html' }], { metadata: { headline: 'H' } });
+    expect(only.status).toBe(201);
+    expect(only.body.mediaUploadURLs).toEqual([]);
+    expect(only.body.post.metadata).toEqual({ headline: 'H' });
+    expect((await alice.nextEvent('stream.post.created')).data).toEqual(only.body.post);
+
+    const mixed = await publishWithMedia(server, [
+      { mimeType: 'image/png' },
+      { mimeType: 'application/pdf' },
+      { mimeType: 'video/mp4' },
+    ]);
+    expect(mixed.status).toBe(201);
+    expect((mixed.body.mediaUploadURLs as { type: string }[]).map((upload) => upload.type)).toEqual([
+      'image/png',
+      'video/mp4',
+    ]);
+    expect((mixed.body.post.metadata.media as { type: string }[]).map((item) => item.type)).toEqual([
+      'image/png',
+      'video/mp4',
+    ]);
   });
 
   it('answers an unknown upload address 404, and other methods 405', async () => {
@@ -106,30 +132,113 @@ describe('uploadMedia and mediaUploadURLs', () => {
     });
     expect(refused.status).toBe(403);
     expect(refused.body).not.toHaveProperty('mediaUploadURLs');
-    // The first post's address still takes its upload.
+    // The first post's address still takes uploads.
+    expect((await put(first.body.mediaUploadURLs[0].url, 'image/png', PNG)).status).toBe(200);
     expect((await put(first.body.mediaUploadURLs[0].url, 'image/png', PNG)).status).toBe(200);
   });
 });
 
-describe('the service-wide cap on upload addresses waiting', () => {
-  it('refuses a publish past 1,000 waiting addresses, storing nothing; an upload frees one', async () => {
+describe('upload caps per stream', () => {
+  it('refuses a stream past 100 open addresses, storing nothing, while another stream still gets its own', async () => {
     const server = await startTestServer();
     const four = Array.from({ length: 4 }, () => ({ mimeType: 'image/png' }));
-    const replies = [];
-    for (let i = 0; i < 250; i += 25) {
-      replies.push(...(await Promise.all(Array.from({ length: 25 }, () => publishWithMedia(server, four)))));
-    }
-    expect(replies.every((reply) => reply.status === 201)).toBe(true);
+    const replies = await Promise.all(Array.from({ length: 25 }, () => publishWithMedia(server, four)));
+    expect(replies.map((reply) => reply.status)).toEqual(Array(25).fill(201));
     const posts = (await server.state()).posts;
 
     const refused = await publishWithMedia(server, [{ mimeType: 'image/png' }]);
     expect(refused.status).toBe(403);
-    expect(refused.body.error).toMatchObject({ code: 'limit-exceeded' });
-    expect(refused.body.error.message).toContain('1000 uploads');
+    expect(refused.body.error.code).toBe('limit-exceeded');
+    expect(refused.body.error.message).toContain('macro-wire');
     expect((await server.state()).posts).toBe(posts);
-
+    // An upload does not close an address (it takes more until it lapses): still full.
     expect((await put(replies[0]!.body.mediaUploadURLs[0].url, 'image/png', PNG)).status).toBe(200);
-    expect((await publishWithMedia(server, [{ mimeType: 'image/png' }])).status).toBe(201);
     expect((await publishWithMedia(server, [{ mimeType: 'image/png' }])).status).toBe(403);
+
+    const other = await publishWithMedia(server, [{ mimeType: 'image/png' }], {}, CRYPTO_LEGAL);
+    expect(other.status).toBe(201);
+    expect((await put(other.body.mediaUploadURLs[0].url, 'image/png', PNG)).status).toBe(200);
+
+    // Lapsed addresses make room again.
+    await advanceClock(server, 60 * MINUTE + 1);
+    expect((await publishWithMedia(server, [{ mimeType: 'image/png' }])).status).toBe(201);
+  });
+
+  it('refuses every stream past 1,000 open addresses for the whole service', async () => {
+    const server = await startTestServer({ seed: directorySeed() });
+    // Eleven streams that are not custom (a custom one needs a target): ten fill the service's cap.
+    const streams = ['s01', 's02', 's03', 's05', 's06', 's07', 's09', 's10', 's11', 's13', 's14'].map((id) => ({
+      id,
+      key: `sp_test_stream_${id}`,
+    }));
+    const four = Array.from({ length: 4 }, () => ({ mimeType: 'image/png' }));
+    for (const stream of streams.slice(0, 10)) {
+      const replies = await Promise.all(Array.from({ length: 25 }, () => publishWithMedia(server, four, {}, stream)));
+      expect(replies.every((reply) => reply.status === 201)).toBe(true);
+    }
+    const refused = await publishWithMedia(server, [{ mimeType: 'image/png' }], {}, streams[10]);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('limit-exceeded');
+    expect(refused.body.error.message).toContain('1000');
+  });
+
+  it('refuses a stream past 64 MiB of media (a replaced file counts once), while another stream still uploads', async () => {
+    const server = await startTestServer();
+    const four = Array.from({ length: 4 }, () => ({ mimeType: 'image/png' }));
+    const uploads = (await Promise.all([publishWithMedia(server, four), publishWithMedia(server, four)])).flatMap(
+      (reply) => (reply.body.mediaUploadURLs as { url: string }[]).map((upload) => upload.url),
+    );
+    const tenMib = Buffer.alloc(10 * MIB, 1);
+    for (const url of uploads.slice(0, 6)) expect((await put(url, 'image/png', tenMib)).status).toBe(200);
+    expect((await put(uploads[6]!, 'image/png', Buffer.alloc(4 * MIB))).status).toBe(200);
+    // 64 MiB kept: replacing a file with one as large takes no more room; one more KiB does not fit.
+    expect((await put(uploads[0]!, 'image/png', tenMib)).status).toBe(200);
+    // (A small refused body: the refusal closes the connection without reading it.)
+    const full = await put(uploads[7]!, 'image/png', Buffer.alloc(1024));
+    expect(full.status).toBe(507);
+    expect(full.body.error.code).toBe('limit-exceeded');
+    expect(full.body.error.message).toContain('stream');
+    expect((await put(uploads[6]!, 'image/png', Buffer.alloc(3 * MIB))).status).toBe(200);
+    expect((await put(uploads[7]!, 'image/png', Buffer.alloc(1024))).status).toBe(200);
+
+    const other = await publishWithMedia(server, [{ mimeType: 'image/png' }], {}, CRYPTO_LEGAL);
+    expect((await put(other.body.mediaUploadURLs[0].url, 'image/png', tenMib)).status).toBe(200);
+  });
+});
+
+describe('media and their post', () => {
+  it('leave with their post when it leaves the history, and free their room', async () => {
+    const server = await startTestServer();
+    const four = Array.from({ length: 4 }, () => ({ mimeType: 'image/png' }));
+    const first = await publishWithMedia(server, four);
+    const served = (first.body.post.metadata.media as { url: string }[]).map((item) => item.url);
+    const tenMib = Buffer.alloc(10 * MIB, 2);
+    for (const { url } of first.body.mediaUploadURLs as { url: string }[])
+      expect((await put(url, 'image/png', tenMib)).status).toBe(200);
+    const second = await publishWithMedia(server, four);
+    const [a, b, c, d] = (second.body.mediaUploadURLs as { url: string }[]).map((upload) => upload.url);
+    expect((await put(a!, 'image/png', tenMib)).status).toBe(200);
+    expect((await put(b!, 'image/png', tenMib)).status).toBe(200);
+    expect((await put(c!, 'image/png', Buffer.alloc(4 * MIB))).status).toBe(200);
+    expect((await put(d!, 'image/png', PNG)).status).toBe(507);
+
+    // 99 newer posts: the first one is the oldest of the history's 100, then out.
+    const publisher = await connectAs(server, KEYS.macroWire);
+    const publishes = (count: number) =>
+      Promise.all(
+        Array.from({ length: count }, (_, i) =>
+          publisher.request('add-stream-post', {
+            streamId: 'macro-wire',
+            content: `filler ${i}`,
+            contentType: 'rawtext',
+          }),
+        ),
+      );
+    await publishes(98);
+    expect((await get(served[0]!)).status).toBe(200);
+    await publishes(1);
+    for (const url of served) expect((await get(url)).status).toBe(404);
+    expect((await put(first.body.mediaUploadURLs[0].url, 'image/png', PNG)).status).toBe(404);
+    expect((await put(d!, 'image/png', PNG)).status).toBe(200);
   });
 });

@@ -138,7 +138,7 @@ describe('releaseAt', () => {
     expect(post).toMatchObject({ text: 'embargoed', hidden: true, releaseAt: new Date(releaseAt).toISOString() });
 
     expect((await postEventsBeforeMarker(server, subscriber)).map((m) => [m.event, m.data])).toEqual([
-      ['stream.post.created', { ...post, text: null }],
+      ['stream.post.created', { ...post, text: null, metadata: null }],
     ]);
     expect((await adminState(server)).scheduledReleases).toBe(1);
 

@@ -191,7 +191,10 @@ describe('lastPosts', () => {
     const hidden = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'secret', releaseAt });
     const alice = await connectAs(server, KEYS.alice);
     await alice.request('on-stream-post', { streamIds: 'macro-wire', lastPosts: 1 });
-    expect(await alice.next()).toEqual({ event: 'stream.post.created', data: { ...hidden, text: null, hidden: true } });
+    expect(await alice.next()).toEqual({
+      event: 'stream.post.created',
+      data: { ...hidden, text: null, metadata: null, hidden: true },
+    });
   });
 });
 
@@ -312,7 +315,7 @@ describe('releases', () => {
     const marker = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'marker' });
     const envelopes = (await readThrough(alice, marker.id)).filter(isPost);
     expect(envelopes).toEqual([
-      { event: 'stream.post.created', data: { ...post, text: null, hidden: true } },
+      { event: 'stream.post.created', data: { ...post, text: null, metadata: null, hidden: true } },
       { event: 'stream.post.created', data: marker },
     ]);
     const items = (await readThrough(tree, marker.id)).filter(isTreeItem);

@@ -404,7 +404,7 @@ describe('uploaded media on several instances', () => {
     return response.status;
   }
 
-  it('an address handed out by one instance takes its upload at another, once, and every instance serves it', async () => {
+  it('an address handed out by one instance takes uploads at the others, the last one kept, and every instance serves it', async () => {
     const [a, b, c] = await instances(3);
     const reply = await http(a!, 'POST', '/v1/streams/macro-wire/post', {
       key: KEYS.macroWire,
@@ -416,25 +416,28 @@ describe('uploaded media on several instances', () => {
     const bytes = Buffer.from('89504e470d0a1a0a', 'hex');
 
     expect(await put(on(b!, first!.url), 'image/jpeg', bytes)).toBe(415);
-    expect(await put(on(b!, first!.url), 'image/png', bytes)).toBe(200);
-    expect(await put(on(c!, first!.url), 'image/png', bytes)).toBe(409);
+    expect(await put(on(b!, first!.url), 'image/png', Buffer.from('first bytes'))).toBe(200);
+    expect(await put(on(c!, first!.url), 'image/png', bytes)).toBe(200);
     for (const server of [a!, b!, c!]) {
       const response = await fetch(on(server, served[0]!));
       expect(response.status).toBe(200);
       expect(Buffer.from(await response.arrayBuffer()).equals(bytes)).toBe(true);
     }
 
-    // Two instances asked at once for the same address: one takes the upload, the other refuses.
+    // Two instances asked at once for the same address: each upload is taken whole or refused
+    // while the other is under way, and what is served is one of them, whole.
     const statuses = await Promise.all([b!, c!].map((server) => put(on(server, second!.url), 'image/png', bytes)));
-    expect(statuses.sort()).toEqual([200, 409]);
-    expect((await fetch(on(a!, served[1]!))).status).toBe(200);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(0);
+    expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
+    const secondServed = await fetch(on(a!, served[1]!));
+    expect(Buffer.from(await secondServed.arrayBuffer()).equals(bytes)).toBe(true);
 
     // The window is the shared clock's: moved on one instance, lapsed on all.
     const late = await http(a!, 'POST', '/v1/streams/macro-wire/post', {
       key: KEYS.macroWire,
       body: { content: 'late chart', uploadMedia: [{ mimeType: 'image/png' }] },
     });
-    await advanceClock(c!, 10 * 60_000 + 1);
+    await advanceClock(c!, 60 * 60_000 + 1);
     expect(await put(on(b!, late.body.mediaUploadURLs[0].url), 'image/png', bytes)).toBe(410);
   });
 });

@@ -22,6 +22,7 @@ export interface ServeOptions {
   tlsCert?: string;
   tlsKey?: string;
   idempotencyWindow: number;
+  uploadWindow: number;
   rateLimit: number;
   /** Undefined: the server's default (off when rateLimit is 0). */
   keyRateLimit?: number | undefined;
@@ -280,6 +281,7 @@ export async function serve(options: ServeOptions): Promise<number> {
       port: options.port,
       ...(tls ? { tls } : {}),
       idempotencyWindowMs: options.idempotencyWindow,
+      uploadWindowMs: options.uploadWindow,
       rateLimit: options.rateLimit,
       ...(options.keyRateLimit === undefined ? {} : { keyRateLimit: options.keyRateLimit }),
       maxConnectionsPerKey: options.maxConnectionsPerKey,

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock } from '../service/clock.js';
-import { toWirePost, type PostRecord, type Store, type StoreEvent } from '../stores/store.js';
+import { postFor, type Reader } from '../service/visibility.js';
+import type { Store, StoreEvent } from '../stores/store.js';
 
 /** What the dashboard's feed says besides posts: the clock moved, state was reset, connections changed. */
 export type DashboardNotice = 'clock' | 'reset' | 'connections' | 'faults';
@@ -22,8 +23,9 @@ interface Listener {
 
 /**
  * `GET /_admin/events`: a server-sent event stream of every post as it is created and
- * released (text included, hidden or not: this is the admin's view), clock moves, resets
- * and connection changes. It starts with a `snapshot` of recent posts.
+ * released, clock moves, resets and connection changes. It starts with a `snapshot` of
+ * recent posts. Behind the admin token it shows hidden posts whole (the admin reads as an
+ * owner); without one anybody on the page's origin reads it, so hidden posts come withheld.
  */
 export class DashboardEvents {
   readonly #listeners = new Set<Listener>();
@@ -35,6 +37,7 @@ export class DashboardEvents {
     readonly store: Store,
     readonly clock: Clock,
     readonly streamIds: readonly string[],
+    readonly reader: Reader,
   ) {
     this.#stopStore = store.onEvent((event) => this.#onStoreEvent(event));
     this.#heartbeat = setInterval(() => this.#broadcast(': keep-alive\n\n'), HEARTBEAT_MS);
@@ -67,7 +70,10 @@ export class DashboardEvents {
     if (!this.#listeners.has(listener)) return;
     const pending = listener.pending ?? [];
     listener.pending = null;
-    this.#write(listener, message('snapshot', { posts: posts.map((post) => adminPost(post)), now: this.#now() }));
+    this.#write(
+      listener,
+      message('snapshot', { posts: posts.map((post) => postFor(post, this.reader)), now: this.#now() }),
+    );
     for (const text of pending) this.#write(listener, text);
   }
 
@@ -105,7 +111,7 @@ export class DashboardEvents {
 
   #onStoreEvent(event: StoreEvent): void {
     if (this.#listeners.size === 0) return;
-    this.#broadcast(message('post', { type: event.type, post: adminPost(event.post), now: this.#now() }));
+    this.#broadcast(message('post', { type: event.type, post: postFor(event.post, this.reader), now: this.#now() }));
   }
 
   #broadcast(text: string): void {
@@ -123,11 +129,6 @@ export class DashboardEvents {
     }
     listener.res.write(text);
   }
-}
-
-/** A post as the admin sees it: the wire form with a hidden post's text included. */
-function adminPost(post: PostRecord) {
-  return toWirePost(post, true);
 }
 
 function message(event: string, data: unknown): string {

@@ -78,6 +78,7 @@ export class Dashboard {
       options.store,
       options.clock,
       options.seed.streams.map((stream) => stream.id),
+      options.token === undefined ? 'anyone' : 'owner',
     );
     this.#stopClock = options.clock.onAdvance(() => this.events.notify('clock'));
   }

@@ -9,7 +9,7 @@ import type { AdjustableClock } from '../service/clock.js';
 import type { Logger } from '../logger.js';
 import type { Seed } from '../service/seed.js';
 import { seedDigest } from '../stores/seed-catalog.js';
-import { toWirePost, type PostRecord, type Store, type StoreSnapshot } from '../stores/store.js';
+import { storedPost, type PostRecord, type Store, type StoreSnapshot } from '../stores/store.js';
 import { DocumentError } from '../document-error.js';
 
 export const STATE_FORMAT = 'stream-posts-state';
@@ -78,7 +78,7 @@ void documentIsSchema;
 /** The state of a store and clock as a document. */
 export function stateDocument(snapshot: StoreSnapshot, clockOffsetMs: number, fingerprint: string): StateDocument {
   const iso = (ms: number) => new Date(ms).toISOString();
-  const wire = (post: PostRecord) => toWirePost(post, true) as StateDocument['held'][number];
+  const wire = (post: PostRecord) => storedPost(post) as StateDocument['held'][number];
   return {
     format: STATE_FORMAT,
     version: STATE_VERSION,

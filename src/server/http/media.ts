@@ -1,8 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../service/clock.js';
+import type { StreamPostsService } from '../service/service.js';
+import { readerOf, withheld } from '../service/visibility.js';
 import { readBody, sendError, sendJson } from './http-util.js';
-import { MAX_TOTAL_MEDIA_BYTES, type MediaKeeper } from '../stores/media-keeper.js';
+import {
+  MAX_STREAM_MEDIA_BYTES,
+  MAX_TOTAL_MEDIA_BYTES,
+  type MediaKeeper,
+  type MediaOwner,
+  type Stored,
+} from '../stores/media-keeper.js';
 
 /** Where a publisher `PUT`s the bytes of one declared item (the address is the capability). */
 export const UPLOAD_PATH = '/v1/uploads/';
@@ -11,7 +19,6 @@ export const MEDIA_PATH = '/v1/media/';
 
 export const MAX_UPLOAD_ITEMS = 4;
 export const MAX_MEDIA_BYTES = 10 * 1024 * 1024;
-export const UPLOAD_WINDOW_MS = 10 * 60_000;
 
 /** `image/…` or `video/…`, the subtype as RFC 6838 spells names. */
 const MEDIA_TYPE = /^(image|video)\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
@@ -35,30 +42,35 @@ export interface Reservation {
 const token = (bytes: number) => randomBytes(bytes).toString('base64url');
 
 /**
- * Media a REST publisher declared (`uploadMedia`) and then uploads: single-use upload
- * addresses, each open for a window of the service clock, and the items they received,
- * served by GET. Kept by a MediaKeeper: this process's memory, or Redis, which every
- * instance on it shares.
+ * Media a REST publisher declared (`uploadMedia`) and then uploads: upload addresses, each
+ * taking any number of uploads (the last one kept) for a window of the service clock, as
+ * presigned storage URLs do, and the items they received, served by GET (held back with a
+ * hidden post). Kept by a MediaKeeper: this process's memory, or Redis, which every instance
+ * on it shares.
  */
 export class MediaStore {
   readonly #clock: Clock;
   readonly #keeper: MediaKeeper;
+  readonly #service: StreamPostsService;
+  readonly #windowMs: number;
 
-  constructor(clock: Clock, keeper: MediaKeeper) {
+  constructor(clock: Clock, keeper: MediaKeeper, service: StreamPostsService, windowMs: number) {
     this.#clock = clock;
     this.#keeper = keeper;
+    this.#service = service;
+    this.#windowMs = windowMs;
   }
 
-  /** Upload addresses for `types` under `origin` (`http://host:port`); refused past the pending cap. */
-  async reserve(types: readonly string[], origin: string): Promise<Reservation[]> {
+  /** Upload addresses for `types` under `origin` (`http://host:port`); refused past the open-address caps. */
+  async reserve(types: readonly string[], owner: MediaOwner, origin: string): Promise<Reservation[]> {
     const now = this.#clock.now();
     const slots = types.map((type) => ({
       token: token(24),
       type,
       mediaId: token(16),
-      expiresAt: now + UPLOAD_WINDOW_MS,
+      expiresAt: now + this.#windowMs,
     }));
-    await this.#keeper.reserve(slots, now);
+    await this.#keeper.reserve(slots, owner, now);
     return slots.map(({ token: uploadToken, type, mediaId }) => ({
       type,
       uploadUrl: `${origin}${UPLOAD_PATH}${uploadToken}`,
@@ -68,7 +80,12 @@ export class MediaStore {
 
   /** Withdraws addresses that were never given out (the publish they were for failed or was a repeat). */
   async cancel(reservations: readonly Reservation[]): Promise<void> {
-    await this.#keeper.cancel(reservations.map(({ uploadUrl }) => uploadUrl.slice(uploadUrl.lastIndexOf('/') + 1)));
+    await this.#keeper.cancel(tokensOf(reservations));
+  }
+
+  /** The addresses were given out for this stored post, so its media leave with it. */
+  async attach(reservations: readonly Reservation[], postId: string): Promise<void> {
+    await this.#keeper.attach(tokensOf(reservations), postId);
   }
 
   /** Answers `PUT /v1/uploads/{token}` and `GET /v1/media/{id}`; false for any other path. */
@@ -103,13 +120,11 @@ export class MediaStore {
       switch (claim.why) {
         case 'not-found':
           return refuse(404, 'not-found', 'no upload at this address');
-        case 'used':
-          return refuse(409, 'forbidden', 'this upload address was already used; each takes one upload');
         case 'lapsed':
           return refuse(
             410,
             'forbidden',
-            `this upload address lapsed: uploads are taken within ${UPLOAD_WINDOW_MS / 60_000} minutes of the publish`,
+            `this upload address lapsed: uploads are taken within ${durationText(this.#windowMs)} of the publish`,
           );
         case 'busy':
           return refuse(409, 'forbidden', 'an upload to this address is already under way');
@@ -120,11 +135,11 @@ export class MediaStore {
             `the Content-Type must be ${claim.type}, the type declared in uploadMedia`,
           );
         case 'full':
-          return this.#full(res);
+          return this.#full(res, claim.cap);
       }
     }
     let bytes: Buffer;
-    let stored: boolean;
+    let stored: Stored;
     try {
       bytes = await readBody(req, MAX_MEDIA_BYTES, bodyTimeoutMs);
       stored = await this.#keeper.store(uploadToken, claim.mediaId, bytes);
@@ -135,23 +150,25 @@ export class MediaStore {
         .catch(() => {});
       throw error;
     }
-    if (!stored) return this.#full(res);
+    if (!stored.ok) {
+      if (stored.why === 'full') return this.#full(res, stored.cap);
+      return sendError(res, 'not-found', 'no upload at this address any more: its post is gone', 404);
+    }
     sendJson(res, 200, { type: claim.type, size: bytes.length, url: `${MEDIA_PATH}${claim.mediaId}` });
   }
 
-  #full(res: ServerResponse): void {
-    sendError(
-      res,
-      'limit-exceeded',
-      `the server keeps at most ${MAX_TOTAL_MEDIA_BYTES} bytes of media and has no room for this upload`,
-      507,
-      { connection: 'close' },
-    );
+  #full(res: ServerResponse, cap: 'service' | 'stream'): void {
+    const room =
+      cap === 'stream'
+        ? `a stream keeps at most ${MAX_STREAM_MEDIA_BYTES} bytes of media and this one`
+        : `the server keeps at most ${MAX_TOTAL_MEDIA_BYTES} bytes of media and`;
+    sendError(res, 'limit-exceeded', `${room} has no room for this upload`, 507, { connection: 'close' });
   }
 
   async #serve(req: IncomingMessage, res: ServerResponse, mediaId: string): Promise<void> {
     const item = await this.#keeper.item(mediaId);
-    if (!item) {
+    // Media of a hidden post do not exist for anyone but its owner until the release.
+    if (!item || (await this.#withheld(req, item))) {
       sendError(res, 'not-found', 'no media at this address (not uploaded yet, or never declared)');
       return;
     }
@@ -159,10 +176,38 @@ export class MediaStore {
       'content-type': item.type,
       'content-length': item.bytes.length,
       'cache-control': 'private, max-age=3600',
+      // Before its post's release the answer depends on the key asking.
+      vary: 'x-api-key',
       // Uploaded by anyone with a stream key and served from the service's own origin: never run as a page.
       'x-content-type-options': 'nosniff',
       'content-security-policy': "default-src 'none'; sandbox",
     });
     res.end(req.method === 'HEAD' ? undefined : item.bytes);
   }
+
+  /** Only an item still under embargo needs to know who asks: the owner's key, in `x-api-key`. */
+  async #withheld(req: IncomingMessage, item: MediaOwner): Promise<boolean> {
+    const now = this.#clock.now();
+    if (!withheld(item.releaseAt, now, 'anyone')) return false;
+    const key = req.headers['x-api-key'];
+    const identity = typeof key === 'string' ? await this.#service.authenticate(key) : undefined;
+    const stream = this.#service.store.stream(item.streamId);
+    return stream === undefined || withheld(item.releaseAt, now, readerOf(identity, stream));
+  }
+}
+
+function tokensOf(reservations: readonly Reservation[]): string[] {
+  return reservations.map(({ uploadUrl }) => uploadUrl.slice(uploadUrl.lastIndexOf('/') + 1));
+}
+
+/** `1 hour`, `10 minutes`, `90 seconds`: the upload window as a person reads it. */
+function durationText(ms: number): string {
+  for (const [unit, size] of [
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+    ['second', 1_000],
+  ] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size} ${unit}${ms === size ? '' : 's'}`;
+  }
+  return `${ms} ms`;
 }

@@ -3,7 +3,8 @@ import { MAX_LAST_POSTS, REST_DEFAULT_LIMIT } from '../../protocol/limits.js';
 import type { Post } from '../../protocol/types.js';
 import { decodeToken, encodeToken, queryDate, queryInteger, queryValue } from './rest-query.js';
 import type { StreamPostsService } from '../service/service.js';
-import { canSee, toWirePost, type Identity } from '../stores/store.js';
+import { postFor, readerOf } from '../service/visibility.js';
+import { canSee, type Identity } from '../stores/store.js';
 
 const POST_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -26,7 +27,7 @@ function pageStart(url: URL): string | undefined {
 
 /**
  * `GET /v1/streams/{id}/posts`: the stream's posts newest first, for a follower or the owner,
- * one page at a time; hidden posts are listed hidden. Only the history the service keeps
+ * one page at a time; hidden posts are listed hidden, whole to the owner only. Only the history the service keeps
  * (the last 100 posts of each stream) can be paged through.
  */
 export async function listPosts(
@@ -55,9 +56,10 @@ export async function listPosts(
     )
     .reverse();
   const page = matching.slice(0, limit);
+  const reader = readerOf(identity, stream);
   const oldest = page.at(-1);
   return {
-    posts: page.map((post) => toWirePost(post)),
+    posts: page.map((post) => postFor(post, reader)),
     ...(matching.length > limit && oldest ? { nextToken: encodeToken({ before: oldest.id }) } : {}),
   };
 }

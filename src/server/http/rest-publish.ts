@@ -37,17 +37,23 @@ function parseMetadata(value: unknown): Record<string, unknown> | undefined {
   return value;
 }
 
+/**
+ * The types of the declared items that get an upload address. An item of a type the service
+ * does not take is left out, not refused: hosted publishers read a 201 without its address as
+ * "unsupported type", and never expect a 400 for it.
+ */
 function parseUploadMedia(value: unknown): string[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value)) throw invalid('uploadMedia must be an array of {"mimeType": "image/jpeg"} items');
   if (value.length > MAX_UPLOAD_ITEMS) throw invalid(`uploadMedia must list at most ${MAX_UPLOAD_ITEMS} items`);
-  return value.map((item: unknown, i) => {
+  const types = value.map((item: unknown, i) => {
     const mimeType = isPlainObject(item) ? item['mimeType'] : undefined;
-    if (typeof mimeType !== 'string' || !isMediaType(mimeType)) {
-      throw invalid(`uploadMedia[${i}].mimeType must be an image or video type, e.g. image/jpeg or video/mp4`);
+    if (typeof mimeType !== 'string') {
+      throw invalid(`uploadMedia[${i}].mimeType must be a string, e.g. image/jpeg or video/mp4`);
     }
     return mimeType.toLowerCase();
   });
+  return types.filter(isMediaType);
 }
 
 /**
@@ -73,7 +79,7 @@ export function withMedia(
   metadata: Record<string, unknown> | undefined,
   reservations: readonly Reservation[] | undefined,
 ): Record<string, unknown> | undefined {
-  if (reservations === undefined) return metadata;
+  if (reservations === undefined || reservations.length === 0) return metadata;
   const given = (metadata?.['media'] as unknown[] | undefined) ?? [];
   return { ...metadata, media: [...given, ...reservations.map(({ type, url }) => ({ type, url }))] };
 }

@@ -12,8 +12,9 @@ import type { TokenBucket } from '../ws/rate-limiter.js';
 import { parseRestPublish, requestOrigin, withMedia } from './rest-publish.js';
 import { listPosts } from './rest-posts.js';
 import { listStreams, restStream, selectTargets, visibleStream } from './rest-streams.js';
-import type { StreamPostsService } from '../service/service.js';
-import { toWirePost, type Identity } from '../stores/store.js';
+import { releaseTime, type StreamPostsService } from '../service/service.js';
+import { postFor } from '../service/visibility.js';
+import type { Identity } from '../stores/store.js';
 
 export interface RestContext {
   service: StreamPostsService;
@@ -26,6 +27,8 @@ export interface RestContext {
   clock: Clock;
   /** Where uploads are kept: the store's (shared by every instance on it), else this process's memory. */
   media: MediaKeeper;
+  /** How long an upload address takes uploads. */
+  uploadWindowMs: number;
 }
 
 /** A selection of targets is a short list: this is plenty. */
@@ -49,7 +52,7 @@ function methodNotAllowed(res: ServerResponse, allow: string): void {
 export function createRestHandler(context: RestContext) {
   const { service, logger } = context;
   const limiters = new Map<string, TokenBucket>();
-  const media = new MediaStore(context.clock, context.media);
+  const media = new MediaStore(context.clock, context.media, service, context.uploadWindowMs);
 
   /** REST has no connection: the per-connection rate applies per key, and so does the key's shared one. */
   function withinRate(identity: Identity): boolean {
@@ -80,7 +83,14 @@ export function createRestHandler(context: RestContext) {
     if (fields['contentType'] === undefined || fields['contentType'] === null) {
       logger.log('debug', 'contentType not given: rawtext', { via: 'rest', stream: streamId });
     }
-    const reservations = uploadMedia === undefined ? undefined : await media.reserve(uploadMedia, requestOrigin(req));
+    const reservations =
+      uploadMedia === undefined || uploadMedia.length === 0
+        ? undefined
+        : await media.reserve(
+            uploadMedia,
+            { streamId: args.streamId, releaseAt: releaseTime(args) },
+            requestOrigin(req),
+          );
     const injected = context.faults.onPublish(identity, args.streamId);
     let result;
     try {
@@ -89,6 +99,15 @@ export function createRestHandler(context: RestContext) {
       // Addresses for a post that was not stored (or was stored by an earlier request) are never given out.
       // Left open, they would only lapse unused.
       if (reservations && result?.duplicate !== false) await media.cancel(reservations).catch(() => {});
+    }
+    if (reservations && !result.duplicate) {
+      // The post is stored: a store that cannot link its media to it now only keeps them longer.
+      await media.attach(reservations, result.post.id).catch((error: unknown) => {
+        logger.log('warn', 'media not linked to their post', {
+          post: result.post.id,
+          reason: (error as Error).message,
+        });
+      });
     }
     if (injected !== undefined && context.faults.dropsAck(injected)) {
       logger.log('warn', 'reply dropped by an injected fault', {
@@ -106,10 +125,15 @@ export function createRestHandler(context: RestContext) {
       post: result.post.id,
       duplicate: result.duplicate,
     });
-    const post = toWirePost(result.post, true);
+    // Only the stream's key publishes: its reply is the owner's.
+    const post = postFor(result.post, 'owner');
     if (result.duplicate) sendJson(res, 200, { post, duplicate: true });
     else {
-      const uploads = reservations?.map(({ type, uploadUrl }) => ({ type, url: uploadUrl }));
+      // Declared items of a type not taken get no address: an empty list says so.
+      const uploads =
+        uploadMedia === undefined
+          ? undefined
+          : (reservations ?? []).map(({ type, uploadUrl }) => ({ type, url: uploadUrl }));
       sendJson(res, 201, { post, ...(uploads ? { mediaUploadURLs: uploads } : {}) });
     }
   }

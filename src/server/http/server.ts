@@ -65,6 +65,8 @@ export interface ServerOptions {
   port?: number;
   tls?: { cert: string | Buffer; key: string | Buffer };
   idempotencyWindowMs?: number;
+  /** How long an upload address (REST `uploadMedia`) takes uploads. */
+  uploadWindowMs?: number;
   /** Commands per second per connection; 0 turns the limit off. Burst is twice this. */
   rateLimit?: number;
   /**
@@ -237,7 +239,14 @@ export class StreamPostsServer {
   readonly #options: Required<
     Pick<
       ServerOptions,
-      'host' | 'port' | 'maxBufferedBytes' | 'keepAliveMs' | 'rateLimit' | 'bodyTimeoutMs' | 'headersTimeoutMs'
+      | 'host'
+      | 'port'
+      | 'maxBufferedBytes'
+      | 'keepAliveMs'
+      | 'rateLimit'
+      | 'bodyTimeoutMs'
+      | 'headersTimeoutMs'
+      | 'uploadWindowMs'
     >
   > & {
     admin: boolean;
@@ -280,6 +289,7 @@ export class StreamPostsServer {
       keepAliveMs: positiveOption('keepAliveMs', options.keepAliveMs ?? DEFAULTS.keepAliveMs),
       bodyTimeoutMs: positiveOption('bodyTimeoutMs', options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs),
       headersTimeoutMs: positiveOption('headersTimeoutMs', options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs),
+      uploadWindowMs: positiveOption('uploadWindowMs', options.uploadWindowMs ?? DEFAULTS.uploadWindowMs),
       admin: options.admin ?? (isLoopbackName(host) || options.adminToken !== undefined),
     };
     if (options.adminToken !== undefined && !isValidToken(options.adminToken)) {
@@ -377,6 +387,7 @@ export class StreamPostsServer {
       createRateLimiter,
       keyLimits,
       bodyTimeoutMs,
+      uploadWindowMs: this.#options.uploadWindowMs,
       media: this.store.media ?? new MemoryMedia(),
     });
     this.admin = createAdminActions({

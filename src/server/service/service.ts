@@ -23,6 +23,11 @@ export interface ResolvedSubscription {
 
 const MAX_IDS_NAMED = 10;
 
+/** When a checked publish's post is released (epoch ms), null when it names no time. */
+export function releaseTime(args: Pick<PublishArgs, 'releaseAt'>): number | null {
+  return args.releaseAt === null ? null : (parseIsoDateTime(args.releaseAt) ?? null);
+}
+
 function nameIds(ids: readonly string[]): string {
   const named = ids
     .slice(0, MAX_IDS_NAMED)
@@ -111,7 +116,7 @@ export class StreamPostsService {
       streamId: stream.id,
       text: args.content,
       contentType: args.contentType,
-      releaseAt: args.releaseAt === null ? null : (parseIsoDateTime(args.releaseAt) ?? null),
+      releaseAt: releaseTime(args),
       customTarget: args.customTarget,
       idempotencyKey: args.idempotencyKey,
       metadata,

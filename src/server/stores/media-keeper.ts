@@ -3,10 +3,22 @@ import type { Awaitable } from './store.js';
 
 /** All media one service keeps, together: past it an upload is refused and nothing stored. */
 export const MAX_TOTAL_MEDIA_BYTES = 256 * 1024 * 1024;
-/** Upload addresses handed out and not yet used or lapsed, for the whole service. */
+/** Upload addresses open (handed out and not yet lapsed), for the whole service. */
 export const MAX_PENDING_UPLOADS = 1_000;
+/**
+ * One stream's share of each: a quarter of the bytes, a tenth of the addresses, so one
+ * stream's key cannot take the room every other stream uploads into.
+ */
+export const MAX_STREAM_MEDIA_BYTES = MAX_TOTAL_MEDIA_BYTES / 4;
+export const MAX_STREAM_PENDING_UPLOADS = MAX_PENDING_UPLOADS / 10;
 /** How long a lapsed address still answers 410 (not 404), so a late uploader learns why. */
 export const LAPSED_KEPT_MS = 60 * 60_000;
+
+/** What an upload address is for: its stream, and when its post is released (null: not hidden). */
+export interface MediaOwner {
+  readonly streamId: string;
+  readonly releaseAt: number | null;
+}
 
 /** One upload address being opened: its secret token, the declared type, where it will be served, until when. */
 export interface NewSlot {
@@ -19,10 +31,17 @@ export interface NewSlot {
 /** Why an upload cannot start, or the slot it took. */
 export type Claim =
   | { readonly ok: true; readonly type: string; readonly mediaId: string }
-  | { readonly ok: false; readonly why: 'not-found' | 'used' | 'lapsed' | 'busy' | 'full' }
+  | { readonly ok: false; readonly why: 'not-found' | 'lapsed' | 'busy' }
+  | { readonly ok: false; readonly why: 'full'; readonly cap: 'service' | 'stream' }
   | { readonly ok: false; readonly why: 'type'; readonly type: string };
 
-export interface MediaItem {
+/** What `store` did: kept the bytes, found no room (the address stays open), or found the address gone with its post. */
+export type Stored =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly why: 'full'; readonly cap: 'service' | 'stream' }
+  | { readonly ok: false; readonly why: 'gone' };
+
+export interface MediaItem extends MediaOwner {
   readonly type: string;
   readonly bytes: Buffer;
 }
@@ -30,110 +49,182 @@ export interface MediaItem {
 /**
  * Where upload addresses and uploaded media are kept: in this process (the memory store), or
  * in Redis, so that with several instances an upload and a `GET` may reach any of them. Each
- * rule (one upload per address, within its window, under the caps) holds for the whole service.
+ * rule (an address takes uploads within its window, under the caps) holds for the whole service.
  */
 export interface MediaKeeper {
-  /** Opens these addresses; `limit-exceeded` past MAX_PENDING_UPLOADS, and nothing opened. */
-  reserve(slots: readonly NewSlot[], now: number): Awaitable<void>;
+  /** Opens these addresses for one post; `limit-exceeded` past the service's or the stream's cap, and nothing opened. */
+  reserve(slots: readonly NewSlot[], owner: MediaOwner, now: number): Awaitable<void>;
   /** Withdraws addresses never given out (the publish they were for failed or was a repeat). */
   cancel(tokens: readonly string[]): Awaitable<void>;
   /**
+   * The post the addresses were opened for was stored as `postId`: its media leave with it
+   * when it leaves its stream's history.
+   */
+  attach(tokens: readonly string[], postId: string): Awaitable<void>;
+  /**
    * Takes an address for one upload of `type` (what the request says it sends), or says why
    * not; `declaredBytes` (the request's Content-Length, -1 when absent) is checked against
-   * the room left before any byte is read.
+   * the room left, counting the bytes it replaces, before any byte is read.
    */
   claim(token: string, now: number, type: string, declaredBytes: number): Awaitable<Claim>;
   /** An upload that failed (too large, too slow, cut off): the address takes another try. */
   unclaim(token: string): Awaitable<void>;
-  /** Keeps the bytes of a claimed address; false, with the address open again, when there is no room. */
-  store(token: string, mediaId: string, bytes: Buffer): Awaitable<boolean>;
+  /** Keeps the bytes of a claimed address in place of what it held; the address stays open for more. */
+  store(token: string, mediaId: string, bytes: Buffer): Awaitable<Stored>;
   item(mediaId: string): Awaitable<MediaItem | undefined>;
 }
 
-export function tooManyUploads(pending: number): ProtocolError {
-  return new ProtocolError(
-    'limit-exceeded',
-    `the server already waits for ${pending} uploads, at most ${MAX_PENDING_UPLOADS}; retry later`,
-  );
+export function tooManyUploads(cap: 'service' | 'stream', pending: number, streamId: string): ProtocolError {
+  const where =
+    cap === 'stream'
+      ? `stream "${streamId}" already has ${pending} upload addresses open, at most ${MAX_STREAM_PENDING_UPLOADS}`
+      : `the server already has ${pending} upload addresses open, at most ${MAX_PENDING_UPLOADS}`;
+  return new ProtocolError('limit-exceeded', `${where}; retry once some have lapsed`);
 }
 
-interface Slot {
+interface Slot extends MediaOwner {
   readonly type: string;
   readonly mediaId: string;
   readonly expiresAt: number;
-  state: 'pending' | 'uploading' | 'done';
+  uploading: boolean;
+}
+
+interface StreamUse {
+  open: number;
+  bytes: number;
 }
 
 /** Media kept in this process's memory (the memory store, or a single instance). */
 export class MemoryMedia implements MediaKeeper {
-  // Insertion order is expiry order (one window, a clock that only moves forward).
-  readonly #slots = new Map<string, Slot>();
+  // Open addresses, then lapsed ones (answering 410 a while): in both, insertion order is
+  // expiry order (one window, a clock that only moves forward).
+  readonly #open = new Map<string, Slot>();
+  readonly #lapsed = new Map<string, Slot>();
   readonly #items = new Map<string, MediaItem>();
-  #pending = 0;
-  #storedBytes = 0;
+  readonly #byStream = new Map<string, StreamUse>();
+  /** The addresses and media of each stored post that has any. */
+  readonly #byPost = new Map<string, { token: string; mediaId: string }[]>();
+  #bytes = 0;
 
-  reserve(slots: readonly NewSlot[], now: number): void {
+  reserve(slots: readonly NewSlot[], owner: MediaOwner, now: number): void {
     this.#sweep(now);
-    if (this.#pending + slots.length > MAX_PENDING_UPLOADS) throw tooManyUploads(this.#pending);
+    const use = this.#use(owner.streamId);
+    if (this.#open.size + slots.length > MAX_PENDING_UPLOADS)
+      throw tooManyUploads('service', this.#open.size, owner.streamId);
+    if (use.open + slots.length > MAX_STREAM_PENDING_UPLOADS) throw tooManyUploads('stream', use.open, owner.streamId);
     for (const { token, type, mediaId, expiresAt } of slots) {
-      this.#slots.set(token, { type, mediaId, expiresAt, state: 'pending' });
-      this.#pending += 1;
+      this.#open.set(token, { ...owner, type, mediaId, expiresAt, uploading: false });
     }
+    use.open += slots.length;
   }
 
   cancel(tokens: readonly string[]): void {
-    for (const token of tokens) {
-      if (this.#slots.get(token)?.state === 'pending') this.#pending -= 1;
-      this.#slots.delete(token);
+    for (const token of tokens) this.#close(token);
+  }
+
+  attach(tokens: readonly string[], postId: string): void {
+    const media = tokens.flatMap((token) => {
+      const slot = this.#open.get(token);
+      return slot ? [{ token, mediaId: slot.mediaId }] : [];
+    });
+    if (media.length > 0) this.#byPost.set(postId, media);
+  }
+
+  /** The post left the history: its addresses close and its media are gone. */
+  forget(postId: string): void {
+    for (const { token, mediaId } of this.#byPost.get(postId) ?? []) {
+      this.#close(token);
+      this.#lapsed.delete(token);
+      const item = this.#items.get(mediaId);
+      if (!item) continue;
+      this.#items.delete(mediaId);
+      this.#bytes -= item.bytes.length;
+      this.#use(item.streamId).bytes -= item.bytes.length;
     }
+    this.#byPost.delete(postId);
+  }
+
+  clear(): void {
+    this.#open.clear();
+    this.#lapsed.clear();
+    this.#items.clear();
+    this.#byStream.clear();
+    this.#byPost.clear();
+    this.#bytes = 0;
   }
 
   claim(token: string, now: number, type: string, declaredBytes: number): Claim {
     this.#sweep(now);
-    const slot = this.#slots.get(token);
-    if (!slot) return { ok: false, why: 'not-found' };
-    if (slot.state === 'done') return { ok: false, why: this.#items.has(slot.mediaId) ? 'used' : 'lapsed' };
-    if (slot.expiresAt <= now) return { ok: false, why: 'lapsed' };
-    if (slot.state === 'uploading') return { ok: false, why: 'busy' };
+    const slot = this.#open.get(token);
+    if (!slot) return { ok: false, why: this.#lapsed.has(token) ? 'lapsed' : 'not-found' };
+    if (slot.uploading) return { ok: false, why: 'busy' };
     if (slot.type !== type) return { ok: false, why: 'type', type: slot.type };
-    if (declaredBytes >= 0 && this.#storedBytes + declaredBytes > MAX_TOTAL_MEDIA_BYTES)
-      return { ok: false, why: 'full' };
-    slot.state = 'uploading';
+    if (declaredBytes >= 0) {
+      const cap = this.#over(slot, declaredBytes);
+      if (cap !== undefined) return { ok: false, why: 'full', cap };
+    }
+    slot.uploading = true;
     return { ok: true, type: slot.type, mediaId: slot.mediaId };
   }
 
   unclaim(token: string): void {
-    const slot = this.#slots.get(token);
-    if (slot?.state === 'uploading') slot.state = 'pending';
+    const slot = this.#open.get(token) ?? this.#lapsed.get(token);
+    if (slot) slot.uploading = false;
   }
 
-  store(token: string, mediaId: string, bytes: Buffer): boolean {
-    const slot = this.#slots.get(token);
-    if (slot?.state !== 'uploading') return false;
-    if (this.#storedBytes + bytes.length > MAX_TOTAL_MEDIA_BYTES) {
-      slot.state = 'pending';
-      return false;
-    }
-    slot.state = 'done';
-    this.#pending -= 1;
-    this.#storedBytes += bytes.length;
-    this.#items.set(mediaId, { type: slot.type, bytes });
-    return true;
+  store(token: string, mediaId: string, bytes: Buffer): Stored {
+    // An upload begun in time completes though its address lapsed meanwhile.
+    const slot = this.#open.get(token) ?? this.#lapsed.get(token);
+    if (!slot?.uploading) return { ok: false, why: 'gone' };
+    slot.uploading = false;
+    const cap = this.#over(slot, bytes.length);
+    if (cap !== undefined) return { ok: false, why: 'full', cap };
+    const change = bytes.length - (this.#items.get(mediaId)?.bytes.length ?? 0);
+    this.#bytes += change;
+    this.#use(slot.streamId).bytes += change;
+    this.#items.set(mediaId, { type: slot.type, bytes, streamId: slot.streamId, releaseAt: slot.releaseAt });
+    return { ok: true };
   }
 
   item(mediaId: string): MediaItem | undefined {
     return this.#items.get(mediaId);
   }
 
+  /** Which cap `bytes` in place of the slot's current item would pass, if any. */
+  #over(slot: Slot, bytes: number): 'service' | 'stream' | undefined {
+    const change = bytes - (this.#items.get(slot.mediaId)?.bytes.length ?? 0);
+    if (this.#bytes + change > MAX_TOTAL_MEDIA_BYTES) return 'service';
+    if (this.#use(slot.streamId).bytes + change > MAX_STREAM_MEDIA_BYTES) return 'stream';
+    return undefined;
+  }
+
+  #use(streamId: string): StreamUse {
+    let use = this.#byStream.get(streamId);
+    if (!use) {
+      use = { open: 0, bytes: 0 };
+      this.#byStream.set(streamId, use);
+    }
+    return use;
+  }
+
+  /** Closes an open address; true when it was open. */
+  #close(token: string): boolean {
+    const slot = this.#open.get(token);
+    if (!slot) return false;
+    this.#open.delete(token);
+    this.#use(slot.streamId).open -= 1;
+    return true;
+  }
+
   #sweep(now: number): void {
-    for (const [token, slot] of this.#slots) {
+    for (const [token, slot] of this.#open) {
       if (slot.expiresAt > now) break;
-      if (slot.state === 'pending') {
-        this.#pending -= 1;
-        // Kept as lapsed a while (answering 410), then forgotten.
-        slot.state = 'done';
-      }
-      if (slot.expiresAt + LAPSED_KEPT_MS <= now && !this.#items.has(slot.mediaId)) this.#slots.delete(token);
+      this.#close(token);
+      this.#lapsed.set(token, slot);
+    }
+    for (const [token, { expiresAt }] of this.#lapsed) {
+      if (expiresAt + LAPSED_KEPT_MS > now) break;
+      this.#lapsed.delete(token);
     }
   }
 }

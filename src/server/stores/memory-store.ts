@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { Clock } from '../service/clock.js';
 import { ReleaseScheduler } from '../service/release-scheduler.js';
+import { MemoryMedia } from './media-keeper.js';
 import { RingBuffer } from './ring-buffer.js';
 import type { Seed } from '../service/seed.js';
 import { postIdFactory } from './post-ids.js';
@@ -77,6 +78,8 @@ export class MemoryStore extends SeedReads implements Store {
   readonly #nextId = postIdFactory();
   readonly #onChange: () => void;
   #postCount = 0;
+  /** Uploaded media, which leave with their post: a post out of the history frees its bytes. */
+  readonly media = new MemoryMedia();
 
   constructor(options: MemoryStoreOptions) {
     super(options.seed);
@@ -189,7 +192,8 @@ export class MemoryStore extends SeedReads implements Store {
   }
 
   #insert(post: PostRecord): void {
-    this.#history.get(post.streamId)!.push(post);
+    const dropped = this.#history.get(post.streamId)!.push(post);
+    if (dropped) this.media.forget(dropped.id);
     this.#postCount += 1;
   }
 
@@ -256,6 +260,7 @@ export class MemoryStore extends SeedReads implements Store {
     this.#idempotency.clear();
     this.#keys.clear();
     this.#history.clear();
+    this.media.clear();
     this.#postCount = 0;
   }
 

@@ -19,7 +19,8 @@
  * - `targets`         hash: `{user}|{stream}` → JSON array of the targets the user selected
  *                     since the seed was loaded (POST /v1/streams/{id}/custom-targets)
  * - `events`          pub/sub channel: `{"s":seq,"t":"created"|"released"|"clock"|"reset"|"targets",…}`
- * - `up:{token}`, `uppending`, `media:{id}`, `mediabytes`: uploaded media (redis-media.ts)
+ * - `up:{token}`, `upbytes:{token}`, `uppending`, `upopen:{stream}`, `media:{id}`, `mediabytes`,
+ *   `mbytes:{stream}`: uploaded media and their caps (redis-media.ts)
  */
 export const KEY_NAMES = [
   'seed',

@@ -178,7 +178,10 @@ export class RedisStore extends SeedReads implements Store {
       putBytes: (key, bytes) => this.#command(this.#client.hSet(key, 'bytes', bytes)).then(() => undefined),
       getItem: (key) =>
         this.#command(
-          this.#client.sendCommand<[Buffer | null, Buffer | null]>(['HMGET', key, 'type', 'bytes'], AS_BYTES),
+          this.#client.sendCommand<(Buffer | null)[]>(
+            ['HMGET', key, 'type', 'bytes', 'stream', 'rel', 'post'],
+            AS_BYTES,
+          ),
         ),
       key: (name) => this.#key(name),
     });

@@ -15,11 +15,14 @@ export class RingBuffer<T> {
     return this.#length;
   }
 
-  push(item: T): void {
+  /** Adds an item; returns the one that fell off to make room, if any. */
+  push(item: T): T | undefined {
     const end = (this.#start + this.#length) % this.capacity;
+    const dropped = this.#length < this.capacity ? undefined : this.#items[end];
     this.#items[end] = item;
     if (this.#length < this.capacity) this.#length += 1;
     else this.#start = (this.#start + 1) % this.capacity;
+    return dropped;
   }
 
   /** Items oldest first. */

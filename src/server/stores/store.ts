@@ -152,7 +152,7 @@ export interface Store {
    * the engine dropped): subscribers must reconnect and replay to fill the gap.
    */
   onInterrupted?(listener: (reason: string) => void): () => void;
-  /** Uploaded media kept where every instance on a shared engine reaches them; absent: in this process's memory. */
+  /** Where uploaded media are kept (with a shared engine, where every instance reaches them); absent: in this process's memory. */
   readonly media?: MediaKeeper;
   /** The store's state as data (a store on a shared engine keeps and persists its own, and has none). */
   exportSnapshot?(): StoreSnapshot;
@@ -163,13 +163,16 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** The wire form of a post; `reveal` includes the text of a hidden post (publisher's ack). */
-export function toWirePost(record: PostRecord, reveal = false): Post {
+/**
+ * A post whole in the wire form, hidden or not: what a state file keeps. A reader gets what
+ * `postFor` (service/visibility.ts) lets it see, never this.
+ */
+export function storedPost(record: PostRecord): Post {
   return {
     id: record.id,
     streamId: record.streamId,
     streamName: record.streamName,
-    text: record.hidden && !reveal ? null : record.text,
+    text: record.text,
     contentType: record.contentType,
     createdAt: isoTime(record.createdAt),
     releaseAt: record.releaseAt === null ? null : isoTime(record.releaseAt),

@@ -1,14 +1,8 @@
 import { encodeEvent } from '../../protocol/events.js';
 import { toTreeItem } from '../../protocol/tree.js';
 import type { ConnectionFaults } from '../admin/faults.js';
-import {
-  canSee,
-  toWirePost,
-  type PostRecord,
-  type StoreEvent,
-  type StreamRecord,
-  type UserRecord,
-} from '../stores/store.js';
+import { postFor } from '../service/visibility.js';
+import { canSee, type PostRecord, type StoreEvent, type StreamRecord, type UserRecord } from '../stores/store.js';
 
 export type Format = 'envelope' | 'tree';
 
@@ -236,9 +230,14 @@ export class FanOut {
   }
 }
 
-function encodeFrame(type: StoreEvent['type'], post: PostRecord, format: Format): string {
-  if (format === 'tree') return JSON.stringify(toTreeItem(toWirePost(post)));
-  return encodeEvent(type === 'released' ? 'stream.post.released' : 'stream.post.created', toWirePost(post));
+/**
+ * One frame per post state for every subscriber, the owner's included: a pushed hidden post
+ * is what anyone may see of it (the owner reads it whole in its ack and over REST).
+ */
+function encodeFrame(type: StoreEvent['type'], record: PostRecord, format: Format): string {
+  const post = postFor(record, 'anyone');
+  if (format === 'tree') return JSON.stringify(toTreeItem(post));
+  return encodeEvent(type === 'released' ? 'stream.post.released' : 'stream.post.created', post);
 }
 
 /**

@@ -28,14 +28,8 @@ import type { Clock } from '../service/clock.js';
 import { logs, type Logger } from '../logger.js';
 import type { TokenBucket } from './rate-limiter.js';
 import type { ResolvedSubscription, StreamPostsService } from '../service/service.js';
-import {
-  isPending,
-  toWirePost,
-  type Identity,
-  type PostRecord,
-  type PublishResult,
-  type UserRecord,
-} from '../stores/store.js';
+import { postFor } from '../service/visibility.js';
+import { isPending, type Identity, type PostRecord, type PublishResult, type UserRecord } from '../stores/store.js';
 
 // A slow consumer gets its close frame queued behind the data it is not
 // reading; past this grace the socket is dropped so its buffers are freed.
@@ -828,7 +822,7 @@ export class Session implements Subscriber {
       return;
     }
     this.#sendReply(
-      encodeEvent('ack', { post: toWirePost(result.post, true), duplicate: result.duplicate }, command.requestId),
+      encodeEvent('ack', { post: postFor(result.post, 'owner'), duplicate: result.duplicate }, command.requestId),
     );
     if (logs(this.#context.logger, 'info'))
       this.#log('info', 'published', {
