@@ -183,6 +183,26 @@ describe('a Redis that loses its data, under two instances', () => {
     for (const { logs } of [a, b]) expect(logs.unusable('unreachable')).toBe(0);
   });
 
+  it('FLUSHALL, then an instance started anew: the one that stayed drops nothing it has not seen', async () => {
+    const instances = await twoInstances();
+    const [a, b] = instances;
+    const { subscribers, replaying } = await beforeTheLoss(instances);
+    await (await admin()).flushAll();
+    await a.server.close();
+    // The new instance finds the keyspace empty and loads the seed, its counter from 1 again.
+    const logs = new LogLines();
+    const c = await startServer({
+      seed: DEMO_SEED,
+      port: 0,
+      rateLimit: 0,
+      redis: { url: redis!.url, prefix: PREFIX },
+      logger: logs,
+    });
+    afterTest(() => c.close());
+    expect((await subscribers[0]!.closed).code).toBe(1001);
+    await expectSurvived([{ server: c, logs }, b], subscribers.slice(1), replaying);
+  });
+
   it('a restart without persistence: 1012 and unavailable while it is down, /readyz 503; then back without a restart of ours', async () => {
     const instances = await twoInstances();
     const [a, b] = instances;
