@@ -128,6 +128,11 @@ export interface StartServerOptions {
   /** Replace whatever the Redis keyspace holds (another seed, every post) with this seed. */
   resetStore?: boolean;
   /**
+   * Start on a Redis whose `maxmemory-policy` may evict keys (anything but `noeviction`),
+   * which is refused otherwise (`store-evicts`): posts Redis evicts are lost.
+   */
+  allowEviction?: boolean;
+  /**
    * A file that keeps the memory store's posts, pending releases, idempotency keys and clock
    * offset across restarts: loaded at start when it exists, saved a second after a change and
    * at `close()`. A file that cannot be used rejects with `invalid-state`. Not with a Redis store.
@@ -176,24 +181,26 @@ const OPTION_NAMES = [
   'store',
   'redisPrefix',
   'resetStore',
+  'allowEviction',
   'state',
   'hostedHiddenPosts',
 ] as const;
 
 /** The Redis store option of the core server, or none for the memory store. */
 function redisOption(given: Record<string, unknown>): {
-  redis?: { url: string; prefix?: string; resetStore: boolean };
+  redis?: { url: string; prefix?: string; resetStore: boolean; allowEviction: boolean };
 } {
   const store = optionalString(given, 'store') ?? 'memory';
   const prefix = optionalString(given, 'redisPrefix');
   const resetStore = optionalBoolean(given, 'resetStore') ?? false;
+  const allowEviction = optionalBoolean(given, 'allowEviction') ?? false;
   if (store === 'memory') {
-    if (prefix !== undefined || resetStore)
-      throw new TypeError('redisPrefix and resetStore need store: a redis:// URL');
+    if (prefix !== undefined || resetStore || allowEviction)
+      throw new TypeError('redisPrefix, resetStore and allowEviction need store: a redis:// URL');
     return {};
   }
   checkRedisUrl(store);
-  return { redis: { url: store, ...(prefix === undefined ? {} : { prefix }), resetStore } };
+  return { redis: { url: store, ...(prefix === undefined ? {} : { prefix }), resetStore, allowEviction } };
 }
 
 /** What `state()` reports (the same as `GET /_admin/state`). */

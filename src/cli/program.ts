@@ -258,6 +258,11 @@ function addServeCommand(
       false,
     )
     .option(
+      '--allow-eviction',
+      'start on a Redis whose maxmemory-policy may evict keys (posts it evicts are lost)',
+      false,
+    )
+    .option(
       '--workers <n>',
       'processes sharing the port and the store, to use more cores (needs --store redis://…)',
       positiveInteger,

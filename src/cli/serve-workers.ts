@@ -6,6 +6,13 @@ import { StoreError } from '../server/stores/store-error.js';
 import { EXIT, ExitError } from './exit.js';
 import { StopSignals, type ExecChild } from './serve-signals.js';
 
+/** A Redis store that cannot be used: an evicting one is the setup's fault (exit 2), else the store's (1). */
+export function storeExit(error: StoreError): ExitError {
+  return error.code === 'store-evicts'
+    ? new ExitError(EXIT.usage, error.message, { cause: error })
+    : new ExitError(EXIT.failed, error.message, { cause: error });
+}
+
 /** Where the workers listen, as each reports it to the primary. */
 export interface ServedAt {
   url: string;
@@ -20,7 +27,7 @@ export interface WorkerReport extends ServedAt {
 export interface PrimaryPlan {
   workers: number;
   seed: Seed;
-  redis: { url: string; prefix?: string; resetStore?: boolean };
+  redis: { url: string; prefix?: string; resetStore?: boolean; allowEviction?: boolean };
   idempotencyWindowMs: number;
   exec: string | undefined;
   /** Prints the start-up output once, for the whole service. */
@@ -49,13 +56,14 @@ async function prepareStore(plan: PrimaryPlan): Promise<void> {
       url: plan.redis.url,
       prefix: plan.redis.prefix ?? DEFAULT_REDIS_PREFIX,
       resetStore: plan.redis.resetStore ?? false,
+      allowEviction: plan.redis.allowEviction ?? false,
       seed: plan.seed,
       clock: new AdjustableClock(),
       idempotencyWindowMs: plan.idempotencyWindowMs,
     });
     await store.close();
   } catch (error) {
-    if (error instanceof StoreError) throw new ExitError(EXIT.failed, error.message);
+    if (error instanceof StoreError) throw storeExit(error);
     throw error;
   }
 }

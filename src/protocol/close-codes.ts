@@ -3,6 +3,8 @@ export const CLOSE_NORMAL = 1000;
 export const CLOSE_GOING_AWAY = 1001;
 export const CLOSE_POLICY_VIOLATION = 1008;
 export const CLOSE_INTERNAL_ERROR = 1011;
+/** RFC 6455 "service restart": reconnect (and replay); the service lost events, or its store is away. */
+export const CLOSE_SERVICE_RESTART = 1012;
 export const CLOSE_SLOW_CONSUMER = 1013;
 export const CLOSE_UNAUTHORIZED = 4401;
 

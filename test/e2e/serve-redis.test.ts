@@ -99,5 +99,30 @@ describe('serve --store redis://', () => {
     const reset = runCli(['serve', '--port', '0', '--reset-store']);
     expect((await reset.exit()).code).toBe(2);
     expect(reset.stderr).toContain('--reset-store');
+    const eviction = runCli(['serve', '--port', '0', '--allow-eviction']);
+    expect((await eviction.exit()).code).toBe(2);
+    expect(eviction.stderr).toContain('--allow-eviction');
+  });
+
+  it('refuses (exit 2) a Redis that may evict keys, naming the policy and the fix, unless --allow-eviction; warns when it does not persist', async () => {
+    const evicting = await RedisServer.start({ config: ['--maxmemory-policy', 'allkeys-lru'] });
+    try {
+      const args = ['serve', '--port', '0', '--store', evicting.url, '--redis-prefix', 'e2e-evict:'];
+      for (const workers of ['1', '2']) {
+        const refused = runCli([...args, '--workers', workers]);
+        expect((await refused.exit()).code).toBe(2);
+        expect(refused.stderr).toContain('allkeys-lru');
+        expect(refused.stderr).toContain('CONFIG SET maxmemory-policy noeviction');
+        expect(refused.stderr).toContain('--allow-eviction');
+      }
+      const allowed = runCli([...args, '--allow-eviction']);
+      await allowed.waitFor((out) => /Redis persistence is off/.test(out.stdout), 'the persistence warning');
+      allowed.child.kill('SIGTERM');
+      expect((await allowed.exit()).code).toBe(0);
+      expect(allowed.stdout).toMatch(/Redis may evict keys/);
+      expect(allowed.stdout.match(/Redis persistence is off/g)).toHaveLength(1);
+    } finally {
+      await evicting.stop();
+    }
   });
 });

@@ -17,11 +17,15 @@ export class RedisServer {
     readonly port: number,
     readonly dir: string | undefined,
     readonly password: string | undefined,
+    readonly config: readonly string[],
   ) {}
 
-  static async start(options: { persistent?: boolean; password?: string } = {}): Promise<RedisServer> {
+  /** `config`: more `--name value` settings (a `maxmemory-policy`, say). */
+  static async start(
+    options: { persistent?: boolean; password?: string; config?: readonly string[] } = {},
+  ): Promise<RedisServer> {
     const dir = options.persistent ? await mkdtemp(join(tmpdir(), 'stream-posts-redis-')) : undefined;
-    const server = new RedisServer(await freePort(), dir, options.password);
+    const server = new RedisServer(await freePort(), dir, options.password, options.config ?? []);
     await server.#spawn();
     return server;
   }
@@ -35,6 +39,7 @@ export class RedisServer {
       ? ['--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '']
       : ['--save', '', '--appendonly', 'no'];
     if (this.password !== undefined) persistence.push('--requirepass', this.password);
+    persistence.push(...this.config);
     const child = spawn(
       'redis-server',
       ['--port', String(this.port), '--bind', '127.0.0.1', ...persistence, '--daemonize', 'no'],

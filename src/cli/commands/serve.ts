@@ -13,7 +13,7 @@ import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../../serve
 import { StoreError } from '../../server/stores/store-error.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { StopSignals, type ExecChild } from '../serve-signals.js';
-import { reportListening, servePrimary, type ServedAt } from '../serve-workers.js';
+import { reportListening, servePrimary, storeExit, type ServedAt } from '../serve-workers.js';
 
 export interface ServeOptions {
   host: string;
@@ -53,6 +53,8 @@ export interface ServeOptions {
   store?: string;
   redisPrefix?: string;
   resetStore?: boolean;
+  /** Start on a Redis whose maxmemory-policy may evict keys. */
+  allowEviction?: boolean;
   /** A file the memory store's state is kept in across restarts. */
   state?: string;
   /** A scenario file played from start-up, `speed` times faster than real time. */
@@ -65,12 +67,16 @@ export interface ServeOptions {
   color: boolean;
 }
 
-/** The Redis store, from `--store`, `--redis-prefix`, `--reset-store`; undefined for the memory store. */
-function redisStore(options: ServeOptions): { url: string; prefix: string; resetStore: boolean } | undefined {
+/** The Redis store, from `--store`, `--redis-prefix`, `--reset-store`, `--allow-eviction`; undefined for memory. */
+function redisStore(
+  options: ServeOptions,
+): { url: string; prefix: string; resetStore: boolean; allowEviction: boolean } | undefined {
   const store = options.store ?? 'memory';
   if (store === 'memory') {
     if (options.resetStore)
       throw usageError('--reset-store needs --store redis://HOST:PORT: the memory store starts empty anyway');
+    if (options.allowEviction)
+      throw usageError('--allow-eviction needs --store redis://HOST:PORT: the memory store evicts nothing');
     return undefined;
   }
   try {
@@ -78,7 +84,12 @@ function redisStore(options: ServeOptions): { url: string; prefix: string; reset
   } catch (error) {
     throw usageError(`--store: ${(error as Error).message}`, { cause: error });
   }
-  return { url: store, prefix: options.redisPrefix ?? DEFAULT_REDIS_PREFIX, resetStore: options.resetStore ?? false };
+  return {
+    url: store,
+    prefix: options.redisPrefix ?? DEFAULT_REDIS_PREFIX,
+    resetStore: options.resetStore ?? false,
+    allowEviction: options.allowEviction ?? false,
+  };
 }
 
 function checkScenarioFlags(options: ServeOptions, workers: number): void {
@@ -298,12 +309,19 @@ export async function serve(options: ServeOptions): Promise<number> {
       ...perimeterOptions(options),
       bodyTimeoutMs: options.bodyTimeout,
       headersTimeoutMs: options.headersTimeout,
-      ...(redis === undefined ? {} : { store: redis.url, redisPrefix: redis.prefix, resetStore: redis.resetStore }),
+      ...(redis === undefined
+        ? {}
+        : {
+            store: redis.url,
+            redisPrefix: redis.prefix,
+            resetStore: redis.resetStore,
+            allowEviction: redis.allowEviction,
+          }),
       ...(options.state === undefined ? {} : { state: options.state }),
       logger,
     });
   } catch (error) {
-    if (error instanceof StoreError) throw new ExitError(EXIT.failed, error.message, { cause: error });
+    if (error instanceof StoreError) throw storeExit(error);
     if (error instanceof StreamPostsError && error.code === 'invalid-state') {
       throw usageError(`--state: ${error.message}`, { cause: error });
     }

@@ -19,7 +19,7 @@ import { queryToArgs, isCommandName } from '../../protocol/commands.js';
 import { parseFault, type KeepAliveRound } from '../../protocol/admin.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { encodeEvent } from '../../protocol/events.js';
-import { CLOSE_GOING_AWAY } from '../../protocol/close-codes.js';
+import { CLOSE_GOING_AWAY, CLOSE_SERVICE_RESTART } from '../../protocol/close-codes.js';
 import { TREE_COMMAND } from '../../protocol/types.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import { HELLO_QUERY, TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../../protocol/paths.js';
@@ -111,9 +111,10 @@ export interface ServerOptions {
   /**
    * Keeps all state in Redis instead of this process, so several servers on one Redis act
    * as one service (`startServer` opens the store). `prefix` (default `stream-posts:`)
-   * separates services sharing a Redis; `resetStore` replaces a keyspace holding another seed.
+   * separates services sharing a Redis; `resetStore` replaces a keyspace holding another seed;
+   * `allowEviction` starts on a Redis whose `maxmemory-policy` may evict keys (refused otherwise).
    */
-  redis?: { url: string; prefix?: string; resetStore?: boolean };
+  redis?: { url: string; prefix?: string; resetStore?: boolean; allowEviction?: boolean };
   /**
    * How a connection in the hosted dialect (no `hello=1`) gets a hidden post: `at-release`
    * (the default: once, at its release, as a new post with its text) or `push` (hidden at
@@ -151,8 +152,6 @@ function storeLimits(
   };
 }
 
-/** RFC 6455 "service restart": the client should reconnect. */
-const CLOSE_SERVICE_RESTART = 1012;
 /** How long a peer has to answer the close handshake on shutdown before it is dropped. */
 const CLOSE_DEADLINE_MS = 2000;
 /**
@@ -634,6 +633,13 @@ export class StreamPostsServer {
       sendJson(res, 200, { ok: true });
       return;
     }
+    // Liveness above; readiness here: whether this instance can serve (the load balancer's check).
+    if (url.pathname === '/readyz') {
+      const unusable = this.store.unusable?.();
+      if (unusable === undefined) sendJson(res, 200, { ready: true });
+      else sendJson(res, 503, { ready: false, ...unusable });
+      return;
+    }
     if (this.#dashboard && (await this.#dashboard.handle(req, res, url))) return;
     if (await handleRest(req, res, url)) return;
     if (handleAdmin && (await handleAdmin(req, res, url))) return;
@@ -804,6 +810,7 @@ export async function startServer(options: ServerOptions): Promise<StreamPostsSe
     url: options.redis.url,
     prefix: options.redis.prefix ?? DEFAULT_REDIS_PREFIX,
     resetStore: options.redis.resetStore ?? false,
+    allowEviction: options.redis.allowEviction ?? false,
     seed: options.seed,
     clock,
     ...storeLimits(options),

@@ -19,6 +19,9 @@
  * - `targets`         hash: `{user}|{stream}` → JSON array of the targets the user selected
  *                     since the seed was loaded (POST /v1/streams/{id}/custom-targets)
  * - `events`          pub/sub channel: `{"s":seq,"t":"created"|"released"|"clock"|"reset"|"targets",…}`
+ * - `epoch`           string: a random id of the last load of the seed, carried by its `reset`
+ *                     event: an instance tells a counter that went back (a loss) from an event it saw
+ * - `probe`           string: written by the readiness check while Redis refuses writes
  * - `up:{token}`, `upbytes:{token}`, `uppending`, `upopen:{stream}`, `media:{id}`, `mediabytes`,
  *   `mbytes:{stream}`: uploaded media and their caps (redis-media.ts)
  */
@@ -34,6 +37,8 @@ export const KEY_NAMES = [
   'clock',
   'targets',
   'events',
+  'epoch',
+  'probe',
 ] as const;
 
 export const DEFAULT_REDIS_PREFIX = 'stream-posts:';

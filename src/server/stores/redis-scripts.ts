@@ -68,6 +68,18 @@ local function next_seq()
   return redis.call('INCR', P .. 'seq')
 end
 
+-- The marker of a loaded keyspace: the seed's digest and the event counter. Either gone
+-- (FLUSHALL, a restart without persistence, eviction) means the store lost its data.
+local function lost()
+  return redis.call('EXISTS', P .. 'seed', P .. 'seq') < 2
+end
+
+-- Nil when the keyspace holds this seed; else why a change must not run: 'lost' or 'stale'.
+local function refusal_of(digest)
+  if lost() then return {'lost'} end
+  if redis.call('GET', P .. 'seed') ~= digest then return {'stale'} end
+end
+
 local function announce(seq, kind, body)
   redis.call('PUBLISH', P .. 'events', '{"s":' .. seq .. ',"t":"' .. kind .. '"' .. body .. '}')
   return seq
@@ -75,34 +87,45 @@ end
 `;
 
 /**
- * ARGV: prefix, seed digest, mode (start | replace | reset), payload JSON {streams, keys},
- * then each seed post as three arguments: stream id, post id, the post's JSON as post_json
+ * ARGV: prefix, seed digest, mode (start | replace | reset), the new load's epoch (a random id
+ * every instance compares, to tell a counter that went backwards from an event it saw), payload
+ * JSON {streams, keys}, then each seed post as three arguments: stream id, post id, the post's JSON as post_json
  * writes it. A seed of large posts is not decoded and encoded again inside the script.
  */
 const LOAD_SEED = `
-local digest, mode = ARGV[2], ARGV[3]
+local digest, mode, epoch = ARGV[2], ARGV[3], ARGV[4]
 local current = redis.call('GET', P .. 'seed')
 if mode == 'start' then
-  if current == digest then return {'present'} end
-  if current then return {'mismatch'} end
-elseif mode == 'reset' and current ~= digest then
+  if current == digest and not lost() then return {'present'} end
+  if current and current ~= digest then return {'mismatch'} end
+elseif mode == 'reset' and current and current ~= digest then
   return {'mismatch'}
 end
-for _, sid in ipairs(redis.call('SMEMBERS', P .. 'streams')) do
+-- Something was here (a counter, another seed) that this load replaces: every instance must
+-- drop what it remembers of it, even when the counter did not go backwards.
+local replaced = mode ~= 'reset' and redis.call('EXISTS', P .. 'seq') == 1
+local payload = cjson.decode(ARGV[5])
+-- The seed's streams too: an evicted set of streams must not leave their histories behind.
+local cleared = redis.call('SMEMBERS', P .. 'streams')
+for _, sid in ipairs(payload.streams) do table.insert(cleared, sid) end
+for _, sid in ipairs(cleared) do
   redis.call('DEL', P .. 'h:' .. sid, P .. 'posts:' .. sid, P .. 'hold:' .. sid, P .. 'idem:' .. sid, P .. 'idemx:' .. sid)
 end
 redis.call('DEL', P .. 'rel', P .. 'relpost', P .. 'streams', P .. 'targets')
-local payload = cjson.decode(ARGV[4])
-if mode ~= 'reset' then
-  redis.call('DEL', P .. 'keys', P .. 'clock')
-  for _, pair in ipairs(payload.keys) do redis.call('HSET', P .. 'keys', pair[1], pair[2]) end
-end
+-- The keys are the seed's (the digest says so): written again, in case some were evicted.
+redis.call('DEL', P .. 'keys')
+for _, pair in ipairs(payload.keys) do redis.call('HSET', P .. 'keys', pair[1], pair[2]) end
+if mode ~= 'reset' then redis.call('DEL', P .. 'clock') end
 for _, sid in ipairs(payload.streams) do redis.call('SADD', P .. 'streams', sid) end
 -- Seed post ids are the seed's own (the same on every load) and sort before every id issued.
-for i = 5, #ARGV, 3 do append(ARGV[i], ARGV[i + 1], ARGV[i + 2], 0) end
-redis.call('SET', P .. 'count', (#ARGV - 4) / 3)
+for i = 6, #ARGV, 3 do append(ARGV[i], ARGV[i + 1], ARGV[i + 2], 0) end
+redis.call('SET', P .. 'count', (#ARGV - 5) / 3)
 redis.call('SET', P .. 'seed', digest)
-return {'loaded', announce(next_seq(), 'reset', '')}
+redis.call('SET', P .. 'epoch', epoch)
+local offset = tonumber(redis.call('GET', P .. 'clock') or '0')
+local seq = next_seq()
+announce(seq, 'reset', ',"e":' .. cjson.encode(epoch) .. ',"o":' .. offset .. ',"l":' .. tostring(replaced))
+return {'loaded', seq, replaced and 1 or 0}
 `;
 
 /**
@@ -112,7 +135,8 @@ return {'loaded', announce(next_seq(), 'reset', '')}
  * idempotency keys, their bytes; then the post's metadata as JSON ('' = none).
  */
 const PUBLISH = `
-if redis.call('GET', P .. 'seed') ~= ARGV[2] then return {'stale'} end
+local refused = refusal_of(ARGV[2])
+if refused then return refused end
 local sid, now, key = ARGV[3], tonumber(ARGV[7]), ARGV[11]
 local keyed = ARGV[10] == '1'
 local window = tonumber(ARGV[12])
@@ -183,6 +207,7 @@ return {'created', json, announce(seq, 'created', ',"p":' .. json)}
  * null), so every instance knows when the next claim is due without asking.
  */
 const RELEASE_DUE = `
+if lost() then return {'lost'} end
 local due = redis.call('ZRANGEBYSCORE', P .. 'rel', '-inf', tonumber(ARGV[2]), 'LIMIT', 0, tonumber(ARGV[3]))
 local released = {}
 for _, id in ipairs(due) do
@@ -233,15 +258,28 @@ return posts
  * applies the new selection from the event, in the feed's order.
  */
 const SET_TARGETS = `
-if redis.call('GET', P .. 'seed') ~= ARGV[2] then return {'stale'} end
+local refused = refusal_of(ARGV[2])
+if refused then return refused end
 redis.call('HSET', P .. 'targets', ARGV[3] .. '|' .. ARGV[4], ARGV[5])
 return {'set', announce(next_seq(), 'targets', ',"u":' .. cjson.encode(ARGV[3]) .. ',"k":' .. cjson.encode(ARGV[4]) .. ',"v":' .. ARGV[5])}
 `;
 
 /** ARGV: prefix, ms, the advancing instance's id (it claims the releases this makes due). */
 const ADVANCE_CLOCK = `
+if lost() then return {'lost'} end
 local offset = redis.call('INCRBY', P .. 'clock', tonumber(ARGV[2]))
 return {offset, announce(next_seq(), 'clock', ',"o":' .. offset .. ',"i":' .. cjson.encode(ARGV[3]))}
+`;
+
+/**
+ * ARGV: prefix, seed digest. Whether the store is usable: the marker is there, and a write
+ * goes through (refused with OOM while Redis is full under \`noeviction\`).
+ */
+const PROBE = `
+local refused = refusal_of(ARGV[2])
+if refused then return refused end
+redis.call('SET', P .. 'probe', '1')
+return {'ok'}
 `;
 
 /** ARGV: prefix, now. */
@@ -271,4 +309,5 @@ export const SCRIPTS = {
   advanceClock: script(ADVANCE_CLOCK),
   stats: script(STATS),
   setTargets: script(SET_TARGETS),
+  probe: script(PROBE),
 } as const;

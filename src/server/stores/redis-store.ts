@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createClient, RESP_TYPES } from 'redis';
 import { ProtocolError } from '../../protocol/errors.js';
+import { PUBLISH_COMMAND } from '../../protocol/types.js';
 import { postIdFactory } from './post-ids.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { AdjustableClock } from '../service/clock.js';
@@ -25,6 +26,8 @@ import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js
 import { StoreError } from './store-error.js';
 import { CommandDeadline } from './command-deadline.js';
 import { SCRIPTS, type RedisScript } from './redis-scripts.js';
+import { checkRedisConfig } from './redis-config.js';
+import { StoreHealth, troubleError, type Unusable } from './store-health.js';
 import { ReleaseClaims } from './release-claims.js';
 import { RedisMedia } from './redis-media.js';
 
@@ -38,6 +41,8 @@ export interface RedisStoreOptions extends HoldingsCaps {
   clock: AdjustableClock;
   idempotencyWindowMs: number;
   logger?: Logger;
+  /** Start on a Redis whose `maxmemory-policy` may evict keys (refused otherwise). */
+  allowEviction?: boolean;
 }
 
 type RedisClient = ReturnType<typeof createClient>;
@@ -46,7 +51,7 @@ type EventMessage =
   | { s: number; t: 'created'; p: PostRecord }
   | { s: number; t: 'released'; p: PostRecord; n?: [number, string] | null }
   | { s: number; t: 'clock'; o: number; i: string }
-  | { s: number; t: 'reset' }
+  | { s: number; t: 'reset'; e?: string; o?: number; l?: boolean }
   | { s: number; t: 'targets'; u: string; k: string; v: string[] };
 
 interface Waiter {
@@ -61,7 +66,9 @@ const RELEASE_RETRY_MS = 1_000;
 const MAX_RECONNECT_DELAY_MS = 2_000;
 /** A command with no reply by then fails (`unavailable`), as with the client library's default. */
 const COMMAND_TIMEOUT_MS = 5_000;
-const UNAVAILABLE = 'the service cannot reach its store (Redis); nothing was stored, retry later';
+const STALE = 'the store now holds a different seed; this instance must be restarted';
+/** Where every event message names its type: `{"s":<seq>,` then this, for a reset. */
+const RESET_TYPE = '"t":"reset"';
 
 function sha256(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
@@ -81,10 +88,20 @@ function selectionsOf(hash: Record<string, string>): TargetSelections {
 const AS_BYTES = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } as const;
 
 function unavailable(command?: string): ProtocolError {
-  return new ProtocolError('unavailable', UNAVAILABLE, command);
+  return troubleError('unreachable', command);
 }
 
-/** The seed with its keys replaced by their digests, hashed: what tells two seeds apart. */
+/** The seed's keys as the keyspace holds them: SHA-256 of the key → who it speaks for. */
+function seedIdentities(seed: Seed): Map<string, Identity> {
+  return new Map<string, Identity>([
+    ...seed.users.map((user): [string, Identity] => [sha256(user.readerKey), { userId: user.id, kind: 'reader' }]),
+    ...seed.streams.map((stream): [string, Identity] => [
+      sha256(stream.key),
+      { userId: stream.owner, kind: 'stream', streamId: stream.id },
+    ]),
+  ]);
+}
+
 /**
  * Every piece of state in Redis, so several `serve` processes act as one service.
  * An instance keeps only its connections and an in-process copy of the seed's users
@@ -118,7 +135,16 @@ export class RedisStore extends SeedReads implements Store {
   #releasing: Promise<void> | undefined;
   #releaseAgain = false;
   #closed = false;
-  #reportedDown = false;
+  /** Whether the store can be used, and why not (`/readyz`, the refusals' wording). */
+  readonly #health: StoreHealth;
+  /** The seed's keys, to answer a key of the seed when the keyspace lost its key table. */
+  readonly #identities: Map<string, Identity>;
+  /** The load of the seed this instance follows (a random id each load), `''` until known. */
+  #epoch = '';
+  /** Loading the seed again and following the feed from there, after an outage or a loss. */
+  #following: Promise<void> | undefined;
+  #probing: Promise<void> | undefined;
+  #started = false;
   readonly #cachedScripts = new Set<string>();
   #evalsSent = 0;
   /** Uploaded media, in Redis: an upload and a `GET` may reach any instance. */
@@ -139,6 +165,8 @@ export class RedisStore extends SeedReads implements Store {
     ];
     const password = redisUrlPassword(options.url);
     this.#logger = scrubSecrets(options.logger ?? silentLogger, password === undefined ? [] : [password]);
+    this.#health = new StoreHealth(this.#logger, () => void this.#probe());
+    this.#identities = seedIdentities(options.seed);
     let everReady = false;
     this.#client = createClient({
       url: options.url,
@@ -155,9 +183,9 @@ export class RedisStore extends SeedReads implements Store {
     this.#client.on('ready', () => {
       // A restarted Redis starts with an empty script cache.
       this.#cachedScripts.clear();
-      if (everReady) {
-        this.#reportedDown = false;
-        this.#logger.log('info', 'store reachable again');
+      // Reconnected: the first connection is #start's to follow from.
+      if (everReady && this.#started) {
+        this.#health.reachable();
         this.#resumeFeed();
         void this.#releaseDue();
       }
@@ -167,7 +195,7 @@ export class RedisStore extends SeedReads implements Store {
     this.#subscriber = this.#client.duplicate();
     this.#subscriber.on('error', (error: Error) => this.#onFeedLost(error));
     this.#subscriber.on('ready', () => {
-      if (everReady) this.#resumeFeed();
+      if (this.#started) this.#resumeFeed();
     });
     this.#claims = new ReleaseClaims(this.#clock, () => void this.#releaseDue());
     this.#stopClock = this.#clock.onAdvance(() => this.#claims.arm());
@@ -190,9 +218,11 @@ export class RedisStore extends SeedReads implements Store {
   /** A plain command under the deadline; Redis away or too slow is `unavailable`. */
   async #command<T>(reply: Promise<T>): Promise<T> {
     try {
-      return await this.#deadline.bound(reply);
-    } catch {
-      throw unavailable();
+      const result = await this.#deadline.bound(reply);
+      this.#health.reachable();
+      return result;
+    } catch (error) {
+      throw this.#health.failed(error);
     }
   }
 
@@ -200,7 +230,7 @@ export class RedisStore extends SeedReads implements Store {
   static async open(options: RedisStoreOptions): Promise<RedisStore> {
     const store = new RedisStore(options);
     try {
-      await store.#start(options.resetStore === true);
+      await store.#start(options.resetStore === true, options.allowEviction === true);
     } catch (error) {
       await store.close();
       if (error instanceof StoreError) throw error;
@@ -215,8 +245,9 @@ export class RedisStore extends SeedReads implements Store {
     return store;
   }
 
-  async #start(resetStore: boolean): Promise<void> {
+  async #start(resetStore: boolean, allowEviction: boolean): Promise<void> {
     await this.#client.connect();
+    await checkRedisConfig(this.#client, { allowEviction, logger: this.#logger });
     await this.#subscriber.connect();
     await this.#deadline.bound(
       this.#subscriber.subscribe(eventsChannel(this.#prefix), (message) => this.#onMessage(message)),
@@ -230,19 +261,28 @@ export class RedisStore extends SeedReads implements Store {
       );
     }
     await this.#catchUp();
+    this.#started = true;
   }
 
   /** Where the feed stands, the shared clock, and releases that fell due while nobody watched. */
   async #catchUp(): Promise<void> {
     // Sent in this order on one connection: selections read after `seq` are at least as new as it.
-    const [seq, offset, targets] = await this.#deadline.bound(
+    const [seq, offset, targets, epoch] = await this.#deadline.bound(
       Promise.all([
         this.#client.get(this.#key('seq')),
         this.#client.get(this.#key('clock')),
         this.#client.hGetAll(this.#key('targets')),
+        this.#client.get(this.#key('epoch')),
       ]),
     );
-    this.#lastSeq = Math.max(this.#lastSeq ?? 0, Number(seq ?? 0));
+    const at = Number(seq ?? 0);
+    const loaded = epoch ?? '';
+    // Another load, numbered from where this instance's count had not reached: a loss whose
+    // reset event has not come yet (it is then dropped as seen, like every event up to `at`).
+    if (this.#lastSeq !== undefined && loaded !== this.#epoch && at < this.#lastSeq)
+      this.#interrupt(`the store's event counter went back from ${this.#lastSeq} to ${at}`);
+    if (this.#lastSeq === undefined || at >= this.#lastSeq) this.#epoch = loaded;
+    this.#lastSeq = Math.max(this.#lastSeq ?? 0, at);
     this.#clock.syncOffset(Number(offset ?? 0));
     this.catalog.resetSelections(selectionsOf(targets));
     await this.#releaseDue();
@@ -263,7 +303,9 @@ export class RedisStore extends SeedReads implements Store {
       if (this.#cachedScripts.has(script.sha)) {
         const sent = ++this.#evalsSent;
         try {
-          return (await this.#deadline.bound(this.#client.evalSha(script.sha, options))) as unknown[];
+          const reply = (await this.#deadline.bound(this.#client.evalSha(script.sha, options))) as unknown[];
+          this.#health.reachable();
+          return reply;
         } catch (error) {
           if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
           this.#cachedScripts.clear();
@@ -275,33 +317,48 @@ export class RedisStore extends SeedReads implements Store {
       this.#evalsSent += 1;
       const reply = (await this.#deadline.bound(this.#client.eval(script.source, options))) as unknown[];
       this.#cachedScripts.add(script.sha);
+      this.#health.reachable();
       return reply;
     } catch (error) {
       if (error instanceof Error && /^(ERR|WRONGTYPE)/.test(error.message)) throw error;
-      throw unavailable();
+      throw this.#health.failed(error);
     }
+  }
+
+  /**
+   * A script that changes the keyspace's state and refuses to run on a keyspace that lost
+   * its data: the seed is loaded again (by this instance or another) and the script runs
+   * once more, so a publish that met the loss is stored, not refused.
+   */
+  async #change(script: RedisScript, args: () => (string | number)[], command?: string): Promise<unknown[]> {
+    let reply = await this.#eval(script, args());
+    if (reply[0] === 'lost') {
+      await this.#follow().catch(() => {});
+      reply = await this.#eval(script, args());
+    }
+    if (reply[0] === 'lost') throw troubleError(this.#health.trouble ?? 'reloading', command);
+    if (reply[0] === 'stale') throw new ProtocolError('unavailable', STALE, command);
+    return reply;
   }
 
   async #loadSeed(mode: 'start' | 'replace' | 'reset'): Promise<string> {
     if (mode === 'start') {
       // Most starts find the seed loaded (every instance after the first): say so without
       // sending its posts. The script checks again, for two instances starting at once.
-      const current = await this.#deadline.bound(this.#client.get(this.#key('seed')));
-      if (current === this.#digest) return 'present';
-      if (current !== null) return 'mismatch';
+      const [current, seq] = await this.#deadline.bound(this.#client.mGet([this.#key('seed'), this.#key('seq')]));
+      if (current === this.#digest && seq !== null) return 'present';
+      if (current !== null && current !== this.#digest) return 'mismatch';
+      if (this.#started) {
+        this.#logger.log('warn', 'the store lost its data: loading the seed again', {
+          seedMarker: current === null ? 'gone' : 'kept',
+          eventCounter: seq === null ? 'gone' : 'kept',
+        });
+        this.#health.enter('reloading', 'the seed marker or the event counter is gone');
+      }
     }
     const payload = {
       streams: this.#seed.streams.map((stream) => stream.id),
-      keys: [
-        ...this.#seed.users.map((user) => [
-          sha256(user.readerKey),
-          JSON.stringify({ userId: user.id, kind: 'reader' }),
-        ]),
-        ...this.#seed.streams.map((stream) => [
-          sha256(stream.key),
-          JSON.stringify({ userId: stream.owner, kind: 'stream', streamId: stream.id }),
-        ]),
-      ],
+      keys: [...this.#identities].map(([digest, identity]) => [digest, JSON.stringify(identity)]),
     };
     // Each post's JSON in post_json's layout (the script's own): fields in its order, `hidden` last.
     const posts = seedPosts(this.#seed, this.#clock.now()).flatMap((post) => [
@@ -319,16 +376,28 @@ export class RedisStore extends SeedReads implements Store {
         hidden: false,
       }),
     ]);
-    const [outcome, seq] = await this.#eval(SCRIPTS.loadSeed, [this.#digest, mode, JSON.stringify(payload), ...posts]);
-    if (outcome === 'loaded') await this.#awaitSeq(seq as number);
-    return outcome as string;
+    const epoch = randomBytes(8).toString('hex');
+    const [outcome, seq, replaced] = await this.#eval(SCRIPTS.loadSeed, [
+      this.#digest,
+      mode,
+      epoch,
+      JSON.stringify(payload),
+      ...posts,
+    ]);
+    if (outcome !== 'loaded') return outcome as string;
+    // This load replaced what instances were following: this one drops it before it answers
+    // anything more (the others do as its reset event reaches them).
+    if (this.#started && (replaced === 1 || (this.#lastSeq !== undefined && (seq as number) <= this.#lastSeq))) {
+      this.#epoch = epoch;
+      this.#interrupt('the store lost its data; the seed was loaded again');
+    }
+    await this.#awaitSeq(seq as number);
+    return 'loaded';
   }
 
   #onClientError(error: Error): void {
     // Reported once per outage, not once per reconnection attempt.
-    if (this.#closed || this.#reportedDown) return;
-    this.#reportedDown = true;
-    this.#logger.log('warn', 'store unreachable', { reason: error.message });
+    if (!this.#closed) this.#health.enter('unreachable', error.message);
   }
 
   /** The feed dropped: whatever was published until it is back is missed here. */
@@ -338,11 +407,14 @@ export class RedisStore extends SeedReads implements Store {
     this.#interrupt(`lost the store's event feed (${error.message})`);
   }
 
-  /** Once both connections are back (in either order), the feed resumes where Redis stands. */
+  /**
+   * Once both connections are back (in either order), the feed resumes where Redis stands:
+   * a Redis restarted without its data first gets the seed again.
+   */
   #resumeFeed(): void {
     if (this.#closed || this.#feedUp || !this.#client.isReady || !this.#subscriber.isReady) return;
     this.#feedUp = true;
-    this.#catchUp().then(
+    this.#follow().then(
       () => {
         this.#logger.log('info', 'event feed resumed');
         for (const resolve of this.#whenFollowing.splice(0)) resolve();
@@ -354,6 +426,41 @@ export class RedisStore extends SeedReads implements Store {
     );
   }
 
+  /**
+   * Loads the seed again if the keyspace lost it (the same check as at start: one instance
+   * loads, the others find it loaded), then follows the feed from where Redis stands. One at
+   * a time: every caller meeting the loss meanwhile waits for the same one.
+   */
+  #follow(): Promise<void> {
+    this.#following ??= (async () => {
+      try {
+        if ((await this.#loadSeed('start')) === 'mismatch')
+          this.#logger.log('warn', 'the store holds a different seed: publishes are refused until a restart');
+        await this.#catchUp();
+        if (this.#health.trouble === 'reloading') this.#health.usable();
+      } finally {
+        this.#following = undefined;
+      }
+    })();
+    return this.#following;
+  }
+
+  /** Whether the store can be used (again): its marker, and a write. One at a time. */
+  #probe(): Promise<void> {
+    this.#probing ??= (async () => {
+      try {
+        const [outcome] = await this.#eval(SCRIPTS.probe, [this.#digest]);
+        if (outcome === 'lost') await this.#follow();
+        else if (outcome === 'ok') this.#health.usable();
+      } catch {
+        // Still unusable: the failure set the cause; the next probe tries again.
+      } finally {
+        this.#probing = undefined;
+      }
+    })();
+    return this.#probing;
+  }
+
   #interrupt(reason: string): void {
     this.#lastSeq = undefined;
     this.#logger.log('warn', 'events may have been missed; subscribers must replay', { reason });
@@ -363,13 +470,30 @@ export class RedisStore extends SeedReads implements Store {
 
   #onMessage(text: string): void {
     // Every message starts `{"s":<seq>,`: one this instance already dispatched (its own post,
-    // sent at its publish's reply) is dropped without parsing it.
+    // sent at its publish's reply) is dropped without parsing it. A reset is always read: a
+    // load after a loss numbers its events from 1 again.
     const last = this.#lastSeq;
-    if (last !== undefined && Number(text.slice(5, text.indexOf(',', 5))) <= last) return;
+    const comma = text.indexOf(',', 5);
+    const reset = text.startsWith(RESET_TYPE, comma + 1);
+    if (!reset && last !== undefined && Number(text.slice(5, comma)) <= last) return;
     const message = JSON.parse(text) as EventMessage;
-    if (last !== undefined && message.s <= last) return;
-    if (last !== undefined && message.s !== last + 1) this.#interrupt(`missed events ${last + 1} to ${message.s - 1}`);
+    if (reset && message.t === 'reset' && this.#resetLost(message, last)) {
+      this.#epoch = message.e ?? '';
+      this.#interrupt(
+        message.s <= (last ?? 0)
+          ? `the store's event counter went back from ${last} to ${message.s}; it lost its data`
+          : 'the store lost its data; the seed was loaded again',
+      );
+    } else if (last !== undefined && message.s <= last) return;
+    else if (last !== undefined && message.s !== last + 1)
+      this.#interrupt(`missed events ${last + 1} to ${message.s - 1}`);
     this.#dispatch(message);
+  }
+
+  /** A reset this instance has not seen that replaced what it followed (a load after a loss). */
+  #resetLost(message: { s: number; e?: string; l?: boolean }, last: number | undefined): boolean {
+    if (last === undefined || (message.e ?? '') === this.#epoch) return false;
+    return message.l === true || message.s <= last;
   }
 
   /** Event `message.s`, the next in order: to the listeners, then to whoever waits for it. */
@@ -390,6 +514,8 @@ export class RedisStore extends SeedReads implements Store {
         if (message.i !== this.#instanceId) this.#claims.advancedElsewhere();
         break;
       case 'reset':
+        if (message.e !== undefined) this.#epoch = message.e;
+        if (message.o !== undefined) this.#clock.syncOffset(message.o);
         this.#claims.reset();
         this.catalog.resetSelections();
         break;
@@ -439,6 +565,11 @@ export class RedisStore extends SeedReads implements Store {
               this.#clock.now(),
               RELEASE_BATCH,
             ]);
+            if (count === 'lost') {
+              // Nothing left to release: the seed is loaded again, and what follows starts over.
+              void this.#follow().catch(() => {});
+              break;
+            }
             claimed = count as number;
             seq = lastSeq as number;
             // The earliest pending release as of event `seq`; events this instance dispatched
@@ -462,13 +593,14 @@ export class RedisStore extends SeedReads implements Store {
   }
 
   async authenticate(key: string): Promise<Identity | undefined> {
-    let found: string | null;
-    try {
-      found = await this.#deadline.bound(this.#client.hGet(this.#key('keys'), sha256(key)));
-    } catch {
-      throw unavailable();
-    }
-    return found === null ? undefined : (JSON.parse(found) as Identity);
+    const digest = sha256(key);
+    const found = await this.#command(this.#client.hGet(this.#key('keys'), digest));
+    if (found !== null) return JSON.parse(found) as Identity;
+    // A key of the seed the keyspace does not know: its key table is gone (a loss). The key
+    // is answered from the seed, which the keyspace is tied to, and the seed loaded again.
+    const identity = this.#identities.get(digest);
+    if (identity !== undefined) void this.#probe();
+    return identity;
   }
 
   async publish(request: PublishRequest): Promise<PublishResult> {
@@ -476,32 +608,31 @@ export class RedisStore extends SeedReads implements Store {
     if (!stream) throw new RangeError(`unknown stream ${request.streamId}`);
     const now = this.#clock.now();
     const keyed = request.idempotencyKey !== null && this.#windowMs > 0;
-    const reply = await this.#eval(SCRIPTS.publish, [
-      this.#digest,
-      stream.id,
-      stream.name,
-      request.text,
-      request.contentType,
-      now,
-      request.releaseAt ?? '',
-      request.customTarget ?? '',
-      keyed ? 1 : 0,
-      request.idempotencyKey ?? '',
-      this.#windowMs,
-      this.#nextId(now),
-      ...this.#caps,
-      request.metadata ? JSON.stringify(request.metadata) : '',
-    ]);
+    const reply = await this.#change(
+      SCRIPTS.publish,
+      () => [
+        this.#digest,
+        stream.id,
+        stream.name,
+        request.text,
+        request.contentType,
+        now,
+        request.releaseAt ?? '',
+        request.customTarget ?? '',
+        keyed ? 1 : 0,
+        request.idempotencyKey ?? '',
+        this.#windowMs,
+        this.#nextId(now),
+        ...this.#caps,
+        request.metadata ? JSON.stringify(request.metadata) : '',
+      ],
+      PUBLISH_COMMAND,
+    );
     const outcome = reply[0] as string;
-    if (outcome === 'stale') {
-      throw new ProtocolError(
-        'unavailable',
-        'the store now holds a different seed; this instance must be restarted',
-        'add-stream-post',
-      );
-    }
     if (outcome === 'limit')
       throw holdingsError(reply[1] as Parameters<typeof holdingsError>[0], stream.id, reply[2] as number);
+    // Stored: Redis takes writes (again, after being full).
+    this.#health.usable();
     const post = JSON.parse(reply[1] as string) as PostRecord;
     if (outcome === 'duplicate') return { post, duplicate: true };
     const seq = reply[2] as number;
@@ -517,26 +648,18 @@ export class RedisStore extends SeedReads implements Store {
   }
 
   async setCustomTargets(userId: string, streamId: string, targets: readonly string[]): Promise<void> {
-    const [outcome, seq] = await this.#eval(SCRIPTS.setTargets, [
+    const [, seq] = await this.#change(SCRIPTS.setTargets, () => [
       this.#digest,
       userId,
       streamId,
       JSON.stringify(targets),
     ]);
-    if (outcome === 'stale') {
-      throw new ProtocolError('unavailable', 'the store now holds a different seed; this instance must be restarted');
-    }
     // Stored: a feed that drops before the event returns re-reads every selection as it resumes.
     await this.#awaitSeq(seq as number).catch(() => {});
   }
 
   async caughtUp(): Promise<void> {
-    let seq: string | null;
-    try {
-      seq = await this.#deadline.bound(this.#client.get(this.#key('seq')));
-    } catch {
-      throw unavailable();
-    }
+    const seq = await this.#command(this.#client.get(this.#key('seq')));
     await this.#awaitSeq(Number(seq ?? 0));
   }
 
@@ -568,7 +691,7 @@ export class RedisStore extends SeedReads implements Store {
   }
 
   async advanceClock(ms: number): Promise<void> {
-    const [, seq] = await this.#eval(SCRIPTS.advanceClock, [ms, this.#instanceId]);
+    const [, seq] = await this.#change(SCRIPTS.advanceClock, () => [ms, this.#instanceId]);
     await this.#awaitSeq(seq as number);
     await this.#releaseDue();
   }
@@ -583,9 +706,15 @@ export class RedisStore extends SeedReads implements Store {
   }
 
   async reset(): Promise<void> {
-    if ((await this.#loadSeed('reset')) === 'mismatch') {
-      throw new ProtocolError('unavailable', 'the store now holds a different seed; this instance must be restarted');
-    }
+    if ((await this.#loadSeed('reset')) === 'mismatch') throw new ProtocolError('unavailable', STALE);
+  }
+
+  /** Why the store cannot be used now (`GET /readyz`), or undefined when it can. */
+  unusable(): Unusable | undefined {
+    const trouble =
+      this.#health.trouble ??
+      (this.#feedUp && this.#lastSeq !== undefined && this.#client.isReady ? undefined : 'unreachable');
+    return trouble === undefined ? undefined : { reason: trouble, message: troubleError(trouble).message };
   }
 
   async close(): Promise<void> {
@@ -593,6 +722,7 @@ export class RedisStore extends SeedReads implements Store {
     this.#closed = true;
     this.#stopClock();
     this.#deadline.close();
+    this.#health.close();
     this.#claims.close();
     this.#listeners.clear();
     this.#interruptListeners.clear();

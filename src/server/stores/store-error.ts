@@ -1,8 +1,11 @@
 // Apart from the store, so the CLI can recognise it without loading the Redis client.
-/** Why a Redis store could not be opened: another seed in the keyspace (the message names the way out), or no Redis. */
+/**
+ * Why a Redis store could not be opened: another seed in the keyspace (the message names the
+ * way out), no Redis, or a Redis that may evict keys (`maxmemory-policy`).
+ */
 export class StoreError extends Error {
   constructor(
-    readonly code: 'store-seed-mismatch' | 'store-unreachable',
+    readonly code: 'store-seed-mismatch' | 'store-unreachable' | 'store-evicts',
     message: string,
     options?: ErrorOptions,
   ) {

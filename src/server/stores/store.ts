@@ -4,6 +4,7 @@ import type { Seed } from '../../protocol/seed.js';
 import type { ContentType, Post } from '../../protocol/types.js';
 import { isoTime } from '../../protocol/dates.js';
 import type { MediaKeeper } from './media-keeper.js';
+import type { Unusable } from './store-health.js';
 
 /** Who a key speaks for. A stream key acts as the stream's owner. */
 export interface Identity {
@@ -152,6 +153,8 @@ export interface Store {
    * the engine dropped): subscribers must reconnect and replay to fill the gap.
    */
   onInterrupted?(listener: (reason: string) => void): () => void;
+  /** A store on a shared engine that cannot be used now says why (`GET /readyz`); undefined when it can. */
+  unusable?(): Unusable | undefined;
   /** Where uploaded media are kept (with a shared engine, where every instance reaches them); absent: in this process's memory. */
   readonly media?: MediaKeeper;
   /** The store's state as data (a store on a shared engine keeps and persists its own, and has none). */

@@ -12,6 +12,7 @@ import { MAX_REQUEST_ID_LENGTH } from '../../protocol/limits.js';
 import {
   CLOSE_INTERNAL_ERROR,
   CLOSE_POLICY_VIOLATION,
+  CLOSE_SERVICE_RESTART,
   CLOSE_SLOW_CONSUMER,
   CLOSE_UNAUTHORIZED,
   UNAUTHORIZED_CLOSE_REASON,
@@ -292,8 +293,14 @@ export class Session implements Subscriber {
   }
 
   #openFailed(error: unknown): void {
+    if (error instanceof ProtocolError && error.code === 'unavailable') {
+      // The store is away: nothing this peer did; it reconnects (the store logged the cause once).
+      this.#log('info', 'rejected connection', { code: error.code });
+      if (!this.start.treeOnly) this.#sendEnvelope(encodeError(error.code, error.message));
+      this.close(CLOSE_SERVICE_RESTART, closeReason(`unavailable: ${error.message}`));
+      return;
+    }
     this.#log('error', 'internal error', { reason: (error as Error).message });
-    // `unavailable` (the store is unreachable) tells the client a retry can succeed.
     this.#reject(
       error instanceof ProtocolError
         ? error

@@ -1,0 +1,95 @@
+import { ProtocolError } from '../../protocol/errors.js';
+import type { Logger } from '../logger.js';
+
+/**
+ * Why a shared store cannot be used (PROTOCOL.md B8): `unreachable` (no connection, or no
+ * reply in time), `out-of-memory` (Redis full under `noeviction`: writes refused),
+ * `script-missing` (its script cache flushed while publishes were in flight), `reloading`
+ * (it lost its data and the seed is being loaded again).
+ */
+export type StoreTrouble = 'unreachable' | 'out-of-memory' | 'script-missing' | 'reloading';
+
+/** What `GET /readyz` says of a store that cannot be used. */
+export interface Unusable {
+  reason: StoreTrouble;
+  message: string;
+}
+
+const MESSAGES: Readonly<Record<StoreTrouble, string>> = {
+  unreachable: 'the service cannot reach its store (Redis); nothing was stored, retry later',
+  'out-of-memory':
+    "the service's store (Redis) is out of memory (maxmemory reached under noeviction); nothing was stored, retry later",
+  'script-missing': "the service's store (Redis) lost its scripts (SCRIPT FLUSH); nothing was stored, retry",
+  reloading: "the service's store (Redis) lost its data and is loading the seed again; nothing was stored, retry",
+};
+
+/** The `unavailable` refusal that names `trouble`. */
+export function troubleError(trouble: StoreTrouble, command?: string): ProtocolError {
+  return new ProtocolError('unavailable', MESSAGES[trouble], command);
+}
+
+/** What a failed Redis command says of the store: Redis's own error prefixes, else the link. */
+function troubleOf(error: unknown): StoreTrouble {
+  const message = error instanceof Error ? error.message : '';
+  if (message.startsWith('OOM ')) return 'out-of-memory';
+  if (message.startsWith('NOSCRIPT')) return 'script-missing';
+  return 'unreachable';
+}
+
+/** How often a store in trouble is asked whether it can be used again. */
+const PROBE_MS = 1_000;
+
+/**
+ * Whether the store can be used, from what its commands met: one warning per cause as the
+ * store goes into trouble (not one per refused publish), one line when it is usable again.
+ * While in trouble, `probe` runs every PROBE_MS: a store refusing writes (full, or reloading)
+ * gets no publish to find out it takes them again when the load balancer, told by
+ * `/readyz`, sends it none.
+ */
+export class StoreHealth {
+  #trouble: StoreTrouble | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly probe: () => void,
+  ) {}
+
+  get trouble(): StoreTrouble | undefined {
+    return this.#trouble;
+  }
+
+  /** A command failed: the refusal to answer with; the cause is logged if it is new. */
+  failed(error: unknown, command?: string): ProtocolError {
+    const trouble = troubleOf(error);
+    this.enter(trouble, error instanceof Error ? error.message : String(error));
+    return troubleError(trouble, command);
+  }
+
+  enter(trouble: StoreTrouble, reason: string): void {
+    if (this.#closed || this.#trouble === trouble) return;
+    this.#trouble = trouble;
+    this.logger.log('warn', 'store unusable', { cause: trouble, reason });
+    this.#timer ??= setInterval(this.probe, PROBE_MS).unref();
+  }
+
+  /** A write went through: whatever the trouble was, it is over. */
+  usable(): void {
+    if (this.#trouble === undefined) return;
+    this.logger.log('info', 'store usable again', { was: this.#trouble });
+    this.#trouble = undefined;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** A read went through: the store is reachable (a full or reloading one still refuses writes). */
+  reachable(): void {
+    if (this.#trouble === 'unreachable' || this.#trouble === 'script-missing') this.usable();
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearInterval(this.#timer);
+  }
+}

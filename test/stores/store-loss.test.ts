@@ -1,0 +1,349 @@
+import { createClient } from 'redis';
+import { describe, expect, it } from 'vitest';
+import { connect as connectLibrary } from '../../src/api/client.js';
+import { startServer as startLibraryServer } from '../../src/api/server.js';
+import { DEMO_SEED } from '../../src/demo/seed.js';
+import { startServer, type StreamPostsServer } from '../../src/server/http/server.js';
+import type { LogFields, LogLevel, Logger } from '../../src/server/logger.js';
+import { Arrivals } from '../support/arrivals.js';
+import { afterTest, connect, connectAs, http, KEYS, type TestClient } from '../support/harness.js';
+import { RedisServer } from './redis-server.js';
+
+// Deliveries through Redis on a loaded machine: generous, never the point of a test.
+const WAIT_MS = 20_000;
+const PREFIX = 'loss:';
+let redis: RedisServer | undefined;
+
+/** A Redis of the test's own, stopped after everything the test opened on it is closed. */
+async function startRedis(options: Parameters<typeof RedisServer.start>[0] = {}): Promise<RedisServer> {
+  const started = await RedisServer.start(options);
+  afterTest(() => started.stop());
+  redis = started;
+  return started;
+}
+
+/** Every line an instance logs, to wait on and to count. */
+class LogLines implements Logger {
+  readonly lines: { level: LogLevel; message: string; fields: LogFields }[] = [];
+  readonly #arrivals = new Arrivals();
+
+  log(level: LogLevel, message: string, fields: LogFields = {}): void {
+    this.lines.push({ level, message, fields });
+    this.#arrivals.notify();
+  }
+
+  /** Warnings that the store went unusable, by cause. */
+  unusable(cause: string): number {
+    return this.lines.filter((line) => line.message === 'store unusable' && line.fields['cause'] === cause).length;
+  }
+
+  until(match: (line: { message: string; fields: LogFields }) => boolean): Promise<void> {
+    return this.#arrivals.until(
+      () => this.lines.some(match),
+      WAIT_MS,
+      () => new Error(`no such log line; got ${JSON.stringify(this.lines)}`),
+    );
+  }
+}
+
+interface Instance {
+  server: StreamPostsServer;
+  logs: LogLines;
+}
+
+/** Two instances on one keyspace of a Redis of the test's own. */
+async function twoInstances(config: readonly string[] = []): Promise<[Instance, Instance]> {
+  const own = await startRedis({ config });
+  const started: Instance[] = [];
+  for (let i = 0; i < 2; i += 1) {
+    const logs = new LogLines();
+    const server = await startServer({
+      seed: DEMO_SEED,
+      port: 0,
+      rateLimit: 0,
+      redis: { url: own.url, prefix: PREFIX },
+      logger: logs,
+    });
+    afterTest(() => server.close());
+    started.push({ server, logs });
+  }
+  return started as [Instance, Instance];
+}
+
+async function admin() {
+  const client = createClient({ url: redis!.url });
+  // A restart of the test's Redis drops this connection too; it reconnects.
+  client.on('error', () => {});
+  await client.connect();
+  afterTest(() => client.close());
+  return client;
+}
+
+async function subscribe(server: StreamPostsServer, lastPosts = 0): Promise<TestClient> {
+  const client = await connectAs(server, KEYS.alice);
+  const reply = await client.request('on-stream-post', { streamIds: 'macro-wire', lastPosts }, WAIT_MS);
+  expect(reply.event).toBe('sub_ack');
+  return client;
+}
+
+function publishOn(publisher: TestClient, content: string): Promise<any> {
+  return publisher.request('add-stream-post', { streamId: 'macro-wire', content, contentType: 'rawtext' }, WAIT_MS);
+}
+
+/** Texts of the posts a subscriber got, once `last` has come. */
+async function textsUntil(client: TestClient, last: string): Promise<string[]> {
+  await client.next((m) => m.event === 'stream.post.created' && m.data.text === last, WAIT_MS);
+  return client.messages.filter((m) => m.event === 'stream.post.created').map((m) => m.data.text as string);
+}
+
+/** `GET /readyz` until `check` accepts it (no clock of its own: one that never comes ends in the test's timeout). */
+async function untilReady(server: StreamPostsServer, check: (status: number, body: any) => boolean): Promise<any> {
+  for (;;) {
+    const reply = await http(server, 'GET', '/readyz');
+    if (check(reply.status, reply.body)) return reply.body;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+const ready = (status: number) => status === 200;
+
+/**
+ * What every loss must look like, whatever lost the data: subscribers on both instances are
+ * closed with 1012; the seed's keys still work (a new connection, REST); a publish on one
+ * instance reaches a new subscriber on the other, each post once (the instance that did not
+ * load the seed again does not drop new events as already seen); a library client replays.
+ */
+async function expectSurvived(
+  [a, b]: [Instance, Instance],
+  subscribers: TestClient[],
+  replaying: AsyncIterator<{ post: { text: string | null } }>,
+): Promise<void> {
+  for (const subscriber of subscribers) expect((await subscriber.closed).code).toBe(1012);
+  for (const { server } of [a, b]) {
+    const rest = await http(server, 'GET', '/v1/streams', { key: KEYS.alice });
+    expect(rest.status).toBe(200);
+  }
+  const onB = await subscribe(b.server);
+  const onA = await subscribe(a.server);
+  const publisherA = await connectAs(a.server, KEYS.macroWire);
+  const publisherB = await connectAs(b.server, KEYS.macroWire);
+  const sent = ['after 1 on a', 'after 2 on b', 'after 3 on a'];
+  for (const [i, text] of sent.entries()) {
+    const reply = await publishOn(i % 2 === 0 ? publisherA : publisherB, text);
+    expect(reply.event).toBe('ack');
+  }
+  expect(await textsUntil(onB, 'after 3 on a')).toEqual(sent);
+  expect(await textsUntil(onA, 'after 3 on a')).toEqual(sent);
+  // The library's subscriber reconnects by itself and gets what came after, once.
+  const replayed: (string | null)[] = [];
+  while (!replayed.includes('after 3 on a')) {
+    const next = await replaying.next();
+    if (next.done) break;
+    replayed.push(next.value.post.text);
+  }
+  const after = replayed.filter((text) => text?.startsWith('after'));
+  expect(after).toEqual(sent);
+  for (const { server } of [a, b]) await untilReady(server, ready);
+}
+
+/** Subscribers on both instances that got every post acked before the loss, once each. */
+async function beforeTheLoss([a, b]: [Instance, Instance]): Promise<{
+  subscribers: TestClient[];
+  replaying: AsyncIterator<{ post: { text: string | null } }>;
+}> {
+  const subscribers = [await subscribe(a.server), await subscribe(b.server)];
+  const library = await connectLibrary({ url: b.server.url, apiKey: KEYS.alice });
+  afterTest(() => library.close());
+  const subscription = library.subscribe({ streamIds: ['macro-wire'] });
+  await subscription.ready;
+  const publishers = [await connectAs(a.server, KEYS.macroWire), await connectAs(b.server, KEYS.macroWire)];
+  const sent = Array.from({ length: 10 }, (_, i) => `before ${i}`);
+  for (const [i, text] of sent.entries()) expect((await publishOn(publishers[i % 2]!, text)).event).toBe('ack');
+  // While Redis keeps its data, no acked post is lost: every subscriber has each, once.
+  for (const subscriber of subscribers) expect(await textsUntil(subscriber, 'before 9')).toEqual(sent);
+  const replaying = subscription[Symbol.asyncIterator]();
+  const seen: (string | null)[] = [];
+  while (seen.length < sent.length) seen.push((await replaying.next()).value.post.text);
+  expect(seen).toEqual(sent);
+  for (const publisher of publishers) publisher.close();
+  return { subscribers, replaying };
+}
+
+describe('a Redis that loses its data, under two instances', () => {
+  it('FLUSHALL: the next publish loads the seed again, every subscriber is told 1012, keys keep working', async () => {
+    const instances = await twoInstances();
+    const [a, b] = instances;
+    const { subscribers, replaying } = await beforeTheLoss(instances);
+    await (await admin()).flushAll();
+    // A seed key, while the key table is gone: answered, never 401 / 4401.
+    expect((await http(b.server, 'GET', '/v1/streams', { key: KEYS.bob })).status).toBe(200);
+    const publisher = await connectAs(a.server, KEYS.macroWire);
+    expect((await publishOn(publisher, 'the first after the flush')).event).toBe('ack');
+    await expectSurvived(instances, subscribers, replaying);
+    for (const { logs } of [a, b]) expect(logs.unusable('unreachable')).toBe(0);
+  });
+
+  it('FLUSHALL, then an instance started anew: the one that stayed drops nothing it has not seen', async () => {
+    const instances = await twoInstances();
+    const [a, b] = instances;
+    const { subscribers, replaying } = await beforeTheLoss(instances);
+    await (await admin()).flushAll();
+    await a.server.close();
+    // The new instance finds the keyspace empty and loads the seed, its counter from 1 again.
+    const logs = new LogLines();
+    const c = await startServer({
+      seed: DEMO_SEED,
+      port: 0,
+      rateLimit: 0,
+      redis: { url: redis!.url, prefix: PREFIX },
+      logger: logs,
+    });
+    afterTest(() => c.close());
+    expect((await subscribers[0]!.closed).code).toBe(1001);
+    await expectSurvived([{ server: c, logs }, b], subscribers.slice(1), replaying);
+  });
+
+  it('a restart without persistence: 1012 and unavailable while it is down, /readyz 503; then back without a restart of ours', async () => {
+    const instances = await twoInstances();
+    const [a, b] = instances;
+    const { subscribers, replaying } = await beforeTheLoss(instances);
+    const publisher = await connectAs(a.server, KEYS.macroWire);
+    await redis!.kill();
+    for (const subscriber of subscribers) expect((await subscriber.closed).code).toBe(1012);
+    for (const { server } of instances) {
+      const down = await untilReady(server, (status) => status === 503);
+      expect(down).toMatchObject({ ready: false, reason: 'unreachable' });
+    }
+    // Liveness is not readiness.
+    expect((await http(a.server, 'GET', '/healthz')).status).toBe(200);
+    const refused = await publishOn(publisher, 'while Redis is down');
+    expect(refused).toMatchObject({ event: 'error', data: { code: 'unavailable' } });
+    const newcomer = await connect(b.server, { key: KEYS.alice });
+    const closed = await newcomer.closed;
+    expect(closed.code).toBe(1012);
+    expect(newcomer.messages.find((m) => m.event === 'error')?.data.code).toBe('unavailable');
+
+    await redis!.restart();
+    for (const { server } of instances) await untilReady(server, ready);
+    const again = await publishOn(publisher, 'the first after the restart');
+    expect(again.event).toBe('ack');
+    // The subscribers were closed once, when Redis went away: the new ones follow on.
+    await expectSurvived(instances, [], replaying);
+    for (const { logs } of instances) expect(logs.unusable('unreachable')).toBe(1);
+  });
+
+  it('eviction (allkeys-lru) loses the seed marker: survived as a loss; then noeviction OOM refuses publishes with the cause, logged once', async () => {
+    const instances = await twoInstances();
+    const [a, b] = instances;
+    const { subscribers, replaying } = await beforeTheLoss(instances);
+    const redisAdmin = await admin();
+    const used = Number(/used_memory:(\d+)/.exec(await redisAdmin.info('memory'))![1]);
+    await redisAdmin.configSet({ 'maxmemory-policy': 'allkeys-lru', maxmemory: String(used + 1_000_000) });
+    // Filler until Redis has evicted the seed's marker (least recently used: the service is idle).
+    for (let batch = 0; await redisAdmin.exists(`${PREFIX}seed`); batch += 1) {
+      const multi = redisAdmin.multi();
+      for (let i = 0; i < 100; i += 1) multi.set(`filler:${batch}:${i}`, 'x'.repeat(1_000));
+      await multi.exec();
+    }
+    await redisAdmin.configSet('maxmemory', '0');
+    const publisher = await connectAs(b.server, KEYS.macroWire);
+    expect((await publishOn(publisher, 'the first after the eviction')).event).toBe('ack');
+    await expectSurvived(instances, subscribers, replaying);
+
+    // Full under noeviction: Redis keeps its data and refuses writes.
+    const stay = [await subscribe(a.server), await subscribe(b.server)];
+    await redisAdmin.configSet({ 'maxmemory-policy': 'noeviction', maxmemory: '1' });
+    const publishers = [await connectAs(a.server, KEYS.macroWire), publisher];
+    for (let i = 0; i < 3; i += 1) {
+      for (const one of publishers) {
+        const refused = await publishOn(one, `refused ${i}`);
+        expect(refused).toMatchObject({ event: 'error', data: { code: 'unavailable' } });
+      }
+    }
+    const rest = await http(a.server, 'POST', '/v1/streams/macro-wire/post', {
+      key: KEYS.macroWire,
+      body: { content: 'refused over REST', contentType: 'rawtext' },
+    });
+    expect(rest.status).toBe(503);
+    expect(rest.body.error.code).toBe('unavailable');
+    for (const { server, logs } of instances) {
+      expect(await untilReady(server, (status) => status === 503)).toMatchObject({ reason: 'out-of-memory' });
+      expect(logs.unusable('out-of-memory')).toBe(1);
+    }
+    await redisAdmin.configSet('maxmemory', '0');
+    for (const { server } of instances) await untilReady(server, ready);
+    expect((await publishOn(publishers[0]!, 'after the memory came back')).event).toBe('ack');
+    // Redis kept its data: nobody was closed, nothing refused was delivered, nothing acked was missed.
+    for (const subscriber of stay) {
+      expect(await textsUntil(subscriber, 'after the memory came back')).toEqual(['after the memory came back']);
+    }
+    for (const { logs } of instances) await logs.until((line) => line.message === 'store usable again');
+  });
+
+  it('SCRIPT FLUSH under pipelined publishes: refusals name the missing scripts, nothing is lost, nobody is closed', async () => {
+    const instances = await twoInstances();
+    const [a, b] = instances;
+    const stay = [await subscribe(a.server), await subscribe(b.server)];
+    const publisher = await connectAs(a.server, KEYS.macroWire);
+    expect((await publishOn(publisher, 'warm')).event).toBe('ack');
+    await (await admin()).scriptFlush();
+    const texts = Array.from({ length: 50 }, (_, i) => `pipelined ${i}`);
+    texts.forEach((content, i) =>
+      publisher.send({
+        event: 'add-stream-post',
+        data: { streamId: 'macro-wire', content, contentType: 'rawtext' },
+        requestId: `p${i}`,
+      }),
+    );
+    const replies: { event?: string; data?: any }[] = [];
+    for (let i = 0; i < texts.length; i += 1)
+      replies.push(await publisher.next((m) => m.requestId === `p${i}`, WAIT_MS));
+    const acked = texts.filter((_, i) => replies[i]!.event === 'ack');
+    for (const reply of replies.filter((one) => one.event !== 'ack')) expect(reply.data.code).toBe('unavailable');
+    expect((await publishOn(publisher, 'marker')).event).toBe('ack');
+    for (const subscriber of stay) expect(await textsUntil(subscriber, 'marker')).toEqual(['warm', ...acked, 'marker']);
+    // The true cause, once, when there was a refusal; never "cannot reach".
+    expect(a.logs.unusable('script-missing')).toBe(acked.length === texts.length ? 0 : 1);
+    for (const { logs } of [a, b]) expect(logs.unusable('unreachable')).toBe(0);
+    await untilReady(a.server, ready);
+  });
+});
+
+describe('the Redis it starts on', () => {
+  it('an evicting maxmemory-policy is refused, naming it and the fix, unless allowEviction', async () => {
+    await startRedis({ config: ['--maxmemory-policy', 'allkeys-lru'] });
+    const refused = await startLibraryServer({ port: 0, store: redis!.url, redisPrefix: PREFIX }).catch(
+      (error: unknown) => error,
+    );
+    expect(refused).toMatchObject({ code: 'store-evicts' });
+    expect((refused as Error).message).toContain('allkeys-lru');
+    expect((refused as Error).message).toContain('CONFIG SET maxmemory-policy noeviction');
+    const logs = new LogLines();
+    const server = await startLibraryServer({
+      port: 0,
+      store: redis!.url,
+      redisPrefix: PREFIX,
+      allowEviction: true,
+      logger: logs,
+    });
+    afterTest(() => server.close());
+    expect((await http(server, 'GET', '/readyz')).body).toEqual({ ready: true });
+    expect(logs.lines.filter((line) => line.level === 'warn').map((line) => line.message)).toEqual([
+      'Redis may evict keys: posts it evicts are lost',
+      'Redis persistence is off (no appendonly, no save points): a restart loses every post',
+    ]);
+    await expect(startLibraryServer({ allowEviction: true })).rejects.toThrow(TypeError);
+  });
+
+  it('with persistence on, nothing is said of it; the memory store is always ready', async () => {
+    await startRedis({ persistent: true });
+    const logs = new LogLines();
+    const server = await startLibraryServer({ port: 0, store: redis!.url, redisPrefix: PREFIX, logger: logs });
+    afterTest(() => server.close());
+    expect(logs.lines.filter((line) => line.level === 'warn')).toEqual([]);
+    const memory = await startLibraryServer({ port: 0 });
+    afterTest(() => memory.close());
+    const reply = await http(memory, 'GET', '/readyz');
+    expect([reply.status, reply.body]).toEqual([200, { ready: true }]);
+  });
+});
