@@ -301,7 +301,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     });
   } catch (error) {
     if (error instanceof StoreError) throw new ExitError(EXIT.failed, error.message, { cause: error });
-    if (error instanceof StreamPostsError && error.code === 'invalid-state') {
+    if (error instanceof StreamPostsError && (error.code === 'invalid-state' || error.code === 'state-locked')) {
       throw usageError(`--state: ${error.message}`, { cause: error });
     }
     const usage = flagError(error);
