@@ -16,6 +16,8 @@ export const CLIENT_ERROR_CODES = [
   'invalid-seed',
   /** `startServer` was given a state file it cannot use (corrupt, truncated, another seed or version). */
   'invalid-state',
+  /** `startServer` was given a state file another live process holds; the message names the file and its PID. */
+  'state-locked',
   /** `server.play` was given a scenario with a bad step; `path` names the step (or line) and the message the field. */
   'invalid-scenario',
 ] as const;

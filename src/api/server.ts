@@ -16,6 +16,7 @@ import {
 } from '../server/http/server.js';
 import { checkRedisUrl } from '../server/stores/redis-keys.js';
 import { StateFileError } from '../server/admin/state-file.js';
+import { StateLockError } from '../server/admin/state-lock.js';
 import type { StateDocument } from '../protocol/state.js';
 import type { PlayOptions, ScenarioPlayer } from '../server/admin/scenario-player.js';
 import { loadScenario, stepResult, type ScenarioPlayback, type ScenarioStepResult } from './scenario.js';
@@ -135,7 +136,9 @@ export interface StartServerOptions {
   /**
    * A file that keeps the memory store's posts, pending releases, idempotency keys and clock
    * offset across restarts: loaded at start when it exists, saved a second after a change and
-   * at `close()`. A file that cannot be used rejects with `invalid-state`. Not with a Redis store.
+   * at `close()`. A file that cannot be used rejects with `invalid-state`; one that another live
+   * process holds (one writer per file, a lock held until `close()`) with `state-locked`. Not
+   * with a Redis store.
    */
   state?: string;
   /**
@@ -307,12 +310,13 @@ function checkPerimeter(
   };
 }
 
-/** The core's start, with a state file that cannot be used as the library's `invalid-state` error. */
+/** The core's start, with a state file that cannot be used as the library's `invalid-state` error, or one in use as `state-locked`. */
 async function startCoreWithState(options: CoreOptions): Promise<Core> {
   try {
     return await startCore(options);
   } catch (error) {
     if (error instanceof StateFileError) throw new StreamPostsError('invalid-state', error.message, { cause: error });
+    if (error instanceof StateLockError) throw new StreamPostsError('state-locked', error.message, { cause: error });
     throw error;
   }
 }

@@ -52,6 +52,28 @@ describe('startServer({ state })', () => {
     expect(await readFile(file, 'utf8')).toBe('{"format":"stream-posts-state","vers');
   });
 
+  it('one writer per file: a second start on it rejects with state-locked naming the file and the PID; close() frees it', async () => {
+    const file = join(tmp, 'locked.json');
+    const first = await startServer({ port: 0, state: file });
+    const error = await startServer({ port: 0, state: file }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StreamPostsError);
+    expect((error as StreamPostsError).code).toBe('state-locked');
+    expect((error as Error).message).toContain(`state file ${file} is in use by process ${process.pid} `);
+    await first.close();
+    const second = await startServer({ port: 0, state: file });
+    await second.close();
+  });
+
+  it('a start that fails after taking the file (its port is taken) leaves the file free', async () => {
+    const file = join(tmp, 'port-taken.json');
+    const holder = await startServer({ port: 0 });
+    const port = Number(new URL(holder.url).port);
+    await expect(startServer({ port, state: file })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    await holder.close();
+    const started = await startServer({ port: 0, state: file });
+    await started.close();
+  });
+
   it('is refused with a redis:// store, which persists by itself', async () => {
     await expect(startServer({ port: 0, state: join(tmp, 'x.json'), store: 'redis://127.0.0.1:1' })).rejects.toThrow(
       /state cannot be used with a redis:\/\/ store/,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, watch } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Arrivals } from '../support/arrivals.js';
 import { advanceClock, adminState, connectAs, http, KEYS } from '../support/harness.js';
@@ -225,5 +225,52 @@ describe('serve --state refuses a file it cannot use, and leaves it as it was', 
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--state keeps the memory store across restarts; with --store redis://');
     expect(result.stderr).toContain('persists by itself');
+  });
+});
+
+describe('serve --state: one writer per file', () => {
+  it('a second serve on the same file exits 2 naming the file and the PID that holds it; after a stop the file is free', async () => {
+    const file = stateFile();
+    const first = await startServe(['--state', file]);
+    const before = await readFile(file, 'utf8');
+    const second = await runToEnd(['serve', '--port', '0', '--state', file]);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(
+      `stream-posts: --state: state file ${file} is in use by process ${first.cli.child.pid} `,
+    );
+    expectCleanError(second.stderr);
+    expect(await readFile(file, 'utf8')).toBe(before);
+    // The first goes on with the file as its own.
+    const { post } = await publishWs(first.url, 'macro-wire', 'by the holder', { idempotencyKey: 'holder' });
+    expect(await stop(first)).toBe(0);
+    expect(await readdir(tmp)).not.toContain(`${basename(file)}.lock`);
+    const third = await startServe(['--state', file]);
+    expect(await publishWs(third.url, 'macro-wire', 'by the holder', { idempotencyKey: 'holder' })).toEqual({
+      post,
+      duplicate: true,
+    });
+  });
+
+  it('a lock left by a killed serve is taken over', async () => {
+    const file = stateFile();
+    const first = await startServe(['--state', file]);
+    first.cli.child.kill('SIGKILL');
+    await first.cli.exit();
+    expect((await readFile(`${file}.lock`, 'utf8')).split('\n')[0]).toBe(String(first.cli.child.pid));
+    const second = await startServe(['--state', file]);
+    expect((await readFile(`${file}.lock`, 'utf8')).split('\n')[0]).toBe(String(second.cli.child.pid));
+    expect(await stop(second)).toBe(0);
+    expect(await readdir(tmp)).not.toContain(`${basename(file)}.lock`);
+  });
+
+  it('temporary files of interrupted writes are removed at start; other files are not', async () => {
+    const directory = await mkdtemp(join(tmp, 'leftovers-'));
+    const file = join(directory, 'state.json');
+    const leftovers = ['.state.json.4242.tmp', '.state.json.99999999.tmp'];
+    const others = ['.other.json.4242.tmp', '.state.json.tmp', 'state.json.4242.tmp'];
+    for (const name of [...leftovers, ...others]) await writeFile(join(directory, name), 'x'.repeat(1024));
+    const serve = await startServe(['--state', file]);
+    expect((await readdir(directory)).sort()).toEqual([...others, 'state.json', 'state.json.lock'].sort());
+    expect(await stop(serve)).toBe(0);
   });
 });

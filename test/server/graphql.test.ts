@@ -408,11 +408,10 @@ describe('caps and cost limits', () => {
     expect(Object.values((feed.results[0]?.data as any).streamPostCreated)).toEqual(
       Array.from({ length: MAX_QUERY_ALIASES }, () => 'after the refused one'),
     );
-    expect((await adminState(server)).connections).toBe(1);
     expect(closes).toBe(0);
   });
 
-  it('heavy queries from several sockets: /healthz keeps answering between them', async () => {
+  it('bursts of heavy queries from several sockets: /healthz keeps answering between them', async () => {
     const server = await startTestServer();
     // The worst the limits admit (validation compares each pair of the repeated field's
     // selections), and two the limits refuse.
@@ -425,37 +424,32 @@ describe('caps and cost limits', () => {
       [KEYS.alice, KEYS.bob, KEYS.alice, KEYS.bob].map((key) => initialisedSocket(server, key)),
     );
     const rounds = 10;
-    let answered = 0;
+    const answers = (socket: BareGraphqlSocket) =>
+      socket.messages.filter((message) => message.type === 'complete' || message.type === 'error').length;
+    const answered = () => sockets.reduce((sum, socket) => sum + answers(socket), 0);
+    const total = sockets.length * rounds * heavy.length;
     let running = true;
     const healthAnswers: { status: number; heavyAnsweredBefore: number }[] = [];
     const health = (async () => {
       while (running) {
         const { status } = await http(server, 'GET', '/healthz');
-        healthAnswers.push({ status, heavyAnsweredBefore: answered });
+        healthAnswers.push({ status, heavyAnsweredBefore: answered() });
       }
     })();
-    await Promise.all(
-      sockets.map(async (socket) => {
-        // Each socket sends its next query once the last is answered: a steady load, not one burst.
-        for (let round = 0; round < rounds; round += 1) {
-          for (const [index, query] of heavy.entries()) {
-            const id = `${round}-${index}`;
-            socket.ws.send(JSON.stringify({ id, type: 'subscribe', payload: { query } }));
-            await socket.until(
-              () => socket.messages.some((message) => message.id === id && message.type !== 'next'),
-              `the answer to ${id}`,
-            );
-            answered += 1;
-          }
+    // Each socket sends all its queries at once: bursts, read in few chunks.
+    for (const socket of sockets) {
+      for (let round = 0; round < rounds; round += 1) {
+        for (const [index, query] of heavy.entries()) {
+          socket.ws.send(JSON.stringify({ id: `${round}-${index}`, type: 'subscribe', payload: { query } }));
         }
-      }),
-    );
+      }
+    }
+    for (const socket of sockets) await socket.until(() => answers(socket) >= rounds * heavy.length, 'every answer');
     running = false;
     await health;
-    const total = sockets.length * rounds * heavy.length;
-    expect(answered).toBe(total);
+    expect(answered()).toBe(total);
     expect(healthAnswers.every((answer) => answer.status === 200)).toBe(true);
-    // Answered while heavy queries were still coming, not only before or after them.
+    // Answered in the middle of the bursts, not only before or after them.
     expect(
       healthAnswers.filter((answer) => answer.heavyAnsweredBefore > 0 && answer.heavyAnsweredBefore < total).length,
     ).toBeGreaterThan(1);

@@ -322,7 +322,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     });
   } catch (error) {
     if (error instanceof StoreError) throw storeExit(error);
-    if (error instanceof StreamPostsError && error.code === 'invalid-state') {
+    if (error instanceof StreamPostsError && (error.code === 'invalid-state' || error.code === 'state-locked')) {
       throw usageError(`--state: ${error.message}`, { cause: error });
     }
     const usage = flagError(error);

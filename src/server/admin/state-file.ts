@@ -11,6 +11,7 @@ import type { Seed } from '../service/seed.js';
 import { seedDigest } from '../stores/seed-catalog.js';
 import { storedPost, type PostRecord, type Store, type StoreSnapshot } from '../stores/store.js';
 import { DocumentError } from '../document-error.js';
+import { removeInterruptedWrites, StateLock, StateLockError } from './state-lock.js';
 
 export const STATE_FORMAT = 'stream-posts-state';
 export const STATE_VERSION = 1;
@@ -239,6 +240,11 @@ async function writeAtomically(file: string, text: string): Promise<void> {
   await directory?.close();
 }
 
+function writeError(file: string, error: unknown): StateFileError {
+  const code = (error as NodeJS.ErrnoException).code;
+  return new StateFileError(file, `cannot be written (${code ?? (error as Error).message})`, { cause: error });
+}
+
 export interface StateFileOptions {
   file: string;
   seed: Seed;
@@ -259,6 +265,7 @@ export class StateFile {
   #writing: Promise<void> = Promise.resolve();
   #stopClock: (() => void) | undefined;
   #closed = false;
+  #lock: StateLock | undefined;
 
   constructor(options: StateFileOptions) {
     if (!options.store.exportSnapshot || !options.store.importSnapshot) {
@@ -278,8 +285,34 @@ export class StateFile {
     return stateDocument(store.exportSnapshot!(), clock.offsetMs, this.#fingerprint);
   }
 
-  /** Loads the file if it exists, then saves at once, so an unwritable place fails the start, not the stop. */
+  /**
+   * Takes the file's lock (StateLockError when a live process holds it), removes what killed
+   * writes left, loads the file if it exists, then saves at once, so an unwritable place
+   * fails the start, not the stop. A failed open leaves the lock free.
+   */
   async open(): Promise<{ restored: boolean; posts: number; pendingReleases: number; idempotencyKeys: number }> {
+    const lock = await StateLock.acquire(this.#options.file).catch((error: unknown) => {
+      if (error instanceof StateLockError) throw error;
+      throw writeError(this.#options.file, error);
+    });
+    try {
+      const leftovers = await removeInterruptedWrites(this.#options.file);
+      if (leftovers.length > 0) {
+        this.#options.logger.log('info', 'temporary files of interrupted writes removed', {
+          file: this.#options.file,
+          removed: leftovers.length,
+        });
+      }
+      const summary = await this.#load();
+      this.#lock = lock;
+      return summary;
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+  }
+
+  async #load(): Promise<{ restored: boolean; posts: number; pendingReleases: number; idempotencyKeys: number }> {
     const { file, seed, store, clock } = this.#options;
     let text: string | undefined;
     try {
@@ -303,8 +336,7 @@ export class StateFile {
     try {
       await this.#save();
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new StateFileError(file, `cannot be written (${code ?? (error as Error).message})`, { cause: error });
+      throw writeError(file, error);
     }
     this.#stopClock = clock.onAdvance(() => this.changed());
     return summary;
@@ -334,13 +366,17 @@ export class StateFile {
     return next;
   }
 
-  /** The last save; rejects when it failed, so a stop that loses state says so. */
+  /** The last save, then the lock is given up; rejects when the save failed, so a stop that loses state says so. */
   async close(): Promise<void> {
     if (this.#closed) return this.#writing;
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#stopClock?.();
     if (this.#stopClock === undefined) return;
-    await this.#save();
+    try {
+      await this.#save();
+    } finally {
+      await this.#lock?.release();
+    }
   }
 }

@@ -166,6 +166,35 @@ function streamIdsArg(value: unknown): string[] {
   return Array.isArray(value) ? splitStreamIds(value.map(String)) : [];
 }
 
+/**
+ * Hands a connection's messages to `handle` in order, one per event-loop turn. A message
+ * costs up to a few ms of parsing and validation; a burst of them read in one chunk would
+ * otherwise run back to back while every other connection and `/healthz` wait. While some
+ * wait their turn the socket is paused, so what waits is at most what was already read.
+ */
+function oneMessagePerTurn(ws: WebSocket, handle: (text: string) => void): void {
+  let waiting: string[] | undefined;
+  const take = (text: string): void => {
+    handle(text);
+    setImmediate(() => {
+      const next = waiting?.shift();
+      if (next !== undefined) return take(next);
+      waiting = undefined;
+      ws.resume();
+    });
+  };
+  ws.on('message', (data: Buffer) => {
+    const text = data.toString();
+    if (waiting === undefined) {
+      waiting = [];
+      take(text);
+      return;
+    }
+    waiting.push(text);
+    ws.pause();
+  });
+}
+
 /** The GraphQL endpoint of one server: call `accept` with each upgraded socket. */
 export function createGraphqlEndpoint(context: GraphqlContext): {
   accept(ws: WebSocket, requestKey: string | undefined): void;
@@ -312,12 +341,12 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
             }),
           close: (code, reason) => ws.close(code, reason),
           onMessage: (handle) =>
-            ws.on('message', (data: Buffer) => {
-              handle(data.toString()).catch((error: unknown) => {
+            oneMessagePerTurn(ws, (text) =>
+              handle(text).catch((error: unknown) => {
                 context.logger.log('error', 'internal error', { via: 'graphql', reason: (error as Error).message });
                 ws.close(CloseCode.InternalServerError, 'internal error');
-              });
-            }),
+              }),
+            ),
         },
         connection,
       );

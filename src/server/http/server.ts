@@ -663,13 +663,19 @@ export class StreamPostsServer {
         idempotencyKeys: loaded.idempotencyKeys,
       });
     }
-    await new Promise<void>((resolve, reject) => {
-      this.#http.once('error', reject);
-      this.#http.listen(this.#options.port, this.#options.host, () => {
-        this.#http.off('error', reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.#http.once('error', reject);
+        this.#http.listen(this.#options.port, this.#options.host, () => {
+          this.#http.off('error', reject);
+          resolve();
+        });
       });
-    });
+    } catch (error) {
+      // A start that failed holds the state file no longer: a retry in this process may take it.
+      await this.#stateFile?.close().catch(() => {});
+      throw error;
+    }
     this.#address = this.#http.address() as AddressInfo;
     this.#armKeepAlive();
     return this;
