@@ -13,6 +13,8 @@ import {
   subscribed,
   waitForLines,
 } from './client-support.js';
+import { afterTest, untilAdminState } from '../support/harness.js';
+import { PingingTerminal } from '../support/tree-terminal.js';
 
 /** Moves the serve's clock through its admin endpoint. */
 async function advanceClock(httpUrl: string, advanceMs: number): Promise<void> {
@@ -98,4 +100,26 @@ describe('stream-posts tree on the hosted tree feed address', () => {
     expect(result.code).toBe(1);
     expect(jsonLines(result.stdout)).toEqual([]);
   });
+});
+
+describe('a news terminal of the Tree family against serve', () => {
+  it.each(['/graphql?format=tree&', '/v1/ws/on-stream-post-tree?'])(
+    'sends login and a ping every 200 ms, gets each pong in time, and keeps one connection and every post (%s)',
+    async (address) => {
+      ensureBuilt();
+      const serve = await startServe();
+      const terminal = new PingingTerminal(`${serve.url}${address}apiKey=${KEYS.alice}`, KEYS.alice, 200);
+      afterTest(() => terminal.stop());
+      await untilAdminState(serve, (state) => state.subscriptions === 1);
+      const ids: string[] = [];
+      for (const stream of ['macro-wire', 'crypto-legal', 'macro-wire']) {
+        const pongs = terminal.pongs;
+        await terminal.until(() => terminal.pongs >= pongs + 3, `3 more pongs`);
+        ids.push((await publishWs(serve.url, stream, `news on ${stream}`)).post.id);
+        await terminal.until(() => terminal.itemIds.length === ids.length, `the post on ${stream}`);
+      }
+      expect(terminal.connections).toBe(1);
+      expect(terminal.itemIds).toEqual(ids);
+    },
+  );
 });

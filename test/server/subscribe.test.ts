@@ -2,9 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { parseSeed } from '../../src/server/service/seed.js';
 import type { StreamPostsServer } from '../../src/index.js';
+import { AdjustableClock } from '../../src/server/service/clock.js';
+import { startServer as startCoreServer } from '../../src/server/http/server.js';
+import { watchWarnings } from '../support/warnings.js';
 import {
   adminState,
   advanceClock,
+  afterTest,
   connectAs,
   http,
   KEYS,
@@ -297,11 +301,57 @@ describe('a connection with several subscriptions', () => {
   });
 });
 
+/** The post events a client gets up to post `id`, as [event, post id]. */
+async function postEventsThrough(client: TestClient, id: string): Promise<[string | undefined, unknown][]> {
+  return (await readThrough(client, id)).filter(isPost).map((m) => [m.event, idOf(m)]);
+}
+
+/** The service's clock with the wall clock taken out: it moves only when advanced (`POST /_admin/clock`). */
+class StoppedClock extends AdjustableClock {
+  readonly #at = Date.now();
+
+  override now(): number {
+    return this.#at + this.offsetMs;
+  }
+}
+
 describe('releases', () => {
+  it('over a socket: nothing at releaseAt − 1 ms on the service clock, stream.post.released at releaseAt', async () => {
+    // The core server, whose clock can be injected: time passing in the test moves nothing.
+    const server = await startCoreServer({ seed: DEMO_SEED, port: 0, rateLimit: 0, clock: new StoppedClock() });
+    afterTest(() => server.close());
+    const alice = await connectAs(server, KEYS.alice);
+    await alice.request('on-stream-post', { streamIds: 'macro-wire' });
+    const releaseAt = Date.parse((await adminState(server)).now) + 60_000;
+    const post = await publish(server, KEYS.macroWire, {
+      streamId: 'macro-wire',
+      content: 'embargoed',
+      releaseAt: new Date(releaseAt).toISOString(),
+    });
+    expect(post.hidden).toBe(true);
+
+    await advanceClock(server, 59_999);
+    const early = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'at releaseAt - 1 ms' });
+    expect(await postEventsThrough(alice, early.id)).toEqual([
+      ['stream.post.created', post.id],
+      ['stream.post.created', early.id],
+    ]);
+
+    await advanceClock(server, 1);
+    // Released as the clock reached its time, so before anything published after that.
+    const onTime = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'at releaseAt' });
+    expect(await postEventsThrough(alice, onTime.id)).toEqual([
+      ['stream.post.released', post.id],
+      ['stream.post.created', onTime.id],
+    ]);
+  });
+
   it.each([
     ['an hour', 3_600_000, 3_600_001],
     ["90 days (beyond setTimeout's limit)", 90 * 86_400_000, 91 * 86_400_000],
   ])('a post released %s ahead: hidden at once, revealed at releaseAt', async (_name, aheadMs, advanceMs) => {
+    const overflow = watchWarnings('TimeoutOverflowWarning');
+    afterTest(overflow.stop);
     const server = await startTestServer();
     const alice = await connectAs(server, KEYS.alice);
     await alice.request('on-stream-post', { streamIds: 'macro-wire' });
@@ -314,6 +364,8 @@ describe('releases', () => {
 
     const marker = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'marker' });
     const envelopes = (await readThrough(alice, marker.id)).filter(isPost);
+    // A timer past 2^31−1 ms fires at once, with this warning, and again every millisecond.
+    expect(overflow.seen).toEqual([]);
     expect(envelopes).toEqual([
       { event: 'stream.post.created', data: { ...post, text: null, metadata: null, hidden: true } },
       { event: 'stream.post.created', data: marker },

@@ -9,6 +9,7 @@ import { RingBuffer } from '../../src/server/stores/ring-buffer.js';
 import type { Identity, PublishRequest, StoreEvent } from '../../src/server/stores/store.js';
 import { requestTarget } from '../../src/server/http/http-util.js';
 import { ReleaseClaims } from '../../src/server/stores/release-claims.js';
+import { watchWarnings } from '../support/warnings.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const WINDOW_MS = 10 * 60_000;
@@ -142,11 +143,54 @@ describe('ReleaseScheduler', () => {
     expect(fired).toEqual(['near', 'far']);
   });
 
+  it('on a clock moved by hand: nothing at releaseAt − 1 ms, the release at releaseAt', () => {
+    // Date stands still: the clock moves only when advanced, so a millisecond is a millisecond.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { clock, fired, scheduler, start } = setup();
+    scheduler.schedule('on-time', start + 60_000);
+    clock.advance(59_999);
+    expect(fired).toEqual([]);
+    clock.advance(1);
+    expect(fired).toEqual(['on-time']);
+  });
+
+  it('through its own timer: nothing at releaseAt − 1 ms, the release at releaseAt', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { fired, scheduler, start } = setup();
+    scheduler.schedule('on-time', start + 1000);
+    scheduler.schedule('later', start + 1500);
+    vi.advanceTimersByTime(999);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual(['on-time']);
+    vi.advanceTimersByTime(499);
+    expect(fired).toEqual(['on-time']);
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual(['on-time', 'later']);
+  });
+
+  it('never arms a timer past 2^31−1 ms, which Node would fire at once with a TimeoutOverflowWarning', async () => {
+    const warnings = watchWarnings('TimeoutOverflowWarning');
+    closers.push(warnings.stop);
+    const { fired, scheduler, start } = setup();
+    for (const days of [25, 40, 90, 400]) scheduler.schedule(`in ${days} days`, start + days * DAY_MS);
+    // The warning is emitted on the next tick; a timer that fired at once would have run by the next turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings.seen).toEqual([]);
+    expect(fired).toEqual([]);
+  });
+
   it('reaches a release 40 days ahead through its own timer, across the 24.8-day limit', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const { fired, scheduler, start } = setup();
     scheduler.schedule('far', start + 40 * DAY_MS);
-    vi.advanceTimersByTime(2 ** 31 + 1000);
+    // The first timer waits as long as one can: a longer delay would be taken as 1 ms, and
+    // the release would be looked at every millisecond for 40 days.
+    vi.advanceTimersToNextTimer();
+    expect(Date.now() - start).toBe(2 ** 31 - 1);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1001);
     expect(fired).toEqual([]);
     vi.advanceTimersByTime(40 * DAY_MS - 2 ** 31 - 2000);
     expect(fired).toEqual([]);
