@@ -259,10 +259,10 @@ describe('listen options', () => {
   });
 
   it('one subscription per listen: serve logs one "subscribed" and /_admin/state counts one', async () => {
-    // Not --quiet: serve's log is what is looked at.
+    // Not --quiet: serve's log (on stderr) is what is looked at.
     const serveCli = client(['serve', '--port', '0']);
     const url = await serveCli.url();
-    const subscribedLines = () => serveCli.stdout.split('\n').filter((line) => / info +subscribed /.test(line));
+    const subscribedLines = () => serveCli.stderr.split('\n').filter((line) => / info +subscribed /.test(line));
     const listen = await subscribed(['listen', '--url', url, '--api-key', KEYS.alice, '--last', '2']);
     // A post published now is live: whatever the listener sent before it has been handled.
     await publishWs(url, 'macro-wire', 'after the subscription');
@@ -415,6 +415,33 @@ describe('listen options', () => {
     const { code, stdout } = await finish(pipeline);
     expect(code).toBe(0);
     expect(stdout).toBe(`${JSON.stringify(created(first.post))}\nlisten exit: 0\n`);
+  });
+
+  it('listen and tree end as soon as their reader goes away (| head -2), with no post published after', async () => {
+    const { url } = shared;
+    // Two posts of history and head -2: the last line is written before head goes, and no
+    // write follows that could fail with EPIPE; only watching the pipe can end the command.
+    await publishWs(url, 'macro-wire', 'the first of two lines head reads');
+    await publishWs(url, 'macro-wire', 'the second of two lines head reads');
+    const exactly = ['--streams', 'macro-wire', '--last', '2'];
+    const runs: [string, string[]][] = [
+      ['listen', exactly],
+      ['tree', exactly],
+      ['listen', ['--last', '5']],
+    ];
+    const pipelines = runs.map(([command, extra]) => {
+      const args = [command, '--url', url, '--api-key', KEYS.alice, '--json', ...extra];
+      return shell(`${cliCommandLine(args)} | head -2; echo "${command} exit: \${PIPESTATUS[0]}"`);
+    });
+    // The shell ends only once both sides of its pipe have: the exit is the proof, whatever it took.
+    const results = await Promise.all(pipelines.map((pipeline) => finish(pipeline)));
+    for (const [index, [command]] of runs.entries()) {
+      const { code, stdout, stderr } = results[index]!;
+      expect(code, stderr).toBe(0);
+      const lines = stdout.split('\n');
+      expect(lines.slice(2), stderr).toEqual([`${command} exit: 0`, '']);
+      for (const line of lines.slice(0, 2)) expect(() => JSON.parse(line), line).not.toThrow();
+    }
   });
 
   it('--match shows only posts whose text matches, case-insensitively', async () => {

@@ -18,6 +18,18 @@ beforeAll(() => ensureBuilt());
 
 const reconnectedLine = /^stream-posts: reconnected: /m;
 
+/** Runs `exec` under `serve --exec` (exit 0 expected); the JSON lines it printed. */
+async function underExec(exec: string, serveFlags: string[] = []): Promise<unknown[]> {
+  const result = await runToEnd(['serve', '--port', '0', '--quiet', ...serveFlags, '--exec', exec]);
+  expect(result.code, result.stderr).toBe(0);
+  return jsonLines(
+    result.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .join('\n'),
+  );
+}
+
 describe('stream-posts faults', () => {
   it('adds a fault from flags or JSON, lists it, clears one and all; --url takes the service address', async () => {
     const serve = await startServe();
@@ -88,16 +100,9 @@ describe('stream-posts faults', () => {
 
   it('needs no flags under serve --exec, where the admin URL and token are set', async () => {
     const exec = cliCommandLine(['faults', 'add', 'drop-acks', '--count', '1', '--json']);
-    const result = await runToEnd(['serve', '--port', '0', '--quiet', '--admin-token', 'exec-token', '--exec', exec]);
-    expect(result.code, result.stderr).toBe(0);
-    expect(
-      jsonLines(
-        result.stdout
-          .split('\n')
-          .filter((line) => line.startsWith('{'))
-          .join('\n'),
-      ),
-    ).toEqual([expect.objectContaining({ id: 'f1', type: 'drop-acks', count: 1 })]);
+    expect(await underExec(exec, ['--admin-token', 'exec-token'])).toEqual([
+      expect.objectContaining({ id: 'f1', type: 'drop-acks', count: 1 }),
+    ]);
   });
 
   it('--url beats STREAM_POSTS_ADMIN_URL, under serve --exec too; --admin-url with --url is exit 2', async () => {
@@ -108,16 +113,7 @@ describe('stream-posts faults', () => {
     const both = await runToEnd(['faults', 'list', '--admin-url', `${serve.httpUrl}/_admin`, '--url', serve.url]);
     expect([both.code, both.stderr]).toEqual([2, expect.stringContaining('give --admin-url or --url, not both')]);
     const exec = `${cliCommandLine(['faults', 'add', 'go-silent', '--json'])} --url "$STREAM_POSTS_URL"`;
-    const result = await runToEnd(['serve', '--port', '0', '--quiet', '--exec', exec]);
-    expect(result.code, result.stderr).toBe(0);
-    expect(
-      jsonLines(
-        result.stdout
-          .split('\n')
-          .filter((line) => line.startsWith('{'))
-          .join('\n'),
-      ),
-    ).toEqual([expect.objectContaining({ type: 'go-silent' })]);
+    expect(await underExec(exec)).toEqual([expect.objectContaining({ type: 'go-silent' })]);
   });
 
   it('says when nothing answers there (exit 3, naming --admin-url)', async () => {

@@ -13,6 +13,7 @@ import { commandFailure } from '../../client/cli-words.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { describeSettings, wsUrls, wsWhere } from '../describe.js';
 import { ExecHook } from '../exec-hook.js';
+import { watchPipeReader } from '../reader-watch.js';
 import { EXIT } from '../exit.js';
 import { describeState, statusFor } from '../status.js';
 
@@ -151,10 +152,12 @@ export async function listen(options: ListenOptions): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   options.signal?.addEventListener('abort', onSignal);
-  // `listen | head -3`: the reader went away, which is a normal end.
+  // `listen | head -3`: the reader went away, which is a normal end, seen as soon as it
+  // happens (the watcher) or at the next write (EPIPE).
   out.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') stop('output closed');
   });
+  const stopWatching = watchPipeReader(out.fd, () => stop('output closed'));
   const exec =
     options.exec === undefined
       ? undefined
@@ -214,6 +217,7 @@ export async function listen(options: ListenOptions): Promise<number> {
   } catch (error) {
     throw commandFailure(error, options.timeoutMs, `connected from ${wsWhere(options.settings)}`);
   } finally {
+    stopWatching();
     clearTimeout(idleTimer);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

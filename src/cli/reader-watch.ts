@@ -1,0 +1,43 @@
+import { spawn } from 'node:child_process';
+import { fstatSync } from 'node:fs';
+
+/** How often the watcher also checks that this process is still there (tail's `-s`). */
+const CHECK_SECONDS = '0.2';
+
+/**
+ * Calls `onGone` once nobody reads the pipe on `fd` any more (`listen | head -2` after head
+ * has its lines), without writing to it. A pipe whose reader closed raises POLLERR on its
+ * write end, which Node never watches for: the loss shows only at the next write, which may
+ * be a post an hour away. GNU tail does watch for it (`tail -f` ends as soon as its reader
+ * goes, which is the behaviour wanted here), so a `tail -f /dev/null` that writes nothing
+ * holds the same pipe for us and dies of SIGPIPE when the reader goes; `--pid` ends it when
+ * this process ends, even killed. Where there is no GNU tail (another tail refuses `--pid`),
+ * nothing changes: the next write's EPIPE still ends the command.
+ *
+ * Returns the function that stops watching.
+ */
+export function watchPipeReader(fd: number, onGone: () => void): () => void {
+  if (process.platform === 'win32' || !isPipe(fd)) return () => {};
+  const watcher = spawn('tail', ['-s', CHECK_SECONDS, '-f', '/dev/null', `--pid=${process.pid}`], {
+    stdio: ['ignore', fd, 'ignore'],
+  });
+  let stopped = false;
+  watcher.on('error', () => {});
+  watcher.on('exit', (_code, signal) => {
+    if (!stopped && signal === 'SIGPIPE') onGone();
+  });
+  // The watcher must not keep this process alive, nor hold its stdout open after it.
+  watcher.unref();
+  return () => {
+    stopped = true;
+    if (watcher.exitCode === null && watcher.signalCode === null) watcher.kill();
+  };
+}
+
+function isPipe(fd: number): boolean {
+  try {
+    return fstatSync(fd).isFIFO();
+  } catch {
+    return false;
+  }
+}
