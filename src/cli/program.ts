@@ -47,14 +47,14 @@ export interface CommandRunners {
   demo(options: DemoOptions): Promise<number>;
   configSet(name: string, options: ConfigSetOptions): Promise<number>;
   configList(json: boolean): Promise<number>;
-  configRemove(name: string): Promise<number>;
-  configShowPath(): Promise<number>;
+  configRemove(name: string, json: boolean): Promise<number>;
+  configShowPath(json: boolean): Promise<number>;
   streams(options: StreamsOptions): Promise<number>;
   history(options: HistoryOptions): Promise<number>;
   targets(options: TargetsOptions): Promise<number>;
   targetsSet(options: TargetsSetOptions): Promise<number>;
   completion(shell: CompletionShell, program: Command): Promise<number>;
-  scenarioFromRecording(file: string, options: { output?: string | undefined }): Promise<number>;
+  scenarioFromRecording(file: string, options: { output?: string | undefined; json: boolean }): Promise<number>;
 }
 
 // Each command's module is loaded only when it runs: `--help` must not pay for them.
@@ -68,8 +68,8 @@ const LAZY_RUNNERS: CommandRunners = {
   demo: async (options) => (await import('./commands/demo.js')).demo(options),
   configSet: async (name, options) => (await import('./commands/config.js')).configSet(name, options),
   configList: async (json) => (await import('./commands/config.js')).configList(json),
-  configRemove: async (name) => (await import('./commands/config.js')).configRemove(name),
-  configShowPath: async () => (await import('./commands/config.js')).configShowPath(),
+  configRemove: async (name, json) => (await import('./commands/config.js')).configRemove(name, json),
+  configShowPath: async (json) => (await import('./commands/config.js')).configShowPath(json),
   streams: async (options) => (await import('./commands/streams.js')).streams(options),
   history: async (options) => (await import('./commands/history.js')).history(options),
   targets: async (options) => (await import('./commands/targets.js')).targets(options),
@@ -277,9 +277,12 @@ function addServeCommand(
     .option('--exit-after-scenario', 'with --scenario: stop (and end the --exec command) once it has played')
     .option('--exec <command>', 'run a command against the server, then stop; exits with its exit code')
     .option('--no-color', 'no colours in output')
+    .option('--json', 'machine output: every line one JSON object (the same as --log-format json)')
     .action(async (options) => {
       const color = colorWanted(process.stdout, options.color, env);
-      setExitCode(await run.serve({ ...options, verbose: options.verbose === true, color }));
+      const { json, ...rest } = options;
+      const logFormat = json === true ? 'json' : options.logFormat;
+      setExitCode(await run.serve({ ...rest, logFormat, verbose: options.verbose === true, color }));
     });
 }
 
@@ -485,6 +488,7 @@ function addConfigCommands(program: Command, { run, setExitCode }: Required<Omit
     .option('--api-key-file <file>', 'read the key from this file')
     .option('--api-key-stdin', 'read the key from standard input (typed hidden on a terminal)')
     .option('--stream <id>', 'the stream `post` publishes to when --stream is not given')
+    .option('--json', 'print the profile saved as JSON on stdout (never the key)')
     .action(async (name, options) => setExitCode(await run.configSet(name, options)));
   config
     .command('list')
@@ -494,11 +498,13 @@ function addConfigCommands(program: Command, { run, setExitCode }: Required<Omit
   config
     .command('remove <name>')
     .description('delete a profile')
-    .action(async (name) => setExitCode(await run.configRemove(name)));
+    .option('--json', 'print what was removed as JSON on stdout')
+    .action(async (name, options) => setExitCode(await run.configRemove(name, options.json === true)));
   config
     .command('path')
     .description('print where the config file is')
-    .action(async () => setExitCode(await run.configShowPath()));
+    .option('--json', 'print it as {"path": …}')
+    .action(async (options) => setExitCode(await run.configShowPath(options.json === true)));
   addHelpCommand(config);
 }
 
@@ -571,7 +577,13 @@ within --timeout.`,
       'turn `listen --json` output (a file, or - for standard input) into a scenario: same posts, order and timing',
     )
     .option('-o, --output <file>', 'write the scenario (NDJSON) here instead of standard output')
-    .action(async (file, options) => full.setExitCode(await full.run.scenarioFromRecording(file, options)));
+    .option(
+      '--json',
+      'with --output: print what was written as JSON on stdout (the scenario itself is JSON lines already)',
+    )
+    .action(async (file, options) =>
+      full.setExitCode(await full.run.scenarioFromRecording(file, { ...options, json: options.json === true })),
+    );
   addCompletionCommand(program, full);
   addHelpCommand(program);
   return program;

@@ -45,6 +45,20 @@ const unstyled = (text: string): string => text;
  */
 const CODE_LINE = '\uFDD0';
 
+const TAB_STOP = 4;
+
+/**
+ * Tabs of code as spaces to the next stop: a width is measured in the characters shown, and a
+ * terminal would move a tab to a stop of its own, past the cut.
+ */
+function expandTabs(code: string): string {
+  return code.replace(/^.*\t.*$/gm, (line) => {
+    let out = '';
+    for (const char of line) out += char === '\t' ? ' '.repeat(TAB_STOP - (out.length % TAB_STOP)) : char;
+    return out;
+  });
+}
+
 /**
  * Loads marked and marked-terminal (kept out of start-up: only `tree` and
  * `listen` with markdown posts need them) and returns a renderer for a terminal.
@@ -93,7 +107,7 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
       // Each line of a code block carries a mark through marked-terminal and the highlighter,
       // so the lines can be found again after rendering: they are cut, never re-wrapped.
       walkTokens(token) {
-        if (token.type === 'code') token.text = token.text.replace(/^/gm, CODE_LINE);
+        if (token.type === 'code') token.text = expandTabs(token.text).replace(/^/gm, CODE_LINE);
       },
       extensions: [
         { name: 'budgetBlock', level: 'block', tokenizer: checkBudget },

@@ -59,20 +59,34 @@ const NONE: ReadonlySet<number> = new Set();
 /** Ends a line cut at the width (code, which wrapping would change). */
 export const CUT_MARK = '…';
 
+// One code, or one character (a surrogate pair whole).
+const CODE_OR_CHARACTER = /\u001B\[[0-9;]*m|\u001B\]8;[^\u0007]*\u0007|[\s\S]/gu;
+
+/** The start of a styled line up to `count` characters shown, its codes kept whole. */
+function firstCharacters(line: string, count: number): string {
+  CODE_OR_CHARACTER.lastIndex = 0;
+  let shown = 0;
+  for (let match = CODE_OR_CHARACTER.exec(line); match !== null; match = CODE_OR_CHARACTER.exec(line)) {
+    if (match[0].length === 1 || !match[0].startsWith('\u001B')) shown += 1;
+    if (shown > count) return line.slice(0, match.index);
+  }
+  return line;
+}
+
 /**
  * A line (styled or not) that must not be wrapped, such as a line of code: as it is when it
- * fits, else its first `width - 1` columns and CUT_MARK. A line too long to cut in its
- * styles quickly is cut as plain text.
+ * fits, else its first `width - 1` columns and CUT_MARK. Only its start is measured, so a
+ * line of any length costs about the width.
  */
 export function cutToWidth(line: string, width: number): string {
-  const styled = line.length <= WRAP_LINE_LIMIT && (line.match(ESCAPE)?.length ?? 0) <= WRAP_LINE_CODES;
   // A character takes one column or two: twice the width in characters is more than a row.
-  const text = styled ? line : stripVTControlCharacters(line).slice(0, width * 2 + 1);
-  const rows = (columns: number) => wrapAnsi(text, columns, { hard: true, wordWrap: false, trim: false }).split('\n');
-  if (rows(width).length === 1) return styled ? line : text;
+  const head = firstCharacters(line, width * 2 + 1);
+  const rows = (columns: number) => wrapAnsi(head, columns, { hard: true, wordWrap: false, trim: false }).split('\n');
+  if (head.length === line.length && rows(width).length === 1) return line;
   const [kept, ...cut] = rows(Math.max(1, width - 1));
   // The codes of the part cut off still apply: the styles that line closed are closed.
-  return `${kept!}${CUT_MARK}${cut.join('').match(CODES)?.join('') ?? ''}`;
+  const after = `${cut.join('')}${line.slice(head.length)}`.match(CODES)?.join('') ?? '';
+  return `${kept!}${CUT_MARK}${after}`;
 }
 
 /**

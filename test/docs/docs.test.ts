@@ -67,6 +67,20 @@ describe('every flag is documented', () => {
     );
     expect(undocumented).toEqual([]);
   });
+
+  it('--json on every command but completion (a shell script), as the README says', () => {
+    // A group (config, faults, scenario) only holds its subcommands: no flags of its own.
+    const group = ({ command, flags }: { command: string; flags: string[] }) =>
+      flags.length === 0 && commands.some((other) => other.command.startsWith(`${command} `));
+    const json = (command: string) => commands.find((entry) => entry.command === command)?.flags.includes('--json');
+    // `targets set` takes its parent's flags (commander reads them anywhere on the line).
+    const parent = (command: string) => command.slice(0, command.lastIndexOf(' '));
+    const without = commands
+      .filter((entry) => !group(entry) && !json(entry.command) && !json(parent(entry.command)))
+      .map(({ command }) => command);
+    expect(without).toEqual(['stream-posts completion']);
+    expect(read('README.md')).toContain('`--json` on every command but `completion`');
+  });
 });
 
 describe('every relative link resolves', () => {

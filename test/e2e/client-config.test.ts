@@ -177,6 +177,26 @@ describe('config', () => {
     expect({ implicit, chosen, flagOverEnv }).toEqual({ implicit: 'alice', chosen: 'bob', flagOverEnv: 'alice' });
   });
 
+  it('--json: set prints the profile saved (never the key), remove what it removed, path where the file is', async () => {
+    const set = await run(
+      ['config', 'set', 'desk', '--url', fixture.serve.url, '--stream', 'macro-wire', '--api-key-stdin', '--json'],
+      {},
+      `${KEYS.macroWire}\n`,
+    );
+    expect(set.code, set.stderr).toBe(0);
+    const path = join(home, 'stream-posts', 'config.json');
+    expect(jsonLines(set.stdout)).toEqual([
+      { name: 'desk', url: fixture.serve.url, key: true, stream: 'macro-wire', path },
+    ]);
+    expect(set.stdout + set.stderr).not.toContain(KEYS.macroWire);
+    const [where, removed] = [
+      await run(['config', 'path', '--json']),
+      await run(['config', 'remove', 'desk', '--json']),
+    ];
+    expect(jsonLines(where.stdout)).toEqual([{ path }]);
+    expect(jsonLines(removed.stdout)).toEqual([{ removed: 'desk', path }]);
+  });
+
   it('remove deletes a profile; using a missing one is exit 2 naming it', async () => {
     await setProfile('work', fixture.serve.url, KEYS.bob);
     expect((await run(['config', 'remove', 'work'])).code).toBe(0);

@@ -71,6 +71,28 @@ describe('--trace', () => {
     expect(result.stderr).not.toContain(KEYS.macroWire);
   });
 
+  it('tree and history too: the tree subscription and its sub_ack, the REST reads and their replies', async () => {
+    const reader = ['--url', fixture.serve.url, '--api-key', KEYS.alice, '--trace', '--json'];
+    const [tree, history] = await Promise.all([
+      runToEnd(['tree', ...reader, '--last', '1', '--idle-timeout', '300ms']),
+      runToEnd(['history', ...reader, '--streams', 'macro-wire', '--limit', '1']),
+    ]);
+    expect([tree.code, history.code]).toEqual([0, 0]);
+    expect(traceLines(tree.stderr)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/ > \{"event":"on-stream-post-tree"/),
+        expect.stringMatching(/ < \{"event":"sub_ack","data":\{"command":"on-stream-post-tree"/),
+      ]),
+    );
+    expect(traceLines(history.stderr)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/ > GET http:\/\/\S+\/v1\/streams\/macro-wire\/posts\?limit=1/),
+        expect.stringMatching(/ < 200 GET http:\/\/\S+\/v1\/streams\/macro-wire\/posts\?limit=1 \{"posts":\[/),
+      ]),
+    );
+    for (const result of [tree, history]) expect(result.stderr).not.toContain(KEYS.alice);
+  });
+
   it('faults shows the admin request and its reply', async () => {
     const result = await runToEnd(['faults', 'list', '--url', fixture.serve.url, '--trace']);
     expect(result.code, result.stderr).toBe(0);

@@ -131,7 +131,7 @@ describe('the demo banner', () => {
       await rm(bin, { recursive: true, force: true });
     }
   });
-  it('on a terminal of 120 or 60 columns, breaks the command between words (never in the URL), lines that paste as one', async () => {
+  it('on a terminal of 120 or 60 columns, breaks its lines between words (never in the URL), the command in lines that paste as one', async () => {
     for (const columns of [120, 60]) {
       const terminal = inTerminal(
         ['demo', '--count', '1', '--interval', '200ms', '--port', '0', '--json'],
@@ -142,7 +142,10 @@ describe('the demo banner', () => {
       const { code } = await terminal.exit();
       expect(code, terminal.stdout).toBe(0);
       const screen = stripAnsi(terminal.stdout).replace(/\r/g, '');
-      const url = /demo: serve on (ws:\/\/\S+),/.exec(screen)?.[1];
+      const url = /demo: serve on\s(ws:\/\/\S+),/.exec(screen)?.[1];
+      // The first line too breaks between words only.
+      const intro = screen.slice(0, screen.indexOf('In another terminal'));
+      for (const line of intro.split('\n')) expect(line.length).toBeLessThanOrEqual(columns);
       const banner = /In another terminal, .*:\n((?:.* \\\n)*.*)\n/.exec(screen)?.[1];
       expect(url).toBeDefined();
       expect(banner).toBeDefined();

@@ -70,6 +70,21 @@ describe('serve start-up', () => {
     );
   });
 
+  it('--json is --log-format json: its first line on stdout is the listening line as JSON, --quiet or not', async () => {
+    for (const quiet of [[], ['--quiet']]) {
+      const serve = runCli(['serve', '--port', '0', '--json', ...quiet]);
+      await serve.waitFor((out) => out.stdout.includes('\n'), 'the first line');
+      expect(JSON.parse(serve.lines[0]!)).toMatchObject({
+        level: 'info',
+        msg: 'listening',
+        url: expect.stringMatching(/^ws:\/\/127\.0\.0\.1:\d+$/),
+      });
+      serve.child.kill('SIGTERM');
+      expect((await serve.exit()).code).toBe(0);
+      for (const line of serve.lines) expect(() => JSON.parse(line), line).not.toThrow();
+    }
+  });
+
   it('prints the keys of a valid custom seed, not the demo keys', async () => {
     const seed = await writeTemp('custom-seed.json', customSeed);
     const serve = runCli(['serve', '--port', '0', '--seed', seed]);

@@ -53,9 +53,11 @@ describe('a recorded feed replays offline', () => {
     const recording = await writeTemp('recording.ndjson', listen.stdout);
 
     const scenarioFile = join(tmp, 'replay.ndjson');
-    const converted = await runToEnd(['scenario', 'from-recording', recording, '--output', scenarioFile]);
+    const converted = await runToEnd(['scenario', 'from-recording', recording, '--output', scenarioFile, '--json']);
     expect(converted.code, converted.stderr).toBe(0);
     expect(converted.stderr).toBe('');
+    // --json with --output: one line saying what was written.
+    expect(jsonLines(converted.stdout)).toEqual([{ output: scenarioFile, steps: expect.any(Number), warnings: [] }]);
 
     const server = await startServer({ port: 0 });
     try {

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
+import { ensureBuilt } from '../e2e/client-support.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -20,3 +21,22 @@ it('the bin says to build when dist/ is missing (a fresh git checkout)', async (
     await rm(checkout, { recursive: true, force: true });
   }
 });
+
+it("the README's install from a clone puts stream-posts on PATH, and npx finds it inside the clone", async () => {
+  ensureBuilt();
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const run = promisify(execFile);
+  const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
+  expect(await readFile(join(root, 'README.md'), 'utf8')).toContain('npm install -g .');
+  const prefix = await mkdtemp(join(tmpdir(), 'stream-posts-global-'));
+  try {
+    // `npm install -g .` in the clone, into a prefix of its own: a link, nothing fetched.
+    await run(npm, ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', '.'], { cwd: root });
+    const installed = await run(join(prefix, 'bin', 'stream-posts'), ['--version']);
+    expect(installed.stdout.trim()).toBe(version);
+    const npx = await run(npm, ['exec', '--offline', '--no', '--', 'stream-posts', '--version'], { cwd: root });
+    expect(npx.stdout.trim()).toBe(version);
+  } finally {
+    await rm(prefix, { recursive: true, force: true });
+  }
+}, 60_000);

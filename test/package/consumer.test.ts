@@ -88,6 +88,15 @@ register('data:text/javascript,' + encodeURIComponent(\`export async function re
 
 let work: string;
 let project: string;
+/** What `npm pack --json` said of the tarball. */
+let packed: { size: number; unpackedSize: number; entryCount: number };
+
+/** Bytes as npm writes them (`npm pack`'s "package size: 1.3 MB"): powers of 1000, one decimal. */
+function npmBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 999_950) return `${(bytes / 1000).toFixed(1)} kB`;
+  return `${(bytes / 1_000_000).toFixed(1)} MB`;
+}
 
 async function sh(command: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
   return run(command, args, { cwd, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 });
@@ -102,7 +111,8 @@ beforeAll(async () => {
   for (const entry of ['package.json', 'README.md', 'LICENSE', 'bin', 'docs'])
     await cp(join(root, entry), join(stage, entry), { recursive: true });
   await sh(process.execPath, [join(root, 'scripts/build.mjs'), '--types', '--outdir', join(stage, 'dist')], root);
-  await sh(npm, ['pack', '--ignore-scripts', '--pack-destination', work], stage);
+  const { stdout } = await sh(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', work], stage);
+  packed = (JSON.parse(stdout) as (typeof packed)[])[0]!;
   const tarball = (await readdir(work)).find((name) => name.endsWith('.tgz'));
   if (!tarball) throw new Error('npm pack made no tarball');
 
@@ -131,6 +141,15 @@ afterAll(async () => {
 });
 
 describe('the packed package, installed in a project of its own', () => {
+  it('is as large as docs/api.md says (the figures of npm pack --json)', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const api = await readFile(join(root, 'docs/api.md'), 'utf8');
+    expect(api).toContain(`| tarball | ${npmBytes(packed.size)} | \`npm pack --json\` (\`size\`) |`);
+    expect(api).toContain(
+      `| unpacked | ${npmBytes(packed.unpackedSize)}, ${packed.entryCount} files | \`npm pack --json\` (\`unpackedSize\`, \`entryCount\`) |`,
+    );
+  });
+
   it('depends on nothing: one package installed', async () => {
     const installed = await readdir(join(project, 'node_modules'));
     expect(installed.filter((name) => !name.startsWith('.'))).toEqual(['stream-posts']);

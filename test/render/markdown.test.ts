@@ -217,6 +217,14 @@ describe('loadMarkdownRenderer: fitting the terminal', () => {
     }
   });
 
+  it('a tab in code is spaces to the next stop of 4, so the cut falls within the width', async () => {
+    const render = await loadMarkdownRenderer({ color: false, width: 30 });
+    const lines = render('```go\nfunc main() {\n\tfmt.Println("hello, world and more")\n\t\tx\n}\n```').split('\n');
+    expect(lines).toContain('      fmt.Println("hello, wor…');
+    expect(lines).toContain('          x');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(30);
+  });
+
   it('a post cannot pass for code: the mark of a code line is taken out of its text', async () => {
     const render = await loadMarkdownRenderer({ color: false, width: 20 });
     const text = render('\uFDD0a paragraph long enough to wrap at twenty columns');

@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createChalk } from '../../src/render/style.js';
-import { wrapToWidth } from '../../src/render/wrap.js';
+import { cutToWidth, wrapToWidth } from '../../src/render/wrap.js';
 
 describe('wrapToWidth', () => {
   it('breaks at spaces, never inside a word, and leaves short lines alone', () => {
@@ -46,5 +46,20 @@ describe('wrapToWidth', () => {
       'foxtrot',
     ]);
     for (const row of rows.slice(1)) expect(row.startsWith('\u001B[90m\u001B[3m')).toBe(true);
+  });
+});
+
+describe('cutToWidth', () => {
+  it('keeps a line that fits, and cuts one that does not at the width with … , its styles still closed', () => {
+    expect(cutToWidth('short', 10)).toBe('short');
+    expect(cutToWidth('exactly10!', 10)).toBe('exactly10!');
+    expect(cutToWidth('one column too long', 10)).toBe('one colum…');
+    // Two columns a character: the cut counts columns, not characters.
+    expect(stripVTControlCharacters(cutToWidth('漢字漢字漢字漢字', 9))).toBe('漢字漢字…');
+    const styled = `\u001B[33m${'x'.repeat(100_000)}\u001B[39m`;
+    const cut = cutToWidth(styled, 40);
+    expect(stripVTControlCharacters(cut)).toBe(`${'x'.repeat(39)}…`);
+    // The colour opened before the cut is closed after it, as the whole line closed it.
+    expect(cut.endsWith('\u001B[39m')).toBe(true);
   });
 });

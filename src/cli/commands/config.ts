@@ -11,6 +11,13 @@ export interface ConfigSetOptions {
   apiKeyStdin?: boolean | undefined;
   /** The stream `post` publishes to by default. */
   stream?: string | undefined;
+  /** The profile saved, as JSON on stdout. */
+  json?: boolean | undefined;
+}
+
+/** A profile as `config list` and `config set --json` show it: whether it holds a key, never the key. */
+function profileRow(name: string, profile: { url?: string | string[]; apiKey?: string; stream?: string }) {
+  return { name, url: profile.url ?? null, key: profile.apiKey !== undefined, stream: profile.stream ?? null };
 }
 
 async function keyFrom(options: ConfigSetOptions): Promise<string | undefined> {
@@ -43,19 +50,15 @@ export async function configSet(name: string, options: ConfigSetOptions): Promis
   if (options.stream !== undefined) profile.stream = options.stream;
   config.profiles[name] = profile;
   await writeConfig(path, config);
-  process.stderr.write(`profile "${name}" saved in ${path}\n`);
+  if (options.json === true) process.stdout.write(`${JSON.stringify({ ...profileRow(name, profile), path })}\n`);
+  else process.stderr.write(`profile "${name}" saved in ${path}\n`);
   return EXIT.ok;
 }
 
 export async function configList(json: boolean): Promise<number> {
   const path = configPath(process.env);
   const config = await readConfig(path);
-  const rows = Object.entries(config.profiles).map(([name, profile]) => ({
-    name,
-    url: profile.url ?? null,
-    key: profile.apiKey !== undefined,
-    stream: profile.stream ?? null,
-  }));
+  const rows = Object.entries(config.profiles).map(([name, profile]) => profileRow(name, profile));
   if (json) {
     for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
     return EXIT.ok;
@@ -75,17 +78,19 @@ export async function configList(json: boolean): Promise<number> {
   return EXIT.ok;
 }
 
-export async function configRemove(name: string): Promise<number> {
+export async function configRemove(name: string, json = false): Promise<number> {
   const path = configPath(process.env);
   const config = await readConfig(path);
   if (!(name in config.profiles)) throw usageError(`no profile named "${name}" in ${path}`);
   delete config.profiles[name];
   await writeConfig(path, config);
-  process.stderr.write(`profile "${name}" removed from ${path}\n`);
+  if (json) process.stdout.write(`${JSON.stringify({ removed: name, path })}\n`);
+  else process.stderr.write(`profile "${name}" removed from ${path}\n`);
   return EXIT.ok;
 }
 
-export function configShowPath(): number {
-  process.stdout.write(`${configPath(process.env)}\n`);
+export function configShowPath(json = false): number {
+  const path = configPath(process.env);
+  process.stdout.write(json ? `${JSON.stringify({ path })}\n` : `${path}\n`);
   return EXIT.ok;
 }

@@ -6,6 +6,7 @@ import { startServer, type StreamPostsServer } from '../../api/server.js';
 import type { OutputOptions } from '../common.js';
 import { invokedAs } from '../invocation.js';
 import { commandLines } from '../../render/command-line.js';
+import { wrapToWidth } from '../../render/wrap.js';
 import { listen } from './listen.js';
 import { statusFor } from '../status.js';
 
@@ -38,14 +39,17 @@ export async function demo(options: DemoOptions): Promise<number> {
   const status = await statusFor(options);
   const endpoint = resolveEndpoint(server.url);
   if (!options.quiet) {
+    // On a terminal, lines break between words: the terminal itself would break a URL anywhere.
+    const width = process.stderr.isTTY && process.stderr.columns > 0 ? process.stderr.columns : undefined;
+    const intro = `demo: serve on ${server.url}, publishing sample posts every ${options.intervalMs / 1000}s; the view below is ${VIEWER.name}'s (${options.view}).`;
     process.stderr.write(
       [
-        `demo: serve on ${server.url}, publishing sample posts every ${options.intervalMs / 1000}s; the view below is ${VIEWER.name}'s (${options.view}).`,
+        width === undefined ? intro : wrapToWidth(intro, width),
         '      In another terminal, the same posts as bob sees them:',
         commandLines(
           ['STREAM_POSTS_API_KEY=sp_demo_reader_bob', invokedAs(), 'listen', '--url', server.url],
           '        ',
-          process.stderr.isTTY ? process.stderr.columns : undefined,
+          width,
         ),
         options.count === undefined && options.durationMs === undefined ? '      Ctrl-C to stop.' : '',
         '',

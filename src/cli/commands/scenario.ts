@@ -9,6 +9,8 @@ import { readStdinText, readTextFile } from '../files.js';
 export interface FromRecordingOptions {
   /** Where the scenario goes; standard output when undefined. */
   output?: string | undefined;
+  /** With `output`: what was written, as JSON on stdout. */
+  json?: boolean | undefined;
 }
 
 /**
@@ -42,6 +44,12 @@ export async function fromRecording(file: string, options: FromRecordingOptions)
   for (const warning of conversion.warnings) process.stderr.write(`stream-posts: warning: ${warning}\n`);
   const ndjson = conversion.steps.map((step) => `${JSON.stringify(step)}\n`).join('');
   if (options.output === undefined) process.stdout.write(ndjson);
-  else await writeFile(options.output, ndjson);
+  else {
+    await writeFile(options.output, ndjson);
+    if (options.json === true)
+      process.stdout.write(
+        `${JSON.stringify({ output: options.output, steps: conversion.steps.length, warnings: conversion.warnings })}\n`,
+      );
+  }
   return EXIT.ok;
 }

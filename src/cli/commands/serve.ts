@@ -253,7 +253,11 @@ export async function serve(options: ServeOptions): Promise<number> {
   const announce = (at: ServedAt) => {
     if (options.quiet && options.exec !== undefined) return;
     // The URL line is printed even with --quiet: scripts read it to find a port chosen with --port 0.
-    if (options.quiet) out.write(`listening on ${at.url}\n`);
+    if (options.quiet && options.logFormat === 'json')
+      out.write(
+        `${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'listening', url: at.url })}\n`,
+      );
+    else if (options.quiet) out.write(`listening on ${at.url}\n`);
     else printStartup(out, at, seed, options);
   };
   if (workers > 1 && cluster.isPrimary) {
