@@ -4,7 +4,7 @@ import { createChalk, streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import { detailLines, type DetailView } from './detail.js';
 import type { Entry } from './entry.js';
-import { handleKey, initialKeyState, KEY_HELP, type KeyEffect, type KeyState } from './keys.js';
+import { handleKey, initialKeyState, KEY_HELP, splitKeys, type KeyEffect, type KeyState } from './keys.js';
 import type { TerminalModel } from './model.js';
 import { fitText, formatRow, padText, RELEASE_MARK_MS, type RowView } from './row.js';
 import type { FrameStore } from './store.js';
@@ -53,6 +53,8 @@ function connectionText(model: TerminalModel, dialect: string | undefined): stri
   switch (state.kind) {
     case 'connecting':
       return state.attempt === 0 ? '○ connecting' : `○ connecting (attempt ${state.attempt + 1})`;
+    case 'subscribing':
+      return '○ subscribing';
     case 'connected':
       return `● connected${dialectText}`;
     case 'reconnecting': {
@@ -70,18 +72,18 @@ function headerLine(props: AppProps): string {
   const streams = model.streams();
   const muted = streams.filter((stream) => model.isMuted(stream.id)).length;
   const shown = model.solo !== undefined ? 1 : streams.length - muted;
+  // What changes most and matters most comes first: a narrow window cuts the end.
   const parts = [
-    c.bold('stream-posts'),
-    props.service,
     connectionText(model, props.dialect()),
+    model.paused ? c.yellow(`PAUSED ${model.newSincePause} new`) : '',
+    model.searching ? c.cyan(`/${model.searchText}/ ${model.rows().length} found`) : '',
+    model.filtered && !model.searching ? 'filtered' : '',
+    `${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`,
+    `streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`,
     model.clockOffsetMs === undefined
       ? ''
       : `service ${momentText(model.now() + model.clockOffsetMs, { utc: props.utc })}`,
-    `streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`,
-    `${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`,
-    model.paused ? c.yellow(`PAUSED ${model.newSincePause} new`) : '',
-    model.searching ? c.cyan(`search /${model.searchText}/ ${model.rows().length} found`) : '',
-    model.filtered && !model.searching ? 'filtered' : '',
+    props.service,
   ].filter((part) => part !== '');
   // Ink cuts the line to the width, measuring wide characters as two.
   return c.inverse(` ${parts.join(' · ')} `);
@@ -144,7 +146,8 @@ function columnsView(props: AppProps, width: number, height: number, now: number
   const { model } = props;
   const streams = model
     .streams()
-    .filter((stream) => stream.count > 0 && !model.isMuted(stream.id))
+    .filter((stream) => stream.count > 0 && !model.isMuted(stream.id) && (model.solo ?? stream.id) === stream.id)
+    .sort((a, b) => b.count - a.count)
     .slice(0, MAX_COLUMNS);
   const columnWidth = Math.floor(width / Math.max(1, streams.length));
   const rows = model.rows();
@@ -190,9 +193,9 @@ export function App(props: AppProps): ReactElement {
 
   const page = Math.max(1, height - 4);
   useInput((input, key) => {
-    const effect = handleKey(model, keys, input, key, page);
+    const effects = splitKeys(input, key).map(([one, press]) => handleKey(model, keys, one, press, page));
     store.now();
-    if (effect !== undefined) props.onEffect(effect);
+    for (const effect of effects) if (effect !== undefined) props.onEffect(effect);
   });
 
   if (width < MIN_COLUMNS || height < MIN_ROWS) {

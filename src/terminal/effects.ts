@@ -33,13 +33,15 @@ export function systemOpener(platform: NodeJS.Platform = process.platform): { fi
 }
 
 /**
- * Opens a web address with the system opener. Resolves with false when there is none
- * (the caller shows the address instead). The opener's output is discarded: it would draw over the screen.
+ * Opens a web address with the system opener. Resolves with false when it could not be
+ * run (none installed): the caller shows the address instead. An opener that ran and
+ * failed has said why itself. Its output is discarded: it would draw over the screen.
  */
 export function openUrl(url: string, opener = systemOpener()): Promise<boolean> {
   return new Promise((resolve) => {
     const child = execFile(opener.file, [...opener.args, url], { windowsHide: true }, (error) => {
-      resolve(error === null || (error as NodeJS.ErrnoException).code !== 'ENOENT');
+      // A spawn failure has a string code (ENOENT, EACCES); an exit status is a number.
+      resolve(error === null || typeof (error as { code?: unknown }).code === 'number');
     });
     child.stdin?.end();
   });

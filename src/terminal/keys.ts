@@ -127,8 +127,8 @@ function letterKey(model: TerminalModel, state: KeyState, input: string): KeyEff
     case '?':
     case 'f':
     case 'a':
+      // The picker opens where it was left.
       state.overlay = input === '?' ? 'help' : input === 'f' ? 'picker' : 'alerts';
-      state.pickerIndex = 0;
       model.tick();
       return undefined;
     default:
@@ -169,4 +169,18 @@ function overlayKey(model: TerminalModel, state: KeyState, input: string, key: K
   state.overlay = undefined;
   model.tick();
   return undefined;
+}
+
+/**
+ * Keys that reached the program in one read (typed fast, sent by a script, pasted) arrive
+ * as one string: each is taken in turn, so `m` then Enter is a mute and a close, not nothing.
+ */
+export function splitKeys(input: string, key: KeyPress): [string, KeyPress][] {
+  if ([...input].length <= 1) return [[input, key]];
+  return [...input].map((char): [string, KeyPress] => {
+    if (char === '\r' || char === '\n') return ['', { return: true }];
+    if (char === '\u007F' || char === '\b') return ['', { backspace: true }];
+    if (char === '\u001B') return ['', { escape: true }];
+    return [char, {}];
+  });
 }

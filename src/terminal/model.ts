@@ -5,6 +5,7 @@ import { entryOf, type Entry } from './entry.js';
 /** The connection as the header tells it. */
 export type ConnectionView =
   | { kind: 'connecting'; attempt: number }
+  | { kind: 'subscribing' }
   | { kind: 'connected'; reconnected: boolean }
   | { kind: 'reconnecting'; attempt: number; delayMs: number; sinceMs: number }
   | { kind: 'closed'; reason: string };
@@ -124,13 +125,13 @@ export class TerminalModel {
     return this.#search !== undefined || this.#solo !== undefined || this.#muted.size > 0;
   }
 
-  /** Streams known from the subscription and from posts, busiest first. */
+  /** Streams known from the subscription and from posts, by name (the picker's order stays put). */
   streams(): StreamInfo[] {
     const counts = new Map<string, number>();
     for (const entry of this.#entries) counts.set(entry.streamId, (counts.get(entry.streamId) ?? 0) + 1);
     return [...this.#streams]
       .map(([id, name]) => ({ id, name, count: counts.get(id) ?? 0 }))
-      .sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
+      .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   }
 
   knowStream(id: string, name?: string): void {

@@ -3,19 +3,28 @@ import { createChalk, streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { Entry } from './entry.js';
 
-const segmenter = new Intl.Segmenter();
+/**
+ * Columns plain text takes, counted per code point as terminals and tmux draw it: an emoji
+ * with a skin tone is two emoji there, where a grapheme count would say one and the line
+ * would wrap and scroll the screen. Over-counting leaves a blank at worst.
+ */
+export function cells(text: string): number {
+  let width = 0;
+  for (const point of text) width += point.charCodeAt(0) < 0x7f && point.length === 1 ? 1 : stringWidth(point);
+  return width;
+}
 
-/** The longest start of plain text that fits in `width` columns (wide characters and emoji count two). */
+/** The longest start of plain text that fits in `width` columns, with `…` when cut. */
 export function fitText(text: string, width: number): string {
   if (width <= 0) return '';
-  if (stringWidth(text) <= width) return text;
+  if (cells(text) <= width) return text;
   let shown = '';
   let used = 0;
-  for (const { segment } of segmenter.segment(text)) {
-    const cells = stringWidth(segment);
-    if (used + cells > width - 1) break;
-    shown += segment;
-    used += cells;
+  for (const point of text) {
+    const size = cells(point);
+    if (used + size > width - 1) break;
+    shown += point;
+    used += size;
   }
   return `${shown}…`;
 }
@@ -23,7 +32,7 @@ export function fitText(text: string, width: number): string {
 /** Plain text padded with spaces to exactly `width` columns. */
 export function padText(text: string, width: number): string {
   const fitted = fitText(text, width);
-  return fitted + ' '.repeat(Math.max(0, width - stringWidth(fitted)));
+  return fitted + ' '.repeat(Math.max(0, width - cells(fitted)));
 }
 
 export interface RowView {
@@ -88,7 +97,7 @@ export function formatRow(entry: Entry, view: RowView): string {
   }
   const right = tail.join('  ');
   const lead = `${view.selected ? '›' : ' '}${markOf(entry, view)} ${time} `;
-  const fixed = stringWidth(lead) + view.streamWidth + 1 + (right === '' ? 0 : stringWidth(right) + 2);
+  const fixed = cells(lead) + view.streamWidth + 1 + (right === '' ? 0 : cells(right) + 2);
   const headlineWidth = view.width - fixed;
   const headline = padText(entry.text === null ? 'hidden until its release' : entry.headline, headlineWidth);
   if (fixed > view.width) return padText(`${lead}${entry.streamName} ${right}`, view.width);

@@ -45,7 +45,8 @@ export class Session {
     const { model } = this.#options;
     if (state.kind === 'connecting') model.setConnection({ kind: 'connecting', attempt: state.attempt });
     else if (state.kind === 'ready') {
-      model.setConnection({ kind: 'connected', reconnected: state.info.reconnected });
+      // Connected once the subscription is acknowledged: posts published before that are not ours to see.
+      model.setConnection({ kind: 'subscribing' });
       if (this.#client) model.setServiceTime(this.#client.serverTime);
     } else
       model.setConnection({
@@ -76,15 +77,17 @@ export class Session {
       // The hosted service's `connected` names no user; ours does.
       this.#dialect = client.userId === undefined ? 'hosted' : 'ours';
       model.setServiceTime(client.serverTime);
-      model.setConnection({ kind: 'connected', reconnected: !first });
+      const wasFirst = first;
+      first = false;
       try {
         if (this.#stopped) return;
         const subscription = client.subscribe({
           format: 'post',
           ...(this.#options.streams === undefined ? {} : { streamIds: this.#options.streams }),
           // A new connection of our own asks for all the recent past: what was shown is dropped by id.
-          lastPosts: first ? this.#options.last : MAX_LAST_POSTS,
+          lastPosts: wasFirst ? this.#options.last : MAX_LAST_POSTS,
           onSubscribed: (ack) => {
+            model.setConnection({ kind: 'connected', reconnected: ack.reconnected || !wasFirst });
             for (const id of ack.streamIds) {
               model.knowStream(id);
               void names.of(id).then((name) => {
@@ -98,8 +101,6 @@ export class Session {
             this.#options.changed();
           },
         });
-        const wasFirst = first;
-        first = false;
         for await (const event of subscription) {
           if (event.format !== 'post') continue;
           const post = await names.named(event.post);
