@@ -1,11 +1,15 @@
+import { execFile } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { advanceClock } from '../support/harness.js';
 import { HOSTED_KEYS, startHostedDouble } from '../support/hosted-double.js';
 import { Tmux, rowsWith } from '../terminal/tmux.js';
 import { cliFixture, KEYS, publishWs, runToEnd, TcpProxy } from './client-support.js';
+import { until } from './faults-support.js';
 
+const run = promisify(execFile);
 const fixture = cliFixture('terminal');
 const proxies: TcpProxy[] = [];
 afterEach(async () => {
@@ -169,7 +173,16 @@ describe('terminal in tmux', () => {
     await mkdir(join(config, 'stream-posts'), { recursive: true });
     await writeFile(
       join(config, 'stream-posts', 'config.json'),
-      JSON.stringify({ profiles: { default: { alerts: [{ match: 'notify-?me', action: 'notify' }] } } }),
+      JSON.stringify({
+        profiles: {
+          default: {
+            alerts: [
+              { match: 'notify-?me', action: 'notify' },
+              { match: 'exec-?me', action: 'exec', command: `cat >> '${join(fixture.tmp, 'exec-output')}'` },
+            ],
+          },
+        },
+      }),
     );
     const tmux = await terminal(['--alert', 'ring-?me'], { XDG_CONFIG_HOME: config });
     await connected(tmux);
@@ -184,10 +197,22 @@ describe('terminal in tmux', () => {
     const written = await readFile(output, 'utf8');
     expect(written).toMatch(/\u001B\]9;Macro Wire: please notifyme \S+\u0007/);
     expect(written).toMatch(/\u001B\]777;notify;Macro Wire;please notifyme \S+\u0007/);
+    const execMe = `please execme ${unique('c')}`;
+    const executed = await post('macro-wire', execMe);
+    await tmux.waitFor(/execme/, 'the exec post');
+    await until(
+      async () => (await readFile(join(fixture.tmp, 'exec-output'), 'utf8').catch(() => '')).endsWith('\n'),
+      'the exec command',
+    );
+    expect(JSON.parse(await readFile(join(fixture.tmp, 'exec-output'), 'utf8'))).toMatchObject({
+      event: 'stream.post.created',
+      data: { id: executed.post.id, text: execMe },
+    });
     await tmux.keys('a');
     const rules = await tmux.waitFor(/Alert rules/, 'the alert rules');
     expect(rules).toMatch(/--alert 1 +bell +1 matched/);
     expect(rules).toMatch(/profile rule 1 +notify +1 matched/);
+    expect(rules).toMatch(/profile rule 2 +exec +1 matched/);
   });
 
   it('o opens the first link with the system opener, run without a shell', async () => {
@@ -288,6 +313,39 @@ describe('terminal in tmux', () => {
     } finally {
       await double.close();
     }
+  });
+});
+
+describe('the terminal is given back', () => {
+  /** The command's process: the pane's shell runs it as its child. */
+  async function commandPid(tmux: Tmux): Promise<number> {
+    const shell = await tmux.format('#{pane_pid}');
+    const { stdout } = await run('pgrep', ['-P', shell]);
+    return Number(stdout.trim().split('\n')[0]);
+  }
+
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+    it(`on ${signal}`, async () => {
+      const tmux = await terminal();
+      await connected(tmux);
+      process.kill(await commandPid(tmux), signal);
+      const screen = await tmux.waitFor(/\[exit \d+\]/, 'the exit');
+      expect(screen).not.toContain('connected');
+      expect(await tmux.format('#{alternate_on}')).toBe('0');
+      expect(await tmux.format('#{cursor_flag}')).toBe('1');
+    });
+  }
+
+  it('on a lost connection with --no-reconnect: exit 3, the reason on the primary screen', async () => {
+    const proxy = await TcpProxy.start(fixture.serve.port);
+    proxies.push(proxy);
+    const tmux = await terminal(['--no-reconnect'], {}, proxy.url);
+    await connected(tmux);
+    proxy.cut();
+    const screen = await tmux.waitFor(/\[exit \d+\]/, 'the exit');
+    expect(screen).toContain('[exit 3]');
+    expect(screen).toMatch(/^stream-posts: /m);
+    expect(await tmux.format('#{alternate_on}')).toBe('0');
   });
 });
 
