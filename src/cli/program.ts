@@ -485,6 +485,7 @@ function addDemoCommand(program: Command, { run, setExitCode, env }: Required<Om
         .choices(['tree', 'listen'] as const)
         .default('tree' as const),
     )
+    .option('--terminal', 'show the posts in the full-screen terminal (keys: ? lists them, q quits)')
     .option('--json', 'machine output: the view as JSON lines')
     .option('--no-color', 'no colours (also NO_COLOR=1)')
     .option('-q, --quiet', 'no status lines on stderr')
@@ -498,6 +499,7 @@ function addDemoCommand(program: Command, { run, setExitCode, env }: Required<Om
           durationMs: options.duration,
           intervalMs: options.interval,
           view: options.view,
+          terminal: options.terminal === true,
         }),
       );
     });

@@ -18,6 +18,8 @@ export interface SessionOptions {
   changed: () => void;
   /** What an alert rule asks for (bell, notify, exec). */
   onAlert: (effect: AlertEffect) => void;
+  /** Told once, when the first subscription is acknowledged. */
+  onSubscribed?: () => void;
 }
 
 /**
@@ -99,6 +101,7 @@ export class Session {
             }
             model.setServiceTime(client.serverTime);
             this.#options.changed();
+            if (wasFirst && !ack.reconnected) this.#options.onSubscribed?.();
           },
         });
         for await (const event of subscription) {

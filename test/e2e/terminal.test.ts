@@ -349,6 +349,16 @@ describe('the terminal is given back', () => {
   });
 });
 
+describe('demo --terminal', () => {
+  it('shows the demo full screen, and gives the terminal back when it ends', async () => {
+    const tmux = await Tmux.start(['demo', '--terminal', '--port', '0', '--count', '3', '--interval', '100ms']);
+    await tmux.waitFor(/● connected \(serve dialect\)/, 'the demo in the terminal');
+    await tmux.waitFor((screen) => screen.split('\n').filter((line) => /^[› ] {2}\d\d:/.test(line)).length >= 3);
+    await tmux.waitFor(/\[exit 0\]/, 'the end of the demo');
+    expect(await tmux.format('#{alternate_on}')).toBe('0');
+  });
+});
+
 describe('terminal outside a terminal', () => {
   it('exits 2 when standard input or output is not a terminal', async () => {
     const result = await runToEnd(['terminal', '--url', fixture.serve.url, '--api-key', KEYS.alice]);

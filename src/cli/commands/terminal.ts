@@ -20,6 +20,8 @@ export interface TerminalOptions extends CommonOptions {
   profileAlerts?: AlertRuleInput[] | undefined;
   /** Ends the view as `q` does (the demo stops it this way). */
   signal?: AbortSignal;
+  /** Called once the subscription is first acknowledged (the demo starts publishing then). */
+  onSubscribed?: () => void;
 }
 
 export const NOT_A_TERMINAL = 'terminal needs an interactive terminal; use tree or listen';
@@ -109,6 +111,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     model,
     changed: () => store.soon(),
     onAlert,
+    ...(options.onSubscribed === undefined ? {} : { onSubscribed: options.onSubscribed }),
   });
 
   const screen = enterScreen(stdout, stdin);
