@@ -29,8 +29,9 @@ const bundle = await rolldown({
   cwd: root,
   input: { cli: 'src/cli/main.ts', index: 'src/index.ts' },
   platform: 'node',
-  // ws loads these native accelerators only when present; they are optional.
-  external: ['bufferutil', 'utf-8-validate'],
+  // ws loads these native accelerators only when present; they are optional. Ink loads
+  // React's devtools only when asked to (DEV=true), and they are not shipped.
+  external: ['bufferutil', 'utf-8-validate', 'react-devtools-core'],
   logLevel: 'warn',
   onLog(level, log, handle) {
     // Modules imported both statically and lazily stay where the static import puts them: expected.

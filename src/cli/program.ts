@@ -36,6 +36,7 @@ import type { ServeOptions } from './commands/serve.js';
 import type { StreamsOptions } from './commands/streams.js';
 import type { HistoryOptions } from './commands/history.js';
 import type { TargetsOptions, TargetsSetOptions } from './commands/targets.js';
+import type { TerminalOptions } from './commands/terminal.js';
 import type { CompletionShell } from './completion-shells.js';
 import { addCompletionCommand, addHelpCommand, addReadCommands, addTargetsCommand } from './program-utility.js';
 
@@ -43,6 +44,7 @@ import { addCompletionCommand, addHelpCommand, addReadCommands, addTargetsComman
 export interface CommandRunners {
   serve(options: ServeOptions): Promise<number>;
   listen(options: ListenOptions): Promise<number>;
+  terminal(options: TerminalOptions): Promise<number>;
   post(options: PostOptions): Promise<number>;
   demo(options: DemoOptions): Promise<number>;
   configSet(name: string, options: ConfigSetOptions): Promise<number>;
@@ -61,6 +63,7 @@ export interface CommandRunners {
 const LAZY_RUNNERS: CommandRunners = {
   serve: async (options) => (await import('./commands/serve.js')).serve(options),
   listen: async (options) => (await import('./commands/listen.js')).listen(options),
+  terminal: async (options) => (await import('./commands/terminal.js')).terminal(options),
   post: async (options) =>
     options.batch
       ? (await import('./commands/post-batch.js')).postBatch(options)
@@ -344,6 +347,49 @@ function addSubscribeCommand(
   });
 }
 
+function addTerminalCommand(
+  program: Command,
+  { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>,
+): void {
+  addClientOptions(
+    program
+      .command('terminal')
+      .description('follow streams full screen: a news terminal with search, filters, pins and alerts')
+      .option(
+        '--streams <ids>',
+        'comma-separated stream ids (default: every stream you follow or own)',
+        (text: string) => splitStreamIds(text),
+      )
+      .option('--last <n>', `first show up to N recent posts from each stream (0-${MAX_LAST_POSTS})`, lastPosts, 20)
+      .option('--match <regex>', 'only posts whose text matches (case-insensitive)', regex)
+      .option('--utc', 'show times in UTC (default: local time)')
+      .option('--buffer <n>', 'posts kept; the oldest go first', positiveInteger, 5000)
+      .option(
+        '--alert <regex>',
+        "ring the bell for a post whose text matches (case-insensitive; repeatable; before the profile's rules)",
+        (text: string, previous: string[] | undefined) => [...(previous ?? []), text],
+      )
+      .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting'),
+  ).action(async (options) => {
+    const common = await commonOptions(options, env);
+    setExitCode(
+      await withKeySource(common.settings, () =>
+        run.terminal({
+          ...common,
+          streams: options.streams,
+          last: options.last,
+          match: options.match,
+          utc: options.utc === true,
+          buffer: options.buffer,
+          reconnect: options.reconnect,
+          alerts: options.alert ?? [],
+          profileAlerts: common.settings.alerts,
+        }),
+      ),
+    );
+  });
+}
+
 /** Starts loading modules a command will await later; a failure shows where they are awaited. */
 function preload(...modules: Promise<unknown>[]): void {
   for (const module of modules) module.catch(() => undefined);
@@ -456,6 +502,7 @@ function addDemoCommand(program: Command, { run, setExitCode, env }: Required<Om
         .choices(['tree', 'listen'] as const)
         .default('tree' as const),
     )
+    .option('--terminal', 'show the posts in the full-screen terminal (keys: ? lists them, q quits)')
     .option('--json', 'machine output: the view as JSON lines')
     .option('--no-color', 'no colours (also NO_COLOR=1)')
     .option('-q, --quiet', 'no status lines on stderr')
@@ -469,6 +516,7 @@ function addDemoCommand(program: Command, { run, setExitCode, env }: Required<Om
           durationMs: options.duration,
           intervalMs: options.interval,
           view: options.view,
+          terminal: options.terminal === true,
         }),
       );
     });
@@ -563,6 +611,7 @@ within --timeout.`,
     'follow streams as a news terminal: tree items, markdown rendered (on-stream-post-tree)',
     full,
   );
+  addTerminalCommand(program, full);
   addPostCommand(program, full);
   addDemoCommand(program, full);
   addConfigCommands(program, full);

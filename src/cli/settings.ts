@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DEFAULT_URL, KEY_IN_URL, resolveEndpoints, splitUrls, type Endpoint } from '../client/endpoint.js';
 import { ClientError } from '../client/errors.js';
+import type { AlertRuleInput } from '../terminal/alerts.js';
 import { readStdinText, readTextFile } from './files.js';
 
 /**
@@ -16,6 +17,8 @@ export interface Profile {
   apiKey?: string | undefined;
   /** The stream `post` publishes to when `--stream` is not given. */
   stream?: string | undefined;
+  /** `terminal`'s alert rules, tried in order after `--alert`. */
+  alerts?: AlertRuleInput[] | undefined;
 }
 
 export interface ConfigFile {
@@ -88,6 +91,8 @@ export interface ConnectionSettings {
   profile: string | undefined;
   /** The profile's default stream for `post`. */
   stream?: string | undefined;
+  /** The profile's alert rules for `terminal`. */
+  alerts?: AlertRuleInput[] | undefined;
 }
 
 export const STDIN_KEY_SOURCE = 'standard input (--api-key-stdin)';
@@ -204,5 +209,6 @@ export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.Proces
     keySource: source,
     profile: profileName,
     stream: profile?.stream,
+    alerts: profile?.alerts,
   };
 }

@@ -16,6 +16,8 @@ export interface DemoOptions extends OutputOptions {
   durationMs: number | undefined;
   intervalMs: number;
   view: 'tree' | 'listen';
+  /** The full-screen `terminal` instead of the printed view. */
+  terminal?: boolean;
 }
 
 const VIEWER = DEMO_SEED.users.find((user) => user.id === 'alice')!;
@@ -51,6 +53,7 @@ export async function demo(options: DemoOptions): Promise<number> {
           '        ',
           width,
         ),
+        options.terminal ? '' : `      Full screen, with search, filters and keys: ${invokedAs()} demo --terminal`,
         options.count === undefined && options.durationMs === undefined ? '      Ctrl-C to stop.' : '',
         '',
       ].join('\n'),
@@ -77,25 +80,43 @@ export async function demo(options: DemoOptions): Promise<number> {
   const subscribed = new Promise<void>((resolve) => {
     startPublishing = resolve;
   });
+  const settings = { endpoint, endpoints: [endpoint], apiKey: VIEWER.readerKey, profile: undefined };
   try {
-    const view = listen({
-      ...options,
-      settings: { endpoint, endpoints: [endpoint], apiKey: VIEWER.readerKey, profile: undefined },
-      authQuery: false,
-      timeoutMs: DEFAULT_TIMEOUT_MS,
-      command: options.view === 'tree' ? 'on-stream-post-tree' : 'on-stream-post',
-      streams: undefined,
-      last: 0,
-      count: undefined,
-      idleTimeoutMs: undefined,
-      match: undefined,
-      bell: false,
-      reconnect: true,
-      signal: stopView.signal,
-      status,
-      // The publisher starts once the view is subscribed, so the view misses nothing.
-      onSubscribed: () => startPublishing(),
-    });
+    const view = options.terminal
+      ? (await import('./terminal.js')).terminal({
+          ...options,
+          json: false,
+          settings,
+          authQuery: false,
+          timeoutMs: DEFAULT_TIMEOUT_MS,
+          streams: undefined,
+          last: 20,
+          match: undefined,
+          utc: false,
+          buffer: 5000,
+          reconnect: true,
+          alerts: [],
+          signal: stopView.signal,
+          onSubscribed: () => startPublishing(),
+        })
+      : listen({
+          ...options,
+          settings,
+          authQuery: false,
+          timeoutMs: DEFAULT_TIMEOUT_MS,
+          command: options.view === 'tree' ? 'on-stream-post-tree' : 'on-stream-post',
+          streams: undefined,
+          last: 0,
+          count: undefined,
+          idleTimeoutMs: undefined,
+          match: undefined,
+          bell: false,
+          reconnect: true,
+          signal: stopView.signal,
+          status,
+          // The publisher starts once the view is subscribed, so the view misses nothing.
+          onSubscribed: () => startPublishing(),
+        });
     const published = subscribed
       .then(() => publisher.run())
       .then(async ({ lastReleaseAt }) => {

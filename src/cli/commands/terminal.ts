@@ -1,0 +1,204 @@
+import type { AlertEffect } from '../../terminal/model.js';
+import type { AlertRule, AlertRuleInput } from '../../terminal/alerts.js';
+import type { KeyEffect } from '../../terminal/keys.js';
+import type * as UiModule from '../../terminal/ui.js';
+import { commandFailure } from '../../client/cli-words.js';
+import { requireKey, type CommonOptions } from '../common.js';
+import { wsUrls, wsWhere } from '../describe.js';
+import { EXIT, ExitError } from '../exit.js';
+
+export interface TerminalOptions extends CommonOptions {
+  streams: string[] | undefined;
+  last: number;
+  match: RegExp | undefined;
+  utc: boolean;
+  buffer: number;
+  reconnect: boolean;
+  /** `--alert REGEX`, in order; they act before the profile's rules. */
+  alerts: string[];
+  /** The profile's `alerts` (see settings.ts). */
+  profileAlerts?: AlertRuleInput[] | undefined;
+  /** Ends the view as `q` does (the demo stops it this way). */
+  signal?: AbortSignal;
+  /** Called once the subscription is first acknowledged (the demo starts publishing then). */
+  onSubscribed?: () => void;
+}
+
+export const NOT_A_TERMINAL = 'terminal needs an interactive terminal; use tree or listen';
+
+/** The rules in the order they are tried: `--alert` first (each rings the bell), then the profile's. */
+export async function alertRules(options: Pick<TerminalOptions, 'alerts' | 'profileAlerts'>): Promise<AlertRule[]> {
+  const { compileRules, AlertRuleError } = await import('../../terminal/alerts.js');
+  try {
+    return compileRules([
+      ...options.alerts.map((match, index) => ({
+        name: `--alert ${index + 1}`,
+        rule: { match, action: 'bell' as const },
+      })),
+      ...(options.profileAlerts ?? []).map((rule, index) => ({ name: `profile rule ${index + 1}`, rule })),
+    ]);
+  } catch (error) {
+    if (error instanceof AlertRuleError) throw new ExitError(EXIT.usage, error.message);
+    throw error;
+  }
+}
+
+/**
+ * Ink's chunk, with React's production build: the bundle holds both of React's builds and
+ * React picks one from NODE_ENV when it loads, the development one (several times slower)
+ * when unset. Restored afterwards so the commands an alert runs see the user's environment.
+ */
+async function loadUi(): Promise<typeof UiModule> {
+  const before = process.env['NODE_ENV'];
+  process.env['NODE_ENV'] ??= 'production';
+  try {
+    return await import('../../terminal/ui.js');
+  } finally {
+    if (before === undefined) delete process.env['NODE_ENV'];
+  }
+}
+
+/** `terminal`: the full-screen news terminal, until `q`, Ctrl-C, a signal or a lost connection. */
+export async function terminal(options: TerminalOptions): Promise<number> {
+  const stdin = process.stdin;
+  const stdout = process.stdout;
+  if (stdin.isTTY !== true || stdout.isTTY !== true) throw new ExitError(EXIT.usage, NOT_A_TERMINAL);
+  const apiKey = requireKey(options.settings);
+  const rules = await alertRules(options);
+  // The screen (Ink and React) loads while the connection opens.
+  const ui = loadUi();
+  ui.catch(() => undefined);
+  const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, effects, { ExecHook }] = await Promise.all([
+    import('../../terminal/model.js'),
+    import('../../terminal/store.js'),
+    import('../../terminal/session.js'),
+    import('../../terminal/screen.js'),
+    import('../../terminal/effects.js'),
+    import('../exec-hook.js'),
+  ]);
+  const { supportsHyperlinks } = await import('../../render/hyperlinks.js');
+  const hyperlinks = options.color && supportsHyperlinks(stdout, process.env);
+  const model = new TerminalModel({ capacity: options.buffer, rules, match: options.match });
+  const store = new FrameStore();
+  const execHooks = new Map<AlertRule, InstanceType<typeof ExecHook>>();
+  const say = (text: string) => {
+    model.say(text);
+    store.soon();
+  };
+  const onAlert = (effect: AlertEffect) => {
+    if (effect.action === 'bell') stdout.write(effects.bell());
+    else if (effect.action === 'notify')
+      stdout.write(effects.notification(effect.entry.streamName, effect.entry.headline));
+    else if (effect.rule.command !== undefined) {
+      let hook = execHooks.get(effect.rule);
+      if (hook === undefined) {
+        hook = new ExecHook(effect.rule.command, { apiKey, report: say });
+        execHooks.set(effect.rule, hook);
+      }
+      const event = { type: 'created' as const, history: false, format: 'post' as const, post: effect.post };
+      hook.push(event, { event: 'stream.post.created', data: effect.post });
+    }
+  };
+  const session = new Session({
+    urls: wsUrls(options.settings),
+    endpoints: options.settings.endpoints,
+    apiKey,
+    authQuery: options.authQuery,
+    reconnect: options.reconnect,
+    timeoutMs: options.timeoutMs,
+    streams: options.streams,
+    last: options.last,
+    model,
+    changed: () => store.soon(),
+    onAlert,
+    ...(options.onSubscribed === undefined ? {} : { onSubscribed: options.onSubscribed }),
+  });
+
+  const screen = enterScreen(stdout, stdin);
+  let quit!: () => void;
+  const quitting = new Promise<void>((resolve) => {
+    quit = resolve;
+  });
+  const onEffect = (effect: NonNullable<KeyEffect>) => {
+    const entry = model.selected();
+    switch (effect.kind) {
+      case 'quit':
+        quit();
+        return;
+      case 'reconnect':
+        session.reconnectNow();
+        return;
+      case 'copy':
+        if (entry === undefined) return;
+        if (effect.what === 'text') stdout.write(effects.clipboard(entry.text ?? ''));
+        else if (entry.links[0] !== undefined) stdout.write(effects.clipboard(entry.links[0]));
+        say(
+          effect.what === 'text'
+            ? 'text copied (OSC 52)'
+            : entry.links[0]
+              ? `copied ${entry.links[0]}`
+              : 'no link to copy',
+        );
+        return;
+      case 'open': {
+        const link = entry?.links[effect.link - 1];
+        if (link === undefined) return say(`no link ${effect.link} in this post`);
+        say(`opening ${link}`);
+        void effects.openUrl(link).then((opened) => say(opened ? `opened ${link}` : `no opener found: ${link}`));
+      }
+    }
+  };
+  const onSignal = () => quit();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  options.signal?.addEventListener('abort', onSignal);
+  const ticker = setInterval(() => {
+    model.tick();
+    store.soon();
+  }, 1000);
+  let markdown: ((text: string) => string) | undefined;
+  let mounted: { unmount(): void } | undefined;
+  let failure: unknown;
+  try {
+    const { loadMarkdownRenderer } = await import('../../render/markdown.js');
+    const width = Math.max(20, (stdout.columns || 80) - 2);
+    void loadMarkdownRenderer({ color: options.color, width, hyperlinks }).then((render) => {
+      markdown = render;
+    });
+    const { mountUi } = await ui;
+    mounted = mountUi(
+      {
+        model,
+        store,
+        service: wsWhere(options.settings),
+        dialect: () => session.dialect,
+        color: options.color,
+        hyperlinks,
+        utc: options.utc,
+        markdown: () => markdown,
+        onEffect,
+      },
+      stdout,
+      stdin,
+    );
+    const running = session.run();
+    await Promise.race([running, quitting]);
+  } catch (error) {
+    failure = error;
+  } finally {
+    clearInterval(ticker);
+    store.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
+    options.signal?.removeEventListener('abort', onSignal);
+    mounted?.unmount();
+    screen.restore();
+    await session.stop();
+    await Promise.all([...execHooks.values()].map((hook) => hook.close(true)));
+  }
+  if (failure !== undefined)
+    throw commandFailure(failure, options.timeoutMs, `connected from ${wsWhere(options.settings)}`);
+  return EXIT.ok;
+}

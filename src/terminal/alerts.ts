@@ -1,0 +1,64 @@
+import type { Entry } from './entry.js';
+
+export const ALERT_ACTIONS = ['bell', 'notify', 'highlight', 'pin', 'mute', 'exec'] as const;
+export type AlertAction = (typeof ALERT_ACTIONS)[number];
+
+/** A rule as written: `--alert REGEX`, or `{ match, streams?, action, command? }` in a profile. */
+export interface AlertRuleInput {
+  match: string;
+  streams?: string[] | undefined;
+  action: AlertAction;
+  command?: string | undefined;
+}
+
+export interface AlertRule {
+  /** How the rule is named in messages and in the `a` list: `--alert 1`, `profile rule 2`. */
+  readonly name: string;
+  readonly source: string;
+  readonly pattern: RegExp;
+  readonly streams: ReadonlySet<string> | undefined;
+  readonly action: AlertAction;
+  readonly command: string | undefined;
+}
+
+/** A rule that cannot be used, named so the user finds it. */
+export class AlertRuleError extends Error {
+  readonly code = 'invalid-alert-rule';
+}
+
+/** Compiles rules once, at start: a bad pattern or a missing command ends the command before it connects. */
+export function compileRules(inputs: readonly { name: string; rule: AlertRuleInput }[]): AlertRule[] {
+  return inputs.map(({ name, rule }) => {
+    let pattern: RegExp;
+    try {
+      pattern = new RegExp(rule.match, 'iu');
+    } catch (error) {
+      throw new AlertRuleError(`alert rule ${name}: not a valid regular expression: ${(error as Error).message}`);
+    }
+    if (rule.action === 'exec' && (rule.command === undefined || rule.command.trim() === ''))
+      throw new AlertRuleError(`alert rule ${name}: the exec action needs a command`);
+    return {
+      name,
+      source: rule.match,
+      pattern,
+      streams: rule.streams === undefined ? undefined : new Set(rule.streams),
+      action: rule.action,
+      command: rule.command,
+    };
+  });
+}
+
+/** The text a rule is tried against: the stream's name too, so `macro` can match a stream. */
+function alertText(entry: Entry): string {
+  return `${entry.streamName}\n${entry.text ?? ''}`;
+}
+
+/** The first rule that matches acts, as a filter list does; undefined when none does or the text is hidden. */
+export function firstMatch(rules: readonly AlertRule[], entry: Entry): number | undefined {
+  if (entry.text === null) return undefined;
+  const text = alertText(entry);
+  const index = rules.findIndex(
+    (rule) => (rule.streams === undefined || rule.streams.has(entry.streamId)) && rule.pattern.test(text),
+  );
+  return index === -1 ? undefined : index;
+}

@@ -1,0 +1,46 @@
+import { formatBodyText } from '../render/body.js';
+import { createChalk, streamColour } from '../render/style.js';
+import { momentText } from '../render/text.js';
+import type { Entry } from './entry.js';
+
+export interface DetailView {
+  width: number;
+  color: boolean;
+  hyperlinks: boolean;
+  utc: boolean;
+  /** `tree`'s markdown renderer, once loaded. */
+  markdown: ((text: string) => string) | undefined;
+}
+
+/**
+ * The selected post in full, as `tree` renders a text (markdown, tables, links), then its
+ * links numbered for `1`–`9`. Lines, so the pane can scroll them.
+ */
+export function detailLines(entry: Entry, view: DetailView): string[] {
+  const c = createChalk(view.color);
+  const header = [
+    c.dim(momentText(entry.createdMs, { utc: view.utc })),
+    c[streamColour(entry.streamId)].bold(entry.streamName),
+    entry.history ? c.dim('(history)') : '',
+    entry.releaseMs === undefined ? '' : c.dim(`release ${momentText(entry.releaseMs, { utc: view.utc })}`),
+  ].filter((part) => part !== '');
+  const lines = [header.join(' ')];
+  if (entry.text === null) {
+    lines.push(c.yellow('🔒 hidden until its release'));
+    return lines;
+  }
+  const markdown = entry.markdown ? view.markdown : undefined;
+  const textView = {
+    color: view.color,
+    hyperlinks: view.hyperlinks,
+    width: view.width,
+    utc: view.utc,
+    ...(markdown === undefined ? {} : { markdown }),
+  };
+  lines.push(...formatBodyText(entry.text, entry.markdown, textView, c).split('\n'));
+  if (entry.links.length > 0) {
+    lines.push('', c.dim('links (o or 1-9 opens, y copies the first):'));
+    entry.links.forEach((link, index) => lines.push(`${c.bold(String(index + 1))} ${c.blue.underline(link)}`));
+  }
+  return lines;
+}

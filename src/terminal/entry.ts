@@ -1,0 +1,88 @@
+import type { Post } from '../protocol/types.js';
+import { cashtags, firstLink } from '../protocol/tree.js';
+import { isWebUrl } from '../render/hyperlinks.js';
+import { safeLine, terminalSafe } from '../render/text.js';
+
+/** One post as the terminal keeps it: every text already through the sanitizer. */
+export interface Entry {
+  readonly id: string;
+  readonly streamId: string;
+  readonly streamName: string;
+  /** The text (control characters removed), or null while it is hidden. */
+  readonly text: string | null;
+  readonly markdown: boolean;
+  readonly createdMs: number;
+  readonly releaseMs: number | undefined;
+  /** Delivered by `--last`: the past, not news. */
+  readonly history: boolean;
+  /** The first line of the text, markdown marks taken out, on one line. */
+  readonly headline: string;
+  readonly coins: readonly string[];
+  /** Web addresses in the text, in order, each once. */
+  readonly links: readonly string[];
+  /** When (epoch ms) this session saw the text turn visible: the row is marked for a moment. */
+  readonly releasedAtMs: number | undefined;
+  /** Arrival order in this session: pausing freezes the list at one. */
+  readonly seq: number;
+}
+
+const MAX_HEADLINE = 400;
+const MAX_LINKS = 9;
+
+/** Markdown marks a headline should not show: heading and quote marks, emphasis, code, link syntax. */
+export function stripMarkdown(line: string): string {
+  return line
+    .replace(/^\s{0,3}(?:#{1,6}\s+|>\s*)+/, '')
+    .replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '')
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/(\*\*|__|~~|\*|_|`)(?=\S)([^*_~`]*?\S)\1/g, '$2')
+    .replace(/[*_`~]{2,}/g, '');
+}
+
+/** The first non-empty line: the headline a row shows. */
+export function headlineOf(text: string, markdown: boolean): string {
+  // A headline needs at most the first few hundred characters: a 64 KiB post costs no more.
+  const start = text.slice(0, 4 * MAX_HEADLINE);
+  const line = start.split('\n').find((candidate) => candidate.trim() !== '') ?? '';
+  const shown = safeLine(markdown ? stripMarkdown(line) : line);
+  return shown.length > MAX_HEADLINE ? `${shown.slice(0, MAX_HEADLINE - 1)}…` : shown;
+}
+
+export function linksOf(text: string): string[] {
+  const links: string[] = [];
+  let rest = text;
+  for (let url = firstLink(rest); url !== undefined && links.length < MAX_LINKS; url = firstLink(rest)) {
+    const address = safeLine(url);
+    if (isWebUrl(address) && !links.includes(address)) links.push(address);
+    rest = rest.slice(rest.indexOf(url) + url.length);
+  }
+  return links;
+}
+
+function epochMs(iso: string | null): number | undefined {
+  if (iso === null) return undefined;
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** A delivered post as an entry; `previous` is the same post as shown before (a release updates it in place). */
+export function entryOf(post: Post, history: boolean, seq: number, previous: Entry | undefined, nowMs: number): Entry {
+  const text = post.text === null ? null : terminalSafe(post.text);
+  const markdown = post.contentType === 'markdown';
+  const released = previous !== undefined && previous.text === null && text !== null;
+  return {
+    id: post.id,
+    streamId: safeLine(post.streamId),
+    streamName: safeLine(post.streamName) || safeLine(post.streamId) || '?',
+    text,
+    markdown,
+    createdMs: epochMs(post.createdAt) ?? nowMs,
+    releaseMs: epochMs(post.releaseAt),
+    history: previous?.history ?? history,
+    headline: text === null ? '' : headlineOf(text, markdown),
+    coins: text === null ? [] : cashtags(text.slice(0, 64 * 1024)).map((tag) => safeLine(tag.coin)),
+    links: text === null ? [] : linksOf(text),
+    releasedAtMs: released ? nowMs : previous?.releasedAtMs,
+    seq: previous?.seq ?? seq,
+  };
+}

@@ -1,0 +1,186 @@
+import type { TerminalModel } from './model.js';
+
+/** The keys as Ink reports them (the fields used here). */
+export interface KeyPress {
+  upArrow?: boolean;
+  downArrow?: boolean;
+  pageUp?: boolean;
+  pageDown?: boolean;
+  home?: boolean;
+  end?: boolean;
+  return?: boolean;
+  escape?: boolean;
+  ctrl?: boolean;
+  backspace?: boolean;
+  delete?: boolean;
+}
+
+/** What a key asks of the world outside the model. */
+export type KeyEffect =
+  | { kind: 'quit' }
+  | { kind: 'open'; link: number }
+  | { kind: 'copy'; what: 'link' | 'text' }
+  | { kind: 'reconnect' }
+  | undefined;
+
+export type Overlay = 'help' | 'picker' | 'alerts';
+
+/** The screen's modes besides the feed: the model's, so one keypress is one pure step. */
+export interface KeyState {
+  overlay: Overlay | undefined;
+  /** Typing a search after `/`. */
+  typing: boolean;
+  pickerIndex: number;
+}
+
+export function initialKeyState(): KeyState {
+  return { overlay: undefined, typing: false, pickerIndex: 0 };
+}
+
+/** Every key, as the `?` overlay lists them. */
+export const KEY_HELP: readonly (readonly [keys: string, what: string])[] = [
+  ['j k ↓ ↑', 'move down / up'],
+  ['g G Home End', 'newest / oldest'],
+  ['PgUp PgDn', 'a page up / down'],
+  ['Enter', 'show / hide the detail pane'],
+  ['J K', 'scroll the detail pane'],
+  ['/', 'search (case-insensitive regex) over the whole buffer'],
+  ['n N', 'next / previous match'],
+  ['Esc', 'clear the search, close an overlay'],
+  ['f', 'streams: m mute, s solo, Enter close'],
+  ['space', 'pause / resume (new posts are counted)'],
+  ['o  1-9', "open the post's first / n-th link"],
+  ['y Y', 'copy the link / the text (OSC 52)'],
+  ['p', 'pin / unpin'],
+  ['a', 'alert rules and their matches'],
+  ['c', 'a column per stream (the busiest 4)'],
+  ['r', 'reconnect now'],
+  ['?', 'this list'],
+  ['q Ctrl-C', 'quit'],
+];
+
+/** One key: changes the model and the key state, and says what else must happen. */
+export function handleKey(
+  model: TerminalModel,
+  state: KeyState,
+  input: string,
+  key: KeyPress,
+  pageRows: number,
+): KeyEffect {
+  if (key.ctrl === true && input === 'c') return { kind: 'quit' };
+  if (state.typing) {
+    typeSearch(model, state, input, key);
+    return undefined;
+  }
+  if (state.overlay !== undefined) return overlayKey(model, state, input, key);
+  if (key.downArrow === true || input === 'j') model.move(1);
+  else if (key.upArrow === true || input === 'k') model.move(-1);
+  else if (key.pageDown === true) model.move(pageRows);
+  else if (key.pageUp === true) model.move(-pageRows);
+  else if (key.home === true || input === 'g') model.top();
+  else if (key.end === true || input === 'G') model.bottom();
+  else if (key.return === true) model.toggleDetail();
+  else if (key.escape === true) {
+    if (model.searching) model.clearSearch();
+    else if (model.detailOpen) model.toggleDetail();
+  } else return letterKey(model, state, input);
+  return undefined;
+}
+
+function letterKey(model: TerminalModel, state: KeyState, input: string): KeyEffect {
+  switch (input) {
+    case 'q':
+      return { kind: 'quit' };
+    case '/':
+      state.typing = true;
+      model.setSearch('');
+      return undefined;
+    case 'n':
+      model.nextMatch(1);
+      return undefined;
+    case 'N':
+      model.nextMatch(-1);
+      return undefined;
+    case 'J':
+      model.scrollDetail(1);
+      return undefined;
+    case 'K':
+      model.scrollDetail(-1);
+      return undefined;
+    case ' ':
+      model.togglePause();
+      return undefined;
+    case 'o':
+      return { kind: 'open', link: 1 };
+    case 'y':
+      return { kind: 'copy', what: 'link' };
+    case 'Y':
+      return { kind: 'copy', what: 'text' };
+    case 'p':
+      model.togglePin();
+      return undefined;
+    case 'c':
+      model.toggleColumns();
+      return undefined;
+    case 'r':
+      return { kind: 'reconnect' };
+    case '?':
+    case 'f':
+    case 'a':
+      // The picker opens where it was left.
+      state.overlay = input === '?' ? 'help' : input === 'f' ? 'picker' : 'alerts';
+      model.tick();
+      return undefined;
+    default:
+      if (/^[1-9]$/.test(input)) return { kind: 'open', link: Number(input) };
+      return undefined;
+  }
+}
+
+function typeSearch(model: TerminalModel, state: KeyState, input: string, key: KeyPress): void {
+  if (key.return === true) {
+    state.typing = false;
+    model.tick();
+  } else if (key.escape === true) {
+    state.typing = false;
+    model.clearSearch();
+  } else if (key.backspace === true || key.delete === true) {
+    model.setSearch(model.searchText.slice(0, -1));
+  } else if (input !== '' && key.ctrl !== true) {
+    // Pasted text arrives as one input; control characters never become part of the pattern.
+    model.setSearch(model.searchText + input.replace(/[\u0000-\u001F\u007F]/g, ''));
+  }
+}
+
+function overlayKey(model: TerminalModel, state: KeyState, input: string, key: KeyPress): KeyEffect {
+  if (input === 'q' && state.overlay !== 'picker') return { kind: 'quit' };
+  if (state.overlay === 'picker') {
+    const streams = model.streams();
+    const current = streams[Math.min(state.pickerIndex, streams.length - 1)];
+    if (key.downArrow === true || input === 'j')
+      state.pickerIndex = Math.min(streams.length - 1, state.pickerIndex + 1);
+    else if (key.upArrow === true || input === 'k') state.pickerIndex = Math.max(0, state.pickerIndex - 1);
+    else if ((input === 'm' || input === ' ') && current) model.toggleMute(current.id);
+    else if (input === 's' && current) model.toggleSolo(current.id);
+    else if (key.return === true || key.escape === true || input === 'f' || input === 'q') state.overlay = undefined;
+    model.tick();
+    return undefined;
+  }
+  state.overlay = undefined;
+  model.tick();
+  return undefined;
+}
+
+/**
+ * Keys that reached the program in one read (typed fast, sent by a script, pasted) arrive
+ * as one string: each is taken in turn, so `m` then Enter is a mute and a close, not nothing.
+ */
+export function splitKeys(input: string, key: KeyPress): [string, KeyPress][] {
+  if ([...input].length <= 1) return [[input, key]];
+  return [...input].map((char): [string, KeyPress] => {
+    if (char === '\r' || char === '\n') return ['', { return: true }];
+    if (char === '\u007F' || char === '\b') return ['', { backspace: true }];
+    if (char === '\u001B') return ['', { escape: true }];
+    return [char, {}];
+  });
+}

@@ -1,0 +1,379 @@
+import type { Post } from '../protocol/types.js';
+import { firstMatch, type AlertRule } from './alerts.js';
+import { entryOf, type Entry } from './entry.js';
+
+/** The connection as the header tells it. */
+export type ConnectionView =
+  | { kind: 'connecting'; attempt: number }
+  | { kind: 'subscribing' }
+  | { kind: 'connected'; reconnected: boolean }
+  | { kind: 'reconnecting'; attempt: number; delayMs: number; sinceMs: number }
+  | { kind: 'closed'; reason: string };
+
+/** What an alert asks of the world outside the model: the terminal does it. */
+export interface AlertEffect {
+  action: 'bell' | 'notify' | 'exec';
+  rule: AlertRule;
+  entry: Entry;
+  post: Post;
+}
+
+export interface ModelOptions {
+  /** Posts kept; the oldest go first. */
+  capacity: number;
+  rules?: readonly AlertRule[];
+  /** Only posts whose text matches are kept (`--match`). */
+  match?: RegExp | undefined;
+  now?: () => number;
+}
+
+export interface StreamInfo {
+  id: string;
+  name: string;
+  /** Posts of it in the buffer. */
+  count: number;
+}
+
+/**
+ * The terminal's state without the screen: the buffer, the filters, the search, the
+ * selection, pause and pins, the alert rules' effects. The view reads it; keys and
+ * posts change it; nothing here draws or does I/O, so tests drive it directly.
+ */
+export class TerminalModel {
+  readonly capacity: number;
+  readonly rules: readonly AlertRule[];
+  readonly alertCounts: number[];
+  readonly now: () => number;
+  connection: ConnectionView = { kind: 'connecting', attempt: 0 };
+  /** The service's clock minus ours, when it said. */
+  clockOffsetMs: number | undefined;
+  paused = false;
+  detailOpen = false;
+  columns = false;
+  /** Lines the detail pane is scrolled down. */
+  detailScroll = 0;
+  /** One line of news for the footer (an opener that failed, a copied link…). */
+  message: string | undefined;
+  /** Posts hidden by a `mute` rule: counted, never shown. */
+  mutedByRule = 0;
+  /** Bumped on every change: the view's caches key on it. */
+  version = 0;
+
+  #entries: Entry[] = [];
+  readonly #byId = new Map<string, Entry>();
+  readonly #streams = new Map<string, string>();
+  readonly #muted = new Set<string>();
+  #solo: string | undefined;
+  readonly #match: RegExp | undefined;
+  #search: RegExp | undefined;
+  #searchText = '';
+  #pauseSeq = 0;
+  #seq = 0;
+  readonly #pins: string[] = [];
+  readonly #alerted = new Map<string, number>();
+  readonly #ruleMuted = new Set<string>();
+  #selectedId: string | undefined;
+  #rowsVersion = 0;
+  #rowsCache: { version: number; rows: readonly Entry[] } | undefined;
+
+  constructor(options: ModelOptions) {
+    if (!Number.isInteger(options.capacity) || options.capacity < 1)
+      throw new RangeError(`capacity must be a positive integer, got ${options.capacity}`);
+    this.capacity = options.capacity;
+    this.rules = options.rules ?? [];
+    this.alertCounts = this.rules.map(() => 0);
+    this.#match = options.match === undefined ? undefined : new RegExp(options.match.source, 'iu');
+    this.now = options.now ?? Date.now;
+  }
+
+  #changed(): void {
+    this.version += 1;
+  }
+
+  /** A change of what `rows()` holds (posts, filters, pause), not only of how it looks. */
+  #rowsChanged(): void {
+    this.#rowsVersion += 1;
+    this.version += 1;
+  }
+
+  get size(): number {
+    return this.#entries.length;
+  }
+
+  /** The newest arrival's sequence number; the header's "N new" counts past the pause. */
+  get newSincePause(): number {
+    return this.paused ? this.#seq - this.#pauseSeq : 0;
+  }
+
+  get searchText(): string {
+    return this.#searchText;
+  }
+
+  get searching(): boolean {
+    return this.#search !== undefined;
+  }
+
+  get solo(): string | undefined {
+    return this.#solo;
+  }
+
+  isMuted(streamId: string): boolean {
+    return this.#muted.has(streamId);
+  }
+
+  get filtered(): boolean {
+    return this.#search !== undefined || this.#solo !== undefined || this.#muted.size > 0;
+  }
+
+  /** Streams known from the subscription and from posts, by name (the picker's order stays put). */
+  streams(): StreamInfo[] {
+    const counts = new Map<string, number>();
+    for (const entry of this.#entries) counts.set(entry.streamId, (counts.get(entry.streamId) ?? 0) + 1);
+    return [...this.#streams]
+      .map(([id, name]) => ({ id, name, count: counts.get(id) ?? 0 }))
+      .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  }
+
+  knowStream(id: string, name?: string): void {
+    if (name !== undefined || !this.#streams.has(id)) this.#streams.set(id, name ?? this.#streams.get(id) ?? id);
+    this.#changed();
+  }
+
+  setConnection(connection: ConnectionView): void {
+    this.connection = connection;
+    this.#changed();
+  }
+
+  setServiceTime(iso: string | undefined): void {
+    const ms = iso === undefined ? Number.NaN : Date.parse(iso);
+    if (!Number.isNaN(ms)) this.clockOffsetMs = ms - this.now();
+    this.#changed();
+  }
+
+  say(message: string | undefined): void {
+    this.message = message;
+    this.#changed();
+  }
+
+  /**
+   * A post delivered (new, or the release of one already shown: then the same row turns
+   * visible). Returns what its alert rule asks the terminal to do.
+   */
+  add(post: Post, history: boolean): AlertEffect[] {
+    const previous = this.#byId.get(post.id);
+    // A second delivery of a post already shown with its text changes nothing: never shown twice.
+    if (previous !== undefined && (previous.text !== null || post.text === null)) return [];
+    if (previous === undefined && post.text !== null && this.#match && !this.#match.test(post.text)) return [];
+    const entry = entryOf(post, history, ++this.#seq, previous, this.now());
+    this.#streams.set(entry.streamId, entry.streamName);
+    this.#byId.set(entry.id, entry);
+    if (previous === undefined) {
+      this.#entries.push(entry);
+      this.#trim();
+    } else {
+      const at = this.#entries.lastIndexOf(previous);
+      if (at !== -1) this.#entries[at] = entry;
+    }
+    this.#rowsChanged();
+    return this.#alert(entry, post, history);
+  }
+
+  #trim(): void {
+    const over = this.#entries.length - this.capacity;
+    if (over <= 0) return;
+    for (const dropped of this.#entries.splice(0, over)) {
+      this.#byId.delete(dropped.id);
+      this.#alerted.delete(dropped.id);
+      this.#ruleMuted.delete(dropped.id);
+      const pinned = this.#pins.indexOf(dropped.id);
+      if (pinned !== -1) this.#pins.splice(pinned, 1);
+    }
+  }
+
+  #alert(entry: Entry, post: Post, history: boolean): AlertEffect[] {
+    if (this.#alerted.has(entry.id)) return [];
+    const index = firstMatch(this.rules, entry);
+    if (index === undefined) return [];
+    const rule = this.rules[index]!;
+    this.#alerted.set(entry.id, index);
+    this.alertCounts[index] = (this.alertCounts[index] ?? 0) + 1;
+    switch (rule.action) {
+      case 'mute':
+        this.#ruleMuted.add(entry.id);
+        this.mutedByRule += 1;
+        return [];
+      case 'pin':
+        if (!this.#pins.includes(entry.id)) this.#pins.unshift(entry.id);
+        return [];
+      case 'highlight':
+        return [];
+      default:
+        // The past is not news: history is marked, but rings nothing and runs nothing.
+        return history ? [] : [{ action: rule.action, rule, entry, post }];
+    }
+  }
+
+  /** The rule that matched a post, if any. */
+  alertOf(id: string): AlertRule | undefined {
+    const index = this.#alerted.get(id);
+    return index === undefined ? undefined : this.rules[index];
+  }
+
+  entry(id: string): Entry | undefined {
+    return this.#byId.get(id);
+  }
+
+  pinned(): Entry[] {
+    return this.#pins.map((id) => this.#byId.get(id)).filter((entry): entry is Entry => entry !== undefined);
+  }
+
+  #shown(entry: Entry): boolean {
+    if (this.#ruleMuted.has(entry.id)) return false;
+    if (this.#solo !== undefined ? entry.streamId !== this.#solo : this.#muted.has(entry.streamId)) return false;
+    if (this.paused && entry.seq > this.#pauseSeq) return false;
+    if (this.#search !== undefined) {
+      if (entry.text === null) return false;
+      this.#search.lastIndex = 0;
+      if (!this.#search.test(`${entry.streamName}\n${entry.text}`)) return false;
+    }
+    return true;
+  }
+
+  /** The feed as shown, newest first: filters, search, pause and pins applied. */
+  rows(): readonly Entry[] {
+    if (this.#rowsCache?.version === this.#rowsVersion) return this.#rowsCache.rows;
+    const rows: Entry[] = [];
+    for (let index = this.#entries.length - 1; index >= 0; index--) {
+      const entry = this.#entries[index]!;
+      if (this.#shown(entry)) rows.push(entry);
+    }
+    this.#rowsCache = { version: this.#rowsVersion, rows };
+    return rows;
+  }
+
+  /** Where the selection is in `rows()`: the top when nothing is selected or the selected row left the view. */
+  selectedIndex(): number {
+    if (this.#selectedId === undefined) return 0;
+    const rows = this.rows();
+    // Usually near the top: the reader is looking at recent news.
+    const at = rows.findIndex((entry) => entry.id === this.#selectedId);
+    return at === -1 ? 0 : at;
+  }
+
+  selected(): Entry | undefined {
+    return this.rows()[this.selectedIndex()];
+  }
+
+  /** Moves the selection by `delta` rows (clamped); the top row follows the newest post. */
+  move(delta: number): void {
+    const rows = this.rows();
+    if (rows.length === 0) return;
+    const index = Math.max(0, Math.min(rows.length - 1, this.selectedIndex() + delta));
+    this.#selectedId = index === 0 ? undefined : rows[index]!.id;
+    this.detailScroll = 0;
+    this.#changed();
+  }
+
+  top(): void {
+    this.#selectedId = undefined;
+    this.detailScroll = 0;
+    this.#changed();
+  }
+
+  bottom(): void {
+    this.move(Number.MAX_SAFE_INTEGER);
+  }
+
+  toggleDetail(): void {
+    this.detailOpen = !this.detailOpen;
+    this.detailScroll = 0;
+    this.#changed();
+  }
+
+  scrollDetail(delta: number): void {
+    this.detailScroll = Math.max(0, this.detailScroll + delta);
+    this.#changed();
+  }
+
+  togglePause(): void {
+    if (this.paused) {
+      this.paused = false;
+    } else {
+      this.paused = true;
+      this.#pauseSeq = this.#seq;
+      // The row under the cursor stays where it is while paused.
+      this.#selectedId ??= this.rows()[0]?.id;
+    }
+    this.#rowsChanged();
+  }
+
+  /** Sets the search (case-insensitive); an unfinished pattern keeps the last good one and says so. */
+  setSearch(text: string): void {
+    this.#searchText = text;
+    if (text === '') {
+      this.#search = undefined;
+      this.message = undefined;
+    } else {
+      try {
+        this.#search = new RegExp(text, 'iu');
+        this.message = undefined;
+      } catch {
+        this.message = `not a regular expression yet: ${text}`;
+      }
+    }
+    this.#rowsChanged();
+  }
+
+  clearSearch(): void {
+    this.setSearch('');
+  }
+
+  /** `n`/`N`: the next or previous match. The list shows only matches, so that is the next row. */
+  nextMatch(direction: 1 | -1): void {
+    const rows = this.rows();
+    if (rows.length === 0) return;
+    const index = (this.selectedIndex() + direction + rows.length) % rows.length;
+    this.#selectedId = index === 0 ? undefined : rows[index]!.id;
+    this.detailScroll = 0;
+    this.#changed();
+  }
+
+  toggleMute(streamId: string): void {
+    if (this.#muted.has(streamId)) this.#muted.delete(streamId);
+    else this.#muted.add(streamId);
+    this.#rowsChanged();
+  }
+
+  toggleSolo(streamId: string): void {
+    this.#solo = this.#solo === streamId ? undefined : streamId;
+    this.#rowsChanged();
+  }
+
+  togglePin(): void {
+    const entry = this.selected();
+    if (entry === undefined) return;
+    const at = this.#pins.indexOf(entry.id);
+    if (at === -1) this.#pins.unshift(entry.id);
+    else this.#pins.splice(at, 1);
+    this.#changed();
+  }
+
+  isPinned(id: string): boolean {
+    return this.#pins.includes(id);
+  }
+
+  toggleColumns(): void {
+    this.columns = !this.columns;
+    this.#changed();
+  }
+
+  /** Marks a moment passing (countdowns, the clock): the view redraws what depends on time. */
+  tick(): void {
+    this.#changed();
+  }
+
+  /** Whether anything on screen depends on the clock beyond the header. */
+  hasHidden(): boolean {
+    return this.#entries.some((entry) => entry.text === null);
+  }
+}

@@ -1,0 +1,108 @@
+import stringWidth from 'string-width';
+import { createChalk, streamColour } from '../render/style.js';
+import { momentText } from '../render/text.js';
+import type { Entry } from './entry.js';
+
+/**
+ * Columns plain text takes, counted per code point as terminals and tmux draw it: an emoji
+ * with a skin tone is two emoji there, where a grapheme count would say one and the line
+ * would wrap and scroll the screen. Over-counting leaves a blank at worst.
+ */
+export function cells(text: string): number {
+  let width = 0;
+  for (const point of text) width += point.charCodeAt(0) < 0x7f && point.length === 1 ? 1 : stringWidth(point);
+  return width;
+}
+
+/** The longest start of plain text that fits in `width` columns, with `…` when cut. */
+export function fitText(text: string, width: number): string {
+  if (width <= 0) return '';
+  if (cells(text) <= width) return text;
+  let shown = '';
+  let used = 0;
+  for (const point of text) {
+    const size = cells(point);
+    if (used + size > width - 1) break;
+    shown += point;
+    used += size;
+  }
+  return `${shown}…`;
+}
+
+/** Plain text padded with spaces to exactly `width` columns. */
+export function padText(text: string, width: number): string {
+  const fitted = fitText(text, width);
+  return fitted + ' '.repeat(Math.max(0, width - cells(fitted)));
+}
+
+export interface RowView {
+  width: number;
+  color: boolean;
+  utc: boolean;
+  selected: boolean;
+  /** Now, in epoch ms: given only to rows that show time passing (a countdown, a fresh release). */
+  now: number | undefined;
+  /** The row matched an alert rule; `highlight` colours the whole row. */
+  alert: 'mark' | 'highlight' | undefined;
+  pinned: boolean;
+  /** Columns for the stream name. */
+  streamWidth: number;
+}
+
+/** How long a released row stays marked. */
+export const RELEASE_MARK_MS = 5_000;
+
+/** `1:05`, `12:00:07`: a countdown that never shows a negative. */
+export function countdown(ms: number): string {
+  const seconds = Math.max(0, Math.ceil(ms / 1000));
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = String(seconds % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}
+
+function markOf(entry: Entry, view: RowView): string {
+  if (view.alert !== undefined) return '!';
+  if (view.pinned) return '^';
+  if (entry.releasedAtMs !== undefined && view.now !== undefined && view.now - entry.releasedAtMs < RELEASE_MARK_MS)
+    return '*';
+  return entry.history ? '·' : ' ';
+}
+
+/**
+ * One post as one line of exactly `view.width` columns: selection and mark, time, stream,
+ * headline, coin tags, link count, and a lock with its countdown for a hidden post.
+ */
+export function formatRow(entry: Entry, view: RowView): string {
+  const c = createChalk(view.color);
+  const time = momentText(entry.text === null ? entry.createdMs : (entry.releaseMs ?? entry.createdMs), {
+    utc: view.utc,
+  }).replace(/ UTC$/, 'Z');
+  const stream = padText(entry.streamName, view.streamWidth);
+  const tail: string[] = [];
+  if (entry.text === null) {
+    const left = entry.releaseMs === undefined || view.now === undefined ? undefined : entry.releaseMs - view.now;
+    tail.push(`🔒 ${left === undefined ? 'hidden' : countdown(left)}`);
+  } else {
+    if (entry.releasedAtMs !== undefined && view.now !== undefined && view.now - entry.releasedAtMs < RELEASE_MARK_MS)
+      tail.push('🔓 released');
+    if (entry.coins.length > 0)
+      tail.push(
+        entry.coins
+          .slice(0, 3)
+          .map((coin) => `$${coin}`)
+          .join(' '),
+      );
+    if (entry.links.length > 0) tail.push(`🔗${entry.links.length}`);
+  }
+  const right = tail.join('  ');
+  const lead = `${view.selected ? '›' : ' '}${markOf(entry, view)} ${time} `;
+  const fixed = cells(lead) + view.streamWidth + 1 + (right === '' ? 0 : cells(right) + 2);
+  const headlineWidth = view.width - fixed;
+  const headline = padText(entry.text === null ? 'hidden until its release' : entry.headline, headlineWidth);
+  if (fixed > view.width) return padText(`${lead}${entry.streamName} ${right}`, view.width);
+  const styledHeadline = entry.text === null ? c.dim(headline) : headline;
+  const line = `${c.dim(lead)}${c[streamColour(entry.streamId)].bold(stream)} ${styledHeadline}${right === '' ? '' : `  ${c.yellow(right)}`}`;
+  if (view.selected) return c.inverse(line);
+  return view.alert === 'highlight' ? c.bgYellow.black(line) : line;
+}

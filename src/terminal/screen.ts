@@ -1,0 +1,39 @@
+import { writeSync } from 'node:fs';
+
+// Alternate screen on; restored: cursor shown, mouse and bracketed-paste reporting off
+// (in case anything turned them on), SGR reset, alternate screen off.
+const ENTER = '\u001B[?1049h\u001B[H\u001B[2J';
+const LEAVE = '\u001B[?1000l\u001B[?1002l\u001B[?1006l\u001B[?2004l\u001B[0m\u001B[?25h\u001B[?1049l';
+
+export interface Screen {
+  /** Gives the terminal back as it was; safe to call more than once, and from an exit handler. */
+  restore(): void;
+}
+
+/**
+ * Takes the alternate screen and makes sure every way out gives it back: the normal end
+ * calls `restore`, and the process's exit (a signal, an uncaught error) does it too, with a
+ * synchronous write, the only kind an exit handler can make.
+ */
+export function enterScreen(stdout: NodeJS.WriteStream, stdin: NodeJS.ReadStream): Screen {
+  let restored = false;
+  const fd = (stdout as NodeJS.WriteStream & { fd?: number }).fd ?? 1;
+  const restore = () => {
+    if (restored) return;
+    restored = true;
+    process.off('exit', restore);
+    try {
+      if (stdin.isTTY) stdin.setRawMode(false);
+    } catch {
+      // A terminal already gone cannot be put back.
+    }
+    try {
+      writeSync(fd, LEAVE);
+    } catch {
+      // Same: the terminal is gone (SIGHUP).
+    }
+  };
+  process.on('exit', restore);
+  stdout.write(ENTER);
+  return { restore };
+}

@@ -1,0 +1,21 @@
+import { render } from 'ink';
+import { createElement } from 'react';
+import { App, type AppProps } from './app.js';
+
+export interface Ui {
+  unmount(): void;
+}
+
+/** Draws the app with Ink on the given terminal; keys are ours (Ctrl-C included), frames are the store's. */
+export function mountUi(props: AppProps, stdout: NodeJS.WriteStream, stdin: NodeJS.ReadStream): Ui {
+  const instance = render(createElement(App, props), {
+    stdout,
+    stdin,
+    exitOnCtrlC: false,
+    patchConsole: false,
+    // The store already caps post-driven frames; a key must not wait for Ink's own throttle.
+    maxFps: 1000,
+    incrementalRendering: false,
+  });
+  return { unmount: () => instance.unmount() };
+}

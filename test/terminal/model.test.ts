@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import type { Post } from '../../src/protocol/types.js';
+import type { AlertRuleError } from '../../src/terminal/alerts.js';
+import { compileRules } from '../../src/terminal/alerts.js';
+import { headlineOf, linksOf } from '../../src/terminal/entry.js';
+import { splitKeys } from '../../src/terminal/keys.js';
+import { TerminalModel } from '../../src/terminal/model.js';
+import { cells, fitText, formatRow } from '../../src/terminal/row.js';
+
+let next = 0;
+function post(text: string | null, fields: Partial<Post> = {}): Post {
+  next += 1;
+  return {
+    id: `p${next}`,
+    streamId: 'macro-wire',
+    streamName: 'Macro Wire',
+    text,
+    contentType: 'rawtext',
+    createdAt: new Date(Date.UTC(2026, 0, 1, 12, 0, next)).toISOString(),
+    releaseAt: null,
+    hidden: text === null,
+    customTarget: null,
+    ...fields,
+  };
+}
+
+const texts = (model: TerminalModel) => model.rows().map((entry) => entry.text);
+
+describe('the terminal model', () => {
+  it('keeps the newest first and at most --buffer posts, dropping the oldest', () => {
+    const model = new TerminalModel({ capacity: 3 });
+    for (const text of ['a', 'b', 'c', 'd']) model.add(post(text), false);
+    expect(texts(model)).toEqual(['d', 'c', 'b']);
+    expect(model.size).toBe(3);
+  });
+
+  it('turns a hidden post visible in place at its release, and shows no post twice', () => {
+    let now = 1_000;
+    const model = new TerminalModel({ capacity: 10, now: () => now });
+    const hidden = post(null, { releaseAt: new Date(60_000).toISOString() });
+    model.add(hidden, false);
+    model.add(post('after'), false);
+    expect(texts(model)).toEqual(['after', null]);
+    now = 61_000;
+    model.add({ ...hidden, text: 'released', hidden: false }, false);
+    model.add({ ...hidden, text: 'released', hidden: false }, false);
+    expect(texts(model)).toEqual(['after', 'released']);
+    expect(model.rows()[1]!.releasedAtMs).toBe(61_000);
+  });
+
+  it('filters by mute and solo, and searches case-insensitively by regex over the whole buffer', () => {
+    const model = new TerminalModel({ capacity: 10 });
+    model.add(post('Fed holds rates'), false);
+    model.add(post('whale moved', { streamId: 'whale', streamName: 'Whale' }), false);
+    model.add(post('fed speaks'), false);
+    model.toggleMute('macro-wire');
+    expect(texts(model)).toEqual(['whale moved']);
+    model.toggleMute('macro-wire');
+    model.toggleSolo('macro-wire');
+    expect(texts(model)).toEqual(['fed speaks', 'Fed holds rates']);
+    model.toggleSolo('macro-wire');
+    model.setSearch('FED (h|s)');
+    expect(texts(model)).toEqual(['fed speaks', 'Fed holds rates']);
+    model.nextMatch(1);
+    expect(model.selected()?.text).toBe('Fed holds rates');
+    model.nextMatch(1);
+    expect(model.selected()?.text).toBe('fed speaks');
+    // An unfinished pattern keeps the last good one and says so.
+    model.setSearch('FED (');
+    expect(texts(model)).toHaveLength(2);
+    expect(model.message).toMatch(/not a regular expression yet/);
+    model.clearSearch();
+    expect(texts(model)).toHaveLength(3);
+  });
+
+  it('pauses: the list stops moving and counts what arrives', () => {
+    const model = new TerminalModel({ capacity: 10 });
+    model.add(post('one'), false);
+    model.togglePause();
+    model.add(post('two'), false);
+    model.add(post('three'), false);
+    expect(texts(model)).toEqual(['one']);
+    expect(model.newSincePause).toBe(2);
+    model.togglePause();
+    expect(texts(model)).toEqual(['three', 'two', 'one']);
+  });
+
+  it('pins the selected post above the feed', () => {
+    const model = new TerminalModel({ capacity: 10 });
+    for (const text of ['a', 'b', 'c']) model.add(post(text), false);
+    model.bottom();
+    model.togglePin();
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['a']);
+    model.togglePin();
+    expect(model.pinned()).toEqual([]);
+  });
+
+  it('acts on the first alert rule that matches; history is marked but rings nothing', () => {
+    const rules = compileRules([
+      { name: '--alert 1', rule: { match: 'sec', action: 'bell' } },
+      { name: 'profile rule 1', rule: { match: 'sec|spam', action: 'mute' } },
+      { name: 'profile rule 2', rule: { match: 'btc', action: 'pin', streams: ['whale'] } },
+    ]);
+    const model = new TerminalModel({ capacity: 10, rules });
+    expect(model.add(post('SEC sues'), false).map((effect) => effect.action)).toEqual(['bell']);
+    expect(model.add(post('SEC history'), true)).toEqual([]);
+    expect(model.add(post('spam'), false)).toEqual([]);
+    model.add(post('btc on macro'), false);
+    model.add(post('btc moved', { streamId: 'whale', streamName: 'Whale' }), false);
+    expect(texts(model)).not.toContain('spam');
+    expect(model.mutedByRule).toBe(1);
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['btc moved']);
+    expect(model.alertCounts).toEqual([2, 1, 1]);
+  });
+
+  it('a bad pattern or an exec rule without a command is refused, naming the rule', () => {
+    expect(() => compileRules([{ name: 'profile rule 3', rule: { match: '(', action: 'bell' } }])).toThrow(
+      /alert rule profile rule 3: not a valid regular expression/,
+    );
+    try {
+      compileRules([{ name: '--alert 1', rule: { match: 'x', action: 'exec' } }]);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as AlertRuleError).code).toBe('invalid-alert-rule');
+    }
+  });
+});
+
+describe('rows and text', () => {
+  it('a headline is the first line with its markdown marks taken out, and no control characters', () => {
+    expect(headlineOf('\n\n# **Fed** holds [rates](https://x.example)\nmore', true)).toBe('Fed holds rates');
+    expect(headlineOf('a\u001B]0;title\u0007b\u009B2J', false)).toBe('a]0;titleb2J');
+    expect(linksOf('see https://a.example/x, and https://b.example and https://a.example/x')).toEqual([
+      'https://a.example/x',
+      'https://b.example',
+    ]);
+  });
+
+  it('a row is exactly as wide as the screen, wide characters and emoji counted as tmux draws them', () => {
+    expect(cells('中文')).toBe(4);
+    expect(cells('👍🏽')).toBe(4);
+    expect(cells(fitText('中文字符中文字符', 7))).toBeLessThanOrEqual(7);
+    const model = new TerminalModel({ capacity: 10 });
+    model.add(post('表情 😀👍🏽 中文字符 wide and a long line that goes on and on and on and on and on'), false);
+    for (const width of [60, 61, 80, 120]) {
+      const row = formatRow(model.rows()[0]!, {
+        width,
+        color: false,
+        utc: true,
+        selected: false,
+        now: undefined,
+        alert: undefined,
+        pinned: false,
+        streamWidth: 12,
+      });
+      expect(cells(row)).toBe(width);
+    }
+  });
+
+  it('keys read together are taken one by one', () => {
+    expect(splitKeys('m\r', {})).toEqual([
+      ['m', {}],
+      ['', { return: true }],
+    ]);
+    expect(splitKeys('j', { downArrow: false })).toEqual([['j', { downArrow: false }]]);
+  });
+});
