@@ -44,7 +44,7 @@ const MAX_TOKENS = 500;
 const MAX_BYTES = 64 * 1024;
 
 /** `extensions.limit` of a refusal. */
-const LIMITS = new Set(['bytes', 'tokens', 'depth', 'aliases']);
+const LIMITS = new Set(['size', 'tokens', 'depth', 'aliases']);
 
 const PLAIN = 'query { streams { id } }';
 const repeat = (count, text) => text.repeat(count);

@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import type { StreamPostsServer } from '../../src/index.js';
 import { DEFAULTS } from '../../src/server/defaults.js';
 import {
-  MAX_OPERATION_BYTES,
+  MAX_OPERATION_CHARACTERS,
   MAX_QUERY_ALIASES,
   MAX_QUERY_DEPTH,
   MAX_QUERY_TOKENS,
@@ -386,8 +386,8 @@ describe('caps and cost limits', () => {
     ],
     [
       'a query over the size limit',
-      `# ${'x'.repeat(MAX_OPERATION_BYTES)}\nsubscription { streamPostCreated { id } }`,
-      'bytes',
+      `# ${'x'.repeat(MAX_OPERATION_CHARACTERS)}\nsubscription { streamPostCreated { id } }`,
+      'size',
     ],
     ['a syntax error', 'subscription { streamPostCreated { id }', undefined],
   ])('%s: an error naming the limit; the connection stays and subscribes next', async (_name, query, limit) => {
@@ -459,7 +459,7 @@ describe('caps and cost limits', () => {
         socket.messages
           .filter((message) => message.type === 'error')
           .map((message) => message.payload[0].extensions.limit),
-      ).toEqual(Array.from({ length: rounds }, () => ['bytes', 'tokens']).flat());
+      ).toEqual(Array.from({ length: rounds }, () => ['size', 'tokens']).flat());
     }
   });
 });

@@ -16,7 +16,7 @@ import {
 } from 'graphql';
 
 /** Characters of one operation's query and variables (as JSON) together. */
-export const MAX_OPERATION_BYTES = 64 * 1024;
+export const MAX_OPERATION_CHARACTERS = 64 * 1024;
 /** Tokens of one query (comments are not tokens). Sized so the worst query it admits validates in a few ms. */
 export const MAX_QUERY_TOKENS = 500;
 /** Selection sets nested in one another; the schema's deepest useful query is 2. */
@@ -25,7 +25,7 @@ export const MAX_QUERY_DEPTH = 8;
 export const MAX_QUERY_ALIASES = 8;
 
 /** Which limit a document passed: `extensions.limit` of the error, for clients to branch on. */
-export type DocumentLimit = 'bytes' | 'tokens' | 'depth' | 'aliases';
+export type DocumentLimit = 'size' | 'tokens' | 'depth' | 'aliases';
 
 export interface OperationPayload {
   query: string;
@@ -97,15 +97,15 @@ function shapeError(document: DocumentNode): GraphQLError[] | undefined {
  */
 export function checkedDocument(schema: GraphQLSchema, payload: OperationPayload): DocumentNode | GraphQLError[] {
   const { query, variables } = payload;
-  const length = query.length + (query.length > MAX_OPERATION_BYTES ? 0 : variablesLength(variables));
+  const length = query.length + (query.length > MAX_OPERATION_CHARACTERS ? 0 : variablesLength(variables));
   if (Number.isNaN(length)) {
     return limitError('depth', MAX_QUERY_DEPTH, 'the variables nest too deep to be read');
   }
-  if (length > MAX_OPERATION_BYTES) {
+  if (length > MAX_OPERATION_CHARACTERS) {
     return limitError(
-      'bytes',
-      MAX_OPERATION_BYTES,
-      `the query and its variables are over ${MAX_OPERATION_BYTES / 1024} KiB, the most the server reads`,
+      'size',
+      MAX_OPERATION_CHARACTERS,
+      `the query and its variables (as JSON) are over ${MAX_OPERATION_CHARACTERS} characters, the most the server reads`,
     );
   }
   const source = new Source(query);
