@@ -12,9 +12,16 @@ function traceLines(stderr: string): string[] {
   return stderr.split('\n').filter((line) => TRACED.test(line));
 }
 
-/** Sends every open connection one frame, as a hostile or careless service might: this one repeats the key. */
+/**
+ * Sends every open connection one frame, as a hostile or careless service might: this one
+ * repeats the key, and carries a C1 control character (CSI, valid unescaped in JSON) that
+ * would clear a terminal's screen.
+ */
 async function echoKeyToEveryConnection(key: string): Promise<void> {
-  const frame = JSON.stringify({ event: 'notice', data: { message: `your key is ${key}` } });
+  const frame = JSON.stringify({ event: 'notice', data: { message: `your key is ${key}` } }).replace(
+    'your key',
+    '\u009B2Jyour key',
+  );
   const response = await fetch(`${fixture.serve.httpUrl}/_admin/faults`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -54,6 +61,7 @@ describe('--trace', () => {
       expect(lines.some((line) => / < \{"event":"stream\.post\.created".*traced post/.test(line))).toBe(true);
       expect(lines.some((line) => line.includes('your key is [redacted]'))).toBe(true);
       expect(result.stderr).not.toContain(KEYS.alice);
+      expect(result.stderr).not.toContain('\u009B');
     }
   });
 
