@@ -20,7 +20,8 @@
  *                     since the seed was loaded (POST /v1/streams/{id}/custom-targets)
  * - `events`          pub/sub channel: `{"s":seq,"t":"created"|"released"|"clock"|"reset"|"targets",…}`
  * - `up:{token}`, `upbytes:{token}`, `uppending`, `upopen:{stream}`, `media:{id}`, `mediabytes`,
- *   `mbytes:{stream}`: uploaded media and their caps (redis-media.ts)
+ *   `mbytes:{stream}`, `pm:{post}`, `mposts:{stream}`: uploaded media, their caps and their
+ *   posts (redis-media.ts)
  */
 export const KEY_NAMES = [
   'seed',
