@@ -353,13 +353,19 @@ const POST_FIELDS = [
 
 /**
  * Problems with a value that should be a Post of PROTOCOL.md B3; empty when it
- * is one. A delivered hidden post has no text; the publisher's ack always has it.
+ * is one. A delivered hidden post has neither text nor metadata; the publisher's ack always has them.
  */
 export function postProblems(value: unknown, as: 'delivered' | 'ack' = 'delivered'): string[] {
   if (!isPlainObject(value)) return ['a post must be an object'];
   const problems: string[] = [];
-  const keys = Object.keys(value).sort();
+  // `metadata` (a REST publisher's) is the one optional field.
+  const keys = Object.keys(value)
+    .filter((key) => key !== 'metadata')
+    .sort();
   if (keys.join() !== POST_FIELDS.join()) problems.push(`post fields are ${keys.join()}`);
+  const { metadata } = value;
+  if (metadata !== undefined && metadata !== null && !isPlainObject(metadata))
+    problems.push('metadata is not an object or null');
   const { id, streamId, streamName, text, contentType, createdAt, releaseAt, hidden, customTarget } = value;
   if (typeof id !== 'string' || !ULID.test(id)) problems.push(`id ${JSON.stringify(id)} is not a ULID`);
   if (typeof streamId !== 'string') problems.push('streamId is not a string');
@@ -373,6 +379,8 @@ export function postProblems(value: unknown, as: 'delivered' | 'ack' = 'delivere
   }
   if (typeof hidden !== 'boolean') problems.push('hidden is not a boolean');
   if (as === 'delivered' && hidden === true && text !== null) problems.push('a hidden post is delivered with text');
+  if (as === 'delivered' && hidden === true && metadata !== null)
+    problems.push('a hidden post is delivered without metadata: null');
   if (as === 'ack' && typeof text !== 'string') problems.push('an ack carries no text');
   if (customTarget !== null && typeof customTarget !== 'string') problems.push('customTarget is not a string or null');
   return problems;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { StreamPostsServer } from '../../src/index.js';
 import { advanceClock, connectAs, http, KEYS, startTestServer } from '../support/harness.js';
 import { directorySeed } from '../support/fixtures.js';
 import { getMedia as get, PNG, publishWithMedia, put } from '../support/media.js';
@@ -206,6 +207,19 @@ describe('upload caps per stream', () => {
   });
 });
 
+/** `count` posts on macro-wire over one connection, acknowledged in order. */
+async function fillHistory(server: StreamPostsServer, count: number): Promise<void> {
+  const publisher = await connectAs(server, KEYS.macroWire);
+  await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      publisher.request('add-stream-post', { streamId: 'macro-wire', content: `filler ${i}`, contentType: 'rawtext' }),
+    ),
+  );
+  publisher.close();
+}
+
+// On a Redis store, media out of the history leave when the stream next needs room (a publish
+// with media, an upload): each check below follows one.
 describe('media and their post', () => {
   it('leave with their post when it leaves the history, and free their room', async () => {
     const server = await startTestServer();
@@ -223,22 +237,31 @@ describe('media and their post', () => {
     expect((await put(d!, 'image/png', PNG)).status).toBe(507);
 
     // 99 newer posts: the first one is the oldest of the history's 100, then out.
-    const publisher = await connectAs(server, KEYS.macroWire);
-    const publishes = (count: number) =>
-      Promise.all(
-        Array.from({ length: count }, (_, i) =>
-          publisher.request('add-stream-post', {
-            streamId: 'macro-wire',
-            content: `filler ${i}`,
-            contentType: 'rawtext',
-          }),
-        ),
-      );
-    await publishes(98);
+    await fillHistory(server, 98);
+    expect((await put(d!, 'image/png', PNG)).status).toBe(507);
     expect((await get(served[0]!)).status).toBe(200);
-    await publishes(1);
+    await fillHistory(server, 1);
+    expect((await put(d!, 'image/png', PNG)).status).toBe(200);
     for (const url of served) expect((await get(url)).status).toBe(404);
     expect((await put(first.body.mediaUploadURLs[0].url, 'image/png', PNG)).status).toBe(404);
-    expect((await put(d!, 'image/png', PNG)).status).toBe(200);
+  });
+
+  it('of a hidden post out of the history stay until its release, then leave with the next post', async () => {
+    const server = await startTestServer();
+    const releaseAt = new Date(Date.parse((await server.state()).now) + 60 * MINUTE).toISOString();
+    const hidden = await publishWithMedia(server, [{ mimeType: 'image/png' }], { releaseAt });
+    expect((await put(hidden.body.mediaUploadURLs[0].url, 'image/png', PNG)).status).toBe(200);
+    const served = hidden.body.post.metadata.media[0].url as string;
+
+    await fillHistory(server, 100);
+    expect((await publishWithMedia(server, [{ mimeType: 'image/png' }])).status).toBe(201);
+    expect((await get(served, KEYS.macroWire)).status).toBe(200);
+    expect((await get(served)).status).toBe(404);
+
+    // Released: delivered with its media URLs, which its readers fetch then.
+    await advanceClock(server, 60 * MINUTE);
+    expect((await get(served)).bytes.equals(PNG)).toBe(true);
+    expect((await publishWithMedia(server, [{ mimeType: 'image/png' }])).status).toBe(201);
+    expect((await get(served)).status).toBe(404);
   });
 });

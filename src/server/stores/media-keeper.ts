@@ -207,13 +207,11 @@ export class MemoryMedia implements MediaKeeper {
     return use;
   }
 
-  /** Closes an open address; true when it was open. */
-  #close(token: string): boolean {
+  #close(token: string): void {
     const slot = this.#open.get(token);
-    if (!slot) return false;
+    if (!slot) return;
     this.#open.delete(token);
     this.#use(slot.streamId).open -= 1;
-    return true;
   }
 
   #sweep(now: number): void {

@@ -80,6 +80,10 @@ export class MemoryStore extends SeedReads implements Store {
   #postCount = 0;
   /** Uploaded media, which leave with their post: a post out of the history frees its bytes. */
   readonly media = new MemoryMedia();
+  /** Hidden posts pushed out of the history: their media stay until they are released. */
+  readonly #hiddenOut = new Set<string>();
+  /** Released posts out of the history, by stream: their media leave with the stream's next post. */
+  readonly #releasedOut = new Map<string, string[]>();
 
   constructor(options: MemoryStoreOptions) {
     super(options.seed);
@@ -193,7 +197,11 @@ export class MemoryStore extends SeedReads implements Store {
 
   #insert(post: PostRecord): void {
     const dropped = this.#history.get(post.streamId)!.push(post);
-    if (dropped) this.media.forget(dropped.id);
+    if (dropped?.hidden) this.#hiddenOut.add(dropped.id);
+    else if (dropped) this.media.forget(dropped.id);
+    // Not at the release itself: the released post is delivered then, and its readers fetch its media.
+    for (const id of this.#releasedOut.get(post.streamId) ?? []) this.media.forget(id);
+    this.#releasedOut.delete(post.streamId);
     this.#postCount += 1;
   }
 
@@ -215,6 +223,11 @@ export class MemoryStore extends SeedReads implements Store {
     holdings.pendingReleases -= 1;
     holdings.pendingReleaseBytes -= Buffer.byteLength(post.text, 'utf8');
     post.hidden = false;
+    if (this.#hiddenOut.delete(id)) {
+      const leaving = this.#releasedOut.get(post.streamId);
+      if (leaving) leaving.push(id);
+      else this.#releasedOut.set(post.streamId, [id]);
+    }
     this.#emit({ type: 'released', post });
     this.#onChange();
   }
@@ -261,6 +274,8 @@ export class MemoryStore extends SeedReads implements Store {
     this.#keys.clear();
     this.#history.clear();
     this.media.clear();
+    this.#hiddenOut.clear();
+    this.#releasedOut.clear();
     this.#postCount = 0;
   }
 

@@ -23,7 +23,8 @@
  *                     event: an instance tells a counter that went back (a loss) from an event it saw
  * - `probe`           string: written by the readiness check while Redis refuses writes
  * - `up:{token}`, `upbytes:{token}`, `uppending`, `upopen:{stream}`, `media:{id}`, `mediabytes`,
- *   `mbytes:{stream}`: uploaded media and their caps (redis-media.ts)
+ *   `mbytes:{stream}`, `pm:{post}`, `mposts:{stream}`: uploaded media, their caps and their
+ *   posts (redis-media.ts)
  */
 export const KEY_NAMES = [
   'seed',

@@ -19,12 +19,12 @@ import type { RedisScript } from './redis-scripts.js';
  * Keys, under the service's prefix (redis-keys.ts has the rest):
  * - `up:{token}`      hash: `type`, `media` (its id), `exp` (service clock), `stream`, `rel`
  *                     (its post's releaseAt, or ""), `state` (open, uploading), `size` (bytes
- *                     of the item it holds), `post` (once stored): one upload address;
- *                     expires in Redis once lapsed long enough
+ *                     of the item it holds): one upload address; expires in Redis once
+ *                     lapsed long enough (its item does not)
  * - `upbytes:{token}` hash: `bytes` of an upload under way, moved to its item once checked
  * - `uppending`       sorted set: open address tokens, scored by `exp`
  * - `upopen:{stream}` sorted set: the same, for one stream
- * - `media:{id}`      hash: `bytes`, `type`, `stream`, `rel`, `size`, `post`: one uploaded item
+ * - `media:{id}`      hash: `bytes`, `type`, `stream`, `rel`, `size`: one uploaded item
  * - `mediabytes`      string: bytes of all media kept
  * - `mbytes:{stream}` string: bytes of one stream's media
  * - `pm:{post}`       hash: upload token → media id, of one stored post
@@ -32,25 +32,28 @@ import type { RedisScript } from './redis-scripts.js';
  * Each check and the change it guards run in one script, so two instances never both take
  * an address, and the caps hold for the service. Media leave with their post: a script
  * that needs room for a stream first drops the media of its posts no longer in its history
- * (`posts:{stream}`), and a GET of such an item finds none.
+ * (`posts:{stream}`) nor waiting for their release (`relpost`).
  */
 const PRUNE = `
 local function prune(stream)
   local list = P .. 'mposts:' .. stream
   for _, post in ipairs(redis.call('ZRANGE', list, 0, 15)) do
     if redis.call('HEXISTS', P .. 'posts:' .. stream, post) == 1 then return end
-    local media = redis.call('HGETALL', P .. 'pm:' .. post)
-    for i = 1, #media, 2 do
-      local item = P .. 'media:' .. media[i + 1]
-      local size = tonumber(redis.call('HGET', item, 'size') or '0')
-      redis.call('DEL', item, P .. 'up:' .. media[i])
-      redis.call('DECRBY', P .. 'mediabytes', size)
-      redis.call('DECRBY', P .. 'mbytes:' .. stream, size)
-      redis.call('ZREM', P .. 'uppending', media[i])
-      redis.call('ZREM', P .. 'upopen:' .. stream, media[i])
+    -- Out of the history but waiting for its release: kept until it is released.
+    if redis.call('HEXISTS', P .. 'relpost', post) == 0 then
+      local media = redis.call('HGETALL', P .. 'pm:' .. post)
+      for i = 1, #media, 2 do
+        local item = P .. 'media:' .. media[i + 1]
+        local size = tonumber(redis.call('HGET', item, 'size') or '0')
+        redis.call('DEL', item, P .. 'up:' .. media[i])
+        redis.call('DECRBY', P .. 'mediabytes', size)
+        redis.call('DECRBY', P .. 'mbytes:' .. stream, size)
+        redis.call('ZREM', P .. 'uppending', media[i])
+        redis.call('ZREM', P .. 'upopen:' .. stream, media[i])
+      end
+      redis.call('DEL', P .. 'pm:' .. post)
+      redis.call('ZREM', list, post)
     end
-    redis.call('DEL', P .. 'pm:' .. post)
-    redis.call('ZREM', list, post)
   end
 end
 `;
@@ -98,7 +101,6 @@ for i = 3, #ARGV do
   local key = P .. 'up:' .. ARGV[i]
   local slot = redis.call('HMGET', key, 'media', 'stream')
   if slot[1] then
-    redis.call('HSET', key, 'post', post)
     redis.call('HSET', P .. 'pm:' .. post, ARGV[i], slot[1])
     stream = slot[2]
   end
@@ -106,8 +108,6 @@ end
 if stream then redis.call('ZADD', P .. 'mposts:' .. stream, 0, post) end
 return 0
 `;
-
-const IN_HISTORY = `return redis.call('HEXISTS', P .. 'posts:' .. ARGV[2], ARGV[3])`;
 
 // Which cap taking `size` bytes in place of `old` would pass, if any.
 const OVER = `${PRUNE}
@@ -151,7 +151,7 @@ const STORE = `${OVER}
 local key = P .. 'up:' .. ARGV[2]
 local staged = P .. 'upbytes:' .. ARGV[2]
 local size = tonumber(ARGV[4])
-local slot = redis.call('HMGET', key, 'type', 'state', 'stream', 'size', 'rel', 'post')
+local slot = redis.call('HMGET', key, 'type', 'state', 'stream', 'size', 'rel')
 if slot[2] ~= 'uploading' then
   redis.call('DEL', staged)
   return {'gone'}
@@ -166,7 +166,7 @@ if cap then
 end
 local item = P .. 'media:' .. ARGV[3]
 redis.call('RENAME', staged, item)
-redis.call('HSET', item, 'type', slot[1], 'stream', stream, 'rel', slot[5] or '', 'size', size, 'post', slot[6] or '')
+redis.call('HSET', item, 'type', slot[1], 'stream', stream, 'rel', slot[5] or '', 'size', size)
 redis.call('INCRBY', P .. 'mediabytes', size - old)
 redis.call('INCRBY', P .. 'mbytes:' .. stream, size - old)
 redis.call('HSET', key, 'size', size)
@@ -185,14 +185,13 @@ const SCRIPTS = {
   unclaim: script(UNCLAIM),
   store: script(STORE),
   attach: script(ATTACH),
-  inHistory: script(IN_HISTORY),
 } as const;
 
 /** What the Redis store lends: its scripts runner (prefix first), and its client for bytes. */
 export interface RedisMediaAccess {
   eval(script: RedisScript, args: (string | number)[]): Promise<unknown>;
   putBytes(key: string, bytes: Buffer): Promise<void>;
-  /** The `type`, `bytes`, `stream`, `rel` and `post` fields of a hash, as bytes. */
+  /** The `type`, `bytes`, `stream` and `rel` fields of a hash, as bytes. */
   getItem(key: string): Promise<(Buffer | null)[]>;
   key(name: string): string;
 }
@@ -260,13 +259,8 @@ export class RedisMedia implements MediaKeeper {
   }
 
   async item(mediaId: string): Promise<MediaItem | undefined> {
-    const [type, bytes, stream, rel, post] = await this.redis.getItem(this.redis.key(`media:${mediaId}`));
+    const [type, bytes, stream, rel] = await this.redis.getItem(this.redis.key(`media:${mediaId}`));
     if (!type || !bytes) return undefined;
-    // Its post left the history: the next script that needs room for the stream drops it.
-    if (stream && post && post.length > 0) {
-      const kept = await this.redis.eval(SCRIPTS.inHistory, [stream.toString('utf8'), post.toString('utf8')]);
-      if (kept === 0) return undefined;
-    }
     // An item kept before items named their stream was never held back: it still is not.
     const releaseAt = !rel || rel.length === 0 ? null : Number(rel.toString('utf8'));
     return { type: type.toString('utf8'), bytes, streamId: stream?.toString('utf8') ?? '', releaseAt };

@@ -207,7 +207,7 @@ export class RedisStore extends SeedReads implements Store {
       getItem: (key) =>
         this.#command(
           this.#client.sendCommand<(Buffer | null)[]>(
-            ['HMGET', key, 'type', 'bytes', 'stream', 'rel', 'post'],
+            ['HMGET', key, 'type', 'bytes', 'stream', 'rel'],
             AS_BYTES,
           ),
         ),
