@@ -455,6 +455,7 @@ function withoutSecrets(state: ClientState, secrets: readonly string[]): ClientS
   if (state.kind === 'reconnecting') return { ...state, reason: redactSecrets(state.reason, secrets) };
   return state;
 }
+
 /** `connect` with a policy of its own: for the CLI, not exported from the package. */
 export async function openClient(options: ConnectOptions, policy: ClientPolicy): Promise<StreamPostsClient> {
   const given = checkKnownOptions('connect', options, CONNECT_OPTIONS);

@@ -78,7 +78,7 @@ export function redactedClientError(error: ClientError, secrets: readonly (strin
   return message === error.message ? error : new ClientError(error.kind, message, error.code);
 }
 
-/** A client-side failure in the library's terms, the original kept as `cause`. */
+/** A client-side failure in the library's terms, the original kept as `cause` (a copy without the key, when it named one). */
 export function fromClientError(error: unknown, secrets: readonly (string | undefined)[]): StreamPostsError {
   if (error instanceof StreamPostsError) return error;
   if (error instanceof ClientError) {

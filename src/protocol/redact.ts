@@ -28,9 +28,21 @@ interface DecodedView {
   to: number[];
 }
 
+function hexDigit(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  const lower = code | 0x20;
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+}
+
+/** The value of `length` hex digits at `at`, or -1 (read by char code: this runs on every escape of a log line). */
 function hexAt(text: string, at: number, length: number): number {
-  const digits = text.slice(at, at + length);
-  return /^[0-9a-f]+$/i.test(digits) && digits.length === length ? Number.parseInt(digits, 16) : -1;
+  let value = 0;
+  for (let i = at; i < at + length; i += 1) {
+    const digit = hexDigit(text.charCodeAt(i));
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
 }
 
 function decodePass(view: DecodedView): DecodedView | undefined {
@@ -67,11 +79,13 @@ function decodePass(view: DecodedView): DecodedView | undefined {
 
 /** The original view of `text`: each character from itself. */
 function plainView(text: string): DecodedView {
-  return {
-    text,
-    from: Array.from({ length: text.length }, (_, i) => i),
-    to: Array.from({ length: text.length }, (_, i) => i + 1),
-  };
+  const from: number[] = [];
+  const to: number[] = [];
+  for (let i = 0; i < text.length; i += 1) {
+    from.push(i);
+    to.push(i + 1);
+  }
+  return { text, from, to };
 }
 
 /**

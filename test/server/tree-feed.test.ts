@@ -327,6 +327,25 @@ describe('the hosted tree feed address /graphql?format=tree', () => {
     },
   );
 
+  it('a stop-pongs fault on its connection stops the text pongs too: the terminal reconnects, and the new connection gets them', async ({
+    skip,
+  }) => {
+    skip(SEVERAL_INSTANCES, "faults are one instance's: the connection may be on another");
+    const server = await startTestServer();
+    const terminal = new PingingTerminal(`${server.url}${FEED}apiKey=${KEYS.alice}`, KEYS.alice, 100);
+    afterTest(() => terminal.stop());
+    await terminal.until(() => terminal.pongs >= 1, 'a pong');
+    const [connection] = (await http(server, 'GET', '/_admin/connections')).body.connections;
+    const fault = await http(server, 'POST', '/_admin/faults', {
+      body: { type: 'stop-pongs', scope: { connection: connection.id } },
+    });
+    expect(fault.status).toBe(200);
+    await terminal.until(() => terminal.connections === 2, 'a reconnect', 2);
+    const pongs = terminal.pongs;
+    await terminal.until(() => terminal.pongs > pongs, 'a pong on the new connection', 2);
+    expect(terminal.connections).toBe(2);
+  });
+
   it('/graphql without format=tree is the GraphQL endpoint: a socket without its subprotocol is closed 4406, never sent tree items', async () => {
     const server = await startTestServer();
     const ws = new WebSocket(`${server.url}/graphql?apiKey=${KEYS.alice}`);

@@ -59,11 +59,13 @@ export class PingingTerminal {
     this.#arrivals.notify();
   }
 
-  /** Waits for `ready`, and gives up at once if the terminal ever had to reconnect. */
-  async until(ready: () => boolean, what: string): Promise<void> {
+  /** Waits for `ready`, and gives up at once if the terminal had to open more than `connections`. */
+  async until(ready: () => boolean, what: string, connections = 1): Promise<void> {
     await this.#arrivals.until(
       () => {
-        if (this.connections > 1) throw new Error(`the terminal reconnected (no pong within 2 s) waiting for ${what}`);
+        if (this.connections > connections) {
+          throw new Error(`the terminal reconnected (no pong within 2 s) waiting for ${what}`);
+        }
         return ready();
       },
       10_000,

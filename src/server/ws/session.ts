@@ -607,7 +607,8 @@ export class Session implements Subscriber {
    * closing the feed: the terminal reconnects, which is its own rule.
    */
   #onTreeFeedFrame(data: Buffer, isBinary: boolean): void {
-    if (isBinary || !data.equals(TREE_FEED_PING)) return;
+    // A `stop-pongs` fault stops these too: the way to see such a terminal reconnect.
+    if (isBinary || !data.equals(TREE_FEED_PING) || this.faults?.noPongs) return;
     const { createRateLimiter } = this.#context;
     if (createRateLimiter !== undefined && !(this.#rateLimiter ??= createRateLimiter()).tryTake()) return;
     this.#sendReply(TREE_FEED_PONG);
