@@ -138,6 +138,7 @@ describe('serve --workers', () => {
     for (let i = 0; i < 4; i += 1) {
       const client = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': KEYS.alice } });
       await client.nextEvent('connected');
+      expect((await client.request('on-stream-post', { streamIds: 'macro-wire', lastPosts: 0 })).event).toBe('sub_ack');
       clients.push(client);
     }
     const faults = async (...args: string[]) => {
@@ -154,6 +155,8 @@ describe('serve --workers', () => {
     expect(new Set(ids.map((id) => /^w(\d+)-c\d+$/.exec(id)?.[1]))).toEqual(new Set(['1', '2']));
     for (const listing of listings) expect([...listing].sort()).toEqual([...ids].sort());
 
+    const state = await (await fetch(`${httpUrl}/_admin/state`)).json();
+    expect(state).toMatchObject({ connections: 4, subscriptions: 4 });
     const round = await fetch(`${httpUrl}/_admin/keep-alive`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

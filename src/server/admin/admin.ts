@@ -118,6 +118,14 @@ type Run = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void
 export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions, spread?: SpreadAdmin) {
   // Several instances as one service: what is about connections and faults is asked of all.
   const whole = {
+    async state() {
+      const state = await actions.state();
+      if (!spread) return state;
+      // The store's figures are the service's already; connections and faults are each instance's.
+      const [connections, faults] = await Promise.all([spread.connections(), spread.faults()]);
+      const subscriptions = connections.reduce((sum, connection) => sum + connection.subscriptions.length, 0);
+      return { ...state, connections: connections.length, subscriptions, faults };
+    },
     connections: () => spread?.connections() ?? actions.connections(),
     faults: () => spread?.faults() ?? actions.faults(),
     addFault: (fault: unknown) => spread?.addFault(fault) ?? actions.addFault(fault),
@@ -143,7 +151,7 @@ export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions
   }
 
   const routes: Record<string, Record<string, Run>> = {
-    '/_admin/state': { GET: async (_req, res) => sendJson(res, 200, await actions.state()) },
+    '/_admin/state': { GET: async (_req, res) => sendJson(res, 200, await whole.state()) },
     '/_admin/clock': { POST: advance },
     '/_admin/export': { GET: async (_req, res) => sendJson(res, 200, await actions.exportState()) },
     '/_admin/reset': {
