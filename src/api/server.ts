@@ -467,7 +467,19 @@ export class StreamPostsServer {
  * rejects with StreamPostsError `invalid-seed` whose `path` names the field;
  * a port in use rejects with Node's own error (`code` EADDRINUSE).
  */
-export async function startServer(options: StartServerOptions = {}): Promise<StreamPostsServer> {
+export function startServer(options: StartServerOptions = {}): Promise<StreamPostsServer> {
+  return startInstance(options, undefined);
+}
+
+/**
+ * startServer for one of several instances acting as one service (`serve --workers`): its
+ * name prefixes its connection ids, and its admin endpoints reach the others through the link.
+ * Not part of the package's API.
+ */
+export async function startInstance(
+  options: StartServerOptions,
+  instance: CoreOptions['instance'],
+): Promise<StreamPostsServer> {
   const given = checkKnownOptions('startServer', options, OPTION_NAMES);
   const core: Partial<Record<keyof CoreOptions, unknown>> = {};
   for (const [name, { core: coreName, min, max }] of Object.entries(INTEGER_OPTIONS)) {
@@ -501,6 +513,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Str
     ...(admin === undefined ? {} : { admin }),
     ...perimeter,
     ...(logger ? { logger } : {}),
+    ...(instance ? { instance } : {}),
   });
   return new StreamPostsServer(server, seed);
 }

@@ -5,6 +5,7 @@ import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
 import { StoreError } from '../server/stores/store-error.js';
 import { EXIT, ExitError } from './exit.js';
 import { StopSignals, type ExecChild } from './serve-signals.js';
+import { PeerRouter } from './worker-peers.js';
 
 /** A Redis store that cannot be used: an evicting one is the setup's fault (exit 2), else the store's (1). */
 export function storeExit(error: StoreError): ExitError {
@@ -105,16 +106,21 @@ export async function servePrimary(plan: PrimaryPlan): Promise<number> {
   let failStart: (error: Error) => void = () => {};
   const respawn = new RespawnBackoff();
   const respawnTimers = new Set<NodeJS.Timeout>();
+  const router = new PeerRouter();
   const fork = (): Promise<ServedAt> => {
     const worker = cluster.fork();
     const startedAt = Date.now();
     live.add(worker);
     return new Promise((resolve) => {
       worker.on('message', (message: unknown) => {
-        if (isReport(message)) resolve(message);
+        if (router.message(worker, message)) return;
+        if (!isReport(message)) return;
+        router.listening(worker);
+        resolve(message);
       });
       worker.once('exit', (code, signal) => {
         live.delete(worker);
+        router.gone(worker);
         if (stopping || signals.requested) return;
         if (!started) {
           failStart(

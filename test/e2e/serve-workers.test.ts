@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS } from '../support/harness.js';
 import { RedisServer } from '../stores/redis-server.js';
+import { jsonLines, runToEnd } from './client-support.js';
 import { openClient, runCli } from './spawn.js';
 
 let redis: RedisServer;
@@ -124,6 +125,57 @@ describe('serve --workers', () => {
         .map((record) => record['worker']),
     );
     expect([...workers].sort()).toEqual([1, 2]);
+    serve.child.kill('SIGTERM');
+    expect((await serve.exit()).code).toBe(0);
+  });
+
+  it('answers for every worker: connections listed and distinct (w1-…, w2-…), faults and keep-alive rounds on all, a scoped fault on its connection alone', async () => {
+    const serve = runCli(workersArgs());
+    const url = await serve.url();
+    const httpUrl = url.replace(/^ws/, 'http');
+    // Round robin: four connections reach both workers.
+    const clients = [];
+    for (let i = 0; i < 4; i += 1) {
+      const client = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': KEYS.alice } });
+      await client.nextEvent('connected');
+      expect((await client.request('on-stream-post', { streamIds: 'macro-wire', lastPosts: 0 })).event).toBe('sub_ack');
+      clients.push(client);
+    }
+    const faults = async (...args: string[]) => {
+      const result = await runToEnd(['faults', ...args, '--json', '--url', url]);
+      expect(result.code, result.stderr).toBe(0);
+      return jsonLines(result.stdout) as { id: string; applied?: number }[];
+    };
+    // Whichever worker takes the request, the answer is the whole service's.
+    const listings = [];
+    for (let i = 0; i < 3; i += 1) listings.push((await faults('connections')).map((connection) => connection.id));
+    const ids = listings[0]!;
+    expect(ids).toHaveLength(4);
+    expect(new Set(ids).size).toBe(4);
+    expect(new Set(ids.map((id) => /^w(\d+)-c\d+$/.exec(id)?.[1]))).toEqual(new Set(['1', '2']));
+    for (const listing of listings) expect([...listing].sort()).toEqual([...ids].sort());
+
+    const state = await (await fetch(`${httpUrl}/_admin/state`)).json();
+    expect(state).toMatchObject({ connections: 4, subscriptions: 4 });
+    const round = await fetch(`${httpUrl}/_admin/keep-alive`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(await round.json()).toEqual({ pinged: 4, terminated: 0 });
+
+    // A fault kept in force is listed once, under one id, and cleared by it everywhere.
+    const [silent] = await faults('add', 'go-silent', '--connection', ids[0]!);
+    for (let i = 0; i < 3; i += 1) expect((await faults('list')).map((fault) => fault.id)).toEqual([silent!.id]);
+    await faults('clear', silent!.id);
+    expect(await faults('list')).toEqual([]);
+
+    // A fault that acts once, scoped to one connection of worker 2: it lands there and nowhere else.
+    const target = ids.find((id) => id.startsWith('w2-'))!;
+    const [close] = await faults('add', 'close', '--connection', target);
+    expect(close).toMatchObject({ type: 'close', applied: 1 });
+    const closed = await Promise.race(clients.map((client) => client.closed));
+    expect(closed.code).toBe(1012);
     serve.child.kill('SIGTERM');
     expect((await serve.exit()).code).toBe(0);
   });

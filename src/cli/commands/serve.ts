@@ -6,7 +6,7 @@ import { DEMO_SEED } from '../../demo/seed.js';
 import { createLogger, withFields, type LogFormat } from '../../server/logger.js';
 import type { Seed } from '../../protocol/seed.js';
 import { parseSeedText, SeedError } from '../../server/service/seed.js';
-import { startServer, type StartServerOptions, type StreamPostsServer } from '../../api/server.js';
+import { startInstance, type StartServerOptions, type StreamPostsServer } from '../../api/server.js';
 import { StreamPostsError } from '../../api/errors.js';
 import { playScenario } from './scenario.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../../server/stores/redis-keys.js';
@@ -14,6 +14,7 @@ import { StoreError } from '../../server/stores/store-error.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { StopSignals, type ExecChild } from '../serve-signals.js';
 import { reportListening, servePrimary, storeExit, type ServedAt } from '../serve-workers.js';
+import { workerLink } from '../worker-peers.js';
 
 export interface ServeOptions {
   host: string;
@@ -288,42 +289,48 @@ export async function serve(options: ServeOptions): Promise<number> {
   );
   // Under --workers every line says which worker wrote it (cluster ids count from 1, replacements included).
   const logger = cluster.worker ? withFields(lines, { worker: cluster.worker.id }) : lines;
+  // Under --workers each worker is an instance of one service: its connection ids say which
+  // (`w2-c5`), and its admin endpoints answer for every worker.
+  const instance = cluster.worker ? { name: `w${cluster.worker.id}-`, link: workerLink() } : undefined;
   let server: StreamPostsServer;
   try {
-    server = await startServer({
-      seed,
-      host: options.host,
-      port: options.port,
-      ...(tls ? { tls } : {}),
-      idempotencyWindowMs: options.idempotencyWindow,
-      uploadWindowMs: options.uploadWindow,
-      rateLimit: options.rateLimit,
-      ...(options.keyRateLimit === undefined ? {} : { keyRateLimit: options.keyRateLimit }),
-      maxConnectionsPerKey: options.maxConnectionsPerKey,
-      maxSubscriptions: options.maxSubscriptions,
-      maxPendingCommands: options.maxPendingCommands,
-      maxPendingReleases: options.maxPendingReleases,
-      maxPendingReleaseBytes: options.maxPendingReleaseBytes,
-      maxIdempotencyKeys: options.maxIdempotencyKeys,
-      maxIdempotencyBytes: options.maxIdempotencyBytes,
-      maxBufferedBytes: options.maxBuffered,
-      keepAliveMs: options.keepAlive,
-      hostedHiddenPosts: options.hostedHiddenPosts,
-      ...(options.admin === undefined ? {} : { admin: options.admin }),
-      ...perimeterOptions(options),
-      bodyTimeoutMs: options.bodyTimeout,
-      headersTimeoutMs: options.headersTimeout,
-      ...(redis === undefined
-        ? {}
-        : {
-            store: redis.url,
-            redisPrefix: redis.prefix,
-            resetStore: redis.resetStore,
-            allowEviction: redis.allowEviction,
-          }),
-      ...(options.state === undefined ? {} : { state: options.state }),
-      logger,
-    });
+    server = await startInstance(
+      {
+        seed,
+        host: options.host,
+        port: options.port,
+        ...(tls ? { tls } : {}),
+        idempotencyWindowMs: options.idempotencyWindow,
+        uploadWindowMs: options.uploadWindow,
+        rateLimit: options.rateLimit,
+        ...(options.keyRateLimit === undefined ? {} : { keyRateLimit: options.keyRateLimit }),
+        maxConnectionsPerKey: options.maxConnectionsPerKey,
+        maxSubscriptions: options.maxSubscriptions,
+        maxPendingCommands: options.maxPendingCommands,
+        maxPendingReleases: options.maxPendingReleases,
+        maxPendingReleaseBytes: options.maxPendingReleaseBytes,
+        maxIdempotencyKeys: options.maxIdempotencyKeys,
+        maxIdempotencyBytes: options.maxIdempotencyBytes,
+        maxBufferedBytes: options.maxBuffered,
+        keepAliveMs: options.keepAlive,
+        hostedHiddenPosts: options.hostedHiddenPosts,
+        ...(options.admin === undefined ? {} : { admin: options.admin }),
+        ...perimeterOptions(options),
+        bodyTimeoutMs: options.bodyTimeout,
+        headersTimeoutMs: options.headersTimeout,
+        ...(redis === undefined
+          ? {}
+          : {
+              store: redis.url,
+              redisPrefix: redis.prefix,
+              resetStore: redis.resetStore,
+              allowEviction: redis.allowEviction,
+            }),
+        ...(options.state === undefined ? {} : { state: options.state }),
+        logger,
+      },
+      instance,
+    );
   } catch (error) {
     if (error instanceof StoreError) throw storeExit(error);
     if (error instanceof StreamPostsError && (error.code === 'invalid-state' || error.code === 'state-locked')) {

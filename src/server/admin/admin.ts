@@ -6,6 +6,7 @@ import { ProtocolError } from '../../protocol/errors.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import type { AdjustableClock } from '../service/clock.js';
 import type { FaultRegistry } from './faults.js';
+import type { SpreadAdmin } from './admin-peers.js';
 import { decodeSegment, parseJsonObject, readBody, sendError, sendJson } from '../http/http-util.js';
 import type { Logger } from '../logger.js';
 import { createTokenCheck } from '../http/perimeter.js';
@@ -114,7 +115,24 @@ export interface AdminHttpOptions {
 type Run = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
 
 /** `/_admin/*`: reset to the seed, move the clock, read counts, inject faults. Returns false when no route matched. */
-export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions) {
+export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions, spread?: SpreadAdmin) {
+  // Several instances as one service: what is about connections and faults is asked of all.
+  const whole = {
+    async state() {
+      const state = await actions.state();
+      if (!spread) return state;
+      // The store's figures are the service's already; connections and faults are each instance's.
+      const [connections, faults] = await Promise.all([spread.connections(), spread.faults()]);
+      const subscriptions = connections.reduce((sum, connection) => sum + connection.subscriptions.length, 0);
+      return { ...state, connections: connections.length, subscriptions, faults };
+    },
+    connections: () => spread?.connections() ?? actions.connections(),
+    faults: () => spread?.faults() ?? actions.faults(),
+    addFault: (fault: unknown) => spread?.addFault(fault) ?? actions.addFault(fault),
+    clearFaults: (id?: string) => spread?.clearFaults(id) ?? actions.clearFaults(id),
+    keepAliveRound: () => spread?.keepAliveRound() ?? actions.keepAliveRound(),
+  };
+
   async function advance(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = parseJsonObject(await readBody(req, ADMIN_BODY_LIMIT, http.bodyTimeoutMs));
     sendJson(res, 200, await actions.advanceClock(body['advanceMs'] as number));
@@ -122,17 +140,18 @@ export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions
 
   async function addFault(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = parseJsonObject(await readBody(req, FAULT_BODY_LIMIT, http.bodyTimeoutMs));
-    sendJson(res, 200, { fault: await actions.addFault(body) });
+    sendJson(res, 200, { fault: await whole.addFault(body) });
   }
 
   async function clearFault(_req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const id = decodeSegment(url.pathname.slice(FAULT_PATH.length));
-    if (actions.clearFaults(id) === 0) throw new ProtocolError('not-found', `no fault with id "${id.slice(0, 64)}"`);
+    if ((await whole.clearFaults(id)) === 0)
+      throw new ProtocolError('not-found', `no fault with id "${id.slice(0, 64)}"`);
     sendJson(res, 200, { cleared: 1 });
   }
 
   const routes: Record<string, Record<string, Run>> = {
-    '/_admin/state': { GET: async (_req, res) => sendJson(res, 200, await actions.state()) },
+    '/_admin/state': { GET: async (_req, res) => sendJson(res, 200, await whole.state()) },
     '/_admin/clock': { POST: advance },
     '/_admin/export': { GET: async (_req, res) => sendJson(res, 200, await actions.exportState()) },
     '/_admin/reset': {
@@ -141,12 +160,14 @@ export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions
         sendJson(res, 200, { ok: true });
       },
     },
-    '/_admin/keep-alive': { POST: async (_req, res) => sendJson(res, 200, await actions.keepAliveRound()) },
-    '/_admin/connections': { GET: async (_req, res) => sendJson(res, 200, { connections: actions.connections() }) },
+    '/_admin/keep-alive': { POST: async (_req, res) => sendJson(res, 200, await whole.keepAliveRound()) },
+    '/_admin/connections': {
+      GET: async (_req, res) => sendJson(res, 200, { connections: await whole.connections() }),
+    },
     '/_admin/faults': {
-      GET: async (_req, res) => sendJson(res, 200, { faults: actions.faults() }),
+      GET: async (_req, res) => sendJson(res, 200, { faults: await whole.faults() }),
       POST: addFault,
-      DELETE: async (_req, res) => sendJson(res, 200, { cleared: actions.clearFaults() }),
+      DELETE: async (_req, res) => sendJson(res, 200, { cleared: await whole.clearFaults() }),
     },
   };
   const oneFault: Record<string, Run> = { DELETE: clearFault };

@@ -120,11 +120,14 @@ export class FaultRegistry {
     return [...this.#active.values()].map((fault) => ({ ...fault.view }));
   }
 
-  /** Checks, applies and (unless it acts once) keeps a fault. Rejects with `invalid-argument` naming the field. */
-  async add(raw: unknown): Promise<Fault> {
+  /**
+   * Checks, applies and (unless it acts once) keeps a fault. Rejects with `invalid-argument`
+   * naming the field. `id`: one given by the service's instances together (admin-peers.ts).
+   */
+  async add(raw: unknown, givenId?: string): Promise<Fault> {
     const input = parseFault(raw);
     const resolved = input.scope && (await this.#resolveScope(input.scope));
-    const id = `f${this.#nextId++}`;
+    const id = givenId ?? `f${this.#nextId++}`;
     const view: Fault = { ...input, id, createdAt: new Date().toISOString() };
     if (resolved) view.scope = resolved.view;
     const scope = resolved?.match;

@@ -25,6 +25,7 @@ import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import { HELLO_QUERY, TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../../protocol/paths.js';
 import { redactUrl } from '../../protocol/redact.js';
 import { createAdminActions, createAdminHandler, type AdminActions } from '../admin/admin.js';
+import { answerLocally, spreadAdmin, type PeerLink } from '../admin/admin-peers.js';
 import { DEFAULTS } from '../defaults.js';
 import { Dashboard } from '../admin/dashboard.js';
 import { AdjustableClock } from '../service/clock.js';
@@ -105,6 +106,12 @@ export interface ServerOptions {
   /** How long request headers may take to arrive. */
   headersTimeoutMs?: number;
   logger?: Logger;
+  /**
+   * One of several instances acting as one service (serve --workers): its connection ids
+   * start with `instance.name` (`w2-` gives `w2-c5`), and the admin endpoints about
+   * connections, faults and keep-alive rounds answer for every instance through `link`.
+   */
+  instance?: { name: string; link: PeerLink };
   clock?: AdjustableClock;
   /** Replaces the in-memory store (the clock and seed are then the store's business). */
   store?: Store;
@@ -410,10 +417,24 @@ export class StreamPostsServer {
       });
       this.admin = this.#dashboard.watch(this.admin);
     }
+    const { instance } = options;
+    if (instance) {
+      const local = {
+        connections: () => this.admin.connections(),
+        faults: this.faults,
+        keepAliveRound: () => this.admin.keepAliveRound(),
+      };
+      instance.link.answer(async (request) => answerLocally(request, local));
+    }
     const handleAdmin = this.#options.admin
-      ? createAdminHandler(this.admin, { bodyTimeoutMs, token: options.adminToken })
+      ? createAdminHandler(
+          this.admin,
+          { bodyTimeoutMs, token: options.adminToken },
+          instance && spreadAdmin(instance.link, instance.name),
+        )
       : undefined;
     this.#sessionContext = {
+      connectionIdPrefix: instance?.name ?? '',
       faults: this.faults,
       service: this.#service,
       fanout: this.#fanout,

@@ -113,6 +113,8 @@ function subscriptionKey(format: Format, streamIds: readonly string[]): string {
 }
 
 export interface SessionContext {
+  /** What every connection id of this instance starts with (`w2-` under serve --workers), else ''. */
+  connectionIdPrefix: string;
   service: StreamPostsService;
   fanout: FanOut;
   logger: Logger;
@@ -140,7 +142,7 @@ export interface SessionContext {
 }
 
 export interface SessionStart {
-  /** The connection's number: its id is `c` and this (built when asked for, not held as a string). */
+  /** The connection's number: its id is `c` and this, after the instance's prefix (built when asked for, not held as a string). */
   seq: number;
   key: string | undefined;
   /** The command named in the URL form, with its query arguments. */
@@ -328,7 +330,7 @@ export class Session implements Subscriber {
   }
 
   get id(): string {
-    return `c${this.start.seq}`;
+    return `${this.#context.connectionIdPrefix}c${this.start.seq}`;
   }
 
   sendFrame(frame: Buffer | string): void {

@@ -1,0 +1,113 @@
+// Several instances acting as one service in front of one store (serve --workers): each
+// holds its own connections and faults, so an admin request that is about them is put to
+// every instance, and the answers are merged into the one the service gives.
+import type { ConnectionInfo, Fault, KeepAliveRound } from '../../protocol/admin.js';
+import { ProtocolError, type ErrorCode } from '../../protocol/errors.js';
+import type { FaultRegistry } from './faults.js';
+
+/** An admin request put to every instance. */
+export type PeerRequest =
+  | { op: 'connections' }
+  | { op: 'faults' }
+  /** `id`: the same on every instance, so the fault is cleared by one id everywhere. */
+  | { op: 'add-fault'; fault: unknown; id: string }
+  | { op: 'clear-faults'; id?: string }
+  | { op: 'keep-alive' };
+
+/** One instance's answer: a value, or the error it refused with. */
+export type PeerAnswer = { ok: true; value: unknown } | { ok: false; code: string; message: string };
+
+/** How an instance reaches the others (the transport is the caller's: IPC under node:cluster). */
+export interface PeerLink {
+  /** Puts the request to every instance, this one included; their answers. */
+  ask(request: PeerRequest): Promise<PeerAnswer[]>;
+  /** Sets how this instance answers a request put by any instance. */
+  answer(handler: (request: PeerRequest) => Promise<unknown>): void;
+}
+
+/** What the admin endpoints ask of the whole service instead of this instance. */
+export interface SpreadAdmin {
+  connections(): Promise<ConnectionInfo[]>;
+  faults(): Promise<Fault[]>;
+  addFault(fault: unknown): Promise<Fault>;
+  clearFaults(id?: string): Promise<number>;
+  keepAliveRound(): Promise<KeepAliveRound>;
+}
+
+/** What one instance does when asked (by itself or another). */
+export function answerLocally(
+  request: PeerRequest,
+  local: {
+    connections(): ConnectionInfo[];
+    faults: FaultRegistry;
+    keepAliveRound(): Promise<KeepAliveRound>;
+  },
+): Promise<unknown> | unknown {
+  switch (request.op) {
+    case 'connections':
+      return local.connections();
+    case 'faults':
+      return local.faults.list();
+    case 'add-fault':
+      return local.faults.add(request.fault, request.id);
+    case 'clear-faults': {
+      const ids = request.id === undefined ? local.faults.list().map((fault) => fault.id) : [request.id];
+      return ids.filter((id) => local.faults.clear(id) === 1);
+    }
+    case 'keep-alive':
+      return local.keepAliveRound();
+  }
+}
+
+/** The values of the instances that answered; when none did, the first refusal, thrown. */
+function values<T>(answers: PeerAnswer[]): T[] {
+  const ok = answers.filter((answer) => answer.ok);
+  if (ok.length === 0) {
+    const refusal = answers.find((answer) => !answer.ok);
+    if (refusal) throw new ProtocolError(refusal.code as ErrorCode, refusal.message);
+  }
+  return ok.map((answer) => answer.value as T);
+}
+
+/** One entry per fault id: every instance holds a copy of each fault. */
+function byId(lists: Fault[][]): Fault[] {
+  const faults = new Map<string, Fault>();
+  for (const fault of lists.flat()) if (!faults.has(fault.id)) faults.set(fault.id, fault);
+  return [...faults.values()];
+}
+
+/**
+ * The admin requests that concern connections and faults, answered for the whole service.
+ * `idPrefix` names this instance (`w2-`): the fault ids it gives never meet another's.
+ */
+export function spreadAdmin(link: PeerLink, idPrefix: string): SpreadAdmin {
+  let nextFault = 1;
+  return {
+    async connections() {
+      return values<ConnectionInfo[]>(await link.ask({ op: 'connections' })).flat();
+    },
+    async faults() {
+      return byId(values<Fault[]>(await link.ask({ op: 'faults' })));
+    },
+    async addFault(fault) {
+      const views = values<Fault>(await link.ask({ op: 'add-fault', fault, id: `${idPrefix}f${nextFault++}` }));
+      const [first] = views;
+      if (first === undefined) throw new ProtocolError('unavailable', 'no instance answered');
+      // A fault that acts once did so on each instance's own connections.
+      if (first.applied === undefined) return first;
+      return { ...first, applied: views.reduce((sum, view) => sum + (view.applied ?? 0), 0) };
+    },
+    async clearFaults(id) {
+      return new Set(
+        values<string[]>(await link.ask({ op: 'clear-faults', ...(id === undefined ? {} : { id }) })).flat(),
+      ).size;
+    },
+    async keepAliveRound() {
+      const rounds = values<KeepAliveRound>(await link.ask({ op: 'keep-alive' }));
+      return {
+        pinged: rounds.reduce((sum, round) => sum + round.pinged, 0),
+        terminated: rounds.reduce((sum, round) => sum + round.terminated, 0),
+      };
+    },
+  };
+}
