@@ -296,18 +296,28 @@ export interface RedisScript {
   readonly sha: string;
 }
 
-function script(body: string): RedisScript {
-  const source = HELPERS + body;
+/**
+ * A script as Redis runs it. Declared (Redis 7's shebang) as one that writes, Redis refuses it
+ * as a whole while it is out of memory under `noeviction`; an undeclared one is refused only at
+ * its first write that needs memory, after the writes before it were done (a release taken
+ * off the schedule and never announced). `writes: false` lets it read while Redis is full.
+ */
+export function luaScript(body: string, writes = true): RedisScript {
+  const source = `#!lua${writes ? '' : ' flags=no-writes'}\n${body}`;
   return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+function script(body: string, writes = true): RedisScript {
+  return luaScript(HELPERS + body, writes);
 }
 
 export const SCRIPTS = {
   loadSeed: script(LOAD_SEED),
   publish: script(PUBLISH),
   releaseDue: script(RELEASE_DUE),
-  recent: script(RECENT),
+  recent: script(RECENT, false),
   advanceClock: script(ADVANCE_CLOCK),
-  stats: script(STATS),
+  stats: script(STATS, false),
   setTargets: script(SET_TARGETS),
   probe: script(PROBE),
 } as const;
