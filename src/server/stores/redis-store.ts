@@ -576,8 +576,10 @@ export class RedisStore extends SeedReads implements Store {
           } while (claimed === RELEASE_BATCH);
         } while (this.#releaseAgain);
       } catch (error) {
-        // Retried when the client is ready again, and every RELEASE_RETRY_MS meanwhile.
-        this.#logger.log('warn', 'releases not run', { reason: (error as Error).message });
+        // Retried when the client is ready again, and every RELEASE_RETRY_MS meanwhile. A store
+        // that cannot be used has said why once (StoreHealth): not again every retry.
+        const known = error instanceof ProtocolError && error.code === 'unavailable';
+        this.#logger.log(known ? 'debug' : 'warn', 'releases not run', { reason: (error as Error).message });
         this.#releasing = undefined;
         this.#claims.claimEnded(RELEASE_RETRY_MS);
         return;
