@@ -7,6 +7,7 @@ import { parseSeed } from '../../src/server/service/seed.js';
 import type { PublishRequest, PublishResult, StoreEvent } from '../../src/server/stores/store.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/server/stores/redis-store.js';
 import { RedisServer } from './redis-server.js';
+import { Arrivals } from '../support/arrivals.js';
 
 let redis: RedisServer;
 let keyspaces = 0;
@@ -239,6 +240,59 @@ describe('a Redis that stops answering (its connections still open)', () => {
     } finally {
       frozen.resume();
       await frozen.stop();
+    }
+  });
+});
+
+describe('a Redis out of memory (noeviction)', () => {
+  it('refuses a release claim as a whole: the release fires once memory is back, not lost half-done', async () => {
+    const full = await RedisServer.start();
+    try {
+      const clock = new AdjustableClock();
+      const refusedClaims = new Arrivals();
+      let claimsRefused = 0;
+      const store = await RedisStore.open({
+        url: full.url,
+        prefix: freshPrefix(),
+        seed: DEMO_SEED,
+        clock,
+        idempotencyWindowMs: 60_000,
+        logger: {
+          log: (_level, message) => {
+            if (message === 'releases not run') claimsRefused += 1;
+            refusedClaims.notify();
+          },
+        },
+      });
+      opened.push(store);
+      const events = collect(store);
+      const hidden = await store.publish(post({ text: 'held', releaseAt: clock.now() + 60_000 }));
+      const admin = createClient({ url: full.url });
+      await admin.connect();
+      await admin.configSet({ 'maxmemory-policy': 'noeviction', maxmemory: '1' });
+      // Due at once: the claim runs while Redis refuses writes.
+      clock.advance(60_000);
+      await refusedClaims.until(
+        () => claimsRefused > 0,
+        10_000,
+        () => new Error('no release claim was refused'),
+      );
+      expect(store.unusable()).toMatchObject({ reason: 'out-of-memory' });
+      await admin.configSet('maxmemory', '0');
+      await admin.close();
+      await refusedClaims.until(
+        () => events.some((event) => event.type === 'released'),
+        10_000,
+        () => new Error('the release never fired'),
+      );
+      expect(events.filter((event) => event.type === 'released').map((event) => event.post.id)).toEqual([
+        hidden.post.id,
+      ]);
+      const inHistory = (await store.recent('macro-wire', 100)).find((one) => one.id === hidden.post.id);
+      expect(inHistory).toMatchObject({ hidden: false, text: 'held' });
+      expect((await store.stats()).scheduledReleases).toBe(0);
+    } finally {
+      await full.stop();
     }
   });
 });

@@ -177,6 +177,9 @@ describe('a Redis that loses its data, under two instances', () => {
     await (await admin()).flushAll();
     // A seed key, while the key table is gone: answered, never 401 / 4401.
     expect((await http(b.server, 'GET', '/v1/streams', { key: KEYS.bob })).status).toBe(200);
+    const early = await connect(a.server, { key: KEYS.newsdesk });
+    const greeting = await early.next((m) => m.event !== undefined, WAIT_MS);
+    expect(greeting.event).toBe('connected');
     const publisher = await connectAs(a.server, KEYS.macroWire);
     expect((await publishOn(publisher, 'the first after the flush')).event).toBe('ack');
     await expectSurvived(instances, subscribers, replaying);

@@ -16,12 +16,21 @@ function infoField(info: string, name: string): string | undefined {
  * a `maxmemory-policy` that can evict keys would drop posts and the key table at random, so
  * it is refused unless `allowEviction`; a Redis without persistence (no AOF, no RDB save
  * point) loses everything on a restart, which is a choice, so it is only a warning. A Redis
- * that hides these settings (INFO or CONFIG renamed away) is taken as it is.
+ * that hides these settings (INFO or CONFIG renamed away) is taken as it is. Redis before 7.0
+ * cannot run the scripts (their first line declares that they write) and is refused.
  */
 export async function checkRedisConfig(
   redis: RawCommands,
   options: { allowEviction: boolean; logger: Logger },
 ): Promise<void> {
+  const server = await redis.sendCommand<string>(['INFO', 'server']).catch(() => '');
+  const version = infoField(server, 'redis_version');
+  if (version !== undefined && Number.parseInt(version, 10) < 7) {
+    throw new StoreError(
+      'store-unsupported',
+      `Redis ${version} is too old: the service needs Redis 7.0 or later (its scripts declare that they write, so a full Redis refuses them whole)`,
+    );
+  }
   const memory = await redis.sendCommand<string>(['INFO', 'memory']).catch(() => '');
   const policy = infoField(memory, 'maxmemory_policy');
   if (policy !== undefined && policy !== 'noeviction') {

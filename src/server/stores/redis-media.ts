@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   LAPSED_KEPT_MS,
   MAX_PENDING_UPLOADS,
@@ -13,7 +12,7 @@ import {
   type NewSlot,
   type Stored,
 } from './media-keeper.js';
-import type { RedisScript } from './redis-scripts.js';
+import { luaScript, type RedisScript } from './redis-scripts.js';
 
 /**
  * Keys, under the service's prefix (redis-keys.ts has the rest):
@@ -174,8 +173,7 @@ return {'ok'}
 `;
 
 function script(source: string): RedisScript {
-  const full = `local P = ARGV[1]\n${source}`;
-  return { source: full, sha: createHash('sha1').update(full).digest('hex') };
+  return luaScript(`local P = ARGV[1]\n${source}`);
 }
 
 const SCRIPTS = {

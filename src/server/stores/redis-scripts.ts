@@ -88,12 +88,15 @@ end
 
 /**
  * ARGV: prefix, seed digest, mode (start | replace | reset), the new load's epoch (a random id
- * every instance compares, to tell a counter that went backwards from an event it saw), payload
- * JSON {streams, keys}, then each seed post as three arguments: stream id, post id, the post's JSON as post_json
- * writes it. A seed of large posts is not decoded and encoded again inside the script.
+ * every instance compares, to tell a counter that went backwards from an event it saw), the
+ * loading instance's clock offset (kept by a load after a loss: every instance still has it),
+ * payload JSON {streams, keys}, then each seed post as three arguments: stream id, post id,
+ * the post's JSON as post_json writes it. A seed of large posts is not decoded and encoded
+ * again inside the script. Returns the reset event's number, whether it replaced a keyspace
+ * in use, and the clock offset it announced.
  */
 const LOAD_SEED = `
-local digest, mode, epoch = ARGV[2], ARGV[3], ARGV[4]
+local digest, mode, epoch, offset = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local current = redis.call('GET', P .. 'seed')
 if mode == 'start' then
   if current == digest and not lost() then return {'present'} end
@@ -104,7 +107,7 @@ end
 -- Something was here (a counter, another seed) that this load replaces: every instance must
 -- drop what it remembers of it, even when the counter did not go backwards.
 local replaced = mode ~= 'reset' and redis.call('EXISTS', P .. 'seq') == 1
-local payload = cjson.decode(ARGV[5])
+local payload = cjson.decode(ARGV[6])
 -- The seed's streams too: an evicted set of streams must not leave their histories behind.
 local cleared = redis.call('SMEMBERS', P .. 'streams')
 for _, sid in ipairs(payload.streams) do table.insert(cleared, sid) end
@@ -115,17 +118,17 @@ redis.call('DEL', P .. 'rel', P .. 'relpost', P .. 'streams', P .. 'targets')
 -- The keys are the seed's (the digest says so): written again, in case some were evicted.
 redis.call('DEL', P .. 'keys')
 for _, pair in ipairs(payload.keys) do redis.call('HSET', P .. 'keys', pair[1], pair[2]) end
-if mode ~= 'reset' then redis.call('DEL', P .. 'clock') end
+if mode ~= 'reset' then redis.call('SET', P .. 'clock', offset) end
 for _, sid in ipairs(payload.streams) do redis.call('SADD', P .. 'streams', sid) end
 -- Seed post ids are the seed's own (the same on every load) and sort before every id issued.
-for i = 6, #ARGV, 3 do append(ARGV[i], ARGV[i + 1], ARGV[i + 2], 0) end
-redis.call('SET', P .. 'count', (#ARGV - 5) / 3)
+for i = 7, #ARGV, 3 do append(ARGV[i], ARGV[i + 1], ARGV[i + 2], 0) end
+redis.call('SET', P .. 'count', (#ARGV - 6) / 3)
 redis.call('SET', P .. 'seed', digest)
 redis.call('SET', P .. 'epoch', epoch)
-local offset = tonumber(redis.call('GET', P .. 'clock') or '0')
+offset = tonumber(redis.call('GET', P .. 'clock') or '0')
 local seq = next_seq()
 announce(seq, 'reset', ',"e":' .. cjson.encode(epoch) .. ',"o":' .. offset .. ',"l":' .. tostring(replaced))
-return {'loaded', seq, replaced and 1 or 0}
+return {'loaded', seq, replaced and 1 or 0, offset}
 `;
 
 /**
@@ -296,18 +299,28 @@ export interface RedisScript {
   readonly sha: string;
 }
 
-function script(body: string): RedisScript {
-  const source = HELPERS + body;
+/**
+ * A script as Redis runs it. Declared (Redis 7's shebang) as one that writes, Redis refuses it
+ * as a whole while it is out of memory under `noeviction`; an undeclared one is refused only at
+ * its first write that needs memory, after the writes before it were done (a release taken
+ * off the schedule and never announced). `writes: false` lets it read while Redis is full.
+ */
+export function luaScript(body: string, writes = true): RedisScript {
+  const source = `#!lua${writes ? '' : ' flags=no-writes'}\n${body}`;
   return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+function script(body: string, writes = true): RedisScript {
+  return luaScript(HELPERS + body, writes);
 }
 
 export const SCRIPTS = {
   loadSeed: script(LOAD_SEED),
   publish: script(PUBLISH),
   releaseDue: script(RELEASE_DUE),
-  recent: script(RECENT),
+  recent: script(RECENT, false),
   advanceClock: script(ADVANCE_CLOCK),
-  stats: script(STATS),
+  stats: script(STATS, false),
   setTargets: script(SET_TARGETS),
   probe: script(PROBE),
 } as const;

@@ -377,21 +377,27 @@ export class RedisStore extends SeedReads implements Store {
       }),
     ]);
     const epoch = randomBytes(8).toString('hex');
-    const [outcome, seq, replaced] = await this.#eval(SCRIPTS.loadSeed, [
+    const reply = await this.#eval(SCRIPTS.loadSeed, [
       this.#digest,
       mode,
       epoch,
+      this.#clock.offsetMs,
       JSON.stringify(payload),
       ...posts,
     ]);
-    if (outcome !== 'loaded') return outcome as string;
-    // This load replaced what instances were following: this one drops it before it answers
-    // anything more (the others do as its reset event reaches them).
-    if (this.#started && (replaced === 1 || (this.#lastSeq !== undefined && (seq as number) <= this.#lastSeq))) {
-      this.#epoch = epoch;
-      this.#interrupt('the store lost its data; the seed was loaded again');
+    if (reply[0] !== 'loaded') return reply[0] as string;
+    const [, seq, replaced, offset] = reply as [string, number, number, number];
+    // Unless its reset event came back first: this load replaced what instances followed, and
+    // this one drops it before it answers anything more (the others do as the event reaches
+    // them); the event is dispatched here at once, as a publish's is.
+    if (this.#epoch !== epoch) {
+      const last = this.#lastSeq;
+      if (this.#started && (replaced === 1 || (last !== undefined && seq <= last)))
+        this.#interrupt('the store lost its data; the seed was loaded again');
+      if (this.#lastSeq === undefined || this.#lastSeq === seq - 1)
+        this.#dispatch({ s: seq, t: 'reset', e: epoch, o: offset, l: replaced === 1 });
     }
-    await this.#awaitSeq(seq as number);
+    await this.#awaitSeq(seq);
     return 'loaded';
   }
 
@@ -579,8 +585,10 @@ export class RedisStore extends SeedReads implements Store {
           } while (claimed === RELEASE_BATCH);
         } while (this.#releaseAgain);
       } catch (error) {
-        // Retried when the client is ready again, and every RELEASE_RETRY_MS meanwhile.
-        this.#logger.log('warn', 'releases not run', { reason: (error as Error).message });
+        // Retried when the client is ready again, and every RELEASE_RETRY_MS meanwhile. A store
+        // that cannot be used has said why once (StoreHealth): not again every retry.
+        const known = error instanceof ProtocolError && error.code === 'unavailable';
+        this.#logger.log(known ? 'debug' : 'warn', 'releases not run', { reason: (error as Error).message });
         this.#releasing = undefined;
         this.#claims.claimEnded(RELEASE_RETRY_MS);
         return;
