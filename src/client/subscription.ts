@@ -103,10 +103,11 @@ interface HistoryByClock {
  * restarted meanwhile with other posts. A hidden post whose release happened during
  * the outage is shown as released.
  *
- * What the service answers is checked: a `sub_ack` for other streams or another
- * `lastPosts` than asked for ends the subscription (`refused`, code
- * `unexpected-reply`) rather than drop posts in silence; a `history` count that is not
- * a whole number within what was asked for is ignored (the creation times decide).
+ * What the service answers is checked: a `sub_ack` for other streams, or with a
+ * `lastPosts` over what was asked for, ends the subscription (`refused`, code
+ * `unexpected-reply`) rather than drop posts in silence (a smaller `lastPosts` is the
+ * service's own cap); a `history` count that is not a whole number within what was
+ * asked for is ignored (the creation times decide).
  */
 export class Subscription {
   readonly connection: ConnectionLike;
@@ -230,8 +231,9 @@ export class Subscription {
       if (others.length > 0)
         return `the service acknowledged a subscription to ${named(others)}, not among the streams it said the key follows (${named([...followed])})`;
     }
-    if (lastPosts !== undefined && lastPosts !== MAX_LAST_POSTS)
-      return `the service acknowledged lastPosts ${String(lastPosts)}, not the ${MAX_LAST_POSTS} asked for`;
+    // Fewer is a service's own cap (a shorter history); more, or not a count, was not asked for.
+    if (lastPosts !== undefined && !(Number.isInteger(lastPosts) && lastPosts >= 0 && lastPosts <= MAX_LAST_POSTS))
+      return `the service acknowledged lastPosts ${String(lastPosts)}, more than the ${MAX_LAST_POSTS} asked for`;
     return undefined;
   }
 
@@ -258,8 +260,10 @@ export class Subscription {
         this.#everSubscribed = true;
         this.#seen.ensureCapacity(SEEN_BASE + MAX_LAST_POSTS * 2 * message.streamIds.length);
         this.#streamIds = message.streamIds;
-        // At most what was asked for: 100 a stream, over the streams named (or acknowledged, for all of them).
-        const most = MAX_LAST_POSTS * Math.max(1, this.#asked()?.length ?? message.streamIds.length);
+        // At most what was asked for (or the fewer the service acknowledged) a stream, over the
+        // streams named (or acknowledged, for all of them).
+        const most =
+          (message.lastPosts ?? MAX_LAST_POSTS) * Math.max(1, this.#asked()?.length ?? message.streamIds.length);
         const history =
           message.history !== undefined && message.history >= 0 && message.history <= most
             ? message.history

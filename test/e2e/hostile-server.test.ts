@@ -515,8 +515,8 @@ describe('an acknowledgement for something not asked for ends the command, namin
     [
       'another lastPosts',
       ['--streams', 'wire'],
-      () => ({ streamIds: ['wire'], lastPosts: 5 }),
-      /lastPosts 5, not the 100 asked for/,
+      () => ({ streamIds: ['wire'], lastPosts: 1000 }),
+      /lastPosts 1000, more than the 100 asked for/,
     ],
   ])('%s: exit 1', async (_what, flags, data, words) => {
     const server = await acking(data);
