@@ -440,6 +440,8 @@ export function connect(options: ConnectOptions): Promise<StreamPostsClient> {
 export interface ClientPolicy {
   awaitFirstWord: boolean;
   retryReplyTimeouts: boolean;
+  /** With `awaitFirstWord`: the longest wait for it (default GREETING_GRACE_MS). */
+  firstWordGraceMs?: number;
   /** Publishes have waited on the service's rate limit for a while (see Publisher). */
   onRateLimited?: (wait: RateLimitWait) => void;
 }
@@ -510,7 +512,8 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
     );
     // The tree feed never speaks first; a silent service is still usable after the grace.
     if (policy.awaitFirstWord && !endpoint.treeFeed) {
-      const grace = new Promise<void>((resolve) => setTimeout(resolve, Math.min(GREETING_GRACE_MS, timeoutMs)).unref());
+      const graceMs = Math.min(policy.firstWordGraceMs ?? GREETING_GRACE_MS, timeoutMs);
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
       await Promise.race([shared.firstWord, ended, grace]);
     }
     return new StreamPostsClient(shared, { endpoints, apiKey }, secrets, timeoutMs, policy.onRateLimited);

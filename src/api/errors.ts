@@ -12,6 +12,8 @@ export const CLIENT_ERROR_CODES = [
   'closed',
   /** A subscription's consumer fell more than `bufferSize` events behind. */
   'overflow',
+  /** The service acknowledged a subscription other than the one asked for (other streams, a `lastPosts` over what was asked). */
+  'unexpected-reply',
   /** `startServer` was given a seed that does not validate; `path` names the field. */
   'invalid-seed',
   /** `startServer` was given a state file it cannot use (corrupt, truncated, another seed or version). */

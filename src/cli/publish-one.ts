@@ -32,6 +32,8 @@ export async function openPublishSession(
   apiKey: string,
   status: StatusReporter,
   listenFirst: boolean,
+  /** How long `listenFirst` waits for the first word at most (default the library's). */
+  firstWordGraceMs?: number,
 ): Promise<PublishSession> {
   const { endpoint } = options.settings;
   if (endpoint.treeFeed) {
@@ -43,6 +45,7 @@ export async function openPublishSession(
   const client = await openPostClient(options, apiKey, status, {
     awaitFirstWord: listenFirst,
     retryReplyTimeouts: true,
+    ...(firstWordGraceMs === undefined ? {} : { firstWordGraceMs }),
   });
   return {
     streamId: client.streamId,

@@ -5,15 +5,21 @@ const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 
 
 export const RELEASE_AT_FORMS = 'an ISO 8601 date-time with a time zone, or a time from now such as +10m, +2h, +1d';
 
+/** Whether a release time is relative (`+10m`): counted from a clock, best the service's. */
+export function isRelativeReleaseAt(text: string): boolean {
+  return RELATIVE.test(text.trim());
+}
+
 /**
- * `+10m`, `+2h`, `+1d` (also s and w) from `now`, to the whole second below (the time a
- * confirmation shows is the time sent), or an ISO 8601 date-time passed through for validation.
+ * `+10m`, `+2h`, `+1d` (also s and w) from `now`, to the whole second above (the time a
+ * confirmation shows is the time sent, and `+3s` hides a post at least 3 s), or an ISO 8601
+ * date-time passed through for validation.
  */
 export function resolveReleaseAt(text: string, now: number): string {
   const relative = RELATIVE.exec(text.trim());
   if (!relative) return text.trim();
   const at = now + Number(relative[1]) * UNIT_MS[relative[2]!.toLowerCase()]!;
-  return new Date(Math.floor(at / 1000) * 1000).toISOString();
+  return new Date(Math.ceil(at / 1000) * 1000).toISOString();
 }
 
 export interface PublishDefaults {

@@ -37,6 +37,18 @@ export interface SubscriptionHandlers {
 }
 
 const SEEN_BASE = 10_000;
+/**
+ * The ids a subscription remembers, in bytes (each id's length plus its entry's cost): with
+ * ids of at most MAX_POST_ID_BYTES, at least 40,000 of them, whatever a service sends.
+ */
+const SEEN_MAX_BYTES = 8 * 1024 * 1024;
+/**
+ * How much older than the newest post seen before a drop a post of the replay may be and
+ * still count as new: instances of one service whose clocks differ by up to this much.
+ */
+export const REPLAY_SKEW_MS = 5_000;
+/** The most history held (in UTF-16 units of its frames) before it is shown, however it ends. */
+const HISTORY_MAX_UNITS = 32 * 1024 * 1024;
 const SUBSCRIBE_ID = 'subscribe';
 /** Refusals that say "not now" rather than "never". */
 const PASSING_REFUSALS: ReadonlySet<string> = new Set(['unavailable', 'internal', 'rate-limited']);
@@ -51,6 +63,8 @@ export const HISTORY_QUIET_MS = 500;
 
 type Candidate = {
   streamKey: string;
+  /** The frame's length: what holding it costs. */
+  size: number;
   hidden: boolean;
   id: string;
   released: boolean;
@@ -65,6 +79,8 @@ interface HistoryByClock {
   cutoff: number;
   /** History posts counted per stream: at most the `lastPosts` asked for. */
   counts: Map<string, number>;
+  /** History posts still allowed in all: what was asked for, over the streams acknowledged. */
+  left: number;
 }
 
 /**
@@ -79,14 +95,23 @@ interface HistoryByClock {
  * service's clock when `connected.serverTime` gave it, else this machine's), at most
  * 100 per stream: the first post that is not older ends it, and it and everything
  * after it are live. It remembers every id and shows only the last `lastPosts` of
- * each stream. After a reconnect it asks for the last 100 posts again and shows the
- * ones it has not seen, by id: the posts from the outage, never the older history,
- * even from a service that restarted meanwhile (whose seed posts keep their ids). A
- * hidden post whose release happened during the outage is shown as released.
+ * each stream. After a reconnect it asks for the last 100 posts again; of that replay
+ * it shows the ones it has not seen, by id, created after the newest post it saw
+ * before the drop (less REPLAY_SKEW_MS, for instances whose clocks differ) or after
+ * it last heard from the service (when `connected.serverTime` gave the service's
+ * clock): the posts from the outage, never older ones, even from a service that
+ * restarted meanwhile with other posts. A hidden post whose release happened during
+ * the outage is shown as released.
+ *
+ * What the service answers is checked: a `sub_ack` for other streams, or with a
+ * `lastPosts` over what was asked for, ends the subscription (`refused`, code
+ * `unexpected-reply`) rather than drop posts in silence (a smaller `lastPosts` is the
+ * service's own cap); a `history` count that is not a whole number within what was
+ * asked for is ignored (the creation times decide).
  */
 export class Subscription {
   readonly connection: ConnectionLike;
-  readonly #seen = new SeenPosts(SEEN_BASE);
+  readonly #seen = new SeenPosts(SEEN_BASE, SEEN_MAX_BYTES);
   /** The first history, held until its end is known; then the last `lastPosts` of each stream are shown. */
   #history: Candidate[] | undefined;
   /** History posts still to come, when the service said how many follow its acknowledgement. */
@@ -96,6 +121,18 @@ export class Subscription {
   #sentAt = 0;
   /** The service's clock minus this machine's, from `connected.serverTime`. */
   #clockOffset = 0;
+  /** Whether `#clockOffset` came from the service (else the clocks are taken to agree). */
+  #offsetKnown = false;
+  /** Units of the frames held in `#history`. */
+  #historyUnits = 0;
+  /** Creation time (service clock) of the newest post seen. */
+  #newestSeen = Number.NEGATIVE_INFINITY;
+  /** When this machine last heard from the service. */
+  #lastHeard = Number.NEGATIVE_INFINITY;
+  /** The streams the latest `connected` said the key follows, when it named any. */
+  #followed: ReadonlySet<string> | undefined;
+  /** During the replay after a reconnect: the creation time from which an unseen post is new. */
+  #replayCutoff: number | undefined;
   #reconnected = false;
   #everSubscribed = false;
   #streamIds: string[] = [];
@@ -118,7 +155,7 @@ export class Subscription {
     const connectionHandlers = {
       onState: (state: ConnectionState) => handlers.onState?.(state),
       onReady: (info: ReadyInfo) => this.#subscribe(info),
-      onMessage: (message: ServerMessage) => this.#receive(message),
+      onMessage: (message: ServerMessage, raw: string) => this.#receive(message, raw),
     };
     this.connection =
       typeof connection === 'function'
@@ -148,7 +185,13 @@ export class Subscription {
     // A drop before the first history was complete leaves nothing known: start over.
     const learning = !info.reconnected || this.#history !== undefined;
     this.#reconnected = !learning;
+    this.#historyUnits = 0;
+    this.#followed = undefined;
     if (learning) this.#history = [];
+    else {
+      const heard = this.#offsetKnown ? this.#lastHeard + this.#clockOffset : Number.NEGATIVE_INFINITY;
+      this.#replayCutoff = Math.max(this.#newestSeen, heard) - REPLAY_SKEW_MS;
+    }
     this.#sentAt = Date.now();
     const streamFilter = this.options.streamIds !== undefined ? { streamIds: this.options.streamIds.join(',') } : {};
     if (
@@ -162,25 +205,75 @@ export class Subscription {
     }
   }
 
-  #receive(message: ServerMessage): void {
+  /** The streams named in the subscribe; undefined for every stream followed (none named). */
+  #asked(): readonly string[] | undefined {
+    const asked = this.options.streamIds;
+    return asked !== undefined && asked.length > 0 ? asked : undefined;
+  }
+
+  /** What is wrong with an acknowledgement, in words naming what the service answered; undefined when nothing is. */
+  #unexpectedAck(streamIds: readonly string[], lastPosts: number | undefined): string | undefined {
+    const asked = this.#asked();
+    const named = (ids: readonly string[]) =>
+      ids
+        .slice(0, 10)
+        .map((id) => JSON.stringify(id))
+        .join(', ') + (ids.length > 10 ? `, … (${ids.length} in all)` : '');
+    if (asked !== undefined && streamIds.length > 0) {
+      const wanted = new Set(asked);
+      if (streamIds.length !== wanted.size || !streamIds.every((id) => wanted.has(id)))
+        return `the service acknowledged a subscription to ${named(streamIds)}, not to the streams asked for (${named(asked)})`;
+    }
+    // Every stream followed: those the service named in `connected` on this connection, when it did.
+    const followed = this.#followed;
+    if (asked === undefined && followed !== undefined) {
+      const others = streamIds.filter((id) => !followed.has(id));
+      if (others.length > 0)
+        return `the service acknowledged a subscription to ${named(others)}, not among the streams it said the key follows (${named([...followed])})`;
+    }
+    // Fewer is a service's own cap (a shorter history); more, or not a count, was not asked for.
+    if (lastPosts !== undefined && !(Number.isInteger(lastPosts) && lastPosts >= 0 && lastPosts <= MAX_LAST_POSTS))
+      return `the service acknowledged lastPosts ${String(lastPosts)}, more than the ${MAX_LAST_POSTS} asked for`;
+    return undefined;
+  }
+
+  #receive(message: ServerMessage, raw: string): void {
+    this.#lastHeard = Date.now();
     switch (message.kind) {
       case 'connected':
+        this.#followed = message.streams.length > 0 ? new Set(message.streams) : undefined;
         if (message.serverTime !== undefined) {
           const serverNow = Date.parse(message.serverTime);
-          if (Number.isFinite(serverNow)) this.#clockOffset = serverNow - Date.now();
+          if (Number.isFinite(serverNow)) {
+            this.#clockOffset = serverNow - Date.now();
+            this.#offsetKnown = true;
+          }
         }
         return;
       case 'sub_ack': {
         this.#subscribeAnswered?.();
+        const unexpected = this.#unexpectedAck(message.streamIds, message.lastPosts);
+        if (unexpected !== undefined) {
+          this.connection.fail(new ClientError('refused', `unexpected-reply: ${unexpected}`, 'unexpected-reply'));
+          return;
+        }
         this.#everSubscribed = true;
         this.#seen.ensureCapacity(SEEN_BASE + MAX_LAST_POSTS * 2 * message.streamIds.length);
         this.#streamIds = message.streamIds;
+        // At most what was asked for (or the fewer the service acknowledged) a stream, over the
+        // streams named (or acknowledged, for all of them).
+        const most =
+          (message.lastPosts ?? MAX_LAST_POSTS) * Math.max(1, this.#asked()?.length ?? message.streamIds.length);
+        const history =
+          message.history !== undefined && message.history >= 0 && message.history <= most
+            ? message.history
+            : undefined;
         if (!this.#history) this.#announce();
-        else if (message.history === undefined) {
-          this.#byClock = { cutoff: this.#sentAt + this.#clockOffset, counts: new Map() };
-          this.#armHistoryTimer();
-        } else if (message.history === 0) this.#showHistory();
-        else this.#historyLeft = message.history;
+        if (history === undefined) {
+          this.#byClock = { cutoff: this.#sentAt + this.#clockOffset, counts: new Map(), left: most };
+          if (this.#history) this.#armHistoryTimer();
+        } else if (history === 0) this.#endHistory();
+        else this.#historyLeft = history;
         return;
       }
       case 'error':
@@ -200,6 +293,7 @@ export class Subscription {
         const { post } = message;
         this.#offer({
           streamKey: post.streamId,
+          size: raw.length,
           hidden: post.hidden,
           id: post.id,
           released: message.released,
@@ -217,6 +311,7 @@ export class Subscription {
           [item['streamId'], item['source'], item['title']].find((key) => typeof key === 'string') ?? '';
         this.#offer({
           streamKey,
+          size: raw.length,
           hidden: item['hidden'] === true,
           id,
           released: false,
@@ -238,35 +333,67 @@ export class Subscription {
   /** By creation time: whether a post continues the run of history (and counts it). */
   #continuesHistory(byClock: HistoryByClock, candidate: Candidate): boolean {
     const count = byClock.counts.get(candidate.streamKey) ?? 0;
-    if (!(candidate.createdAt < byClock.cutoff) || count >= MAX_LAST_POSTS) return false;
+    if (!(candidate.createdAt < byClock.cutoff) || count >= MAX_LAST_POSTS || byClock.left === 0) return false;
     byClock.counts.set(candidate.streamKey, count + 1);
+    byClock.left -= 1;
+    return true;
+  }
+
+  /** Whether a post is one of the history (or replay) that follows the acknowledgement; counts it. */
+  #inHistory(candidate: Candidate): boolean {
+    const byClock = this.#byClock;
+    if (byClock) {
+      if (this.#continuesHistory(byClock, candidate)) return true;
+      this.#endHistory();
+      return false;
+    }
+    if (this.#historyLeft === undefined) return false;
+    this.#historyLeft -= 1;
     return true;
   }
 
   #offer(candidate: Candidate): void {
-    const byClock = this.#byClock;
-    if (byClock) {
-      if (this.#continuesHistory(byClock, candidate)) {
-        if (this.#history) {
-          this.#history.push(candidate);
-          this.#armHistoryTimer();
-          return;
-        }
+    if (this.#inHistory(candidate)) {
+      if (this.#history) {
+        this.#history.push(candidate);
+        this.#historyUnits += candidate.size;
+        if (this.#byClock) this.#armHistoryTimer();
+      } else if (this.#replayCutoff !== undefined) {
+        const kind = this.#admitReplayed(candidate);
+        if (kind) this.handlers.onDelivery(candidate.make(kind, false));
+      } else {
         // Shown already for a pause in the history: a later history post is newer than those.
         const kind = this.#admit(candidate);
         if (kind && this.options.lastPosts > 0) this.handlers.onDelivery(candidate.make(kind, true));
-        return;
       }
-      this.#byClock = undefined;
-      this.#showHistory();
-    }
-    if (this.#history) {
-      this.#history.push(candidate);
-      if (this.#historyLeft !== undefined && --this.#historyLeft === 0) this.#showHistory();
+      if (this.#historyLeft === 0) this.#endHistory();
+      // Shown early rather than held without bound; later history posts are still history.
+      else if (this.#historyUnits > HISTORY_MAX_UNITS) this.#showHistory();
       return;
     }
     const kind = this.#admit(candidate);
     if (kind) this.handlers.onDelivery(candidate.make(kind, false));
+  }
+
+  /** The history (or the replay) that follows an acknowledgement is over. */
+  #endHistory(): void {
+    this.#byClock = undefined;
+    this.#historyLeft = undefined;
+    this.#replayCutoff = undefined;
+    this.#showHistory();
+  }
+
+  /**
+   * A post of the replay after a reconnect: new only when unseen and created after what
+   * was seen before the drop; remembered either way, so it is never shown later.
+   */
+  #admitReplayed(candidate: Candidate): Delivery['kind'] | undefined {
+    const unseen = this.#seen.get(candidate.id) === undefined;
+    if (unseen && !(candidate.createdAt >= this.#replayCutoff!)) {
+      this.#seen.mark(candidate.id, candidate.hidden ? 'hidden' : 'visible');
+      return undefined;
+    }
+    return this.#admit(candidate);
   }
 
   #announce(): void {
@@ -282,7 +409,7 @@ export class Subscription {
     clearTimeout(this.#historyTimer);
     const history = this.#history;
     this.#history = undefined;
-    this.#historyLeft = undefined;
+    this.#historyUnits = 0;
     if (!history) return;
     this.#announce();
     const remaining = new Map<string, number>();
@@ -296,7 +423,8 @@ export class Subscription {
   }
 
   /** Decides whether a post frame shows something new, and as what; remembers it either way. */
-  #admit({ id, hidden, released }: Candidate): Delivery['kind'] | undefined {
+  #admit({ id, hidden, released, createdAt }: Candidate): Delivery['kind'] | undefined {
+    if (createdAt > this.#newestSeen) this.#newestSeen = createdAt;
     const shown = this.#seen.get(id);
     if (shown === 'visible') return undefined;
     if (hidden) {

@@ -12,9 +12,12 @@ afterEach(() => {
 describe('release times', () => {
   const now = Date.parse('2026-11-23T13:50:12.345Z');
 
-  it('a relative time counts from the given now, to the whole second below', () => {
-    expect(resolveReleaseAt('+10m', now)).toBe('2026-11-23T14:00:12.000Z');
-    expect(resolveReleaseAt(' +1.5h ', now)).toBe('2026-11-23T15:20:12.000Z');
+  it('a relative time counts from the given now, to the whole second above, never below', () => {
+    expect(resolveReleaseAt('+10m', now)).toBe('2026-11-23T14:00:13.000Z');
+    expect(resolveReleaseAt(' +1.5h ', now)).toBe('2026-11-23T15:20:13.000Z');
+    expect(resolveReleaseAt('+3s', now)).toBe('2026-11-23T13:50:16.000Z');
+    // On a whole second already: nothing to round.
+    expect(resolveReleaseAt('+3s', Date.parse('2026-11-23T13:50:12.000Z'))).toBe('2026-11-23T13:50:15.000Z');
     expect(resolveReleaseAt('2026-12-01T09:00:00Z', now)).toBe('2026-12-01T09:00:00Z');
   });
 

@@ -194,6 +194,18 @@ describe('SeenPosts', () => {
     seen.mark('e', 'hidden');
     expect([seen.get('c'), seen.get('b'), seen.get('e')]).toEqual([undefined, 'visible', 'hidden']);
   });
+
+  it('forgets the oldest ids beyond its bytes too, however large its capacity grew', () => {
+    const seen = new SeenPosts(10, 1_000);
+    seen.ensureCapacity(1_000_000);
+    for (let i = 0; i < 100; i++) seen.mark(`${i}-${'x'.repeat(100)}`, 'visible');
+    expect(seen.bytes).toBeLessThanOrEqual(1_000);
+    expect(seen.size).toBe(3);
+    expect(seen.get(`99-${'x'.repeat(100)}`)).toBe('visible');
+    // Marking an id again counts it once.
+    seen.mark(`99-${'x'.repeat(100)}`, 'visible');
+    expect([seen.size, seen.bytes]).toEqual([3, 3 * (64 + 2 * 103)]);
+  });
 });
 
 describe('publish arguments', () => {

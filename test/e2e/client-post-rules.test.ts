@@ -120,33 +120,62 @@ describe('release times', () => {
     }
   });
 
-  it("relative times count from the service's clock: after /_admin/clock moved it a day, +10m is ten minutes on it", async () => {
-    const own = await startServe();
-    const day = 86_400_000;
-    const moved = await fetch(`${own.httpUrl}/_admin/clock`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ advanceMs: day }),
-    });
-    expect(moved.status).toBe(200);
+  it.each([
+    ['a day, the stream named by the service', 86_400_000, []],
+    ['two hours, the stream given with --stream', 2 * 3_600_000, ['--stream', 'macro-wire']],
+  ])(
+    "relative times count from the service's clock: after /_admin/clock moved it %s, +10m is ten minutes on it",
+    async (_what, advanceMs, flags) => {
+      const own = await startServe();
+      const moved = await fetch(`${own.httpUrl}/_admin/clock`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ advanceMs }),
+      });
+      expect(moved.status).toBe(200);
+      const result = await runToEnd([
+        'post',
+        '--url',
+        own.url,
+        '--api-key',
+        KEYS.macroWire,
+        ...flags,
+        '--json',
+        '--release-at',
+        '+10m',
+        'ten minutes on the service clock',
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+      const { post: sent } = jsonLines(result.stdout)[0];
+      expect(sent.hidden).toBe(true);
+      const ahead = Date.parse(sent.releaseAt) - Date.parse(sent.createdAt);
+      expect(ahead).toBeGreaterThan(9 * 60_000);
+      // Rounded up to the second: at most a second over.
+      expect(ahead).toBeLessThanOrEqual(10 * 60_000 + 1_000);
+      expect(Date.parse(sent.releaseAt)).toBeGreaterThan(Date.now() + advanceMs);
+    },
+  );
+
+  it('-v says when a relative time counts from this machine because the service gave no clock (over REST)', async () => {
     const result = await runToEnd([
       'post',
       '--url',
-      own.url,
+      fixture.serve.url,
       '--api-key',
       KEYS.macroWire,
-      '--json',
+      '--stream',
+      'macro-wire',
+      '--via',
+      'rest',
+      '-v',
       '--release-at',
-      '+10m',
-      'ten minutes on the service clock',
+      '+1h',
+      'from this machine',
     ]);
     expect(result.code, result.stderr).toBe(0);
-    const { post: sent } = jsonLines(result.stdout)[0];
-    expect(sent.hidden).toBe(true);
-    const ahead = Date.parse(sent.releaseAt) - Date.parse(sent.createdAt);
-    expect(ahead).toBeGreaterThan(9 * 60_000);
-    expect(ahead).toBeLessThanOrEqual(10 * 60_000);
-    expect(Date.parse(sent.releaseAt)).toBeGreaterThan(Date.now() + day);
+    expect(result.stderr).toMatch(
+      /over REST the service does not say its time: --release-at \+1h counts from this machine's clock/,
+    );
   });
 });
 

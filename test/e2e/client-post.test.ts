@@ -56,13 +56,13 @@ describe('post', () => {
     expect(offset.post).toMatchObject({ hidden: true, releaseAt: at.toISOString() });
     const after = Date.now();
     // Counted from the service's now as the CLI knows it (connected.serverTime, taken during the
-    // call, against the CLI's own clock, also read during it), to the second below: within the
-    // call's span either side, however long the call took.
+    // call, against the CLI's own clock, also read during it), to the second above: within the
+    // call's span either side, however long the call took, and never before the time asked for.
     const span = after - before;
     const releasedIn = (result: typeof days, ms: number) => {
       const releaseAt = Date.parse(result.post.releaseAt);
-      expect(releaseAt).toBeGreaterThanOrEqual(Math.floor((before - span + ms) / 1000) * 1000);
-      expect(releaseAt).toBeLessThanOrEqual(after + span + ms);
+      expect(releaseAt).toBeGreaterThanOrEqual(before - span + ms);
+      expect(releaseAt).toBeLessThanOrEqual(Math.ceil((after + span + ms) / 1000) * 1000);
       expect(releaseAt % 1000).toBe(0);
     };
     releasedIn(days, 86_400_000);

@@ -14,6 +14,7 @@ import {
   inMs,
   publishWs,
   restPosts,
+  runToEnd,
   startServe,
   subscribed,
   TcpProxy,
@@ -98,6 +99,28 @@ describe('listen across a drop', () => {
     expect(held.stderr).toMatch(
       /^stream-posts: reconnected: .* \(on-stream-post, replaying lastPosts 100, posts not shown yet only\)$/m,
     );
+  });
+
+  it('100 posts, then listen, then a serve restart: the new serve’s older posts, never seen, are not printed or counted as live', async () => {
+    const first = await startServe();
+    const lines = Array.from({ length: 100 }, (_, i) => JSON.stringify({ content: `before listen ${i + 1}` }));
+    const batch = await runToEnd(
+      ['post', '--batch', '--url', first.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal'],
+      { stdin: `${lines.join('\n')}\n` },
+    );
+    expect(batch.code, batch.stderr).toBe(0);
+    // Its history is the last 100 of each stream: the seed posts of crypto-legal are older, so never seen.
+    const listen = await subscribed(['listen', '--url', first.url, '--api-key', KEYS.alice, '--json', '--count', '1']);
+    first.cli.child.kill('SIGTERM');
+    expect((await first.cli.exit()).code).toBe(0);
+    await listen.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line');
+    const second = await startServe([], first.port);
+    await listen.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection');
+    const live = await publishWs(second.url, 'crypto-legal', 'live on the new serve');
+    const { code, stdout, stderr } = await finish(listen);
+    expect(code, stderr).toBe(0);
+    // --count 1 counted the one live post, not a replayed seed post.
+    expect(jsonLines(stdout)).toEqual([created(live.post)]);
   });
 
   it('a dropped connection to a serve that stays up: the replay repeats nothing and loses nothing (listen and tree)', async () => {

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -352,6 +353,179 @@ describe('no post can crash or stall rendering', () => {
       expect(shown).toContain(`(shown as plain text: too slow to render)\n*a _*a _`);
       expect(result.stdout).toContain('\u001B[1mafter\u001B[22m');
       expectClean(result);
+    }
+  });
+});
+
+/** The resident memory of a running process, in MiB (Linux). */
+function rssMiB(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(match[1]) / 1024;
+}
+
+/**
+ * Sends `count` frames as fast as the client reads them (the next chunk once the last
+ * is written), calling `sample` after each chunk, then `after`.
+ */
+function flood(ws: WebSocket, count: number, frame: (i: number) => string, sample: () => void, after: () => void) {
+  let i = 0;
+  const chunk = () => {
+    if (ws.readyState !== ws.OPEN) return;
+    sample();
+    if (i === count) return after();
+    const end = Math.min(count, i + 50);
+    while (i < end - 1) ws.send(frame(i++));
+    ws.send(frame(i++), chunk);
+  };
+  chunk();
+}
+
+/** An old post (created in 2020, before any subscribe) on stream `wire`, as an envelope or a tree item. */
+function oldPost(i: number, tree: boolean, id = `old-${String(i).padStart(8, '0')}`): string {
+  const time = Date.UTC(2020, 0, 1) + i;
+  return tree
+    ? JSON.stringify({
+        _id: id,
+        title: 'Wire',
+        body: `p${i}`,
+        en: `p${i}`,
+        source: 'Wire',
+        time,
+        type: 'stream-post',
+        contentType: 'rawtext',
+        streamId: 'wire',
+        hidden: false,
+      })
+    : JSON.stringify({
+        event: 'stream.post.created',
+        data: post({ id, text: `p${i}`, createdAt: new Date(time).toISOString() }),
+      });
+}
+
+// The bound of the resident memory of `listen` and `tree` under each flood below. The CLI
+// idles at about 55 MiB; under the floods it peaked at 65 MiB (history) and 96-102 MiB
+// (1 MiB ids, parsed and dropped); what they would make it hold otherwise (every post,
+// every id) passes 150 MiB within seconds.
+const RSS_BOUND_MIB = 150;
+
+describe('a hostile service cannot make the client hold memory without bound', () => {
+  it.each([
+    ['listen', -5],
+    ['tree', 1e9],
+  ])(
+    '%s: a sub_ack.history of %s is ignored; the creation times end the history and 20,000 posts flow through',
+    async (command, history) => {
+      const tree = command === 'tree';
+      const count = 20_000;
+      let pid = 0;
+      let most = 0;
+      const sample = () => {
+        if (pid !== 0) most = Math.max(most, rssMiB(pid));
+      };
+      const server = await hostileServer((ws) => {
+        send(ws, 'connected', { message: 'connected', userId: 'u', streams: ['wire'] });
+        ws.once('message', (data) => {
+          const command = JSON.parse(String(data));
+          send(
+            ws,
+            'sub_ack',
+            { command: command.event, streamIds: ['wire'], lastPosts: 100, history },
+            command.requestId,
+          );
+          flood(
+            ws,
+            count,
+            (i) => oldPost(i, tree),
+            sample,
+            () => {},
+          );
+        });
+      });
+      const cli = client(listenArgs(server, command, ['--json']));
+      pid = cli.child.pid!;
+      // The first 100 (at most what was asked for) are history, not shown; every later one is live.
+      await cli.waitFor(
+        (out) => out.stdout.split('\n').length - 1 >= count - 100,
+        `${count - 100} live posts`,
+        120_000,
+      );
+      sample();
+      expect(most, `most resident memory of ${command}, MiB`).toBeLessThan(RSS_BOUND_MIB);
+      expect(cli.lines).toHaveLength(count - 100);
+    },
+  );
+
+  it('ids over 128 bytes are malformed: 300 posts with 1 MiB ids are dropped, memory stays bounded, the next post is shown', async () => {
+    let pid = 0;
+    let most = 0;
+    const sample = () => {
+      if (pid !== 0) most = Math.max(most, rssMiB(pid));
+    };
+    const huge = (i: number) => `${String(i).padStart(8, '0')}${'x'.repeat(1024 * 1024)}`;
+    const server = await hostileServer(
+      subscriber(['wire'], (ws) =>
+        flood(
+          ws,
+          300,
+          (i) => JSON.stringify({ event: 'stream.post.created', data: post({ id: huge(i), text: `huge ${i}` }) }),
+          sample,
+          () =>
+            send(
+              ws,
+              'stream.post.created',
+              post({ id: 'after-the-flood', text: 'after', createdAt: new Date().toISOString() }),
+            ),
+        ),
+      ),
+    );
+    const cli = client(listenArgs(server, 'listen', ['--json']));
+    pid = cli.child.pid!;
+    await cli.waitFor((out) => out.stdout.includes('after-the-flood'), 'the post after the flood', 120_000);
+    sample();
+    expect(most, 'most resident memory of listen, MiB').toBeLessThan(RSS_BOUND_MIB);
+    expect(jsonLines(cli.stdout).map((event) => event.data.id)).toEqual(['after-the-flood']);
+  });
+});
+
+describe('an acknowledgement for something not asked for ends the command, naming what the service answered', () => {
+  const acking = (data: (command: any) => Record<string, unknown>) =>
+    hostileServer((ws) => {
+      send(ws, 'connected', { message: 'connected', userId: 'u', streams: ['wire', 'other'] });
+      ws.on('message', (raw) => {
+        const command = JSON.parse(String(raw));
+        send(ws, 'sub_ack', { command: command.event, history: 0, ...data(command) }, command.requestId);
+        for (let i = 0; i < 10; i++) send(ws, 'stream.post.created', post({ id: `live-${i}`, streamId: 'other' }));
+      });
+    });
+
+  it.each([
+    [
+      'other streams than --streams named',
+      ['--streams', 'wire'],
+      () => ({ streamIds: ['other'], lastPosts: 100 }),
+      /"other".*not to the streams asked for \("wire"\)/,
+    ],
+    [
+      'a stream the key does not follow',
+      [],
+      () => ({ streamIds: ['wire', 'elsewhere'], lastPosts: 100 }),
+      /"elsewhere", not among the streams it said the key follows/,
+    ],
+    [
+      'another lastPosts',
+      ['--streams', 'wire'],
+      () => ({ streamIds: ['wire'], lastPosts: 1000 }),
+      /lastPosts 1000, more than the 100 asked for/,
+    ],
+  ])('%s: exit 1', async (_what, flags, data, words) => {
+    const server = await acking(data);
+    for (const command of ['listen', 'tree']) {
+      const result = await finish(client(listenArgs(server, command, ['--json', ...flags])));
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(words);
+      expect(result.stderr).toMatch(/^stream-posts: unexpected-reply: the service acknowledged /m);
+      expect(result.stdout).toBe('');
     }
   });
 });

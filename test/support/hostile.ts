@@ -62,11 +62,14 @@ export async function scriptedService(onConnection: (ws: WebSocket) => void): Pr
   return { url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, wss };
 }
 
-/** The data of a subscribe command's `sub_ack`, echoing its requestId. */
-export function subAck(frame: { event: string; requestId?: string }, streamIds = ['s']): string {
+/** The data of a subscribe command's `sub_ack`, echoing its requestId and lastPosts. */
+export function subAck(
+  frame: { event: string; requestId?: string; data?: { lastPosts?: number } },
+  streamIds = ['s'],
+): string {
   return JSON.stringify({
     event: 'sub_ack',
     requestId: frame.requestId,
-    data: { command: frame.event, streamIds, lastPosts: 0, history: 0 },
+    data: { command: frame.event, streamIds, lastPosts: frame.data?.lastPosts ?? 0, history: 0 },
   });
 }

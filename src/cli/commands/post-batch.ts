@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { checkReadable } from '../files.js';
 import { prepareBatchLine, runBatch, type BatchResult } from '../batch.js';
+import { serviceClock } from '../release-at.js';
 import { PUBLISH_FIELDS, type PublishOptions, type PublishResult } from '../../api/publish.js';
 import { commandFrame, setFields } from '../../client/publish-args.js';
 import type { PublishData, PublishOutcome } from '../../client/publisher.js';
@@ -135,6 +136,9 @@ export async function postBatch(options: PostOptions): Promise<number> {
   const { endpoint } = options.settings;
   let client: StreamPostsClient | undefined;
   let send: (data: PublishData) => Promise<PublishOutcome>;
+  // Relative release times count from the service's clock when it said it (`connected`
+  // usually comes with the upgrade, before the first line is read), else this machine's.
+  let now = Date.now;
   try {
     if (options.via === 'rest') {
       const { publishRest } = await import('../../api/rest.js');
@@ -162,6 +166,7 @@ export async function postBatch(options: PostOptions): Promise<number> {
         },
       });
       const connected = client;
+      now = serviceClock(client.serverTime);
       // No wait of its own per post: --timeout bounds each reply on the connection, and a post
       // held back by rate limits or a reconnect is resent with its key until it is acknowledged.
       const ws = (fields: PublishOptions) => {
@@ -182,6 +187,7 @@ export async function postBatch(options: PostOptions): Promise<number> {
       defaults: { streamId: options.stream, contentType: options.contentType },
       window: options.window,
       send,
+      now,
       onResult: (result) => out.write(result),
     });
     if (!options.quiet && (summary.failed > 0 || options.verbose)) {

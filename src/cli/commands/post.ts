@@ -10,7 +10,16 @@ import { httpWhere, withoutKey, wsWhere } from '../describe.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { checkContent, readContent } from '../post-content.js';
 import type { PublishSession } from '../publish-one.js';
-import { formatReleaseTime, RELEASE_AT_FORMS, resolveReleaseAt, serviceClock } from '../release-at.js';
+import {
+  formatReleaseTime,
+  isRelativeReleaseAt,
+  RELEASE_AT_FORMS,
+  resolveReleaseAt,
+  serviceClock,
+} from '../release-at.js';
+
+/** The longest `post` waits for the service's clock (`connected.serverTime`) for a relative `--release-at`. */
+const SERVICE_CLOCK_WAIT_MS = 1_000;
 import { STDIN_KEY_SOURCE } from '../settings.js';
 import { validatePost } from '../validate-post.js';
 
@@ -112,14 +121,24 @@ export async function post(options: PostOptions): Promise<number> {
     // Connected before anything is asked: a refused key or a stopped service ends the command at once.
     // Without a stream, or before questions, the service's first word is heard first: a
     // `connected` names a stream key's stream. Otherwise the post goes as the socket opens.
+    const listenFirst = streamId === undefined || (prompting && content === undefined);
+    // A relative release time is counted on the service's clock (`/_admin/clock` moves it):
+    // its `connected` is awaited briefly for that.
+    const relative = options.releaseAt !== undefined && isRelativeReleaseAt(options.releaseAt);
     session = await openSession(
       options,
       apiKey,
       status,
       prompting && (content === undefined || streamId === undefined),
-      streamId === undefined || (prompting && content === undefined),
+      listenFirst || relative,
+      listenFirst ? undefined : SERVICE_CLOCK_WAIT_MS,
     );
     streamId ??= session.streamId;
+    if (relative && session.serverTime === undefined) {
+      status.info(
+        `${options.via === 'rest' ? 'over REST the service does not say its time' : `the service did not say its time (connected.serverTime) within ${SERVICE_CLOCK_WAIT_MS / 1000} s`}: --release-at ${options.releaseAt} counts from this machine's clock`,
+      );
+    }
     const now = serviceClock(session.serverTime);
     let args: PublishArgs;
     if (content === undefined || streamId === undefined) {
@@ -150,6 +169,7 @@ async function openSession(
   status: StatusReporter,
   checkFirst: boolean,
   listenFirst: boolean,
+  firstWordGraceMs: number | undefined,
 ): Promise<PublishSession> {
   if (options.via === 'rest') {
     const { openRestSession } = await import('../publish-rest.js');
@@ -157,7 +177,7 @@ async function openSession(
     return openRestSession(options, apiKey, checkFirst);
   }
   const { openPublishSession } = await import('../publish-one.js');
-  return openPublishSession(options, apiKey, status, listenFirst);
+  return openPublishSession(options, apiKey, status, listenFirst, firstWordGraceMs);
 }
 
 async function send(
