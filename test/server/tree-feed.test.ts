@@ -9,6 +9,7 @@ import {
   afterTest,
   http,
   KEYS,
+  readByServer,
   SEVERAL_INSTANCES,
   startTestServer,
   untilAdminState,
@@ -344,6 +345,19 @@ describe('the hosted tree feed address /graphql?format=tree', () => {
     const pongs = terminal.pongs;
     await terminal.until(() => terminal.pongs > pongs, 'a pong on the new connection', 2);
     expect(terminal.connections).toBe(2);
+  });
+
+  it('past its rate, a ping goes unanswered and the feed stays open', async () => {
+    // One command a second, two at once: a flood of pings is not answered frame for frame.
+    const server = await startTestServer({ rateLimit: 1 });
+    const terminal = await openTerminal(server, KEYS.alice);
+    for (let i = 0; i < 200; i += 1) terminal.ws.send('ping');
+    await readByServer(terminal.ws);
+    expect(terminal.pongs).toBeGreaterThanOrEqual(2);
+    expect(terminal.pongs).toBeLessThan(200);
+    const post = await restPublish(server, KEYS.macroWire, 'macro-wire', { content: 'after the flood' });
+    expect((await terminal.item(post.id)).text).toBe('after the flood');
+    expect(terminal.ws.readyState).toBe(WebSocket.OPEN);
   });
 
   it('/graphql without format=tree is the GraphQL endpoint: a socket without its subprotocol is closed 4406, never sent tree items', async () => {
