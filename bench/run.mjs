@@ -36,6 +36,7 @@ const BENCHMARKS = {
   flood: './flood.mjs',
   'redis-store': './redis-store.mjs',
   reconnect: './reconnect.mjs',
+  'post-exit': './post-exit.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');
