@@ -37,6 +37,7 @@ const BENCHMARKS = {
   'redis-store': './redis-store.mjs',
   reconnect: './reconnect.mjs',
   graphql: './graphql.mjs',
+  'post-exit': './post-exit.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');

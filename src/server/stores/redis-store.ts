@@ -206,10 +206,7 @@ export class RedisStore extends SeedReads implements Store {
       putBytes: (key, bytes) => this.#command(this.#client.hSet(key, 'bytes', bytes)).then(() => undefined),
       getItem: (key) =>
         this.#command(
-          this.#client.sendCommand<(Buffer | null)[]>(
-            ['HMGET', key, 'type', 'bytes', 'stream', 'rel'],
-            AS_BYTES,
-          ),
+          this.#client.sendCommand<(Buffer | null)[]>(['HMGET', key, 'type', 'bytes', 'stream', 'rel'], AS_BYTES),
         ),
       key: (name) => this.#key(name),
     });
