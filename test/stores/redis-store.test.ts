@@ -233,9 +233,12 @@ describe('a Redis that stops answering (its connections still open)', () => {
       const error = await store.publish(post({ text: 'while frozen' })).catch((failure: unknown) => failure);
       expect(error).toBeInstanceOf(ProtocolError);
       expect((error as ProtocolError).code).toBe('unavailable');
+      // No reply in time: unreachable, although its connections never dropped.
+      expect(store.unusable()).toMatchObject({ reason: 'unreachable' });
       frozen.resume();
       const after = await store.publish(post({ text: 'after' }));
       expect(after.duplicate).toBe(false);
+      expect(store.unusable()).toBeUndefined();
       expect((await store.recent('macro-wire', 100)).map((one) => one.text)).toContain('after');
     } finally {
       frozen.resume();
