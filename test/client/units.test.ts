@@ -80,11 +80,20 @@ describe('resolveSettings', () => {
       'ws://p1.example/v1/ws',
       'ws://p2.example/v1/ws',
     ]);
+    // A profile named in the environment comes after STREAM_POSTS_URL; one named by --profile, before it.
+    expect(
+      await urls(
+        resolveSettings(
+          {},
+          { ...env, STREAM_POSTS_PROFILE: 'work', STREAM_POSTS_URL: 'ws://e1.example, ws://e2.example' },
+        ),
+      ),
+    ).toEqual(['ws://e1.example/v1/ws', 'ws://e2.example/v1/ws']);
     expect(
       await urls(
         resolveSettings({ profile: 'work' }, { ...env, STREAM_POSTS_URL: 'ws://e1.example, ws://e2.example' }),
       ),
-    ).toEqual(['ws://e1.example/v1/ws', 'ws://e2.example/v1/ws']);
+    ).toEqual(['ws://p1.example/v1/ws', 'ws://p2.example/v1/ws']);
     expect(await urls(resolveSettings({ url: ['ws://f1.example', 'ws://f2.example'] }, env))).toEqual([
       'ws://f1.example/v1/ws',
       'ws://f2.example/v1/ws',
@@ -106,7 +115,7 @@ describe('resolveSettings', () => {
     ]);
   });
 
-  it('takes flags over environment over profile', async () => {
+  it('takes flags (--profile among them) over environment over a profile the environment names', async () => {
     const env = await withConfig({ work: { url: 'wss://profile.example', apiKey: 'profile-key' } });
     const fromProfile = await resolveSettings({ profile: 'work' }, env);
     expect([fromProfile.endpoint.wsUrl, fromProfile.apiKey, fromProfile.profile]).toEqual([
@@ -114,9 +123,14 @@ describe('resolveSettings', () => {
       'profile-key',
       'work',
     ]);
-    const fromEnv = await resolveSettings(
+    const overEnv = await resolveSettings(
       { profile: 'work' },
       { ...env, STREAM_POSTS_URL: 'ws://env.example', STREAM_POSTS_API_KEY: 'env-key' },
+    );
+    expect([overEnv.endpoint.wsUrl, overEnv.apiKey]).toEqual(['wss://profile.example/v1/ws', 'profile-key']);
+    const fromEnv = await resolveSettings(
+      {},
+      { ...env, STREAM_POSTS_PROFILE: 'work', STREAM_POSTS_URL: 'ws://env.example', STREAM_POSTS_API_KEY: 'env-key' },
     );
     expect([fromEnv.endpoint.wsUrl, fromEnv.apiKey]).toEqual(['ws://env.example/v1/ws', 'env-key']);
     const fromFlags = await resolveSettings(
