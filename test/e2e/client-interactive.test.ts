@@ -96,8 +96,11 @@ describe.skipIf(!existsSync(SCRIPT))('post prompts on a terminal', () => {
       expect(screen).not.toContain('Content type');
       const id = PUBLISHED.exec(screen.slice(stripAnsi(terminal.stdout.slice(0, at)).length))?.[1];
       expect(id, terminal.stdout).toBeDefined();
-      const [newest] = await restPosts(fixture.serve, 'crypto-legal');
+      // Held back from a reader until its release; whole for its owner.
+      const [newest] = await restPosts(fixture.serve, 'crypto-legal', KEYS.alice);
       expect(newest).toMatchObject({ id, text: null, contentType: 'markdown', hidden: true });
+      const [owned] = await restPosts(fixture.serve, 'crypto-legal');
+      expect(owned).toMatchObject({ id, text: 'embargoed from a terminal', hidden: true });
       // The time shown, read in its zone, is the time the service holds.
       const [, day, time = ''] = shown;
       const local = Date.parse(`${day}T${time.length === 5 ? `${time}:00` : time}Z`);

@@ -116,11 +116,11 @@ describe('serve --store redis://', () => {
         expect(refused.stderr).toContain('--allow-eviction');
       }
       const allowed = runCli([...args, '--allow-eviction']);
-      await allowed.waitFor((out) => /Redis persistence is off/.test(out.stdout), 'the persistence warning');
+      await allowed.waitFor((out) => /Redis persistence is off/.test(out.stderr), 'the persistence warning');
       allowed.child.kill('SIGTERM');
       expect((await allowed.exit()).code).toBe(0);
-      expect(allowed.stdout).toMatch(/Redis may evict keys/);
-      expect(allowed.stdout.match(/Redis persistence is off/g)).toHaveLength(1);
+      expect(allowed.stderr).toMatch(/Redis may evict keys/);
+      expect(allowed.stderr.match(/Redis persistence is off/g)).toHaveLength(1);
     } finally {
       await evicting.stop();
     }
