@@ -9,6 +9,8 @@ import { Subscription } from '../../src/client/subscription.js';
 import { Arrivals } from '../support/arrivals.js';
 import { CONNECTED, scriptedService, silentHttpService, silentTcpService, subAck } from '../support/hostile.js';
 import { samplePost } from '../support/fixtures.js';
+import { connect } from '../../src/api/client.js';
+import { StreamPostsError } from '../../src/api/errors.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -304,5 +306,24 @@ describe('a service that limits the rate without stating it', () => {
     );
     expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
     expect(accepted).toEqual(given);
+  });
+});
+
+describe('an acknowledgement of another subscription', () => {
+  it('the library rejects the subscription with unexpected-reply, naming the streams the service answered with', async () => {
+    const service = await scriptedService((ws) => {
+      ws.send(CONNECTED);
+      ws.on('message', (data) => ws.send(subAck(JSON.parse(String(data)), ['not-asked'])));
+    });
+    const client = await connect({ url: service.url, apiKey: 'k', reconnect: false });
+    closers.push(() => client.close());
+    const subscription = client.subscribe({ streamIds: ['s'] });
+    const error = (await subscription.ready.then(
+      () => new Error('expected a rejection'),
+      (reason: unknown) => reason,
+    )) as StreamPostsError;
+    expect(error).toBeInstanceOf(StreamPostsError);
+    expect(error.code).toBe('unexpected-reply');
+    expect(error.message).toContain('"not-asked"');
   });
 });
