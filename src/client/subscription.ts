@@ -230,7 +230,10 @@ export class Subscription {
         .slice(0, 10)
         .map((id) => JSON.stringify(id))
         .join(', ') + (ids.length > 10 ? `, … (${ids.length} in all)` : '');
-    if (asked !== undefined && streamIds.length > 0) {
+    if (asked !== undefined) {
+      // Posts are routed by the streams acknowledged: an acknowledgement of none would drop them all.
+      if (streamIds.length === 0)
+        return `the service acknowledged a subscription to no streams (no streamIds), not to the streams asked for (${named(asked)})`;
       const wanted = new Set(asked);
       if (streamIds.length !== wanted.size || !streamIds.every((id) => wanted.has(id)))
         return `the service acknowledged a subscription to ${named(streamIds)}, not to the streams asked for (${named(asked)})`;
