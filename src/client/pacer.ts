@@ -3,11 +3,13 @@ import { backoffDelay, type BackoffOptions } from './backoff.js';
 
 const REFUSAL_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 5_000 };
 /**
- * Part of a stated burst left unused: the service counts commands as they arrive, and a
- * run of them delayed on the way arrives closer together than it was sent. A tenth of
- * the default burst (40 commands) absorbs 200 ms of such bunching at the default rate.
+ * Part of a stated burst left unused: the service counts commands as it reads them, and
+ * after a pause of its own (a busy or starved process) it reads the ones sent meanwhile all
+ * at once. A fifth of the default burst (80 commands) absorbs a 400 ms pause at the
+ * default rate; past that a refusal can let a later command in first. It costs 80 commands'
+ * worth of time once per connection (0.4 s at the default rate).
  */
-const BURST_HEADROOM = 0.1;
+const BURST_HEADROOM = 0.2;
 
 /** How the service is limiting the rate, as a publisher reports it. */
 export interface RateLimitWait {

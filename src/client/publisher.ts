@@ -171,13 +171,14 @@ export class Publisher {
 
   /**
    * A paced run holds back each post for a moment, and the queue empties in between: the
-   * wait on the limit goes on while holds follow each other within a second.
+   * wait on the limit goes on while holds follow each other within a few seconds (a busy
+   * machine may not run this process for a while).
    */
   #waitingOnLimit(): void {
     const now = performance.now();
     const heldBefore = this.#lastHeldAt;
     this.#lastHeldAt = now;
-    if (this.#waitingSince === undefined || now - heldBefore > 1_000) {
+    if (this.#waitingSince === undefined || now - heldBefore > 5_000) {
       this.#waitingSince = now;
       this.#answeredWhileWaiting = 0;
       this.#told = false;

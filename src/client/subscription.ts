@@ -48,7 +48,7 @@ const SEEN_MAX_BYTES = 8 * 1024 * 1024;
  */
 export const REPLAY_SKEW_MS = 5_000;
 /** The most history held (in UTF-16 units of its frames) before it is shown, however it ends. */
-const HISTORY_MAX_UNITS = 32 * 1024 * 1024;
+const HISTORY_MAX_UNITS = 8 * 1024 * 1024;
 const SUBSCRIBE_ID = 'subscribe';
 /** Refusals that say "not now" rather than "never". */
 const PASSING_REFUSALS: ReadonlySet<string> = new Set(['unavailable', 'internal', 'rate-limited']);
@@ -61,6 +61,12 @@ export const SUBSCRIPTION_REQUEST_IDS: ReadonlySet<string> = new Set([SUBSCRIBE_
  */
 export const HISTORY_QUIET_MS = 500;
 
+/** The later of a post's creation and its release (epoch ms or ISO), NaN when neither is known. */
+function visibleAt(createdAt: number, releaseAt: string | number | null): number {
+  const released = typeof releaseAt === 'string' ? Date.parse(releaseAt) : (releaseAt ?? Number.NaN);
+  return Number.isNaN(released) ? createdAt : Number.isNaN(createdAt) ? released : Math.max(createdAt, released);
+}
+
 type Candidate = {
   streamKey: string;
   /** The frame's length: what holding it costs. */
@@ -70,6 +76,11 @@ type Candidate = {
   released: boolean;
   /** Epoch ms of creation on the service's clock; NaN when the message does not say. */
   createdAt: number;
+  /**
+   * When its content became visible (service clock): its release for a released post, else
+   * its creation. A post hidden until a release in an outage is new then, however old.
+   */
+  visibleAt: number;
   make: (kind: Delivery['kind'], history: boolean) => Delivery;
 };
 
@@ -125,7 +136,7 @@ export class Subscription {
   #offsetKnown = false;
   /** Units of the frames held in `#history`. */
   #historyUnits = 0;
-  /** Creation time (service clock) of the newest post seen. */
+  /** When the newest post seen became visible (service clock): created, or released. */
   #newestSeen = Number.NEGATIVE_INFINITY;
   /** When this machine last heard from the service. */
   #lastHeard = Number.NEGATIVE_INFINITY;
@@ -219,7 +230,10 @@ export class Subscription {
         .slice(0, 10)
         .map((id) => JSON.stringify(id))
         .join(', ') + (ids.length > 10 ? `, … (${ids.length} in all)` : '');
-    if (asked !== undefined && streamIds.length > 0) {
+    if (asked !== undefined) {
+      // Posts are routed by the streams acknowledged: an acknowledgement of none would drop them all.
+      if (streamIds.length === 0)
+        return `the service acknowledged a subscription to no streams (no streamIds), not to the streams asked for (${named(asked)})`;
       const wanted = new Set(asked);
       if (streamIds.length !== wanted.size || !streamIds.every((id) => wanted.has(id)))
         return `the service acknowledged a subscription to ${named(streamIds)}, not to the streams asked for (${named(asked)})`;
@@ -298,6 +312,7 @@ export class Subscription {
           id: post.id,
           released: message.released,
           createdAt: Date.parse(post.createdAt),
+          visibleAt: visibleAt(Date.parse(post.createdAt), post.hidden ? null : post.releaseAt),
           make: (kind, history) => ({ format: 'post', kind, history, post }),
         });
         return;
@@ -316,6 +331,10 @@ export class Subscription {
           id,
           released: false,
           createdAt: typeof item['time'] === 'number' ? item['time'] : Number.NaN,
+          visibleAt: visibleAt(
+            typeof item['time'] === 'number' ? item['time'] : Number.NaN,
+            item['hidden'] !== true && typeof item['releaseAt'] === 'number' ? item['releaseAt'] : null,
+          ),
           make: (kind, history) => ({ format: 'tree', kind, history, item, id }),
         });
         return;
@@ -389,7 +408,7 @@ export class Subscription {
    */
   #admitReplayed(candidate: Candidate): Delivery['kind'] | undefined {
     const unseen = this.#seen.get(candidate.id) === undefined;
-    if (unseen && !(candidate.createdAt >= this.#replayCutoff!)) {
+    if (unseen && !(candidate.visibleAt >= this.#replayCutoff!)) {
       this.#seen.mark(candidate.id, candidate.hidden ? 'hidden' : 'visible');
       return undefined;
     }
@@ -423,8 +442,8 @@ export class Subscription {
   }
 
   /** Decides whether a post frame shows something new, and as what; remembers it either way. */
-  #admit({ id, hidden, released, createdAt }: Candidate): Delivery['kind'] | undefined {
-    if (createdAt > this.#newestSeen) this.#newestSeen = createdAt;
+  #admit({ id, hidden, released, visibleAt }: Candidate): Delivery['kind'] | undefined {
+    if (visibleAt > this.#newestSeen) this.#newestSeen = visibleAt;
     const shown = this.#seen.get(id);
     if (shown === 'visible') return undefined;
     if (hidden) {

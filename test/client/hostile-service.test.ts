@@ -8,6 +8,9 @@ import { publishRest } from '../../src/client/rest.js';
 import { Subscription } from '../../src/client/subscription.js';
 import { Arrivals } from '../support/arrivals.js';
 import { CONNECTED, scriptedService, silentHttpService, silentTcpService, subAck } from '../support/hostile.js';
+import { samplePost } from '../support/fixtures.js';
+import { connect } from '../../src/api/client.js';
+import { StreamPostsError } from '../../src/api/errors.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -259,5 +262,68 @@ describe('a message over 16 MiB', () => {
     const error = await failure(subscribe(service.url, { reconnect: false }).start());
     expect(error.kind).toBe('unreachable');
     expect(error.message).toMatch(/ended: a message from the service was too large \(over 16 MiB\)$/);
+  });
+});
+
+describe('a service that limits the rate without stating it', () => {
+  it('a post refused with rate-limited is sent again before any later one: the service accepts them in the order given', async () => {
+    // It refuses the 5th post, and every later one until that one comes again, as a service
+    // whose bucket stays empty would; it accepts the rest, and records the order.
+    const accepted: string[] = [];
+    let refusedOnce = false;
+    let blockedAt: number | undefined;
+    const service = await scriptedService((ws) => {
+      ws.send(CONNECTED);
+      ws.on('message', (data) => {
+        const frame = JSON.parse(String(data)) as { requestId: string; data: { content: string } };
+        const seq = Number(frame.data.content);
+        if ((seq === 5 && !refusedOnce) || (blockedAt !== undefined && seq > blockedAt)) {
+          if (seq === 5) {
+            refusedOnce = true;
+            blockedAt = 5;
+          }
+          ws.send(
+            JSON.stringify({
+              event: 'error',
+              requestId: frame.requestId,
+              data: { code: 'rate-limited', message: 'slow down' },
+            }),
+          );
+          return;
+        }
+        if (seq === blockedAt) blockedAt = undefined;
+        accepted.push(frame.data.content);
+        const post = samplePost({ id: `id-${seq}`, text: frame.data.content });
+        ws.send(JSON.stringify({ event: 'ack', requestId: frame.requestId, data: { post, duplicate: false } }));
+      });
+    });
+    const publisher = new Publisher({ endpoint: resolveEndpoint(service.url), apiKey: 'k' });
+    closers.push(() => publisher.close());
+    await publisher.start();
+    const given = Array.from({ length: 20 }, (_, i) => String(i + 1));
+    const outcomes = await Promise.all(
+      given.map((content) => publisher.publish({ ...POST, content, idempotencyKey: `k${content}` })),
+    );
+    expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
+    expect(accepted).toEqual(given);
+  });
+});
+
+describe('an acknowledgement of another subscription', () => {
+  it('the library rejects the subscription with unexpected-reply, naming the streams the service answered with', async () => {
+    const service = await scriptedService((ws) => {
+      ws.send(CONNECTED);
+      ws.on('message', (data) => ws.send(subAck(JSON.parse(String(data)), ['not-asked'])));
+    });
+    const client = await connect({ url: service.url, apiKey: 'k', reconnect: false });
+    closers.push(() => client.close());
+    const subscription = client.subscribe({ streamIds: ['s'] });
+    const error = (await subscription.ready.then(
+      () => new Error('expected a rejection'),
+      (reason: unknown) => reason,
+    )) as StreamPostsError;
+    expect(error).toBeInstanceOf(StreamPostsError);
+    expect(error.code).toBe('unexpected-reply');
+    expect(error.message).toContain('"not-asked"');
   });
 });

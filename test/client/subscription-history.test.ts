@@ -224,4 +224,45 @@ describe('the replay after a reconnect', () => {
     ]);
     expect(connections).toBe(2);
   });
+
+  it('an unseen post created before the newest one seen is not new, unless it was released since (a hosted-dialect release in the outage)', async () => {
+    const arrivals = new Arrivals();
+    let connections = 0;
+    const newest = '2026-11-21T12:00:00.000Z';
+    const hourBefore = '2026-11-21T11:00:00.000Z';
+    const service = await scriptedService((ws: WebSocket) => {
+      connections += 1;
+      const again = connections > 1;
+      ws.send(CONNECTED);
+      ws.on('message', (data) => {
+        const frame = JSON.parse(String(data)) as Frame;
+        if (!again) {
+          ws.send(ack(frame, 0));
+          ws.send(postFrame('live', { createdAt: newest }));
+          ws.close(1012, 'restarting');
+          return;
+        }
+        // A restarted service's older post the client never saw; a post hidden an hour ago
+        // (never pushed to it while hidden) and released during the outage; one from the outage.
+        const replay = [
+          postFrame('older', { createdAt: hourBefore }),
+          postFrame('released', { createdAt: hourBefore, releaseAt: '2026-11-21T12:00:30.000Z' }),
+          postFrame('meanwhile', { createdAt: '2026-11-21T12:00:20.000Z' }),
+        ];
+        ws.send(ack(frame, replay.length));
+        for (const frameText of replay) ws.send(frameText);
+      });
+    });
+    const deliveries = subscribe(service.url, arrivals, 0, true);
+    await arrivals.until(
+      () => deliveries.length >= 3,
+      10_000,
+      () => new Error(`got ${JSON.stringify(shown(deliveries))}`),
+    );
+    expect(shown(deliveries)).toEqual([
+      ['live', false],
+      ['released', false],
+      ['meanwhile', false],
+    ]);
+  });
 });

@@ -124,6 +124,9 @@ describe('post --batch', () => {
     const lines = Array.from({ length: count }, (_, i) => ({ content: `${tag} ${i + 1}` }));
     const { code, stderr } = await batch([], ndjson(...lines));
     expect(code, stderr).toBe(0);
+    // Paced by the limit, the 680 posts past the first part of the burst take at least 3.4 s:
+    // past 2 s, stderr said how the service limits the rate.
+    expect(stderr).toMatch(/^stream-posts: warning: the service limits the rate to 200 commands\/s \(bursts of 400\)/m);
     await delivered;
     await reader.close();
     expect(seen).toEqual(lines.map((line) => line.content));

@@ -507,13 +507,19 @@ describe('an acknowledgement for something not asked for ends the command, namin
       /"other".*not to the streams asked for \("wire"\)/,
     ],
     [
+      'no streamIds where --streams named some',
+      ['--streams', 'wire'],
+      () => ({ lastPosts: 100 }),
+      /to no streams \(no streamIds\), not to the streams asked for \("wire"\)/,
+    ],
+    [
       'a stream the key does not follow',
       [],
       () => ({ streamIds: ['wire', 'elsewhere'], lastPosts: 100 }),
       /"elsewhere", not among the streams it said the key follows/,
     ],
     [
-      'another lastPosts',
+      'a lastPosts over the one asked for',
       ['--streams', 'wire'],
       () => ({ streamIds: ['wire'], lastPosts: 1000 }),
       /lastPosts 1000, more than the 100 asked for/,

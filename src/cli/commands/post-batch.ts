@@ -185,7 +185,9 @@ export async function postBatch(options: PostOptions): Promise<number> {
     const summary = await runBatch({
       input: input(options),
       defaults: { streamId: options.stream, contentType: options.contentType },
-      window: options.window,
+      // Requests in flight together over REST go on connections of their own, and a 429 is
+      // retried after a pause: only one at a time keeps the file's order.
+      window: options.via === 'rest' ? 1 : options.window,
       send,
       now,
       onResult: (result) => out.write(result),
