@@ -474,7 +474,8 @@ export function startServer(options: StartServerOptions = {}): Promise<StreamPos
 /**
  * startServer for one of several instances acting as one service (`serve --workers`): its
  * name prefixes its connection ids, and its admin endpoints reach the others through the link.
- * Not part of the package's API.
+ * Not part of the package's API (left out of its published types).
+ * @internal
  */
 export async function startInstance(
   options: StartServerOptions,
