@@ -12,7 +12,10 @@ export interface LogLine {
   [field: string]: unknown;
 }
 
-/** `serve --log-format json` (not --quiet): its stdout is a log whose line order is the order things happened in the server. */
+/**
+ * `serve --log-format json` (not --quiet): the `listening` record on stdout, then its log on
+ * stderr, whose line order is the order things happened in the server.
+ */
 export interface LoggedServe {
   cli: CliProcess;
   url: string;
@@ -23,7 +26,9 @@ export interface LoggedServe {
 }
 
 function parseLogs(cli: CliProcess): LogLine[] {
-  return cli.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine);
+  const complete = cli.stderr.split('\n');
+  complete.pop();
+  return [...cli.lines, ...complete].filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine);
 }
 
 /** Starts `serve --port <port> --log-format json ...args`; resolves once it logged `listening`, rejects if it ends first. */
