@@ -36,6 +36,7 @@ const BENCHMARKS = {
   flood: './flood.mjs',
   'redis-store': './redis-store.mjs',
   reconnect: './reconnect.mjs',
+  terminal: './terminal.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');

@@ -1,4 +1,5 @@
 import stringWidth from 'string-width';
+import type { ChalkInstance } from 'chalk';
 import { createChalk, streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { Entry } from './entry.js';
@@ -49,6 +50,18 @@ export interface RowView {
   streamWidth: number;
 }
 
+const chalks = new Map<boolean, ChalkInstance>();
+
+/** One chalk per colour choice for the whole screen: making one per row costs more than the row. */
+export function screenChalk(color: boolean): ChalkInstance {
+  let chalk = chalks.get(color);
+  if (chalk === undefined) {
+    chalk = createChalk(color);
+    chalks.set(color, chalk);
+  }
+  return chalk;
+}
+
 /** How long a released row stays marked. */
 export const RELEASE_MARK_MS = 5_000;
 
@@ -74,7 +87,7 @@ function markOf(entry: Entry, view: RowView): string {
  * headline, coin tags, link count, and a lock with its countdown for a hidden post.
  */
 export function formatRow(entry: Entry, view: RowView): string {
-  const c = createChalk(view.color);
+  const c = screenChalk(view.color);
   const time = momentText(entry.text === null ? entry.createdMs : (entry.releaseMs ?? entry.createdMs), {
     utc: view.utc,
   }).replace(/ UTC$/, 'Z');

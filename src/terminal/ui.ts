@@ -15,7 +15,9 @@ export function mountUi(props: AppProps, stdout: NodeJS.WriteStream, stdin: Node
     patchConsole: false,
     // The store already caps post-driven frames; a key must not wait for Ink's own throttle.
     maxFps: 1000,
+    // Ink's incremental mode (only changed lines) left stale lines on this full-screen frame in tmux.
     incrementalRendering: false,
+    onRender: ({ renderTime }) => props.store.drawn(renderTime),
   });
   return { unmount: () => instance.unmount() };
 }

@@ -24,6 +24,9 @@ export interface TerminalOptions extends CommonOptions {
   onSubscribed?: () => void;
 }
 
+const WARM_UP =
+  '**a** _b_ `c`\n\n- one\n- two\n\n1. x\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n\n[l](https://a.example) https://b.example\n';
+
 export const NOT_A_TERMINAL = 'terminal needs an interactive terminal; use tree or listen';
 
 /** The rules in the order they are tried: `--alert` first (each rings the bell), then the profile's. */
@@ -164,6 +167,9 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     const { loadMarkdownRenderer } = await import('../../render/markdown.js');
     const width = Math.max(20, (stdout.columns || 80) - 2);
     void loadMarkdownRenderer({ color: options.color, width, hyperlinks }).then((render) => {
+      // The first renders of a table or a list pay for code paths not yet compiled, which can
+      // push a post past the render budget into plain text: paid here, while nothing waits.
+      for (let round = 0; round < 3; round++) render(WARM_UP);
       markdown = render;
     });
     const { mountUi } = await ui;
