@@ -11,7 +11,20 @@ import type { Entry } from './entry.js';
  */
 export function cells(text: string): number {
   let width = 0;
-  for (const point of text) width += point.charCodeAt(0) < 0x7f && point.length === 1 ? 1 : stringWidth(point);
+  for (const point of text) width += point.charCodeAt(0) < 0x7f && point.length === 1 ? 1 : pointWidth(point);
+  return width;
+}
+
+const pointWidths = new Map<string, number>();
+
+/** string-width of one code point, remembered: a screen has few distinct ones, and each frame asks again. */
+function pointWidth(point: string): number {
+  let width = pointWidths.get(point);
+  if (width === undefined) {
+    width = stringWidth(point);
+    // Bounded: a post of many distinct characters must not grow this for ever.
+    if (pointWidths.size < 4096) pointWidths.set(point, width);
+  }
   return width;
 }
 

@@ -237,9 +237,49 @@ describe('terminal in tmux', () => {
     ]);
   });
 
-  it('follows a resize, and a window too small says so until it is enlarged', async () => {
+  it('? lists the keys, c shows a column per stream, y copies the link through OSC 52, r reconnects', async () => {
     const tmux = await terminal();
     await connected(tmux);
+    const output = join(fixture.tmp, 'pane-osc52');
+    await tmux.tmux('pipe-pane', '-o', `cat >> '${output}'`);
+    const macro = unique('column');
+    const whale = unique('column');
+    await post('macro-wire', `${macro} https://example.org/copied`);
+    await post('whale-alerts', whale);
+    await tmux.waitFor((screen) => screen.includes(macro) && screen.includes(whale), 'both posts');
+    await tmux.keys('?');
+    const help = await tmux.waitFor(/^Keys/m, 'the keys');
+    expect(help).toMatch(/PgUp PgDn/);
+    expect(help).toMatch(/q Ctrl-C +quit/);
+    await tmux.keys('x');
+    await tmux.waitFor((screen) => !/^Keys/m.test(screen), 'the keys closed');
+    await tmux.keys('c');
+    const columns = await tmux.waitFor(/^Macro Wire +Whale Alerts/m, 'a column per stream');
+    const line = (text: string) => columns.split('\n').find((row) => row.includes(text))!;
+    expect(line(macro).indexOf(macro)).toBeLessThan(60);
+    expect(line(whale).indexOf(whale)).toBeGreaterThanOrEqual(60);
+    await tmux.keys('c', 'j', 'y');
+    await tmux.waitFor(/copied https:\/\/example\.org\/copied/, 'the copy');
+    const copied = Buffer.from('https://example.org/copied').toString('base64');
+    await until(
+      async () => (await readFile(output, 'utf8').catch(() => '')).includes(`\u001B]52;c;${copied}\u0007`),
+      'OSC 52',
+    );
+    await tmux.keys('r');
+    await tmux.waitFor(/○ (connecting|subscribing)/, 'a new connection');
+    await connected(tmux);
+    const after = unique('after');
+    await post('macro-wire', after);
+    const screen = await tmux.waitFor((text) => text.includes(after), 'a post after the reconnect');
+    for (const text of [macro, whale, after]) expect(rowsWith(screen, text)).toHaveLength(1);
+  });
+
+  it('follows a resize, and a window too small says so until it is enlarged; NO_COLOR is honoured', async () => {
+    const tmux = await terminal([], { NO_COLOR: '1' });
+    await connected(tmux);
+    await post('macro-wire', unique('plain'));
+    const plain = await tmux.waitFor(/plain/, 'a post', true);
+    expect(plain).not.toMatch(/\u001B\[[0-9;]*[34]\d[;m]/);
     await tmux.resize(50, 12);
     await tmux.waitFor(/enlarge the terminal/, 'the too-small message');
     await tmux.resize(100, 30);
