@@ -178,7 +178,11 @@ describe('terminal in tmux', () => {
           default: {
             alerts: [
               { match: 'notify-?me', action: 'notify' },
-              { match: 'exec-?me', action: 'exec', command: `cat >> '${join(fixture.tmp, 'exec-output')}'` },
+              {
+                match: 'exec-?me',
+                action: 'exec',
+                command: `tee -a '${join(fixture.tmp, 'exec-output')}'; echo exec-printed-this`,
+              },
             ],
           },
         },
@@ -208,8 +212,11 @@ describe('terminal in tmux', () => {
       event: 'stream.post.created',
       data: { id: executed.post.id, text: execMe },
     });
+    // What the command printed did not reach the screen.
+    expect(await tmux.screen()).not.toContain('exec-printed-this');
     await tmux.keys('a');
     const rules = await tmux.waitFor(/Alert rules/, 'the alert rules');
+    expect(rules).not.toContain('exec-printed-this');
     expect(rules).toMatch(/--alert 1 +bell +1 matched/);
     expect(rules).toMatch(/profile rule 1 +notify +1 matched/);
     expect(rules).toMatch(/profile rule 2 +exec +1 matched/);

@@ -95,7 +95,8 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     else if (effect.rule.command !== undefined) {
       let hook = execHooks.get(effect.rule);
       if (hook === undefined) {
-        hook = new ExecHook(effect.rule.command, { apiKey, report: say });
+        // The screen is the terminal's: what the command prints would draw over it.
+        hook = new ExecHook(effect.rule.command, { apiKey, report: say, output: 'ignore' });
         execHooks.set(effect.rule, hook);
       }
       const event = { type: 'created' as const, history: false, format: 'post' as const, post: effect.post };
