@@ -4,6 +4,8 @@ import { App, type AppProps } from './app.js';
 
 export interface Ui {
   unmount(): void;
+  /** Settles when Ink stops drawing; rejects with the error when a render failed. */
+  exited: Promise<unknown>;
 }
 
 /** Draws the app with Ink on the given terminal; keys are ours (Ctrl-C included), frames are the store's. */
@@ -19,5 +21,5 @@ export function mountUi(props: AppProps, stdout: NodeJS.WriteStream, stdin: Node
     incrementalRendering: false,
     onRender: ({ renderTime }) => props.store.drawn(renderTime),
   });
-  return { unmount: () => instance.unmount() };
+  return { unmount: () => instance.unmount(), exited: instance.waitUntilExit() };
 }

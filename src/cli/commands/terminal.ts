@@ -162,7 +162,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     store.soon();
   }, 1000);
   let markdown: ((text: string) => string) | undefined;
-  let mounted: { unmount(): void } | undefined;
+  let mounted: UiModule.Ui | undefined;
   let failure: unknown;
   try {
     const { loadMarkdownRenderer } = await import('../../render/markdown.js');
@@ -190,7 +190,13 @@ export async function terminal(options: TerminalOptions): Promise<number> {
       stdin,
     );
     const running = session.run();
-    await Promise.race([running, quitting]);
+    // A render that throws ends Ink; the command ends with it, the terminal given back.
+    const drawing = mounted.exited.then(() => {
+      throw new Error('the screen stopped drawing');
+    });
+    // After a normal end it settles too, when nobody listens any more.
+    drawing.catch(() => undefined);
+    await Promise.race([running, quitting, drawing]);
   } catch (error) {
     failure = error;
   } finally {
