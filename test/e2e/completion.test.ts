@@ -75,6 +75,7 @@ describe('stream-posts completion', () => {
       'serve',
       'listen',
       'tree',
+      'terminal',
       'post',
       'demo',
       'config',
