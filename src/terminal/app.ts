@@ -40,10 +40,10 @@ function useSize(): { columns: number; rows: number } {
   const read = () => ({ columns: stdout.columns || 80, rows: stdout.rows || 24 });
   const [size, setSize] = useState(read);
   useEffect(() => {
-    const resized = () => setSize(read());
+    const resized = () => setSize({ columns: stdout.columns || 80, rows: stdout.rows || 24 });
     stdout.on('resize', resized);
     return () => void stdout.off('resize', resized);
-  });
+  }, [stdout]);
   return size;
 }
 

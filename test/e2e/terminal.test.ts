@@ -383,6 +383,15 @@ describe('the terminal is given back', () => {
     });
   }
 
+  it('on Ctrl-C, as a normal end', async () => {
+    const tmux = await terminal();
+    await connected(tmux);
+    await tmux.keys('C-c');
+    const screen = await tmux.waitFor(/\[exit \d+\]/, 'the exit');
+    expect(screen).toContain('[exit 0]');
+    expect(await tmux.format('#{alternate_on}')).toBe('0');
+  });
+
   it('on a lost connection with --no-reconnect: exit 3, the reason on the primary screen', async () => {
     const proxy = await TcpProxy.start(fixture.serve.port);
     proxies.push(proxy);
