@@ -38,6 +38,7 @@ const BENCHMARKS = {
   reconnect: './reconnect.mjs',
   graphql: './graphql.mjs',
   'post-exit': './post-exit.mjs',
+  terminal: './terminal.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');

@@ -75,6 +75,21 @@ const SUMMARY = [
     'wscat --help',
     '≤ 1.0',
   ],
+  ['`terminal` key `j` p99 ÷ `less` paging, 200 posts/s arriving', 'terminal', 'key latency, j, p99', 'less, j', '≤ 2'],
+  [
+    '`terminal` CPU for a 5,000-post burst ÷ `tree`',
+    'terminal',
+    'burst of 5000: CPU time',
+    'tree, the same burst',
+    '≤ 1.5',
+  ],
+  [
+    '`terminal` start to first full frame ÷ `tree --last 20`',
+    'terminal',
+    'start to first full frame, --last 20, median',
+    'tree --last 20, first post',
+    '≤ 1.5',
+  ],
 ];
 
 function summaryTable(results) {

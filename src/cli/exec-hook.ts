@@ -18,6 +18,8 @@ export interface ExecHookOptions {
   apiKey: string | undefined;
   /** Says that a command failed (a warning line on stderr). */
   report: (text: string) => void;
+  /** Where the command's output goes: the terminal (default), or nowhere when the screen is not ours to write on. */
+  output?: 'inherit' | 'ignore';
 }
 
 // Items of other feeds of the tree family may carry any `time`.
@@ -139,7 +141,8 @@ export class ExecHook {
         if (failure !== undefined) this.#options.report(`--exec: ${failure}${forPost}; going on with the next post`);
         resolve();
       };
-      const child = spawn(this.#command, { shell: true, stdio: ['pipe', 'inherit', 'inherit'], env: job.env });
+      const output = this.#options.output ?? 'inherit';
+      const child = spawn(this.#command, { shell: true, stdio: ['pipe', output, output], env: job.env });
       // A command that does not read its input ends the pipe early: that is its business.
       child.stdin?.on('error', () => {});
       child.stdin?.end(job.input);

@@ -1,12 +1,12 @@
 import { Box, Text, useInput, useStdout } from 'ink';
 import { createElement as h, memo, useEffect, useRef, useState, useSyncExternalStore, type ReactElement } from 'react';
-import { createChalk, streamColour } from '../render/style.js';
+import { streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import { detailLines, type DetailView } from './detail.js';
 import type { Entry } from './entry.js';
 import { handleKey, initialKeyState, KEY_HELP, splitKeys, type KeyEffect, type KeyState } from './keys.js';
 import type { TerminalModel } from './model.js';
-import { fitText, formatRow, padText, RELEASE_MARK_MS, type RowView } from './row.js';
+import { fitText, formatRow, padText, RELEASE_MARK_MS, screenChalk, type RowView } from './row.js';
 import type { FrameStore } from './store.js';
 
 export const MIN_COLUMNS = 60;
@@ -40,10 +40,10 @@ function useSize(): { columns: number; rows: number } {
   const read = () => ({ columns: stdout.columns || 80, rows: stdout.rows || 24 });
   const [size, setSize] = useState(read);
   useEffect(() => {
-    const resized = () => setSize(read());
+    const resized = () => setSize({ columns: stdout.columns || 80, rows: stdout.rows || 24 });
     stdout.on('resize', resized);
     return () => void stdout.off('resize', resized);
-  });
+  }, [stdout]);
   return size;
 }
 
@@ -68,7 +68,7 @@ function connectionText(model: TerminalModel, dialect: string | undefined): stri
 
 function headerLine(props: AppProps): string {
   const { model } = props;
-  const c = createChalk(props.color);
+  const c = screenChalk(props.color);
   const streams = model.streams();
   const muted = streams.filter((stream) => model.isMuted(stream.id)).length;
   const shown = model.solo !== undefined ? 1 : streams.length - muted;
@@ -101,7 +101,7 @@ function footerLine(props: AppProps, keys: KeyState, width: number): string {
 
 function overlayLines(props: AppProps, keys: KeyState, width: number): string[] {
   const { model } = props;
-  const c = createChalk(props.color);
+  const c = screenChalk(props.color);
   if (keys.overlay === 'help') {
     return [c.bold('Keys'), ...KEY_HELP.map(([key, what]) => `  ${padText(key, 14)} ${what}`), '', 'any key closes'];
   }
@@ -161,7 +161,7 @@ function columnsView(props: AppProps, width: number, height: number, now: number
         h(
           Text,
           { wrap: 'truncate-end' },
-          createChalk(props.color)[streamColour(stream.id)].bold(padText(stream.name, columnWidth - 1)),
+          screenChalk(props.color)[streamColour(stream.id)].bold(padText(stream.name, columnWidth - 1)),
         ),
         ...rows
           .filter((entry) => entry.streamId === stream.id)

@@ -65,11 +65,18 @@ function epochMs(iso: string | null): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-/** A delivered post as an entry; `previous` is the same post as shown before (a release updates it in place). */
+/**
+ * A delivered post as an entry; `previous` is the same post as shown before (a release
+ * updates it in place). The headline, coins and links are worked out when first shown: a
+ * burst of thousands of posts pays only for the rows that reach the screen.
+ */
 export function entryOf(post: Post, history: boolean, seq: number, previous: Entry | undefined, nowMs: number): Entry {
   const text = post.text === null ? null : terminalSafe(post.text);
   const markdown = post.contentType === 'markdown';
   const released = previous !== undefined && previous.text === null && text !== null;
+  let headline: string | undefined;
+  let coins: readonly string[] | undefined;
+  let links: readonly string[] | undefined;
   return {
     id: post.id,
     streamId: safeLine(post.streamId),
@@ -79,9 +86,15 @@ export function entryOf(post: Post, history: boolean, seq: number, previous: Ent
     createdMs: epochMs(post.createdAt) ?? nowMs,
     releaseMs: epochMs(post.releaseAt),
     history: previous?.history ?? history,
-    headline: text === null ? '' : headlineOf(text, markdown),
-    coins: text === null ? [] : cashtags(text.slice(0, 64 * 1024)).map((tag) => safeLine(tag.coin)),
-    links: text === null ? [] : linksOf(text),
+    get headline() {
+      return (headline ??= text === null ? '' : headlineOf(text, markdown));
+    },
+    get coins() {
+      return (coins ??= text === null ? [] : cashtags(text.slice(0, 64 * 1024)).map((tag) => safeLine(tag.coin)));
+    },
+    get links() {
+      return (links ??= text === null ? [] : linksOf(text));
+    },
     releasedAtMs: released ? nowMs : previous?.releasedAtMs,
     seq: previous?.seq ?? seq,
   };

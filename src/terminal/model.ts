@@ -191,7 +191,7 @@ export class TerminalModel {
   }
 
   #alert(entry: Entry, post: Post, history: boolean): AlertEffect[] {
-    if (this.#alerted.has(entry.id)) return [];
+    if (this.rules.length === 0 || this.#alerted.has(entry.id)) return [];
     const index = firstMatch(this.rules, entry);
     if (index === undefined) return [];
     const rule = this.rules[index]!;

@@ -1,4 +1,5 @@
 import stringWidth from 'string-width';
+import type { ChalkInstance } from 'chalk';
 import { createChalk, streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { Entry } from './entry.js';
@@ -10,7 +11,20 @@ import type { Entry } from './entry.js';
  */
 export function cells(text: string): number {
   let width = 0;
-  for (const point of text) width += point.charCodeAt(0) < 0x7f && point.length === 1 ? 1 : stringWidth(point);
+  for (const point of text) width += point.charCodeAt(0) < 0x7f && point.length === 1 ? 1 : pointWidth(point);
+  return width;
+}
+
+const pointWidths = new Map<string, number>();
+
+/** string-width of one code point, remembered: a screen has few distinct ones, and each frame asks again. */
+function pointWidth(point: string): number {
+  let width = pointWidths.get(point);
+  if (width === undefined) {
+    width = stringWidth(point);
+    // Bounded: a post of many distinct characters must not grow this for ever.
+    if (pointWidths.size < 4096) pointWidths.set(point, width);
+  }
   return width;
 }
 
@@ -49,6 +63,18 @@ export interface RowView {
   streamWidth: number;
 }
 
+const chalks = new Map<boolean, ChalkInstance>();
+
+/** One chalk per colour choice for the whole screen: making one per row costs more than the row. */
+export function screenChalk(color: boolean): ChalkInstance {
+  let chalk = chalks.get(color);
+  if (chalk === undefined) {
+    chalk = createChalk(color);
+    chalks.set(color, chalk);
+  }
+  return chalk;
+}
+
 /** How long a released row stays marked. */
 export const RELEASE_MARK_MS = 5_000;
 
@@ -74,7 +100,7 @@ function markOf(entry: Entry, view: RowView): string {
  * headline, coin tags, link count, and a lock with its countdown for a hidden post.
  */
 export function formatRow(entry: Entry, view: RowView): string {
-  const c = createChalk(view.color);
+  const c = screenChalk(view.color);
   const time = momentText(entry.text === null ? entry.createdMs : (entry.releaseMs ?? entry.createdMs), {
     utc: view.utc,
   }).replace(/ UTC$/, 'Z');

@@ -106,7 +106,9 @@ export class Session {
         });
         for await (const event of subscription) {
           if (event.format !== 'post') continue;
-          const post = await names.named(event.post);
+          // Our dialect names the stream: only the hosted one's posts wait for a lookup.
+          const named = event.post.streamName !== event.post.streamId && event.post.streamName !== '';
+          const post = named ? event.post : await names.named(event.post);
           // Only the first connection's history is the past the user asked for; a replay after `r` is news missed.
           for (const effect of model.add(post, wasFirst && event.history)) this.#options.onAlert(effect);
           this.#options.changed();

@@ -89,6 +89,7 @@ describe('stream-posts completion', () => {
       'serve',
       'listen',
       'tree',
+      'terminal',
       'post',
       'demo',
       'config',

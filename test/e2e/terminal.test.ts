@@ -178,7 +178,11 @@ describe('terminal in tmux', () => {
           default: {
             alerts: [
               { match: 'notify-?me', action: 'notify' },
-              { match: 'exec-?me', action: 'exec', command: `cat >> '${join(fixture.tmp, 'exec-output')}'` },
+              {
+                match: 'exec-?me',
+                action: 'exec',
+                command: `tee -a '${join(fixture.tmp, 'exec-output')}'; echo exec-printed-this`,
+              },
             ],
           },
         },
@@ -208,8 +212,11 @@ describe('terminal in tmux', () => {
       event: 'stream.post.created',
       data: { id: executed.post.id, text: execMe },
     });
+    // What the command printed did not reach the screen.
+    expect(await tmux.screen()).not.toContain('exec-printed-this');
     await tmux.keys('a');
     const rules = await tmux.waitFor(/Alert rules/, 'the alert rules');
+    expect(rules).not.toContain('exec-printed-this');
     expect(rules).toMatch(/--alert 1 +bell +1 matched/);
     expect(rules).toMatch(/profile rule 1 +notify +1 matched/);
     expect(rules).toMatch(/profile rule 2 +exec +1 matched/);
@@ -237,9 +244,49 @@ describe('terminal in tmux', () => {
     ]);
   });
 
-  it('follows a resize, and a window too small says so until it is enlarged', async () => {
+  it('? lists the keys, c shows a column per stream, y copies the link through OSC 52, r reconnects', async () => {
     const tmux = await terminal();
     await connected(tmux);
+    const output = join(fixture.tmp, 'pane-osc52');
+    await tmux.tmux('pipe-pane', '-o', `cat >> '${output}'`);
+    const macro = unique('column');
+    const whale = unique('column');
+    await post('macro-wire', `${macro} https://example.org/copied`);
+    await post('whale-alerts', whale);
+    await tmux.waitFor((screen) => screen.includes(macro) && screen.includes(whale), 'both posts');
+    await tmux.keys('?');
+    const help = await tmux.waitFor(/^Keys/m, 'the keys');
+    expect(help).toMatch(/PgUp PgDn/);
+    expect(help).toMatch(/q Ctrl-C +quit/);
+    await tmux.keys('x');
+    await tmux.waitFor((screen) => !/^Keys/m.test(screen), 'the keys closed');
+    await tmux.keys('c');
+    const columns = await tmux.waitFor(/^Macro Wire +Whale Alerts/m, 'a column per stream');
+    const line = (text: string) => columns.split('\n').find((row) => row.includes(text))!;
+    expect(line(macro).indexOf(macro)).toBeLessThan(60);
+    expect(line(whale).indexOf(whale)).toBeGreaterThanOrEqual(60);
+    await tmux.keys('c', 'j', 'y');
+    await tmux.waitFor(/copied https:\/\/example\.org\/copied/, 'the copy');
+    const copied = Buffer.from('https://example.org/copied').toString('base64');
+    await until(
+      async () => (await readFile(output, 'utf8').catch(() => '')).includes(`\u001B]52;c;${copied}\u0007`),
+      'OSC 52',
+    );
+    await tmux.keys('r');
+    await tmux.waitFor(/○ (connecting|subscribing)/, 'a new connection');
+    await connected(tmux);
+    const after = unique('after');
+    await post('macro-wire', after);
+    const screen = await tmux.waitFor((text) => text.includes(after), 'a post after the reconnect');
+    for (const text of [macro, whale, after]) expect(rowsWith(screen, text)).toHaveLength(1);
+  });
+
+  it('follows a resize, and a window too small says so until it is enlarged; NO_COLOR is honoured', async () => {
+    const tmux = await terminal([], { NO_COLOR: '1' });
+    await connected(tmux);
+    await post('macro-wire', unique('plain'));
+    const plain = await tmux.waitFor(/plain/, 'a post', true);
+    expect(plain).not.toMatch(/\u001B\[[0-9;]*[34]\d[;m]/);
     await tmux.resize(50, 12);
     await tmux.waitFor(/enlarge the terminal/, 'the too-small message');
     await tmux.resize(100, 30);
@@ -335,6 +382,15 @@ describe('the terminal is given back', () => {
       expect(await tmux.format('#{cursor_flag}')).toBe('1');
     });
   }
+
+  it('on Ctrl-C, as a normal end', async () => {
+    const tmux = await terminal();
+    await connected(tmux);
+    await tmux.keys('C-c');
+    const screen = await tmux.waitFor(/\[exit \d+\]/, 'the exit');
+    expect(screen).toContain('[exit 0]');
+    expect(await tmux.format('#{alternate_on}')).toBe('0');
+  });
 
   it('on a lost connection with --no-reconnect: exit 3, the reason on the primary screen', async () => {
     const proxy = await TcpProxy.start(fixture.serve.port);

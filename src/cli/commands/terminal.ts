@@ -24,6 +24,9 @@ export interface TerminalOptions extends CommonOptions {
   onSubscribed?: () => void;
 }
 
+const WARM_UP =
+  '**a** _b_ `c`\n\n- one\n- two\n\n1. x\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n\n[l](https://a.example) https://b.example\n';
+
 export const NOT_A_TERMINAL = 'terminal needs an interactive terminal; use tree or listen';
 
 /** The rules in the order they are tried: `--alert` first (each rings the bell), then the profile's. */
@@ -92,7 +95,8 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     else if (effect.rule.command !== undefined) {
       let hook = execHooks.get(effect.rule);
       if (hook === undefined) {
-        hook = new ExecHook(effect.rule.command, { apiKey, report: say });
+        // The screen is the terminal's: what the command prints would draw over it.
+        hook = new ExecHook(effect.rule.command, { apiKey, report: say, output: 'ignore' });
         execHooks.set(effect.rule, hook);
       }
       const event = { type: 'created' as const, history: false, format: 'post' as const, post: effect.post };
@@ -158,12 +162,15 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     store.soon();
   }, 1000);
   let markdown: ((text: string) => string) | undefined;
-  let mounted: { unmount(): void } | undefined;
+  let mounted: UiModule.Ui | undefined;
   let failure: unknown;
   try {
     const { loadMarkdownRenderer } = await import('../../render/markdown.js');
     const width = Math.max(20, (stdout.columns || 80) - 2);
     void loadMarkdownRenderer({ color: options.color, width, hyperlinks }).then((render) => {
+      // The first renders of a table or a list pay for code paths not yet compiled, which can
+      // push a post past the render budget into plain text: paid here, while nothing waits.
+      for (let round = 0; round < 3; round++) render(WARM_UP);
       markdown = render;
     });
     const { mountUi } = await ui;
@@ -183,7 +190,13 @@ export async function terminal(options: TerminalOptions): Promise<number> {
       stdin,
     );
     const running = session.run();
-    await Promise.race([running, quitting]);
+    // A render that throws ends Ink; the command ends with it, the terminal given back.
+    const drawing = mounted.exited.then(() => {
+      throw new Error('the screen stopped drawing');
+    });
+    // After a normal end it settles too, when nobody listens any more.
+    drawing.catch(() => undefined);
+    await Promise.race([running, quitting, drawing]);
   } catch (error) {
     failure = error;
   } finally {

@@ -1,0 +1,386 @@
+/**
+ * bench/terminal — the full-screen `terminal` driven in tmux, as a person uses it, against
+ * baselines taken in the same run and the same tmux:
+ *
+ * - Key latency: from a key sent (`j`, `/` then a letter, `Enter`) to the pane writing the
+ *   change, with 5,000 posts buffered while 200 posts/s arrive, against `less` paging a
+ *   file of the same rows (`j`). tmux's control mode (`tmux -C`) reports each write of a
+ *   pane as a `%output` line the moment it happens. The view is paused (space) while keys
+ *   are timed, so what a key's frame must show (the cursor on the next row, the typed
+ *   search, the detail pane) is its own and not a post's: posts still arrive and are
+ *   counted in the header, at most 30 frames a second.
+ * - Burst: 5,000 posts published as fast as the service takes them: time from the last
+ *   acknowledgement to the newest post on the screen, frames a second during the burst,
+ *   and CPU time against `tree` printing the same burst in another pane.
+ * - Memory: RSS with 5,000 posts buffered, beside `tree`'s after the same posts.
+ * - Start: from the command to its first full frame with `--last 20`, against `tree --last
+ *   20` printing its first post, started side by side in the same tmux.
+ *
+ * Flags (through bench/run.mjs): --keys (timed presses of each key, default 60),
+ * --posts (the buffer filled before, and the burst, default 5000), --rate (posts/s during
+ * the key presses, default 200), --starts (start-up rounds, default 5).
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readFlags } from './lib/config.mjs';
+import { CLI, cpuTimeMs, rssMiB, startStreamPosts } from './lib/processes.mjs';
+import { openPublisher } from './lib/publisher.mjs';
+import { comparison, median, percentile, round } from './lib/stats.mjs';
+
+const DEFAULTS = { keys: 60, posts: 5000, rate: 200, starts: 5 };
+const READER = 'sp_demo_reader_alice';
+const STREAM_KEY = 'sp_demo_stream_macro_wire';
+const WAIT_MS = 30_000;
+
+/**
+ * `%output` data is the pane's bytes with control bytes and `\` as octal escapes. Kept as
+ * bytes (one latin1 character each): a character split over two lines stays whole, and
+ * what is looked for is turned into the same bytes (`bytes`).
+ */
+function decodeOutput(text) {
+  return text.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(Number.parseInt(octal, 8)));
+}
+
+/** Text as the byte string decodeOutput gives. */
+const bytes = (text) => Buffer.from(text, 'utf8').toString('latin1');
+
+/** A tmux server of our own, and a control-mode client reporting what each pane writes. */
+class ControlledTmux {
+  socket = `terminal-bench-${randomBytes(5).toString('hex')}`;
+  /** Pane id → everything written since `mark`. */
+  written = new Map();
+  frames = new Map();
+  #waiters = new Set();
+
+  async start() {
+    this.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'bench', '-x', '120', '-y', '40', 'cat');
+    this.client = spawn('tmux', ['-u', '-L', this.socket, '-C', 'attach', '-t', 'bench'], {
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    // A control client has no terminal: its size, and so every window's, is given.
+    this.client.stdin.write('refresh-client -C 120x40\n');
+    this.client.stdout.setEncoding('latin1');
+    let rest = '';
+    this.client.stdout.on('data', (chunk) => {
+      const at = performance.now();
+      rest += chunk;
+      const lines = rest.split('\n');
+      rest = lines.pop();
+      for (const line of lines) {
+        const match = /^%output (%\d+) (.*)$/.exec(line);
+        if (!match) continue;
+        const data = decodeOutput(match[2]);
+        this.written.set(match[1], (this.written.get(match[1]) ?? '') + data);
+        for (const waiter of this.#waiters) waiter(match[1], at);
+      }
+    });
+  }
+
+  tmux(...args) {
+    return execFileSync('tmux', ['-u', '-L', this.socket, ...args], { encoding: 'utf8' });
+  }
+
+  /** A new window running `command`; returns its pane id and the process's pid (the command is exec'd). */
+  window(command) {
+    const pane = this.tmux('new-window', '-d', '-P', '-F', '#{pane_id}', `exec ${command}`).trim();
+    const pid = Number(this.tmux('display-message', '-p', '-t', pane, '#{pane_pid}').trim());
+    return { pane, pid };
+  }
+
+  /** Forgets what a pane wrote so far: the next wait looks only at what comes after. */
+  mark(pane) {
+    this.written.set(pane, '');
+  }
+
+  /** Resolves with the time (performance.now) at which the pane's output since `mark` satisfied `check`. */
+  until(pane, check, what) {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiters.delete(waiter);
+        reject(new Error(`${pane} never wrote ${what}`));
+      }, WAIT_MS);
+      const waiter = (from, at) => {
+        if (from !== pane || !check(this.written.get(pane) ?? '')) return;
+        clearTimeout(timer);
+        this.#waiters.delete(waiter);
+        resolve(at);
+      };
+      this.#waiters.add(waiter);
+      waiter(pane, performance.now());
+    });
+  }
+
+  /** Sends keys through the control client and returns when they were sent. */
+  keys(pane, ...keys) {
+    const sent = performance.now();
+    this.client.stdin.write(`send-keys -t ${pane} ${keys.join(' ')}\n`);
+    return sent;
+  }
+
+  stop() {
+    this.client?.kill();
+    try {
+      this.tmux('kill-server');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** Publishes `count` posts, `window` in flight, optionally at `rate` a second; resolves at the last ack. */
+async function publish(ws, count, { label, rate, window = 256 }) {
+  let sent = 0;
+  let acked = 0;
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const pump = () => {
+      while (sent < count && sent - acked < window) {
+        if (rate !== undefined && sent >= ((performance.now() - started) / 1000) * rate) {
+          setTimeout(pump, 5);
+          return;
+        }
+        sent += 1;
+        ws.send(
+          JSON.stringify({
+            event: 'add-stream-post',
+            requestId: `${label}-${sent}`,
+            data: { streamId: 'macro-wire', content: `${label} post ${sent} of the run`, contentType: 'rawtext' },
+          }),
+        );
+      }
+    };
+    const onMessage = (data) => {
+      const text = data.toString('utf8');
+      if (!text.includes(`"requestId":"${label}-`)) return;
+      if (!text.includes('"event":"ack"')) {
+        ws.off('message', onMessage);
+        reject(new Error(`publish refused: ${text.slice(0, 300)}`));
+        return;
+      }
+      acked += 1;
+      if (acked === count) {
+        ws.off('message', onMessage);
+        resolve(performance.now());
+      } else pump();
+    };
+    ws.on('message', onMessage);
+    pump();
+  });
+}
+
+/** The last whole frame written (each starts with the header). */
+const lastFrame = (text) => text.slice(text.lastIndexOf(bytes('● connected')));
+
+const summary = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: round(median(sorted)), p99: round(percentile(sorted, 99)) };
+};
+
+export async function run(options = {}) {
+  const config = readFlags(options.flags, DEFAULTS, { whole: true });
+  const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  const dir = await mkdtemp(join(tmpdir(), 'stream-posts-bench-terminal-'));
+  const server = await startStreamPosts(['--rate-limit', '0', '--key-rate-limit', '0']);
+  const tmux = new ControlledTmux();
+  const env = `env NO_COLOR=1 TERM=xterm-256color XDG_CONFIG_HOME=${dir} STREAM_POSTS_API_KEY=${READER}`;
+  const client = (args) => `${env} ${process.execPath} ${CLI} ${args} --url ${server.url}`;
+  try {
+    await tmux.start();
+    const publisher = await openPublisher(`${server.url}/v1/ws`, { 'x-api-key': STREAM_KEY });
+
+    // Start: both commands side by side, each to its first full screen of posts.
+    const starts = { terminal: [], tree: [] };
+    for (let round = 0; round < config.starts; round++) {
+      for (const [name, command, done] of [
+        [
+          'terminal',
+          client('terminal --last 20'),
+          (text) => text.includes(bytes('● connected')) && text.includes('Whale Alerts'),
+        ],
+        ['tree', client('tree --last 20 -q'), (text) => text.includes('Whale Alerts')],
+      ]) {
+        const began = performance.now();
+        const { pane } = tmux.window(command);
+        tmux.mark(pane);
+        const at = await tmux.until(pane, done, `${name}'s first posts`);
+        starts[name].push(at - began);
+        tmux.tmux('kill-pane', '-t', pane);
+      }
+    }
+    const start = { terminal: round(median(starts.terminal)), tree: round(median(starts.tree)) };
+    log(
+      `  start to first full frame: terminal ${start.terminal} ms, tree ${start.tree} ms (medians of ${config.starts})`,
+    );
+
+    // The views that hold the buffer, and tree beside them.
+    const view = tmux.window(client(`terminal --last 0 --buffer ${config.posts}`));
+    const tree = tmux.window(client('tree --last 0 -q'));
+    tmux.mark(view.pane);
+    await tmux.until(view.pane, (text) => text.includes(bytes('● connected')), 'connected');
+
+    // Burst: the whole buffer in one go.
+    const cpuBefore = { view: cpuTimeMs(view.pid), tree: cpuTimeMs(tree.pid) };
+    tmux.mark(view.pane);
+    tmux.mark(tree.pane);
+    const burstStart = performance.now();
+    const lastAck = await publish(publisher, config.posts, { label: 'burst' });
+    const newest = `burst post ${config.posts} of`;
+    const shownAt = await tmux.until(view.pane, (text) => text.includes(newest), 'the newest post');
+    await tmux.until(tree.pane, (text) => text.includes(newest), 'the newest post in tree');
+    const burstFrames = (tmux.written.get(view.pane).match(/j\/k move/g) ?? []).length;
+    const burstSeconds = (shownAt - burstStart) / 1000;
+    // Both have taken the posts in; the CPU they spend settling is part of the burst.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const cpu = { view: cpuTimeMs(view.pid) - cpuBefore.view, tree: cpuTimeMs(tree.pid) - cpuBefore.tree };
+    const rss = { view: rssMiB(view.pid), tree: rssMiB(tree.pid) };
+    const burst = {
+      seconds: round(burstSeconds),
+      newestAfterMs: round(shownAt - lastAck),
+      framesPerSecond: round(burstFrames / burstSeconds),
+    };
+    log(
+      `  burst of ${config.posts} in ${round((lastAck - burstStart) / 1000)} s: newest on screen ${burst.newestAfterMs} ms after the last ack; ${burst.framesPerSecond} frames/s; CPU terminal ${cpu.view} ms, tree ${cpu.tree} ms; RSS terminal ${rss.view} MiB, tree ${rss.tree} MiB`,
+    );
+
+    // less, paging the same rows.
+    const rows = join(dir, 'rows.txt');
+    await writeFile(
+      rows,
+      Array.from(
+        { length: config.posts },
+        (_, index) => `12:00:00 Macro Wire        burst post ${config.posts - index} of the run`,
+      ).join('\n'),
+    );
+    const less = tmux.window(`less ${rows}`);
+    tmux.mark(less.pane);
+    await tmux.until(less.pane, (text) => text.includes('burst post'), 'less');
+
+    // Keys, while posts keep arriving (into the paused view: its rows stay where the keys put them).
+    tmux.mark(view.pane);
+    tmux.keys(view.pane, 'Space');
+    await tmux.until(view.pane, (text) => text.includes('PAUSED'), 'paused');
+    const trickle = publish(publisher, Math.ceil(((config.keys * 4 + 50) / 20) * config.rate), {
+      label: 'live',
+      rate: config.rate,
+    });
+    trickle.catch(() => {});
+    const times = { j: [], search: [], enter: [], less: [] };
+    for (let press = 0; press < config.keys; press++) {
+      // j then k: the cursor between the first two rows, each frame showing where it went.
+      const target = press % 2 === 0 ? `burst post ${config.posts - 1} of` : `burst post ${config.posts} of`;
+      tmux.mark(view.pane);
+      let sent = tmux.keys(view.pane, press % 2 === 0 ? 'j' : 'k');
+      times.j.push(
+        (await tmux.until(view.pane, (text) => new RegExp(`${bytes('›')}[^\\n]*${target}`).test(text), 'the cursor')) -
+          sent,
+      );
+
+      tmux.keys(view.pane, '/');
+      await tmux.until(view.pane, (text) => text.includes(bytes('/▏')), 'the search prompt');
+      tmux.mark(view.pane);
+      sent = tmux.keys(view.pane, 'b');
+      times.search.push(
+        (await tmux.until(view.pane, (text) => text.includes(bytes('/b▏')), 'the typed search')) - sent,
+      );
+      tmux.mark(view.pane);
+      tmux.keys(view.pane, 'Escape', 'Escape');
+      await tmux.until(view.pane, (text) => text.includes('j/k move'), 'the search cleared');
+
+      tmux.mark(view.pane);
+      sent = tmux.keys(view.pane, 'Enter');
+      times.enter.push((await tmux.until(view.pane, (text) => text.includes(bytes('────')), 'the detail pane')) - sent);
+      tmux.mark(view.pane);
+      tmux.keys(view.pane, 'Enter');
+      await tmux.until(
+        view.pane,
+        (text) => lastFrame(text).includes('j/k move') && !lastFrame(text).includes(bytes('────')),
+        'the detail pane closed',
+      );
+
+      tmux.mark(less.pane);
+      sent = tmux.keys(less.pane, press % 2 === 0 ? 'j' : 'k');
+      times.less.push((await tmux.until(less.pane, (text) => text.length > 0, 'less')) - sent);
+    }
+    publisher.close();
+    const keys = Object.fromEntries(Object.entries(times).map(([name, values]) => [name, summary(values)]));
+    log(
+      `  keys (p50/p99 ms): j ${keys.j.p50}/${keys.j.p99}, / then a letter ${keys.search.p50}/${keys.search.p99}, Enter ${keys.enter.p50}/${keys.enter.p99}; less j ${keys.less.p50}/${keys.less.p99}`,
+    );
+
+    const lessBaseline = 'less, j';
+    const keyFigure = (label, key, percentileName) =>
+      comparison(
+        lessBaseline,
+        `key latency, ${label}, ${percentileName}`,
+        'ms',
+        key[percentileName],
+        keys.less[percentileName],
+        {
+          target: percentileName === 'p99' ? '<= 2x less and <= 16 ms' : '<= 2x less',
+          met:
+            key[percentileName] <= 2 * keys.less[percentileName] &&
+            (percentileName !== 'p99' || key[percentileName] <= 16),
+        },
+      );
+    return {
+      name: 'terminal',
+      figures: [
+        ...['p50', 'p99'].flatMap((p) => [
+          keyFigure('j', keys.j, p),
+          keyFigure('/ then a letter', keys.search, p),
+          keyFigure('Enter (detail pane)', keys.enter, p),
+        ]),
+        comparison(
+          '—',
+          `burst of ${config.posts}: newest post on screen after the last ack`,
+          'ms',
+          burst.newestAfterMs,
+          null,
+          {
+            target: '<= 250 ms',
+            met: burst.newestAfterMs <= 250,
+          },
+        ),
+        comparison('—', `burst of ${config.posts}: frames a second`, 'frames/s', burst.framesPerSecond, null, {
+          target: '<= 30',
+          met: burst.framesPerSecond <= 30,
+        }),
+        comparison('tree, the same burst', `burst of ${config.posts}: CPU time`, 'ms', cpu.view, cpu.tree, {
+          target: 'ratio <= 1.5',
+          met: cpu.view <= 1.5 * cpu.tree,
+        }),
+        comparison('tree after the same posts', `RSS with ${config.posts} posts buffered`, 'MiB', rss.view, rss.tree, {
+          target: '<= 150 MiB',
+          met: rss.view <= 150,
+        }),
+        comparison(
+          'tree --last 20, first post',
+          'start to first full frame, --last 20, median',
+          'ms',
+          start.terminal,
+          start.tree,
+          {
+            target: 'ratio <= 1.5',
+            met: start.terminal <= 1.5 * start.tree,
+          },
+        ),
+      ],
+      notes: [
+        `tmux ${execFileSync('tmux', ['-V'], { encoding: 'utf8' })
+          .trim()
+          .replace(
+            /^tmux /,
+            '',
+          )}, 120x40 panes, NO_COLOR; keys timed from send-keys on the control client to the %output line showing their effect; ${config.keys} presses of each; ${config.rate} posts/s arriving meanwhile into a paused view holding ${config.posts}`,
+      ],
+      details: { starts, burst, cpu, rss, keys },
+    };
+  } finally {
+    tmux.stop();
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
