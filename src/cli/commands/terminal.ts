@@ -52,12 +52,23 @@ export async function alertRules(options: Pick<TerminalOptions, 'alerts' | 'prof
  * when unset. Restored afterwards so the commands an alert runs see the user's environment.
  */
 async function loadUi(): Promise<typeof UiModule> {
-  const before = process.env['NODE_ENV'];
+  const saved = {
+    NODE_ENV: process.env['NODE_ENV'],
+    CI: process.env['CI'],
+    CONTINUOUS_INTEGRATION: process.env['CONTINUOUS_INTEGRATION'],
+  };
   process.env['NODE_ENV'] ??= 'production';
+  // Ink reads CI when it loads and, in CI, draws nothing until it ends; this command only
+  // runs on a terminal someone is looking at (a tmux pane in CI included).
+  delete process.env['CI'];
+  delete process.env['CONTINUOUS_INTEGRATION'];
   try {
     return await import('../../terminal/ui.js');
   } finally {
-    if (before === undefined) delete process.env['NODE_ENV'];
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   }
 }
 
