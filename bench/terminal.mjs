@@ -22,6 +22,7 @@
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,6 +128,8 @@ class ControlledTmux {
     } catch {
       // Already gone.
     }
+    // tmux 3.3 leaves the socket file of a server it was told to kill.
+    rmSync(join(process.env.TMUX_TMPDIR ?? tmpdir(), `tmux-${process.getuid?.() ?? 0}`, this.socket), { force: true });
   }
 }
 

@@ -34,6 +34,8 @@ export class Session {
   #restart = false;
   #stopped = false;
   #dialect: 'hosted' | 'ours' | undefined;
+  /** When the first subscription was acknowledged, on the service's clock (epoch ms). */
+  #since = Number.POSITIVE_INFINITY;
 
   constructor(options: SessionOptions) {
     this.#options = options;
@@ -76,6 +78,7 @@ export class Session {
         onState: this.#onState,
       });
       this.#client = client;
+      const since = this.#since;
       // The hosted service's `connected` names no user; ours does.
       this.#dialect = client.userId === undefined ? 'hosted' : 'ours';
       model.setServiceTime(client.serverTime);
@@ -101,7 +104,11 @@ export class Session {
             }
             model.setServiceTime(client.serverTime);
             this.#options.changed();
-            if (wasFirst && !ack.reconnected) this.#options.onSubscribed?.();
+            if (wasFirst && !ack.reconnected) {
+              // On the service's clock, as the posts' times are.
+              this.#since = model.now() + (model.clockOffsetMs ?? 0);
+              this.#options.onSubscribed?.();
+            }
           },
         });
         for await (const event of subscription) {
@@ -110,6 +117,8 @@ export class Session {
           const named = event.post.streamName !== event.post.streamId && event.post.streamName !== '';
           const post = named ? event.post : await names.named(event.post);
           // Only the first connection's history is the past the user asked for; a replay after `r` is news missed.
+          // The replay after `r` brings the recent past: only what came after this terminal started is news.
+          if (!wasFirst && event.history && !(Date.parse(post.createdAt) >= since)) continue;
           for (const effect of model.add(post, wasFirst && event.history)) this.#options.onAlert(effect);
           this.#options.changed();
         }

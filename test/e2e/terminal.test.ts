@@ -245,7 +245,11 @@ describe('terminal in tmux', () => {
   });
 
   it('? lists the keys, c shows a column per stream, y copies the link through OSC 52, r reconnects', async () => {
-    const tmux = await terminal();
+    const proxy = await TcpProxy.start(fixture.serve.port);
+    proxies.push(proxy);
+    const older = unique('older');
+    await post('macro-wire', older);
+    const tmux = await terminal([], {}, proxy.url);
     await connected(tmux);
     const output = join(fixture.tmp, 'pane-osc52');
     await tmux.tmux('pipe-pane', '-o', `cat >> '${output}'`);
@@ -272,13 +276,17 @@ describe('terminal in tmux', () => {
       async () => (await readFile(output, 'utf8').catch(() => '')).includes(`\u001B]52;c;${copied}\u0007`),
       'OSC 52',
     );
+    // r: a new connection, whose replay of the recent past adds nothing already shown or older than the view.
+    const before = proxy.connections;
     await tmux.keys('r');
-    await tmux.waitFor(/○ (connecting|subscribing)/, 'a new connection');
+    await until(async () => proxy.connections > before, 'a new connection');
     await connected(tmux);
     const after = unique('after');
     await post('macro-wire', after);
     const screen = await tmux.waitFor((text) => text.includes(after), 'a post after the reconnect');
     for (const text of [macro, whale, after]) expect(rowsWith(screen, text)).toHaveLength(1);
+    expect(screen).not.toContain(older);
+    expect(screen).toMatch(/ 3 posts /);
   });
 
   it('follows a resize, and a window too small says so until it is enlarged; NO_COLOR is honoured', async () => {

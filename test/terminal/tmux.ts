@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach } from 'vitest';
 import { BIN } from '../e2e/spawn.js';
@@ -94,6 +97,10 @@ export class Tmux {
   async kill(): Promise<void> {
     open.delete(this);
     await this.tmux('kill-server').catch(() => undefined);
+    // tmux 3.3 leaves the socket file of a server it was told to kill.
+    await rm(join(process.env['TMUX_TMPDIR'] ?? tmpdir(), `tmux-${process.getuid?.() ?? 0}`, this.socket), {
+      force: true,
+    });
   }
 }
 
