@@ -21,6 +21,13 @@ import type { StateDocument } from '../protocol/state.js';
 import type { PlayOptions, ScenarioPlayer } from '../server/admin/scenario-player.js';
 import { loadScenario, stepResult, type ScenarioPlayback, type ScenarioStepResult } from './scenario.js';
 import { StreamPostsError } from './errors.js';
+import {
+  SERVE_OPTIONS,
+  START_SERVER_OPTION_NAMES,
+  type ServeOption,
+  type ServeOptionName,
+  type StartServerOptionName,
+} from './serve-options.js';
 import { checkKnownOptions, optionalBoolean, optionalInteger, optionalString, optionalStringList } from './options.js';
 
 export type { Logger, LogLevel, LogFields } from '../server/logger.js';
@@ -150,44 +157,30 @@ export interface StartServerOptions {
   hostedHiddenPosts?: 'at-release' | 'push';
 }
 
-/** Integer options: the core's name for each, and the range accepted. */
-const INTEGER_OPTIONS = {
-  port: { core: 'port', min: 0, max: 65535 },
-  idempotencyWindowMs: { core: 'idempotencyWindowMs', min: 0, max: Number.MAX_SAFE_INTEGER },
-  uploadWindowMs: { core: 'uploadWindowMs', min: 1, max: Number.MAX_SAFE_INTEGER },
-  rateLimit: { core: 'rateLimit', min: 0, max: 1_000_000 },
-  keyRateLimit: { core: 'keyRateLimit', min: 0, max: 1_000_000 },
-  maxBufferedBytes: { core: 'maxBufferedBytes', min: 1, max: Number.MAX_SAFE_INTEGER },
-  keepAliveMs: { core: 'keepAliveMs', min: 1, max: 2_147_483_647 },
-  maxConnectionsPerKey: { core: 'maxConnectionsPerKey', min: 0, max: Number.MAX_SAFE_INTEGER },
-  maxSubscriptions: { core: 'maxSubscriptionsPerConnection', min: 0, max: Number.MAX_SAFE_INTEGER },
-  maxPendingCommands: { core: 'maxPendingCommands', min: 1, max: Number.MAX_SAFE_INTEGER },
-  maxPendingReleases: { core: 'maxPendingReleasesPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
-  maxPendingReleaseBytes: { core: 'maxPendingReleaseBytesPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
-  maxIdempotencyKeys: { core: 'maxIdempotencyKeysPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
-  maxIdempotencyBytes: { core: 'maxIdempotencyBytesPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
-  // Node keeps a timer's delay in 32 bits.
-  bodyTimeoutMs: { core: 'bodyTimeoutMs', min: 1, max: 2_147_483_647 },
-  headersTimeoutMs: { core: 'headersTimeoutMs', min: 1, max: 2_147_483_647 },
-} as const satisfies Record<string, { core: keyof CoreOptions; min: number; max: number }>;
+/** Where the core server's name for an option differs from startServer's. */
+const CORE_NAMES: Partial<Record<ServeOptionName, keyof CoreOptions>> = {
+  maxSubscriptions: 'maxSubscriptionsPerConnection',
+  maxPendingReleases: 'maxPendingReleasesPerStream',
+  maxPendingReleaseBytes: 'maxPendingReleaseBytesPerStream',
+  maxIdempotencyKeys: 'maxIdempotencyKeysPerStream',
+  maxIdempotencyBytes: 'maxIdempotencyBytesPerStream',
+};
 
-const OPTION_NAMES = [
-  ...(Object.keys(INTEGER_OPTIONS) as (keyof typeof INTEGER_OPTIONS)[]),
-  'seed',
-  'host',
-  'tls',
-  'admin',
-  'adminToken',
-  'allowedHosts',
-  'allowedOrigins',
-  'logger',
-  'store',
-  'redisPrefix',
-  'resetStore',
-  'allowEviction',
-  'state',
-  'hostedHiddenPosts',
-] as const;
+/** The numeric options, each with the core's name for it and the range the table gives. */
+const NUMBER_OPTIONS = START_SERVER_OPTION_NAMES.flatMap((name) => {
+  const option: ServeOption = SERVE_OPTIONS[name];
+  if (option.min === undefined || option.max === undefined) return [];
+  const core = CORE_NAMES[name] ?? (name as keyof CoreOptions);
+  return [{ name, core, min: option.min, max: option.max }];
+});
+
+// Both ways: a new startServer option needs its row in the table, and a row marked api its option here.
+const sameNames: [StartServerOptionName] extends [keyof StartServerOptions]
+  ? [keyof StartServerOptions] extends [StartServerOptionName]
+    ? true
+    : never
+  : never = true;
+void sameNames;
 
 /** The Redis store option of the core server, or none for the memory store. */
 function redisOption(given: Record<string, unknown>): {
@@ -480,9 +473,9 @@ export async function startInstance(
   options: StartServerOptions,
   instance: CoreOptions['instance'],
 ): Promise<StreamPostsServer> {
-  const given = checkKnownOptions('startServer', options, OPTION_NAMES);
+  const given = checkKnownOptions('startServer', options, START_SERVER_OPTION_NAMES);
   const core: Partial<Record<keyof CoreOptions, unknown>> = {};
-  for (const [name, { core: coreName, min, max }] of Object.entries(INTEGER_OPTIONS)) {
+  for (const { name, core: coreName, min, max } of NUMBER_OPTIONS) {
     const value = optionalInteger(given, name, min, max);
     if (value !== undefined) core[coreName] = value;
   }
