@@ -12,7 +12,7 @@ import { isValidToken, normalizeOrigin } from '../server/http/perimeter.js';
 import {
   startServer as startCore,
   type ServerOptions as CoreOptions,
-  type StreamPostsServer as Core,
+  type CoreServer as Core,
 } from '../server/http/server.js';
 import { checkRedisUrl } from '../server/stores/redis-keys.js';
 import { StateFileError } from '../server/admin/state-file.js';

@@ -1,6 +1,6 @@
 // http/: the HTTP server and what arrives on it: the perimeter (Host, Origin, TLS, timeouts),
 // upgrades routed to WebSocket sessions or GraphQL, REST, media uploads, admin and dashboard.
-// Over 400 lines on purpose: the StreamPostsServer constructor is the one place where every room
+// Over 400 lines on purpose: the CoreServer constructor is the one place where every room
 // (stores, service, ws, admin, graphql) is joined to the others; split, the order those joins
 // must happen in (store before service before sessions, faults before the first upgrade) would
 // be spread over files that each look complete alone.
@@ -236,8 +236,8 @@ function refusalBody(refusal: Refusal): string {
   return JSON.stringify({ error: { code: 'forbidden', message: refusal.reason } });
 }
 
-/** The embedded Stream Posts service: HTTP (REST, admin) and WebSocket on one port. */
-export class StreamPostsServer {
+/** The service on one port, HTTP (REST, admin) and WebSocket; the library wraps it as `StreamPostsServer`. */
+export class CoreServer {
   readonly clock: AdjustableClock;
   readonly store: Store;
   /** The admin endpoints' actions, callable in-process whether or not the HTTP admin is on. */
@@ -827,8 +827,8 @@ export class StreamPostsServer {
 }
 
 /** Creates and starts a server in one step (opening its Redis store first, when given one). */
-export async function startServer(options: ServerOptions): Promise<StreamPostsServer> {
-  if (options.redis === undefined) return new StreamPostsServer(options).listen();
+export async function startServer(options: ServerOptions): Promise<CoreServer> {
+  if (options.redis === undefined) return new CoreServer(options).listen();
   checkRedisUrl(options.redis.url);
   const clock = options.clock ?? new AdjustableClock();
   // Loaded only when asked for: the Redis client is most of a bundle no other command needs.
@@ -844,7 +844,7 @@ export async function startServer(options: ServerOptions): Promise<StreamPostsSe
     ...(options.logger ? { logger: options.logger } : {}),
   });
   try {
-    return await new StreamPostsServer({ ...options, clock, store }).listen();
+    return await new CoreServer({ ...options, clock, store }).listen();
   } catch (error) {
     await store.close();
     throw error;
