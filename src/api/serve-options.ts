@@ -405,6 +405,6 @@ export const START_SERVER_OPTION_NAMES = (Object.keys(SERVE_OPTIONS) as ServeOpt
   (name): name is StartServerOptionName => SERVE_OPTIONS[name].api,
 );
 
-/** Refused wherever a state file meets a Redis store, worded once. */
+/** Why a state file and a Redis store are refused together, after the name of the option or flag. */
 export const STATE_NEEDS_MEMORY =
-  'keeps the memory store across restarts; with a redis:// store the state lives in Redis, which persists by itself (see its RDB/AOF settings)';
+  'cannot be used with a redis:// store: it keeps the memory store across restarts, and a Redis store keeps its state in Redis, which persists by itself (see its RDB/AOF settings)';

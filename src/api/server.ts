@@ -24,6 +24,7 @@ import { StreamPostsError } from './errors.js';
 import {
   SERVE_OPTIONS,
   START_SERVER_OPTION_NAMES,
+  STATE_NEEDS_MEMORY,
   type ServeOption,
   type ServeOptionName,
   type StartServerOptionName,
@@ -491,7 +492,7 @@ export async function startInstance(
     throw new TypeError(`hostedHiddenPosts must be 'at-release' or 'push', got '${hostedHiddenPosts}'`);
   }
   if (state !== undefined && store.redis !== undefined) {
-    throw new TypeError('state cannot be used with a redis:// store: the Redis store keeps its state in Redis');
+    throw new TypeError(`state ${STATE_NEEDS_MEMORY}`);
   }
   const seed = await loadSeed(given['seed']);
   const server = await startCoreWithState({

@@ -8,6 +8,7 @@ import type { Seed } from '../../protocol/seed.js';
 import { parseSeedText, SeedError } from '../../server/service/seed.js';
 import { startInstance, type StartServerOptions, type StreamPostsServer } from '../../api/server.js';
 import { StreamPostsError } from '../../api/errors.js';
+import { STATE_NEEDS_MEMORY } from '../../api/serve-options.js';
 import { playScenario } from './scenario.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../../server/stores/redis-keys.js';
 import { StoreError } from '../../server/stores/store-error.js';
@@ -236,9 +237,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   // The primary of --workers has loaded (or reset) the seed: a worker must not reset again.
   const redis = redisStore(cluster.isWorker ? { ...options, resetStore: false } : options);
   if (options.state !== undefined && redis !== undefined) {
-    throw usageError(
-      '--state keeps the memory store across restarts; with --store redis:// the state lives in Redis, which persists by itself (see its RDB/AOF settings)',
-    );
+    throw usageError(`--state ${STATE_NEEDS_MEMORY}`);
   }
   const seed = await loadSeed(options.seed);
   const workers = options.workers ?? 1;
