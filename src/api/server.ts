@@ -29,7 +29,14 @@ import {
   type ServeOptionName,
   type StartServerOptionName,
 } from './serve-options.js';
-import { checkKnownOptions, optionalBoolean, optionalInteger, optionalString, optionalStringList } from './options.js';
+import {
+  checkKnownOptions,
+  optionError,
+  optionalBoolean,
+  optionalInteger,
+  optionalString,
+  optionalStringList,
+} from './options.js';
 
 export type { Logger, LogLevel, LogFields } from '../server/logger.js';
 export type { StateDocument } from '../protocol/state.js';
@@ -269,7 +276,7 @@ function checkTls(value: unknown): StartServerOptions['tls'] {
   const tls = value as Record<string, unknown> | null;
   const isPem = (part: unknown) => typeof part === 'string' || Buffer.isBuffer(part);
   if (tls === null || typeof tls !== 'object' || !isPem(tls['cert']) || !isPem(tls['key'])) {
-    throw new TypeError('tls must be { cert, key } with the PEM contents as strings or Buffers');
+    throw optionError('type', 'tls', 'tls must be { cert, key } with the PEM contents as strings or Buffers');
   }
   return { cert: tls['cert'] as string | Buffer, key: tls['key'] as string | Buffer };
 }
@@ -277,7 +284,7 @@ function checkTls(value: unknown): StartServerOptions['tls'] {
 function checkLogger(value: unknown): Logger | undefined {
   if (value === undefined) return undefined;
   if (value === null || typeof (value as Logger).log !== 'function')
-    throw new TypeError('logger must be an object with a log(level, message, fields) method');
+    throw optionError('type', 'logger', 'logger must be an object with a log(level, message, fields) method');
   return value as Logger;
 }
 
@@ -286,7 +293,7 @@ function checkPerimeter(
 ): Pick<CoreOptions, 'adminToken' | 'allowedHosts' | 'allowedOrigins'> {
   const adminToken = optionalString(given, 'adminToken');
   if (adminToken !== undefined && !isValidToken(adminToken)) {
-    throw new RangeError('adminToken must be one line of printable ASCII without spaces');
+    throw optionError('range', 'adminToken', 'adminToken must be one line of printable ASCII without spaces');
   }
   const allowedHosts = given['allowedHosts'] === 'all' ? 'all' : optionalStringList(given, 'allowedHosts', " or 'all'");
   const allowedOrigins = optionalStringList(given, 'allowedOrigins');
@@ -294,7 +301,7 @@ function checkPerimeter(
     try {
       normalizeOrigin(origin);
     } catch (error) {
-      throw new TypeError(`allowedOrigins: ${(error as Error).message}`, { cause: error });
+      throw optionError('type', 'allowedOrigins', `allowedOrigins: ${(error as Error).message}`, error);
     }
   }
   return {
@@ -489,10 +496,14 @@ export async function startInstance(
   const state = optionalString(given, 'state');
   const hostedHiddenPosts = optionalString(given, 'hostedHiddenPosts');
   if (hostedHiddenPosts !== undefined && hostedHiddenPosts !== 'at-release' && hostedHiddenPosts !== 'push') {
-    throw new TypeError(`hostedHiddenPosts must be 'at-release' or 'push', got '${hostedHiddenPosts}'`);
+    throw optionError(
+      'type',
+      'hostedHiddenPosts',
+      `hostedHiddenPosts must be 'at-release' or 'push', got '${hostedHiddenPosts}'`,
+    );
   }
   if (state !== undefined && store.redis !== undefined) {
-    throw new TypeError(`state ${STATE_NEEDS_MEMORY}`);
+    throw optionError('type', 'state', `state ${STATE_NEEDS_MEMORY}`);
   }
   const seed = await loadSeed(given['seed']);
   const server = await startCoreWithState({

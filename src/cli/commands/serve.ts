@@ -8,7 +8,8 @@ import type { Seed } from '../../protocol/seed.js';
 import { parseSeedText, SeedError } from '../../server/service/seed.js';
 import { startInstance, type StartServerOptions, type StreamPostsServer } from '../../api/server.js';
 import { StreamPostsError } from '../../api/errors.js';
-import { STATE_NEEDS_MEMORY } from '../../api/serve-options.js';
+import { SERVE_OPTIONS, STATE_NEEDS_MEMORY, type ServeOption, type ServeOptionName } from '../../api/serve-options.js';
+import { optionOf } from '../../api/options.js';
 import { playScenario } from './scenario.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../../server/stores/redis-keys.js';
 import { StoreError } from '../../server/stores/store-error.js';
@@ -153,19 +154,26 @@ function perimeterOptions({
   };
 }
 
-/** The flag each option given to startServer comes from, to word its errors for people at a shell. */
-const OPTION_FLAGS: Record<string, string> = {
-  adminToken: '--admin-token (or STREAM_POSTS_ADMIN_TOKEN)',
-  allowedHosts: '--allowed-hosts',
-  allowedOrigins: '--allow-origin',
+/**
+ * The options whose values reach startServer as the user wrote them, unparsed by a flag's own
+ * parser, and whether their errors name the environment variable too (the admin token's is
+ * the way the docs recommend to pass it).
+ */
+const PASSED_AS_WRITTEN: Partial<Record<ServeOptionName, { namesVariable: boolean }>> = {
+  adminToken: { namesVariable: true },
+  allowedHosts: { namesVariable: false },
+  allowedOrigins: { namesVariable: false },
 };
 
-/** startServer's TypeError/RangeError for a perimeter value, reworded as a usage error naming the flag. */
+/** startServer's error for a value passed as written, reworded as a usage error naming the flag. */
 function flagError(error: unknown): ExitError | undefined {
-  if (!(error instanceof TypeError || error instanceof RangeError)) return undefined;
-  const option = /^\w+/.exec(error.message)?.[0] ?? '';
-  const flag = OPTION_FLAGS[option];
-  return flag === undefined ? undefined : usageError(flag + error.message.slice(option.length), { cause: error });
+  const option = optionOf(error) as ServeOptionName | undefined;
+  const wording = option === undefined ? undefined : PASSED_AS_WRITTEN[option];
+  if (option === undefined || wording === undefined) return undefined;
+  const row: ServeOption = SERVE_OPTIONS[option];
+  const flag = /--[a-z][a-z-]*/.exec(row.flag ?? '')![0];
+  const named = wording.namesVariable && row.env !== undefined ? `${flag} (or ${row.env})` : flag;
+  return usageError(named + (error as Error).message.slice(option.length), { cause: error });
 }
 
 function printStartup(out: NodeJS.WritableStream, server: ServedAt, seed: Seed, options: ServeOptions): void {
