@@ -400,6 +400,11 @@ export type StartServerOptionName = {
   [K in ServeOptionName]: (typeof SERVE_OPTIONS)[K]['api'] extends true ? K : never;
 }[ServeOptionName];
 
+/** startServer's numeric options: those with a range. */
+export type NumericOptionName = {
+  [K in StartServerOptionName]: (typeof SERVE_OPTIONS)[K] extends { min: number } ? K : never;
+}[StartServerOptionName];
+
 /** The options startServer takes, in the table's order. */
 export const START_SERVER_OPTION_NAMES = (Object.keys(SERVE_OPTIONS) as ServeOptionName[]).filter(
   (name): name is StartServerOptionName => SERVE_OPTIONS[name].api,

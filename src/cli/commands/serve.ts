@@ -8,7 +8,14 @@ import type { Seed } from '../../protocol/seed.js';
 import { parseSeedText, SeedError } from '../../server/service/seed.js';
 import { startInstance, type StartServerOptions, type StreamPostsServer } from '../../api/server.js';
 import { StreamPostsError } from '../../api/errors.js';
-import { SERVE_OPTIONS, STATE_NEEDS_MEMORY, type ServeOption, type ServeOptionName } from '../../api/serve-options.js';
+import {
+  SERVE_OPTIONS,
+  START_SERVER_OPTION_NAMES,
+  STATE_NEEDS_MEMORY,
+  type ServeOption,
+  type ServeOptionName,
+  type NumericOptionName,
+} from '../../api/serve-options.js';
 import { optionOf } from '../../api/options.js';
 import { playScenario } from './scenario.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../../server/stores/redis-keys.js';
@@ -176,6 +183,24 @@ function flagError(error: unknown): ExitError | undefined {
   return usageError(named + (error as Error).message.slice(option.length), { cause: error });
 }
 
+/** Commander's name for a flag's value: `--max-buffered <bytes>` gives `maxBuffered`. */
+const flagAttribute = (flag: string): string =>
+  /--([a-z][a-z0-9-]*)/.exec(flag)![1]!.replace(/-([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
+
+/** startServer's numeric options (port, windows, limits, caps), each read from its flag as the option table pairs them. */
+export function numericOptions(options: ServeOptions): Partial<Record<NumericOptionName, number>> {
+  const given = options as unknown as Record<string, unknown>;
+  const numbers: Partial<Record<NumericOptionName, number>> = {};
+  for (const name of START_SERVER_OPTION_NAMES) {
+    const row: ServeOption = SERVE_OPTIONS[name];
+    if (row.flag === undefined || row.min === undefined) continue;
+    const value = given[flagAttribute(row.flag)];
+    // Unset (--key-rate-limit): startServer's own default applies.
+    if (typeof value === 'number') numbers[name as NumericOptionName] = value;
+  }
+  return numbers;
+}
+
 function printStartup(out: NodeJS.WritableStream, server: ServedAt, seed: Seed, options: ServeOptions): void {
   const seedSource = options.seed ?? 'built-in demo seed';
   if (options.logFormat === 'json') {
@@ -305,26 +330,11 @@ export async function serve(options: ServeOptions): Promise<number> {
       {
         seed,
         host: options.host,
-        port: options.port,
         ...(tls ? { tls } : {}),
-        idempotencyWindowMs: options.idempotencyWindow,
-        uploadWindowMs: options.uploadWindow,
-        rateLimit: options.rateLimit,
-        ...(options.keyRateLimit === undefined ? {} : { keyRateLimit: options.keyRateLimit }),
-        maxConnectionsPerKey: options.maxConnectionsPerKey,
-        maxSubscriptions: options.maxSubscriptions,
-        maxPendingCommands: options.maxPendingCommands,
-        maxPendingReleases: options.maxPendingReleases,
-        maxPendingReleaseBytes: options.maxPendingReleaseBytes,
-        maxIdempotencyKeys: options.maxIdempotencyKeys,
-        maxIdempotencyBytes: options.maxIdempotencyBytes,
-        maxBufferedBytes: options.maxBuffered,
-        keepAliveMs: options.keepAlive,
+        ...numericOptions(options),
         hostedHiddenPosts: options.hostedHiddenPosts,
         ...(options.admin === undefined ? {} : { admin: options.admin }),
         ...perimeterOptions(options),
-        bodyTimeoutMs: options.bodyTimeout,
-        headersTimeoutMs: options.headersTimeout,
         ...(redis === undefined
           ? {}
           : {
