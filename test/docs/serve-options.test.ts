@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SERVE_OPTIONS, type ServeOption } from '../../src/api/serve-options.js';
+import { ensureBuilt, runToEnd } from '../e2e/client-support.js';
 import { ROOT } from '../e2e/spawn.js';
 
 /** The rows of docs/serve.md's flag table: each long flag a row names, with the row's default cell. */
@@ -39,6 +40,16 @@ describe("docs/serve.md's flag table is the option table", () => {
       .filter(({ flag, table }) => documented.get(flag) !== table)
       .map(({ flag, table }) => `${flag}: docs say ${documented.get(flag)}, the table ${table}`);
     expect(differing).toEqual([]);
+  });
+
+  it('is what serve --help offers, flag for flag', async () => {
+    ensureBuilt();
+    const { code, stdout } = await runToEnd(['serve', '--help']);
+    expect(code).toBe(0);
+    const offered = [...stdout.matchAll(/^\s+(?:-\w, )?(--[a-z][a-z0-9-]*)/gm)].map((match) => match[1]);
+    expect(offered.filter((flag) => flag !== '--help').sort()).toEqual(
+      rows.map((option) => longFlag(option.flag!)).sort(),
+    );
   });
 
   it('shows numeric defaults as the parsed values they stand for', () => {
