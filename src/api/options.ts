@@ -3,13 +3,30 @@
  * RangeError naming the option, like `ws` does: a typo must not be silently
  * ignored, nor a wrong type turn into a confusing failure later.
  */
+/** A bad option: a TypeError or RangeError (as docs/api.md promises) that names the option in a field too. */
+export type OptionError = (TypeError | RangeError) & { readonly option: string };
+
+/** Makes every bad-option error in one way; `message` names the option (and starts with it, for a bad value). */
+export function optionError(kind: 'type' | 'range', option: string, message: string, cause?: unknown): OptionError {
+  const options = cause === undefined ? undefined : { cause };
+  const error = kind === 'type' ? new TypeError(message, options) : new RangeError(message, options);
+  return Object.assign(error, { option });
+}
+
+/** The option a bad-option error is about, so a caller maps it to its own words without reading the message. */
+export function optionOf(error: unknown): string | undefined {
+  if (!(error instanceof TypeError || error instanceof RangeError)) return undefined;
+  const option = (error as Partial<OptionError>).option;
+  return typeof option === 'string' ? option : undefined;
+}
+
 export function checkKnownOptions(what: string, options: unknown, known: readonly string[]): Record<string, unknown> {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`${what} options must be an object`);
   }
   for (const name in options) {
     if (Object.hasOwn(options, name) && !known.includes(name))
-      throw new TypeError(`${what}: unknown option "${name}" (known: ${known.join(', ')})`);
+      throw optionError('type', name, `${what}: unknown option "${name}" (known: ${known.join(', ')})`);
   }
   return options as Record<string, unknown>;
 }
@@ -17,20 +34,20 @@ export function checkKnownOptions(what: string, options: unknown, known: readonl
 export function optionalString(options: Record<string, unknown>, name: string): string | undefined {
   const value = options[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new TypeError(`${name} must be a string, got ${typeof value}`);
+  if (typeof value !== 'string') throw optionError('type', name, `${name} must be a string, got ${typeof value}`);
   return value;
 }
 
 export function requiredString(options: Record<string, unknown>, name: string): string {
   const value = optionalString(options, name);
-  if (value === undefined || value === '') throw new TypeError(`${name} is required (a non-empty string)`);
+  if (value === undefined || value === '') throw optionError('type', name, `${name} is required (a non-empty string)`);
   return value;
 }
 
 export function optionalBoolean(options: Record<string, unknown>, name: string): boolean | undefined {
   const value = options[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${typeof value}`);
+  if (typeof value !== 'boolean') throw optionError('type', name, `${name} must be a boolean, got ${typeof value}`);
   return value;
 }
 
@@ -42,9 +59,9 @@ export function optionalInteger(
 ): number | undefined {
   const value = options[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${typeof value}`);
+  if (typeof value !== 'number') throw optionError('type', name, `${name} must be a number, got ${typeof value}`);
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${value}`);
+    throw optionError('range', name, `${name} must be an integer from ${min} to ${max}, got ${value}`);
   }
   return value;
 }
@@ -57,7 +74,7 @@ export function optionalStringList(
   const value = options[name];
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
-    throw new TypeError(`${name} must be an array of strings${alternatives}`);
+    throw optionError('type', name, `${name} must be an array of strings${alternatives}`);
   }
   return [...value];
 }

@@ -12,7 +12,7 @@ import { isValidToken, normalizeOrigin } from '../server/http/perimeter.js';
 import {
   startServer as startCore,
   type ServerOptions as CoreOptions,
-  type StreamPostsServer as Core,
+  type CoreServer as Core,
 } from '../server/http/server.js';
 import { checkRedisUrl } from '../server/stores/redis-keys.js';
 import { StateFileError } from '../server/admin/state-file.js';
@@ -21,7 +21,22 @@ import type { StateDocument } from '../protocol/state.js';
 import type { PlayOptions, ScenarioPlayer } from '../server/admin/scenario-player.js';
 import { loadScenario, stepResult, type ScenarioPlayback, type ScenarioStepResult } from './scenario.js';
 import { StreamPostsError } from './errors.js';
-import { checkKnownOptions, optionalBoolean, optionalInteger, optionalString, optionalStringList } from './options.js';
+import {
+  SERVE_OPTIONS,
+  START_SERVER_OPTION_NAMES,
+  STATE_NEEDS_MEMORY,
+  type ServeOption,
+  type ServeOptionName,
+  type StartServerOptionName,
+} from './serve-options.js';
+import {
+  checkKnownOptions,
+  optionError,
+  optionalBoolean,
+  optionalInteger,
+  optionalString,
+  optionalStringList,
+} from './options.js';
 
 export type { Logger, LogLevel, LogFields } from '../server/logger.js';
 export type { StateDocument } from '../protocol/state.js';
@@ -150,44 +165,30 @@ export interface StartServerOptions {
   hostedHiddenPosts?: 'at-release' | 'push';
 }
 
-/** Integer options: the core's name for each, and the range accepted. */
-const INTEGER_OPTIONS = {
-  port: { core: 'port', min: 0, max: 65535 },
-  idempotencyWindowMs: { core: 'idempotencyWindowMs', min: 0, max: Number.MAX_SAFE_INTEGER },
-  uploadWindowMs: { core: 'uploadWindowMs', min: 1, max: Number.MAX_SAFE_INTEGER },
-  rateLimit: { core: 'rateLimit', min: 0, max: 1_000_000 },
-  keyRateLimit: { core: 'keyRateLimit', min: 0, max: 1_000_000 },
-  maxBufferedBytes: { core: 'maxBufferedBytes', min: 1, max: Number.MAX_SAFE_INTEGER },
-  keepAliveMs: { core: 'keepAliveMs', min: 1, max: 2_147_483_647 },
-  maxConnectionsPerKey: { core: 'maxConnectionsPerKey', min: 0, max: Number.MAX_SAFE_INTEGER },
-  maxSubscriptions: { core: 'maxSubscriptionsPerConnection', min: 0, max: Number.MAX_SAFE_INTEGER },
-  maxPendingCommands: { core: 'maxPendingCommands', min: 1, max: Number.MAX_SAFE_INTEGER },
-  maxPendingReleases: { core: 'maxPendingReleasesPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
-  maxPendingReleaseBytes: { core: 'maxPendingReleaseBytesPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
-  maxIdempotencyKeys: { core: 'maxIdempotencyKeysPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
-  maxIdempotencyBytes: { core: 'maxIdempotencyBytesPerStream', min: 0, max: Number.MAX_SAFE_INTEGER },
-  // Node keeps a timer's delay in 32 bits.
-  bodyTimeoutMs: { core: 'bodyTimeoutMs', min: 1, max: 2_147_483_647 },
-  headersTimeoutMs: { core: 'headersTimeoutMs', min: 1, max: 2_147_483_647 },
-} as const satisfies Record<string, { core: keyof CoreOptions; min: number; max: number }>;
+/** Where the core server's name for an option differs from startServer's. */
+const CORE_NAMES: Partial<Record<ServeOptionName, keyof CoreOptions>> = {
+  maxSubscriptions: 'maxSubscriptionsPerConnection',
+  maxPendingReleases: 'maxPendingReleasesPerStream',
+  maxPendingReleaseBytes: 'maxPendingReleaseBytesPerStream',
+  maxIdempotencyKeys: 'maxIdempotencyKeysPerStream',
+  maxIdempotencyBytes: 'maxIdempotencyBytesPerStream',
+};
 
-const OPTION_NAMES = [
-  ...(Object.keys(INTEGER_OPTIONS) as (keyof typeof INTEGER_OPTIONS)[]),
-  'seed',
-  'host',
-  'tls',
-  'admin',
-  'adminToken',
-  'allowedHosts',
-  'allowedOrigins',
-  'logger',
-  'store',
-  'redisPrefix',
-  'resetStore',
-  'allowEviction',
-  'state',
-  'hostedHiddenPosts',
-] as const;
+/** The numeric options, each with the core's name for it and the range the table gives. */
+const NUMBER_OPTIONS = START_SERVER_OPTION_NAMES.flatMap((name) => {
+  const option: ServeOption = SERVE_OPTIONS[name];
+  if (option.min === undefined || option.max === undefined) return [];
+  const core = CORE_NAMES[name] ?? (name as keyof CoreOptions);
+  return [{ name, core, min: option.min, max: option.max }];
+});
+
+// Both ways: a new startServer option needs its row in the table, and a row marked api its option here.
+const sameNames: [StartServerOptionName] extends [keyof StartServerOptions]
+  ? [keyof StartServerOptions] extends [StartServerOptionName]
+    ? true
+    : never
+  : never = true;
+void sameNames;
 
 /** The Redis store option of the core server, or none for the memory store. */
 function redisOption(given: Record<string, unknown>): {
@@ -275,7 +276,7 @@ function checkTls(value: unknown): StartServerOptions['tls'] {
   const tls = value as Record<string, unknown> | null;
   const isPem = (part: unknown) => typeof part === 'string' || Buffer.isBuffer(part);
   if (tls === null || typeof tls !== 'object' || !isPem(tls['cert']) || !isPem(tls['key'])) {
-    throw new TypeError('tls must be { cert, key } with the PEM contents as strings or Buffers');
+    throw optionError('type', 'tls', 'tls must be { cert, key } with the PEM contents as strings or Buffers');
   }
   return { cert: tls['cert'] as string | Buffer, key: tls['key'] as string | Buffer };
 }
@@ -283,7 +284,7 @@ function checkTls(value: unknown): StartServerOptions['tls'] {
 function checkLogger(value: unknown): Logger | undefined {
   if (value === undefined) return undefined;
   if (value === null || typeof (value as Logger).log !== 'function')
-    throw new TypeError('logger must be an object with a log(level, message, fields) method');
+    throw optionError('type', 'logger', 'logger must be an object with a log(level, message, fields) method');
   return value as Logger;
 }
 
@@ -292,7 +293,7 @@ function checkPerimeter(
 ): Pick<CoreOptions, 'adminToken' | 'allowedHosts' | 'allowedOrigins'> {
   const adminToken = optionalString(given, 'adminToken');
   if (adminToken !== undefined && !isValidToken(adminToken)) {
-    throw new RangeError('adminToken must be one line of printable ASCII without spaces');
+    throw optionError('range', 'adminToken', 'adminToken must be one line of printable ASCII without spaces');
   }
   const allowedHosts = given['allowedHosts'] === 'all' ? 'all' : optionalStringList(given, 'allowedHosts', " or 'all'");
   const allowedOrigins = optionalStringList(given, 'allowedOrigins');
@@ -300,7 +301,7 @@ function checkPerimeter(
     try {
       normalizeOrigin(origin);
     } catch (error) {
-      throw new TypeError(`allowedOrigins: ${(error as Error).message}`, { cause: error });
+      throw optionError('type', 'allowedOrigins', `allowedOrigins: ${(error as Error).message}`, error);
     }
   }
   return {
@@ -481,9 +482,9 @@ export async function startInstance(
   options: StartServerOptions,
   instance: CoreOptions['instance'],
 ): Promise<StreamPostsServer> {
-  const given = checkKnownOptions('startServer', options, OPTION_NAMES);
+  const given = checkKnownOptions('startServer', options, START_SERVER_OPTION_NAMES);
   const core: Partial<Record<keyof CoreOptions, unknown>> = {};
-  for (const [name, { core: coreName, min, max }] of Object.entries(INTEGER_OPTIONS)) {
+  for (const { name, core: coreName, min, max } of NUMBER_OPTIONS) {
     const value = optionalInteger(given, name, min, max);
     if (value !== undefined) core[coreName] = value;
   }
@@ -496,10 +497,14 @@ export async function startInstance(
   const state = optionalString(given, 'state');
   const hostedHiddenPosts = optionalString(given, 'hostedHiddenPosts');
   if (hostedHiddenPosts !== undefined && hostedHiddenPosts !== 'at-release' && hostedHiddenPosts !== 'push') {
-    throw new TypeError(`hostedHiddenPosts must be 'at-release' or 'push', got '${hostedHiddenPosts}'`);
+    throw optionError(
+      'type',
+      'hostedHiddenPosts',
+      `hostedHiddenPosts must be 'at-release' or 'push', got '${hostedHiddenPosts}'`,
+    );
   }
   if (state !== undefined && store.redis !== undefined) {
-    throw new TypeError('state cannot be used with a redis:// store: the Redis store keeps its state in Redis');
+    throw optionError('type', 'state', `state ${STATE_NEEDS_MEMORY}`);
   }
   const seed = await loadSeed(given['seed']);
   const server = await startCoreWithState({

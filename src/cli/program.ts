@@ -7,7 +7,7 @@ import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import { splitStreamIds } from '../protocol/stream-ids.js';
 import type { SubscribeCommandName } from '../protocol/types.js';
 import { DEFAULTS } from '../server/defaults.js';
-import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
+import { SERVE_OPTIONS, type ServeOption } from '../api/serve-options.js';
 import {
   addClientOptions,
   colorWanted,
@@ -91,6 +91,9 @@ export interface ProgramContext {
   output?: { writeOut(text: string): void; writeErr(text: string): void };
 }
 
+/** A serve option's default as --help shows it: the doc's wording, without its code marks. */
+const shown = (option: ServeOption): string => option.shownDefault.replaceAll('`', '');
+
 /** A byte cap, where 0 means none. */
 const parseBytesOrZero = (text: string): number => (text.trim() === '0' ? 0 : parseBytes(text));
 
@@ -117,170 +120,92 @@ function addServeCommand(
   setExitCode: (code: number) => void,
   env: NodeJS.ProcessEnv,
 ): void {
+  const S = SERVE_OPTIONS;
   program
     .command('serve')
     .description('run the whole Stream Posts service locally, in memory (for testing clients and bots)')
-    .option('--host <host>', 'address to bind', DEFAULTS.host)
-    .option('--port <port>', 'port to listen on; 0 picks a free port', parsePort, DEFAULTS.port)
-    .option('--seed <file>', 'JSON seed file of users, streams and posts (default: built-in demo seed)')
-    .option('--tls-cert <file>', 'PEM certificate: serve wss:// and https://')
-    .option('--tls-key <file>', 'PEM private key for --tls-cert')
+    .option(S.host.flag, S.host.doc, S.host.default)
+    .option(S.port.flag, S.port.doc, parsePort, S.port.default)
+    .option(S.seed.flag, S.seed.doc)
+    .option(S.tlsCert.flag, S.tlsCert.doc)
+    .option(S.tlsKey.flag, S.tlsKey.doc)
     .addOption(
-      new Option('--idempotency-window <duration>', 'how long an idempotencyKey deduplicates')
+      new Option(S.idempotencyWindowMs.flag, S.idempotencyWindowMs.doc)
         .argParser(parseDuration)
-        .default(DEFAULTS.idempotencyWindowMs, '10m'),
+        .default(S.idempotencyWindowMs.default, shown(S.idempotencyWindowMs)),
     )
     .addOption(
-      new Option('--upload-window <duration>', 'how long an upload address (REST uploadMedia) takes uploads')
+      new Option(S.uploadWindowMs.flag, S.uploadWindowMs.doc)
         .argParser(parseTimeout)
-        .default(DEFAULTS.uploadWindowMs, '1h'),
+        .default(S.uploadWindowMs.default, shown(S.uploadWindowMs)),
     )
+    .option(S.rateLimit.flag, S.rateLimit.doc, parseNonNegativeInteger, S.rateLimit.default)
+    .addOption(new Option(S.keyRateLimit.flag, S.keyRateLimit.doc).argParser(parseNonNegativeInteger))
     .option(
-      '--rate-limit <n>',
-      'commands per second per connection (burst twice that); 0 turns it off',
+      S.maxConnectionsPerKey.flag,
+      S.maxConnectionsPerKey.doc,
       parseNonNegativeInteger,
-      DEFAULTS.rateLimit,
+      S.maxConnectionsPerKey.default,
     )
+    .option(S.maxSubscriptions.flag, S.maxSubscriptions.doc, parseNonNegativeInteger, S.maxSubscriptions.default)
+    .option(S.maxPendingCommands.flag, S.maxPendingCommands.doc, positiveInteger, S.maxPendingCommands.default)
+    .option(S.maxPendingReleases.flag, S.maxPendingReleases.doc, parseNonNegativeInteger, S.maxPendingReleases.default)
     .addOption(
-      new Option(
-        '--key-rate-limit <n>',
-        `commands and REST requests per second per key, all its connections together (burst twice that); 0 turns it off (default: ${DEFAULTS.keyRateLimit}, or 0 with --rate-limit 0)`,
-      ).argParser(parseNonNegativeInteger),
-    )
-    .option(
-      '--max-connections-per-key <n>',
-      'open connections per key; 0 = no cap',
-      parseNonNegativeInteger,
-      DEFAULTS.maxConnectionsPerKey,
-    )
-    .option(
-      '--max-subscriptions <n>',
-      'subscriptions per connection; 0 = no cap',
-      parseNonNegativeInteger,
-      DEFAULTS.maxSubscriptionsPerConnection,
-    )
-    .option(
-      '--max-pending-commands <n>',
-      'commands one connection may have waiting for their turn before it is closed with 1008',
-      positiveInteger,
-      DEFAULTS.maxPendingCommands,
-    )
-    .option(
-      '--max-pending-releases <n>',
-      'hidden posts waiting for their releaseAt, per stream; 0 = no cap',
-      parseNonNegativeInteger,
-      DEFAULTS.maxPendingReleasesPerStream,
-    )
-    .addOption(
-      new Option(
-        '--max-pending-release-bytes <bytes>',
-        'text bytes of the hidden posts waiting for their releaseAt, per stream; 0 = no cap',
-      )
+      new Option(S.maxPendingReleaseBytes.flag, S.maxPendingReleaseBytes.doc)
         .argParser(parseBytesOrZero)
-        .default(DEFAULTS.maxPendingReleaseBytesPerStream, '16MiB'),
+        .default(S.maxPendingReleaseBytes.default, shown(S.maxPendingReleaseBytes)),
     )
-    .option(
-      '--max-idempotency-keys <n>',
-      'idempotency keys remembered per stream within the window; 0 = no cap',
-      parseNonNegativeInteger,
-      DEFAULTS.maxIdempotencyKeysPerStream,
-    )
+    .option(S.maxIdempotencyKeys.flag, S.maxIdempotencyKeys.doc, parseNonNegativeInteger, S.maxIdempotencyKeys.default)
     .addOption(
-      new Option('--max-idempotency-bytes <bytes>', 'text bytes of the posts those keys hold, per stream; 0 = no cap')
+      new Option(S.maxIdempotencyBytes.flag, S.maxIdempotencyBytes.doc)
         .argParser(parseBytesOrZero)
-        .default(DEFAULTS.maxIdempotencyBytesPerStream, '16MiB'),
+        .default(S.maxIdempotencyBytes.default, shown(S.maxIdempotencyBytes)),
     )
     .addOption(
-      new Option('--max-buffered <bytes>', 'bytes queued for one subscriber before it is closed with 1013')
+      new Option(S.maxBufferedBytes.flag, S.maxBufferedBytes.doc)
         .argParser(parseBytes)
-        .default(DEFAULTS.maxBufferedBytes, '8MiB'),
+        .default(S.maxBufferedBytes.default, shown(S.maxBufferedBytes)),
     )
     .addOption(
-      new Option('--keep-alive <duration>', 'ping interval; an unanswered ping ends the connection')
+      new Option(S.keepAliveMs.flag, S.keepAliveMs.doc)
         .argParser(parseTimeout)
-        .default(DEFAULTS.keepAliveMs, '30s'),
+        .default(S.keepAliveMs.default, shown(S.keepAliveMs)),
     )
     .addOption(
-      new Option(
-        '--hosted-hidden-posts <mode>',
-        "how clients that did not ask for this tool's dialect (hello=1) get a hidden post: at its release, as a new post with its text, or pushed hidden at once and released later",
-      )
-        .choices(['at-release', 'push'] as const)
-        .default('at-release' as const),
+      new Option(S.hostedHiddenPosts.flag, S.hostedHiddenPosts.doc)
+        .choices(S.hostedHiddenPosts.choices)
+        .default(S.hostedHiddenPosts.default),
     )
+    .addOption(new Option(S.logFormat.flag, S.logFormat.doc).choices(S.logFormat.choices).default(S.logFormat.default))
+    .option(S.quiet.flag, S.quiet.doc, S.quiet.default)
+    .option(S.verbose.flag, S.verbose.doc)
+    .option(S.admin.flag, S.admin.doc)
+    .option(S.noAdmin.flag, S.noAdmin.doc)
+    .addOption(new Option(S.adminToken.flag, S.adminToken.doc).env(S.adminToken.env))
+    .addOption(new Option(S.allowedHosts.flag, S.allowedHosts.doc).argParser(collectList).env(S.allowedHosts.env))
+    .addOption(new Option(S.allowedOrigins.flag, S.allowedOrigins.doc).argParser(collectList).env(S.allowedOrigins.env))
     .addOption(
-      new Option('--log-format <format>', 'log line format')
-        .choices(['text', 'json'] as const)
-        .default('text' as const),
-    )
-    .option('-q, --quiet', 'print the listening line, then warnings and errors only', false)
-    .option('-v, --verbose', 'log debug lines too (each REST request)')
-    .option('--admin', 'enable /_admin endpoints (default: only when bound to loopback)')
-    .option('--no-admin', 'disable /_admin endpoints')
-    .addOption(
-      new Option(
-        '--admin-token <token>',
-        'admin requests need Authorization: Bearer <token> (turns admin on); prefer the env variable',
-      ).env('STREAM_POSTS_ADMIN_TOKEN'),
-    )
-    .addOption(
-      new Option(
-        '--allowed-hosts <hosts>',
-        'Host names accepted besides loopback names, IP addresses and --host (comma-separated, .example.com for subdomains); "all" turns the check off',
-      )
-        .argParser(collectList)
-        .env('STREAM_POSTS_ALLOWED_HOSTS'),
-    )
-    .addOption(
-      new Option(
-        '--allow-origin <origin>',
-        'browser origin accepted besides loopback ones, e.g. https://app.example.com (repeatable or comma-separated); "*" accepts any',
-      )
-        .argParser(collectList)
-        .env('STREAM_POSTS_ALLOW_ORIGIN'),
-    )
-    .addOption(
-      new Option('--body-timeout <duration>', 'how long a request body may take to arrive (then 408)')
+      new Option(S.bodyTimeoutMs.flag, S.bodyTimeoutMs.doc)
         .argParser(parseTimeout)
-        .default(DEFAULTS.bodyTimeoutMs, '10s'),
+        .default(S.bodyTimeoutMs.default, shown(S.bodyTimeoutMs)),
     )
     .addOption(
-      new Option('--headers-timeout <duration>', 'how long request headers may take to arrive')
+      new Option(S.headersTimeoutMs.flag, S.headersTimeoutMs.doc)
         .argParser(parseTimeout)
-        .default(DEFAULTS.headersTimeoutMs, '10s'),
+        .default(S.headersTimeoutMs.default, shown(S.headersTimeoutMs)),
     )
-    .option(
-      '--store <store>',
-      'where state lives: memory, or redis://[:password@]HOST:PORT[/DB] to share it with other instances',
-      'memory',
-    )
-    .option('--redis-prefix <prefix>', 'prefix of every Redis key, so services can share a Redis', DEFAULT_REDIS_PREFIX)
-    .option(
-      '--reset-store',
-      'replace whatever the Redis keyspace holds (another seed, all posts) with this seed',
-      false,
-    )
-    .option(
-      '--allow-eviction',
-      'start on a Redis whose maxmemory-policy may evict keys (posts it evicts are lost)',
-      false,
-    )
-    .option(
-      '--workers <n>',
-      'processes sharing the port and the store, to use more cores (needs --store redis://…)',
-      positiveInteger,
-      1,
-    )
-    .option(
-      '--state <file>',
-      'keep posts, pending releases, idempotency keys and the clock in this file across restarts',
-    )
-    .option('--scenario <file>', 'play a scenario (JSON array or NDJSON of timed steps) from start-up')
-    .option('--speed <n>', 'with --scenario: play N times faster than real time', parseSpeed)
-    .option('--exit-after-scenario', 'with --scenario: stop (and end the --exec command) once it has played')
-    .option('--exec <command>', 'run a command against the server, then stop; exits with its exit code')
-    .option('--no-color', 'no colours in output')
-    .option('--json', 'machine output: every line one JSON object (the same as --log-format json)')
+    .option(S.store.flag, S.store.doc, S.store.default)
+    .option(S.redisPrefix.flag, S.redisPrefix.doc, S.redisPrefix.default)
+    .option(S.resetStore.flag, S.resetStore.doc, S.resetStore.default)
+    .option(S.allowEviction.flag, S.allowEviction.doc, S.allowEviction.default)
+    .option(S.workers.flag, S.workers.doc, positiveInteger, S.workers.default)
+    .option(S.state.flag, S.state.doc)
+    .option(S.scenario.flag, S.scenario.doc)
+    .option(S.speed.flag, S.speed.doc, parseSpeed)
+    .option(S.exitAfterScenario.flag, S.exitAfterScenario.doc)
+    .option(S.exec.flag, S.exec.doc)
+    .option(S.color.flag, S.color.doc)
+    .option(S.json.flag, S.json.doc)
     .action(async (options) => {
       const color = colorWanted(process.stdout, options.color, env);
       const { json, ...rest } = options;

@@ -83,4 +83,20 @@ describe('startServer takes every serve option', () => {
       /unknown option "maxSubscriptionsPerConnection"/,
     );
   });
+
+  it('names the option of a bad value in a field, a TypeError or RangeError as before', async () => {
+    const refusal = (options: Parameters<typeof server>[0]) => server(options).catch((error: unknown) => error);
+    const cases: [Parameters<typeof server>[0], ErrorConstructor, string][] = [
+      [{ adminToken: 'has space' }, RangeError, 'adminToken'],
+      [{ maxSubscriptions: -1 }, RangeError, 'maxSubscriptions'],
+      [{ keepAliveMs: '5s' as unknown as number }, TypeError, 'keepAliveMs'],
+      [{ allowedOrigins: ['not a url'] }, TypeError, 'allowedOrigins'],
+      [{ state: 'x.json', store: 'redis://127.0.0.1:1' }, TypeError, 'state'],
+    ];
+    for (const [options, kind, option] of cases) {
+      const error = await refusal(options);
+      expect(error).toBeInstanceOf(kind);
+      expect(error).toMatchObject({ option });
+    }
+  });
 });

@@ -7,7 +7,8 @@ import { ExitError } from '../../src/cli/exit.js';
 import type { ListenOptions } from '../../src/cli/commands/listen.js';
 import type { PostOptions } from '../../src/cli/commands/post.js';
 import { buildProgram, type CommandRunners } from '../../src/cli/program.js';
-import type { ServeOptions } from '../../src/cli/commands/serve.js';
+import { numericOptions, type ServeOptions } from '../../src/cli/commands/serve.js';
+import { SERVE_OPTIONS, START_SERVER_OPTION_NAMES, type ServeOption } from '../../src/api/serve-options.js';
 import type { StreamsOptions } from '../../src/cli/commands/streams.js';
 import type { HistoryOptions } from '../../src/cli/commands/history.js';
 
@@ -98,6 +99,20 @@ describe('serve flags', () => {
     expect(serve.keyRateLimit).toBeUndefined();
     expect(serve.admin).toBeUndefined();
     expect(serve.seed).toBeUndefined();
+  });
+
+  it("hands startServer every numeric option of the table under its name, at the table's default", async () => {
+    const { options } = await parse(['serve']);
+    const expected = Object.fromEntries(
+      START_SERVER_OPTION_NAMES.flatMap((name) => {
+        const row: ServeOption = SERVE_OPTIONS[name];
+        return row.min !== undefined && row.default !== undefined ? [[name, row.default]] : [];
+      }),
+    );
+    expect(Object.keys(expected).length).toBeGreaterThan(10);
+    expect(numericOptions(options as ServeOptions)).toEqual(expected);
+    const { options: given } = await parse(['serve', '--key-rate-limit', '7', '--max-buffered', '1KiB']);
+    expect(numericOptions(given as ServeOptions)).toMatchObject({ keyRateLimit: 7, maxBufferedBytes: 1024 });
   });
 
   it('values are parsed into their types; lists collect', async () => {

@@ -223,7 +223,7 @@ describe('serve --state refuses a file it cannot use, and leaves it as it was', 
   it('--state with --store redis:// is refused before connecting, saying why (exit 2)', async () => {
     const result = await runToEnd(['serve', '--port', '0', '--state', stateFile(), '--store', 'redis://127.0.0.1:1']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--state keeps the memory store across restarts; with --store redis://');
+    expect(result.stderr).toContain('--state cannot be used with a redis:// store');
     expect(result.stderr).toContain('persists by itself');
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect as connectLibrary } from '../../src/api/client.js';
 import { startServer as startLibraryServer } from '../../src/api/server.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
-import { startServer, type StreamPostsServer } from '../../src/server/http/server.js';
+import { startServer, type CoreServer } from '../../src/server/http/server.js';
 import type { RedisStore } from '../../src/server/stores/redis-store.js';
 import {
   adminState,
@@ -30,12 +30,8 @@ beforeAll(async () => {
 afterAll(() => redis.stop());
 
 /** `count` servers on one Redis keyspace: one service. */
-async function instances(
-  count: number,
-  url = redis.url,
-  prefix = `multi${++keyspaces}:`,
-): Promise<StreamPostsServer[]> {
-  const servers: StreamPostsServer[] = [];
+async function instances(count: number, url = redis.url, prefix = `multi${++keyspaces}:`): Promise<CoreServer[]> {
+  const servers: CoreServer[] = [];
   // The core server: these tests look into its store, which the library's server keeps to itself.
   for (let i = 0; i < count; i += 1) {
     const server = await startServer({ seed: DEMO_SEED, port: 0, rateLimit: 0, redis: { url, prefix } });
@@ -45,7 +41,7 @@ async function instances(
   return servers;
 }
 
-async function subscribe(server: StreamPostsServer, streamIds: string, lastPosts = 0): Promise<TestClient> {
+async function subscribe(server: CoreServer, streamIds: string, lastPosts = 0): Promise<TestClient> {
   const client = await connectAs(server, KEYS.alice);
   expect((await client.request('on-stream-post', { streamIds, lastPosts })).event).toBe('sub_ack');
   return client;
@@ -58,7 +54,7 @@ async function eventsUntil(client: TestClient, text: string, type = 'stream.post
 }
 
 /** Sends many publishes on one connection without waiting, then waits for every reply. */
-async function publishMany(server: StreamPostsServer, key: string, posts: Record<string, unknown>[]): Promise<any[]> {
+async function publishMany(server: CoreServer, key: string, posts: Record<string, unknown>[]): Promise<any[]> {
   const publisher = await connectAs(server, key);
   posts.forEach((data, i) =>
     publisher.send({ event: 'add-stream-post', data: { contentType: 'rawtext', ...data }, requestId: `m${i}` }),
@@ -73,7 +69,7 @@ describe('three instances on one Redis', () => {
   it('deliver every post to every subscriber on every instance exactly once, in one order', async () => {
     const servers = await instances(3);
     const readers = await Promise.all(servers.map((server) => subscribe(server, 'macro-wire,crypto-legal')));
-    const [a, b, c] = servers as [StreamPostsServer, StreamPostsServer, StreamPostsServer];
+    const [a, b, c] = servers as [CoreServer, CoreServer, CoreServer];
     const sent = await Promise.all([
       publishMany(
         a,
@@ -106,7 +102,7 @@ describe('three instances on one Redis', () => {
   });
 
   it('two identical posts sent at the same moment to two instances make one post', async () => {
-    const [a, b, c] = (await instances(3)) as [StreamPostsServer, StreamPostsServer, StreamPostsServer];
+    const [a, b, c] = (await instances(3)) as [CoreServer, CoreServer, CoreServer];
     const reader = await subscribe(c, 'macro-wire');
     const publisher = await connectAs(a, KEYS.macroWire);
     const data = { streamId: 'macro-wire', content: 'once', contentType: 'rawtext', idempotencyKey: 'same-moment' };
@@ -123,7 +119,7 @@ describe('three instances on one Redis', () => {
 
   it('fires each of 1,000 releases once, on every instance, when the clock moves through one of them', async () => {
     const servers = await instances(3);
-    const [a, b] = servers as [StreamPostsServer, StreamPostsServer];
+    const [a, b] = servers as [CoreServer, CoreServer];
     const readers = await Promise.all(servers.map((server) => subscribe(server, 'macro-wire,crypto-legal')));
     const releaseAt = new Date(Date.now() + 3_600_000).toISOString();
     const hidden = (stream: string) =>
@@ -148,11 +144,7 @@ describe('three instances on one Redis', () => {
 
   it('claims a due release once, not once per instance; a release whose publisher stopped still fires', async () => {
     const prefix = `claims${++keyspaces}:`;
-    const [a, b, c] = (await instances(3, redis.url, prefix)) as [
-      StreamPostsServer,
-      StreamPostsServer,
-      StreamPostsServer,
-    ];
+    const [a, b, c] = (await instances(3, redis.url, prefix)) as [CoreServer, CoreServer, CoreServer];
     const readers = await Promise.all([b, c].map((server) => subscribe(server, 'macro-wire')));
     // Every release claim (the script, by digest or in full) that any instance sends for this keyspace.
     const monitor = createClient({ url: redis.url });
@@ -232,7 +224,7 @@ describe('three instances on one Redis', () => {
   });
 
   it('share the clock and reset: /_admin on one instance moves and resets all', async () => {
-    const [a, b] = (await instances(2)) as [StreamPostsServer, StreamPostsServer];
+    const [a, b] = (await instances(2)) as [CoreServer, CoreServer];
     await publish(a, KEYS.macroWire, { streamId: 'macro-wire', content: 'gone after reset', idempotencyKey: 'k' });
     await advanceClock(a, 5_000);
     expect((await adminState(b)).clockOffsetMs).toBe(5_000);
@@ -277,7 +269,7 @@ describe('restarts and outages', () => {
       await Promise.all(first.map((server) => server.close()));
       await persistent.restart();
 
-      const [a, b] = (await instances(2, persistent.url, prefix)) as [StreamPostsServer, StreamPostsServer];
+      const [a, b] = (await instances(2, persistent.url, prefix)) as [CoreServer, CoreServer];
       const reader = await subscribe(b, 'macro-wire', 2);
       await reader.next(
         (m) => m.event === 'stream.post.created' && m.data.id === pending.id && m.data.hidden === true,
@@ -303,7 +295,7 @@ describe('restarts and outages', () => {
   it('with Redis down publishes fail with unavailable and nothing acknowledged is lost; the instance recovers by itself', async () => {
     const persistent = await RedisServer.start({ persistent: true });
     try {
-      const [server] = (await instances(1, persistent.url, `outage${++keyspaces}:`)) as [StreamPostsServer];
+      const [server] = (await instances(1, persistent.url, `outage${++keyspaces}:`)) as [CoreServer];
       const acked = await publish(server, KEYS.macroWire, { streamId: 'macro-wire', content: 'before' });
       const reader = await subscribe(server, 'macro-wire');
       const publishOnly = await connectAs(server, KEYS.macroWire);
@@ -366,10 +358,7 @@ describe('restarts and outages', () => {
   it('a library subscriber dropped by an outage gets what it missed through its replay, each post once', async () => {
     const persistent = await RedisServer.start({ persistent: true });
     try {
-      const [a, b] = (await instances(2, persistent.url, `replay${++keyspaces}:`)) as [
-        StreamPostsServer,
-        StreamPostsServer,
-      ];
+      const [a, b] = (await instances(2, persistent.url, `replay${++keyspaces}:`)) as [CoreServer, CoreServer];
       const client = await connectLibrary({ url: a.url, apiKey: KEYS.alice });
       try {
         const subscription = client.subscribe({ streamIds: ['macro-wire'] });
@@ -396,7 +385,7 @@ describe('restarts and outages', () => {
 
 describe('uploaded media on several instances', () => {
   /** The same address on another instance: what a load balancer in front of them does. */
-  const on = (server: StreamPostsServer, url: string) => `${server.httpUrl}${new URL(url).pathname}`;
+  const on = (server: CoreServer, url: string) => `${server.httpUrl}${new URL(url).pathname}`;
 
   async function put(url: string, type: string, body: Buffer): Promise<number> {
     const response = await fetch(url, { method: 'PUT', headers: { 'content-type': type }, body });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { connect as connectLibrary } from '../../src/api/client.js';
 import { startServer as startLibraryServer } from '../../src/api/server.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
-import { startServer, type StreamPostsServer } from '../../src/server/http/server.js';
+import { startServer, type CoreServer } from '../../src/server/http/server.js';
 import type { LogFields, LogLevel, Logger } from '../../src/server/logger.js';
 import { Arrivals } from '../support/arrivals.js';
 import { afterTest, connect, connectAs, http, KEYS, type TestClient } from '../support/harness.js';
@@ -47,7 +47,7 @@ class LogLines implements Logger {
 }
 
 interface Instance {
-  server: StreamPostsServer;
+  server: CoreServer;
   logs: LogLines;
 }
 
@@ -79,7 +79,7 @@ async function admin() {
   return client;
 }
 
-async function subscribe(server: StreamPostsServer, lastPosts = 0): Promise<TestClient> {
+async function subscribe(server: CoreServer, lastPosts = 0): Promise<TestClient> {
   const client = await connectAs(server, KEYS.alice);
   const reply = await client.request('on-stream-post', { streamIds: 'macro-wire', lastPosts }, WAIT_MS);
   expect(reply.event).toBe('sub_ack');
@@ -97,7 +97,7 @@ async function textsUntil(client: TestClient, last: string): Promise<string[]> {
 }
 
 /** `GET /readyz` until `check` accepts it (no clock of its own: one that never comes ends in the test's timeout). */
-async function untilReady(server: StreamPostsServer, check: (status: number, body: any) => boolean): Promise<any> {
+async function untilReady(server: CoreServer, check: (status: number, body: any) => boolean): Promise<any> {
   for (;;) {
     const reply = await http(server, 'GET', '/readyz');
     if (check(reply.status, reply.body)) return reply.body;

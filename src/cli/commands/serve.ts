@@ -8,6 +8,15 @@ import type { Seed } from '../../protocol/seed.js';
 import { parseSeedText, SeedError } from '../../server/service/seed.js';
 import { startInstance, type StartServerOptions, type StreamPostsServer } from '../../api/server.js';
 import { StreamPostsError } from '../../api/errors.js';
+import {
+  SERVE_OPTIONS,
+  START_SERVER_OPTION_NAMES,
+  STATE_NEEDS_MEMORY,
+  type ServeOption,
+  type ServeOptionName,
+  type NumericOptionName,
+} from '../../api/serve-options.js';
+import { optionOf } from '../../api/options.js';
 import { playScenario } from './scenario.js';
 import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../../server/stores/redis-keys.js';
 import { StoreError } from '../../server/stores/store-error.js';
@@ -152,19 +161,44 @@ function perimeterOptions({
   };
 }
 
-/** The flag each option given to startServer comes from, to word its errors for people at a shell. */
-const OPTION_FLAGS: Record<string, string> = {
-  adminToken: '--admin-token (or STREAM_POSTS_ADMIN_TOKEN)',
-  allowedHosts: '--allowed-hosts',
-  allowedOrigins: '--allow-origin',
+/**
+ * The options whose values reach startServer as the user wrote them, unparsed by a flag's own
+ * parser, and whether their errors name the environment variable too (the admin token's is
+ * the way the docs recommend to pass it).
+ */
+const PASSED_AS_WRITTEN: Partial<Record<ServeOptionName, { namesVariable: boolean }>> = {
+  adminToken: { namesVariable: true },
+  allowedHosts: { namesVariable: false },
+  allowedOrigins: { namesVariable: false },
 };
 
-/** startServer's TypeError/RangeError for a perimeter value, reworded as a usage error naming the flag. */
+/** startServer's error for a value passed as written, reworded as a usage error naming the flag. */
 function flagError(error: unknown): ExitError | undefined {
-  if (!(error instanceof TypeError || error instanceof RangeError)) return undefined;
-  const option = /^\w+/.exec(error.message)?.[0] ?? '';
-  const flag = OPTION_FLAGS[option];
-  return flag === undefined ? undefined : usageError(flag + error.message.slice(option.length), { cause: error });
+  const option = optionOf(error) as ServeOptionName | undefined;
+  const wording = option === undefined ? undefined : PASSED_AS_WRITTEN[option];
+  if (option === undefined || wording === undefined) return undefined;
+  const row: ServeOption = SERVE_OPTIONS[option];
+  const flag = /--[a-z][a-z-]*/.exec(row.flag ?? '')![0];
+  const named = wording.namesVariable && row.env !== undefined ? `${flag} (or ${row.env})` : flag;
+  return usageError(named + (error as Error).message.slice(option.length), { cause: error });
+}
+
+/** Commander's name for a flag's value: `--max-buffered <bytes>` gives `maxBuffered`. */
+const flagAttribute = (flag: string): string =>
+  /--([a-z][a-z0-9-]*)/.exec(flag)![1]!.replace(/-([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
+
+/** startServer's numeric options (port, windows, limits, caps), each read from its flag as the option table pairs them. */
+export function numericOptions(options: ServeOptions): Partial<Record<NumericOptionName, number>> {
+  const given = options as unknown as Record<string, unknown>;
+  const numbers: Partial<Record<NumericOptionName, number>> = {};
+  for (const name of START_SERVER_OPTION_NAMES) {
+    const row: ServeOption = SERVE_OPTIONS[name];
+    if (row.flag === undefined || row.min === undefined) continue;
+    const value = given[flagAttribute(row.flag)];
+    // Unset (--key-rate-limit): startServer's own default applies.
+    if (typeof value === 'number') numbers[name as NumericOptionName] = value;
+  }
+  return numbers;
 }
 
 function printStartup(out: NodeJS.WritableStream, server: ServedAt, seed: Seed, options: ServeOptions): void {
@@ -236,9 +270,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   // The primary of --workers has loaded (or reset) the seed: a worker must not reset again.
   const redis = redisStore(cluster.isWorker ? { ...options, resetStore: false } : options);
   if (options.state !== undefined && redis !== undefined) {
-    throw usageError(
-      '--state keeps the memory store across restarts; with --store redis:// the state lives in Redis, which persists by itself (see its RDB/AOF settings)',
-    );
+    throw usageError(`--state ${STATE_NEEDS_MEMORY}`);
   }
   const seed = await loadSeed(options.seed);
   const workers = options.workers ?? 1;
@@ -298,26 +330,11 @@ export async function serve(options: ServeOptions): Promise<number> {
       {
         seed,
         host: options.host,
-        port: options.port,
         ...(tls ? { tls } : {}),
-        idempotencyWindowMs: options.idempotencyWindow,
-        uploadWindowMs: options.uploadWindow,
-        rateLimit: options.rateLimit,
-        ...(options.keyRateLimit === undefined ? {} : { keyRateLimit: options.keyRateLimit }),
-        maxConnectionsPerKey: options.maxConnectionsPerKey,
-        maxSubscriptions: options.maxSubscriptions,
-        maxPendingCommands: options.maxPendingCommands,
-        maxPendingReleases: options.maxPendingReleases,
-        maxPendingReleaseBytes: options.maxPendingReleaseBytes,
-        maxIdempotencyKeys: options.maxIdempotencyKeys,
-        maxIdempotencyBytes: options.maxIdempotencyBytes,
-        maxBufferedBytes: options.maxBuffered,
-        keepAliveMs: options.keepAlive,
+        ...numericOptions(options),
         hostedHiddenPosts: options.hostedHiddenPosts,
         ...(options.admin === undefined ? {} : { admin: options.admin }),
         ...perimeterOptions(options),
-        bodyTimeoutMs: options.bodyTimeout,
-        headersTimeoutMs: options.headersTimeout,
         ...(redis === undefined
           ? {}
           : {

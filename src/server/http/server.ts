@@ -1,6 +1,6 @@
 // http/: the HTTP server and what arrives on it: the perimeter (Host, Origin, TLS, timeouts),
 // upgrades routed to WebSocket sessions or GraphQL, REST, media uploads, admin and dashboard.
-// Over 400 lines on purpose: the StreamPostsServer constructor is the one place where every room
+// Over 400 lines on purpose: the CoreServer constructor is the one place where every room
 // (stores, service, ws, admin, graphql) is joined to the others; split, the order those joins
 // must happen in (store before service before sessions, faults before the first upgrade) would
 // be spread over files that each look complete alone.
@@ -43,7 +43,7 @@ import {
 } from './http-util.js';
 import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
 import { MemoryStore } from '../stores/memory-store.js';
-import { createPerimeter, isLoopbackName, isValidToken, type Refusal } from './perimeter.js';
+import { createPerimeter, isLoopbackName, type Refusal } from './perimeter.js';
 import { TokenBucket } from '../ws/rate-limiter.js';
 import { createRestHandler } from './rest.js';
 import type { Seed } from '../service/seed.js';
@@ -57,8 +57,9 @@ import type { createGraphqlEndpoint } from '../graphql/graphql-server.js';
 
 type GraphqlEndpoint = ReturnType<typeof createGraphqlEndpoint>;
 import type { Store } from '../stores/store.js';
-import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redisUrlPassword } from '../stores/redis-keys.js';
+import { DEFAULT_REDIS_PREFIX, redisUrlPassword } from '../stores/redis-keys.js';
 
+/** startServer (src/api/server.ts) has checked these against serve's option table: the core trusts them. */
 export interface ServerOptions {
   seed: Seed;
   host?: string;
@@ -142,19 +143,13 @@ const STORE_CAPS = [
   'maxIdempotencyBytesPerStream',
 ] as const;
 
-/** What a store enforces, from the server's options, checked. */
+/** What a store enforces, from the server's options (startServer has checked them). */
 function storeLimits(
   options: ServerOptions,
 ): { idempotencyWindowMs: number } & Record<(typeof STORE_CAPS)[number], number> {
-  const caps = Object.fromEntries(
-    STORE_CAPS.map((name) => [name, integerOption(name, options[name] ?? DEFAULTS[name])]),
-  );
+  const caps = Object.fromEntries(STORE_CAPS.map((name) => [name, options[name] ?? DEFAULTS[name]]));
   return {
-    idempotencyWindowMs: positiveOption(
-      'idempotencyWindowMs',
-      options.idempotencyWindowMs ?? DEFAULTS.idempotencyWindowMs,
-      true,
-    ),
+    idempotencyWindowMs: options.idempotencyWindowMs ?? DEFAULTS.idempotencyWindowMs,
     ...(caps as Record<(typeof STORE_CAPS)[number], number>),
   };
 }
@@ -170,28 +165,10 @@ const HTTP_TIMEOUT_CHECKS = { connectionsCheckingInterval: 1_000 } as const;
 const KEEP_ALIVE_SLICE = 200;
 const KEEP_ALIVE_FRAME = Buffer.from(encodeEvent('keep-alive', {}));
 
-function positiveOption(name: string, value: number, allowZero = false): number {
-  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new RangeError(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${value}`);
-  }
-  return value;
-}
-
-/** A count option: a non-negative integer (0 = no cap), or positive when `allowZero` is false. */
-function integerOption(name: string, value: number, allowZero = true): number {
-  if (!Number.isInteger(value)) throw new RangeError(`${name} must be an integer, got ${value}`);
-  return positiveOption(name, value, allowZero);
-}
-
 /** What the address of an upgrade tells the session: its command, whether it is a tree feed, its dialect. */
 type Route = Omit<SessionStart, 'seq' | 'key'>;
 /** GraphQL subscriptions at `/graphql`: not a session of ours, but graphql-ws's. */
 const GRAPHQL = 'graphql';
-
-function hiddenPostsOption(value: HiddenPosts | undefined): HiddenPosts {
-  if (value === undefined || value === 'at-release' || value === 'push') return value ?? 'at-release';
-  throw new RangeError(`hostedHiddenPosts must be "at-release" or "push", got ${String(value)}`);
-}
 
 /** Where a WebSocket upgrade goes: the plain endpoint, a URL-form command, the tree feed, or nowhere (404). */
 function routeUpgrade(url: RequestTarget): Route | typeof GRAPHQL | undefined {
@@ -236,8 +213,8 @@ function refusalBody(refusal: Refusal): string {
   return JSON.stringify({ error: { code: 'forbidden', message: refusal.reason } });
 }
 
-/** The embedded Stream Posts service: HTTP (REST, admin) and WebSocket on one port. */
-export class StreamPostsServer {
+/** The service on one port, HTTP (REST, admin) and WebSocket; the library wraps it as `StreamPostsServer`. */
+export class CoreServer {
   readonly clock: AdjustableClock;
   readonly store: Store;
   /** The admin endpoints' actions, callable in-process whether or not the HTTP admin is on. */
@@ -286,21 +263,17 @@ export class StreamPostsServer {
   constructor(options: ServerOptions) {
     const host = options.host ?? DEFAULTS.host;
     const port = options.port ?? DEFAULTS.port;
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be 0-65535, got ${port}`);
     this.#options = {
       host,
       port,
-      rateLimit: positiveOption('rateLimit', options.rateLimit ?? DEFAULTS.rateLimit, true),
-      maxBufferedBytes: positiveOption('maxBufferedBytes', options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes),
-      keepAliveMs: positiveOption('keepAliveMs', options.keepAliveMs ?? DEFAULTS.keepAliveMs),
-      bodyTimeoutMs: positiveOption('bodyTimeoutMs', options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs),
-      headersTimeoutMs: positiveOption('headersTimeoutMs', options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs),
-      uploadWindowMs: positiveOption('uploadWindowMs', options.uploadWindowMs ?? DEFAULTS.uploadWindowMs),
+      rateLimit: options.rateLimit ?? DEFAULTS.rateLimit,
+      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
+      keepAliveMs: options.keepAliveMs ?? DEFAULTS.keepAliveMs,
+      bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs,
+      headersTimeoutMs: options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs,
+      uploadWindowMs: options.uploadWindowMs ?? DEFAULTS.uploadWindowMs,
       admin: options.admin ?? (isLoopbackName(host) || options.adminToken !== undefined),
     };
-    if (options.adminToken !== undefined && !isValidToken(options.adminToken)) {
-      throw new TypeError('adminToken must be one line of printable ASCII without spaces');
-    }
     const checkPerimeter = createPerimeter({
       bindHost: host,
       allowedHosts: options.allowedHosts ?? [],
@@ -315,11 +288,6 @@ export class StreamPostsServer {
     ];
     this.#logger = scrubSecrets(options.logger ?? silentLogger, secrets);
     this.clock = options.clock ?? new AdjustableClock();
-    if (options.state !== undefined && (options.store !== undefined || options.redis !== undefined)) {
-      throw new TypeError(
-        'state needs the memory store: a Redis store keeps its state in Redis, which persists by itself',
-      );
-    }
     this.store =
       options.store ??
       new MemoryStore({
@@ -349,17 +317,10 @@ export class StreamPostsServer {
     const rate = this.#options.rateLimit;
     const timer = { now: () => performance.now() };
     const createRateLimiter = rate === 0 ? undefined : () => new TokenBucket(rate, rate * 2, timer);
-    const keyRate = positiveOption(
-      'keyRateLimit',
-      options.keyRateLimit ?? (options.rateLimit === 0 ? 0 : DEFAULTS.keyRateLimit),
-      true,
-    );
+    const keyRate = options.keyRateLimit ?? (options.rateLimit === 0 ? 0 : DEFAULTS.keyRateLimit);
     const keyLimits = new KeyLimits({
       ratePerSecond: keyRate,
-      maxConnections: integerOption(
-        'maxConnectionsPerKey',
-        options.maxConnectionsPerKey ?? DEFAULTS.maxConnectionsPerKey,
-      ),
+      maxConnections: options.maxConnectionsPerKey ?? DEFAULTS.maxConnectionsPerKey,
       clock: timer,
     });
     const replyRate = rate || keyRate;
@@ -445,17 +406,10 @@ export class StreamPostsServer {
       // The per-connection limit the buckets above enforce, stated so a client can pace itself.
       statedRateLimit: rate === 0 ? '' : `,"rateLimit":${JSON.stringify({ perSecond: rate, burst: rate * 2 })}`,
       createReplyBudget,
-      hostedHiddenPosts: hiddenPostsOption(options.hostedHiddenPosts),
+      hostedHiddenPosts: options.hostedHiddenPosts ?? 'at-release',
       keyLimits,
-      maxSubscriptionsPerConnection: integerOption(
-        'maxSubscriptionsPerConnection',
-        options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
-      ),
-      maxPendingCommands: integerOption(
-        'maxPendingCommands',
-        options.maxPendingCommands ?? DEFAULTS.maxPendingCommands,
-        false,
-      ),
+      maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
+      maxPendingCommands: options.maxPendingCommands ?? DEFAULTS.maxPendingCommands,
       sessionClosed: (session) => {
         this.#sessions.delete(session);
         this.#dashboard?.events.notify('connections');
@@ -827,9 +781,8 @@ export class StreamPostsServer {
 }
 
 /** Creates and starts a server in one step (opening its Redis store first, when given one). */
-export async function startServer(options: ServerOptions): Promise<StreamPostsServer> {
-  if (options.redis === undefined) return new StreamPostsServer(options).listen();
-  checkRedisUrl(options.redis.url);
+export async function startServer(options: ServerOptions): Promise<CoreServer> {
+  if (options.redis === undefined) return new CoreServer(options).listen();
   const clock = options.clock ?? new AdjustableClock();
   // Loaded only when asked for: the Redis client is most of a bundle no other command needs.
   const { RedisStore } = await import('../stores/redis-store.js');
@@ -844,7 +797,7 @@ export async function startServer(options: ServerOptions): Promise<StreamPostsSe
     ...(options.logger ? { logger: options.logger } : {}),
   });
   try {
-    return await new StreamPostsServer({ ...options, clock, store }).listen();
+    return await new CoreServer({ ...options, clock, store }).listen();
   } catch (error) {
     await store.close();
     throw error;
