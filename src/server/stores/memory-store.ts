@@ -1,10 +1,10 @@
 import { hash } from 'node:crypto';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { Clock } from '../service/clock.js';
-import { ReleaseScheduler } from '../service/release-scheduler.js';
+import { ReleaseScheduler } from './release-scheduler.js';
 import { MemoryMedia } from './media-keeper.js';
 import { RingBuffer } from './ring-buffer.js';
-import type { Seed } from '../service/seed.js';
+import type { Seed } from '../../protocol/seed.js';
 import { postIdFactory } from './post-ids.js';
 import { SeedReads, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
 import type {

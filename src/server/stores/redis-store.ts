@@ -10,7 +10,7 @@ import { postIdFactory } from './post-ids.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { AdjustableClock } from '../service/clock.js';
 import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
-import type { Seed } from '../service/seed.js';
+import type { Seed } from '../../protocol/seed.js';
 import type {
   Identity,
   PostRecord,
