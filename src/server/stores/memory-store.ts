@@ -21,6 +21,7 @@ import type {
 export interface MemoryStoreOptions extends HoldingsCaps {
   seed: Seed;
   clock: Clock;
+  /** How long a key deduplicates; 0 deduplicates nothing (a key lapses as its post is stored). */
   idempotencyWindowMs: number;
   /** Called after every change of what `exportSnapshot` returns (a post, a release, a reset, an import). */
   onChange?: () => void;

@@ -39,6 +39,7 @@ export interface RedisStoreOptions extends HoldingsCaps {
   resetStore?: boolean;
   seed: Seed;
   clock: AdjustableClock;
+  /** How long a key deduplicates; 0 deduplicates nothing (a key lapses as its post is stored). */
   idempotencyWindowMs: number;
   logger?: Logger;
   /** Start on a Redis whose `maxmemory-policy` may evict keys (refused otherwise). */
