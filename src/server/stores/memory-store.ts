@@ -12,7 +12,7 @@ import type {
   PostRecord,
   PublishRequest,
   PublishResult,
-  Store,
+  SnapshottingStore,
   StoreEvent,
   StoreSnapshot,
   StoreStats,
@@ -58,7 +58,7 @@ function dedupKeyOf(streamId: string, keyDigest: string): string {
 }
 
 /** The in-memory store: all state in this process, gone when it exits unless a state file keeps it (state-file.ts). */
-export class MemoryStore extends SeedReads implements Store {
+export class MemoryStore extends SeedReads implements SnapshottingStore {
   readonly #seed: Seed;
   readonly #clock: Clock;
   readonly #windowMs: number;

@@ -16,7 +16,7 @@ import type {
   PostRecord,
   PublishRequest,
   PublishResult,
-  Store,
+  SharedStore,
   StoreEvent,
   StoreStats,
   TargetSelections,
@@ -110,7 +110,7 @@ function seedIdentities(seed: Seed): Map<string, Identity> {
  * through one pub/sub channel, numbered by Redis, so each instance sees them in one
  * global order and can tell when it missed some.
  */
-export class RedisStore extends SeedReads implements Store {
+export class RedisStore extends SeedReads implements SharedStore {
   readonly #client: RedisClient;
   readonly #subscriber: RedisClient;
   readonly #prefix: string;
