@@ -64,6 +64,7 @@ describe('commands sent before the key is checked', () => {
       stats: () => memory.stats(),
       reset: () => memory.reset(),
       close: () => memory.close(),
+      media: memory.media,
     };
     // A store the library does not take: this one starts the core server itself.
     const server = await startServer({ seed: DEMO_SEED, port: 0, rateLimit: 1000, keyRateLimit: 1, store });

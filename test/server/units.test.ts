@@ -2,14 +2,15 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdjustableClock } from '../../src/server/service/clock.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
-import { MinHeap } from '../../src/server/service/min-heap.js';
+import { MinHeap } from '../../src/server/stores/min-heap.js';
 import { TokenBucket } from '../../src/server/ws/rate-limiter.js';
-import { ReleaseScheduler } from '../../src/server/service/release-scheduler.js';
+import { ReleaseScheduler } from '../../src/server/stores/release-scheduler.js';
 import { RingBuffer } from '../../src/server/stores/ring-buffer.js';
-import type { Identity, PublishRequest, StoreEvent } from '../../src/server/stores/store.js';
+import type { Identity, StoreEvent } from '../../src/server/stores/store.js';
 import { requestTarget } from '../../src/server/http/http-util.js';
 import { ReleaseClaims } from '../../src/server/stores/release-claims.js';
 import { watchWarnings } from '../support/warnings.js';
+import { publishRequest } from '../support/stores.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const WINDOW_MS = 10 * 60_000;
@@ -264,15 +265,7 @@ describe('MemoryStore with DEMO_SEED', () => {
     store.onEvent(({ type, post }) => events.push({ type, id: post.id, hidden: post.hidden }));
     return { clock, store, events };
   }
-  const request = (change: Partial<PublishRequest> = {}): PublishRequest => ({
-    streamId: 'macro-wire',
-    text: 'hello',
-    contentType: 'rawtext',
-    releaseAt: null,
-    customTarget: null,
-    idempotencyKey: null,
-    ...change,
-  });
+  const request = publishRequest;
 
   it.each<[string, Identity]>([
     ...DEMO_SEED.users.map((user): [string, Identity] => [user.readerKey, { userId: user.id, kind: 'reader' }]),

@@ -6,8 +6,9 @@ import { DEMO_SEED } from '../../src/demo/seed.js';
 import { AdjustableClock } from '../../src/server/service/clock.js';
 import { silentLogger } from '../../src/server/logger.js';
 import { parseStateText, StateFile } from '../../src/server/admin/state-file.js';
-import type { PublishRequest, StoreEvent } from '../../src/server/stores/store.js';
+import type { StoreEvent } from '../../src/server/stores/store.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
+import { publishRequest } from '../support/stores.js';
 
 const HOUR = 3_600_000;
 let tmp: string;
@@ -30,15 +31,7 @@ function memoryStore(clock = new AdjustableClock()) {
   return { clock, store, events };
 }
 
-const request = (change: Partial<PublishRequest> = {}): PublishRequest => ({
-  streamId: 'macro-wire',
-  text: 'hello',
-  contentType: 'rawtext',
-  releaseAt: null,
-  customTarget: null,
-  idempotencyKey: null,
-  ...change,
-});
+const request = publishRequest;
 
 describe('a memory store through a state file', () => {
   it('keeps a pending release and a key whose posts fell out of the history (held), and both still work', async () => {

@@ -1,29 +1,17 @@
 import { createClient } from 'redis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { AdjustableClock } from '../../src/server/service/clock.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { parseSeed } from '../../src/server/service/seed.js';
-import type { PublishRequest, PublishResult, StoreEvent } from '../../src/server/stores/store.js';
+import type { PublishResult, StoreEvent } from '../../src/server/stores/store.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/server/stores/redis-store.js';
 import { RedisServer } from './redis-server.js';
+import { publishRequest, redisForFile } from '../support/stores.js';
 import { Arrivals } from '../support/arrivals.js';
 
-let redis: RedisServer;
-let keyspaces = 0;
-const opened: RedisStore[] = [];
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((store) => store.close()));
-});
-afterAll(() => redis.stop());
-
-function freshPrefix(): string {
-  return `unit${++keyspaces}:`;
-}
+const redis = redisForFile();
+const freshPrefix = () => redis.prefix();
 
 async function open(options: Partial<RedisStoreOptions> & { prefix: string }): Promise<RedisStore> {
   const store = await RedisStore.open({
@@ -33,21 +21,11 @@ async function open(options: Partial<RedisStoreOptions> & { prefix: string }): P
     idempotencyWindowMs: 60_000,
     ...options,
   });
-  opened.push(store);
+  redis.keep(store);
   return store;
 }
 
-function post(overrides: Partial<PublishRequest> = {}): PublishRequest {
-  return {
-    streamId: 'macro-wire',
-    text: 'hello',
-    contentType: 'rawtext',
-    releaseAt: null,
-    customTarget: null,
-    idempotencyKey: null,
-    ...overrides,
-  };
-}
+const post = publishRequest;
 
 function collect(store: RedisStore): StoreEvent[] {
   const events: StoreEvent[] = [];
@@ -228,7 +206,7 @@ describe('a Redis that stops answering (its connections still open)', () => {
         clock: new AdjustableClock(),
         idempotencyWindowMs: 60_000,
       });
-      opened.push(store);
+      redis.keep(store);
       frozen.pause();
       const error = await store.publish(post({ text: 'while frozen' })).catch((failure: unknown) => failure);
       expect(error).toBeInstanceOf(ProtocolError);
@@ -267,7 +245,7 @@ describe('a Redis out of memory (noeviction)', () => {
           },
         },
       });
-      opened.push(store);
+      redis.keep(store);
       const events = collect(store);
       const hidden = await store.publish(post({ text: 'held', releaseAt: clock.now() + 60_000 }));
       const admin = createClient({ url: full.url });

@@ -10,7 +10,7 @@ import type { SpreadAdmin } from './admin-peers.js';
 import { decodeSegment, parseJsonObject, readBody, sendError, sendJson } from '../http/http-util.js';
 import type { Logger } from '../logger.js';
 import { createTokenCheck } from '../http/perimeter.js';
-import type { Store } from '../stores/store.js';
+import { isShared, type Store } from '../stores/store.js';
 
 export interface AdminContext {
   store: Store;
@@ -74,7 +74,7 @@ export function createAdminActions(context: AdminContext): AdminActions {
         throw new ProtocolError('invalid-argument', `advanceMs must be an integer from 0 to ${MAX_ADVANCE_MS}`);
       }
       // Due releases fire (synchronously inside advance() for the memory store) before the reply.
-      if (store.advanceClock) await store.advanceClock(advanceMs);
+      if (isShared(store)) await store.advanceClock(advanceMs);
       else clock.advance(advanceMs);
       logger.log('info', 'clock advanced', { advanceMs, offsetMs: clock.offsetMs });
       return { now: new Date(clock.now()).toISOString(), clockOffsetMs: clock.offsetMs };

@@ -9,7 +9,14 @@ import type { AdjustableClock } from '../service/clock.js';
 import type { Logger } from '../logger.js';
 import type { Seed } from '../service/seed.js';
 import { seedDigest } from '../stores/seed-catalog.js';
-import { storedPost, type PostRecord, type Store, type StoreSnapshot } from '../stores/store.js';
+import {
+  isSnapshotting,
+  storedPost,
+  type PostRecord,
+  type SnapshottingStore,
+  type Store,
+  type StoreSnapshot,
+} from '../stores/store.js';
 import { DocumentError } from '../document-error.js';
 import { removeInterruptedWrites, StateLock, StateLockError } from './state-lock.js';
 
@@ -260,6 +267,7 @@ export interface StateFileOptions {
  */
 export class StateFile {
   readonly #options: StateFileOptions;
+  readonly #store: SnapshottingStore;
   readonly #fingerprint: string;
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
@@ -268,9 +276,10 @@ export class StateFile {
   #lock: StateLock | undefined;
 
   constructor(options: StateFileOptions) {
-    if (!options.store.exportSnapshot || !options.store.importSnapshot) {
+    if (!isSnapshotting(options.store)) {
       throw new TypeError('a state file needs the memory store; a Redis store persists by itself');
     }
+    this.#store = options.store;
     this.#options = options;
     this.#fingerprint = seedDigest(options.seed);
   }
@@ -281,8 +290,7 @@ export class StateFile {
 
   /** The state as a document, as it would be saved now. */
   document(): StateDocument {
-    const { store, clock } = this.#options;
-    return stateDocument(store.exportSnapshot!(), clock.offsetMs, this.#fingerprint);
+    return stateDocument(this.#store.exportSnapshot(), this.#options.clock.offsetMs, this.#fingerprint);
   }
 
   /**
@@ -313,7 +321,7 @@ export class StateFile {
   }
 
   async #load(): Promise<{ restored: boolean; posts: number; pendingReleases: number; idempotencyKeys: number }> {
-    const { file, seed, store, clock } = this.#options;
+    const { file, seed, clock } = this.#options;
     let text: string | undefined;
     try {
       text = await readFile(file, 'utf8');
@@ -325,7 +333,7 @@ export class StateFile {
     if (text !== undefined) {
       const { snapshot, clockOffsetMs } = parseStateText(file, text, seed);
       clock.syncOffset(clockOffsetMs);
-      store.importSnapshot!(snapshot);
+      this.#store.importSnapshot(snapshot);
       summary = {
         restored: true,
         posts: snapshot.postCount,

@@ -238,7 +238,7 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
     connection.operations.add(posts);
     try {
       // As on /v1/ws: what was acknowledged before this operation is history, not live.
-      await service.store.caughtUp?.();
+      await service.caughtUp();
       // Completed, or its socket closed, while it waited: nothing to register.
       if (posts.ended) return posts;
       // Hidden posts per the hosted column of B1a: a created post once its text is there.

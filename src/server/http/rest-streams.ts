@@ -128,7 +128,7 @@ export async function listStreams(
     offset = typeof fields['o'] === 'number' && Number.isSafeInteger(fields['o']) ? fields['o'] : -1;
     if (offset < 0) throw new ProtocolError('invalid-argument', 'nextToken is malformed: pass it back as it was');
   }
-  await service.store.caughtUp?.();
+  await service.caughtUp();
   const user = service.userOf(identity);
   // The seed's streams never change while serving, so an offset into this list is a stable place.
   const listed = sortStreams(
@@ -146,7 +146,7 @@ export async function visibleStream(
   identity: Identity,
   streamId: string,
 ): Promise<{ stream: StreamRecord; user: UserRecord }> {
-  await service.store.caughtUp?.();
+  await service.caughtUp();
   const stream = service.store.stream(streamId);
   const user = service.userOf(identity);
   if (!stream || !listedFor(user, stream)) throw new ProtocolError('not-found', `no stream with id "${streamId}"`);

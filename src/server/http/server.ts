@@ -56,7 +56,7 @@ import { Session, type SessionContext, type SessionStart } from '../ws/session.j
 import type { createGraphqlEndpoint } from '../graphql/graphql-server.js';
 
 type GraphqlEndpoint = ReturnType<typeof createGraphqlEndpoint>;
-import type { Store } from '../stores/store.js';
+import type { AnyStore as Store } from '../stores/store.js';
 import { DEFAULT_REDIS_PREFIX, redisUrlPassword } from '../stores/redis-keys.js';
 
 /** startServer (src/api/server.ts) has checked these against serve's option table: the core trusts them. */

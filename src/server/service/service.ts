@@ -9,11 +9,12 @@ import type {
   Identity,
   PostRecord,
   PublishResult,
+  SharedStore,
   Store,
   StreamRecord,
   UserRecord,
 } from '../stores/store.js';
-import { canSee, follows, isPending } from '../stores/store.js';
+import { canSee, follows, isPending, isShared } from '../stores/store.js';
 
 /** The streams a subscription resolved to, with what the user may see of each. */
 export interface ResolvedSubscription {
@@ -41,7 +42,20 @@ function nameIds(ids: readonly string[]): string {
  * WebSocket and REST surfaces so both answer the same way.
  */
 export class StreamPostsService {
-  constructor(readonly store: Store) {}
+  /** A shared store, once: the memory store has nothing to catch up with and no feed position. */
+  readonly #shared: SharedStore | undefined;
+
+  constructor(readonly store: Store) {
+    this.#shared = isShared(store) ? store : undefined;
+  }
+
+  /**
+   * On a shared store, resolves once this instance has applied every change made anywhere
+   * before the call; undefined (nothing to wait for) on the memory store.
+   */
+  caughtUp(): Promise<void> | undefined {
+    return this.#shared?.caughtUp();
+  }
 
   /** At once in memory (no key is no identity); a shared store's answer is a promise. */
   authenticate(key: string | undefined): Awaitable<Identity | undefined> {
@@ -130,7 +144,7 @@ export class StreamPostsService {
   history(resolved: ResolvedSubscription, perStream: number): Awaitable<PostRecord[]> {
     if (perStream === 0) return [];
     // Taken in the same turn the subscription was registered: the history ends where its live posts begin.
-    const asOf = this.store.position?.();
+    const asOf = this.#shared?.position();
     // Only a custom stream filters by target, so only there must the whole history be read.
     const reads = resolved.streams.map((stream) =>
       this.store.recent(stream.id, stream.custom ? MAX_LAST_POSTS : perStream, asOf),

@@ -1,10 +1,10 @@
 import { hash } from 'node:crypto';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { Clock } from '../service/clock.js';
-import { ReleaseScheduler } from '../service/release-scheduler.js';
+import { ReleaseScheduler } from './release-scheduler.js';
 import { MemoryMedia } from './media-keeper.js';
 import { RingBuffer } from './ring-buffer.js';
-import type { Seed } from '../service/seed.js';
+import type { Seed } from '../../protocol/seed.js';
 import { postIdFactory } from './post-ids.js';
 import { SeedReads, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
 import type {
@@ -12,7 +12,7 @@ import type {
   PostRecord,
   PublishRequest,
   PublishResult,
-  Store,
+  SnapshottingStore,
   StoreEvent,
   StoreSnapshot,
   StoreStats,
@@ -21,6 +21,7 @@ import type {
 export interface MemoryStoreOptions extends HoldingsCaps {
   seed: Seed;
   clock: Clock;
+  /** How long a key deduplicates; 0 deduplicates nothing (a key lapses as its post is stored). */
   idempotencyWindowMs: number;
   /** Called after every change of what `exportSnapshot` returns (a post, a release, a reset, an import). */
   onChange?: () => void;
@@ -57,7 +58,7 @@ function dedupKeyOf(streamId: string, keyDigest: string): string {
 }
 
 /** The in-memory store: all state in this process, gone when it exits unless a state file keeps it (state-file.ts). */
-export class MemoryStore extends SeedReads implements Store {
+export class MemoryStore extends SeedReads implements SnapshottingStore {
   readonly #seed: Seed;
   readonly #clock: Clock;
   readonly #windowMs: number;

@@ -10,13 +10,13 @@ import { postIdFactory } from './post-ids.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { AdjustableClock } from '../service/clock.js';
 import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
-import type { Seed } from '../service/seed.js';
+import type { Seed } from '../../protocol/seed.js';
 import type {
   Identity,
   PostRecord,
   PublishRequest,
   PublishResult,
-  Store,
+  SharedStore,
   StoreEvent,
   StoreStats,
   TargetSelections,
@@ -39,6 +39,7 @@ export interface RedisStoreOptions extends HoldingsCaps {
   resetStore?: boolean;
   seed: Seed;
   clock: AdjustableClock;
+  /** How long a key deduplicates; 0 deduplicates nothing (a key lapses as its post is stored). */
   idempotencyWindowMs: number;
   logger?: Logger;
   /** Start on a Redis whose `maxmemory-policy` may evict keys (refused otherwise). */
@@ -109,7 +110,7 @@ function seedIdentities(seed: Seed): Map<string, Identity> {
  * through one pub/sub channel, numbered by Redis, so each instance sees them in one
  * global order and can tell when it missed some.
  */
-export class RedisStore extends SeedReads implements Store {
+export class RedisStore extends SeedReads implements SharedStore {
   readonly #client: RedisClient;
   readonly #subscriber: RedisClient;
   readonly #prefix: string;

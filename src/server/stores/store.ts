@@ -124,47 +124,59 @@ export interface Store {
    * resolves here: subscriptions hold that record, so delivery follows at once.
    */
   setCustomTargets(userId: string, streamId: string, targets: readonly string[]): Promise<void>;
-  /**
-   * A store shared by several instances: resolves once this instance has applied every change
-   * made anywhere before the call (a selection made through another instance is read back).
-   */
-  caughtUp?(): Promise<void>;
   publish(request: PublishRequest): Promise<PublishResult>;
   /**
    * Up to `limit` most recent posts of a stream, oldest first; with `asOf` (a `position()`),
    * only posts stored by then: later ones reach a new subscription as events.
    */
   recent(streamId: string, limit: number, asOf?: number): Awaitable<PostRecord[]>;
-  /**
-   * Where the store's event feed stands in this process, for a store whose reads can see
-   * posts this process has not dispatched yet; undefined when it does not know.
-   */
-  position?(): number | undefined;
   /** Listens for created and released posts; returns an unsubscribe function. */
   onEvent(listener: (event: StoreEvent) => void): () => void;
   stats(): Promise<StoreStats>;
-  /**
-   * A store whose clock is shared by several instances moves it for all of them; releases
-   * due by then have been sent to this instance's subscribers when it resolves.
-   */
-  advanceClock?(ms: number): Promise<void>;
-  /**
-   * A store on a shared engine calls this when events may have been missed (its link to
-   * the engine dropped): subscribers must reconnect and replay to fill the gap.
-   */
-  onInterrupted?(listener: (reason: string) => void): () => void;
-  /** A store on a shared engine that cannot be used now says why (`GET /readyz`); undefined when it can. */
-  unusable?(): Unusable | undefined;
-  /** Where uploaded media are kept (with a shared engine, where every instance reaches them); absent: in this process's memory. */
-  readonly media?: MediaKeeper;
-  /** The store's state as data (a store on a shared engine keeps and persists its own, and has none). */
-  exportSnapshot?(): StoreSnapshot;
-  /** Replaces the state with a snapshot's (its posts, releases and keys); the seed's posts are not added again. */
-  importSnapshot?(snapshot: StoreSnapshot): void;
+  /** Where uploaded media are kept: with a shared engine, where every instance reaches them. */
+  readonly media: MediaKeeper;
   /** Back to the seed: posts, idempotency keys and pending releases are dropped. */
   reset(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** What a store on an engine shared by several instances adds: they must keep in step. */
+export interface SharedStore extends Store {
+  /** Resolves once this instance has applied every change made anywhere before the call (a selection made through another instance is read back). */
+  caughtUp(): Promise<void>;
+  /**
+   * Where the store's event feed stands in this process, since its reads can see posts this
+   * process has not dispatched yet; undefined when it does not know.
+   */
+  position(): number | undefined;
+  /** Moves the clock the instances share, for all of them; releases due by then have been sent to this instance's subscribers when it resolves. */
+  advanceClock(ms: number): Promise<void>;
+  /** Called when events may have been missed (the link to the engine dropped): subscribers must reconnect and replay to fill the gap. */
+  onInterrupted(listener: (reason: string) => void): () => void;
+  /** Why the store cannot be used now (`GET /readyz`); undefined when it can. */
+  unusable(): Unusable | undefined;
+}
+
+/** What a store that keeps its state in this process adds: that state as data, for a state file and `GET /_admin/export`. */
+export interface SnapshottingStore extends Store {
+  exportSnapshot(): StoreSnapshot;
+  /** Replaces the state with a snapshot's (its posts, releases and keys); the seed's posts are not added again. */
+  importSnapshot(snapshot: StoreSnapshot): void;
+}
+
+export function isShared(store: Store): store is SharedStore {
+  return 'caughtUp' in store;
+}
+
+export function isSnapshotting(store: Store): store is SnapshottingStore {
+  return 'exportSnapshot' in store;
+}
+
+/**
+ * A store whichever it is, its extra parts optional: for wiring that has not yet split a
+ * store into its parts (the guards above narrow it).
+ */
+export type AnyStore = Store & Partial<Omit<SharedStore, keyof Store>> & Partial<Omit<SnapshottingStore, keyof Store>>;
 
 /**
  * A post whole in the wire form, hidden or not: what a state file keeps. A reader gets what

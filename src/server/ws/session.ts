@@ -711,7 +711,7 @@ export class Session implements Subscriber {
     const resolved = service.resolveStreams(this.#identity!, command.data.streamIds, command.event);
     // On a shared store, this instance first dispatches every event stored before now: a post
     // acknowledged (through any instance) before this command is history, never a live post.
-    const caughtUp = service.store.caughtUp?.();
+    const caughtUp = service.caughtUp();
     return caughtUp === undefined
       ? this.#subscribeTo(command, resolved)
       : caughtUp.then(() => this.#subscribeTo(command, resolved));

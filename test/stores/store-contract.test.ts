@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_LAST_POSTS } from '../../src/protocol/limits.js';
+import { DEMO_SEED } from '../../src/demo/seed.js';
+import { AdjustableClock } from '../../src/server/service/clock.js';
+import { MemoryStore } from '../../src/server/stores/memory-store.js';
+import { RedisStore } from '../../src/server/stores/redis-store.js';
+import type { HoldingsCaps } from '../../src/server/stores/seed-catalog.js';
+import type { PublishRequest, Store, StoreEvent } from '../../src/server/stores/store.js';
+import { publishRequest, redisForFile } from '../support/stores.js';
+
+/**
+ * The contract every store keeps, run against each store directly: whatever a memory store
+ * answers, a Redis store answers alike. A case that holds for one store only belongs in
+ * that store's own file.
+ */
+interface StoreOptions extends HoldingsCaps {
+  idempotencyWindowMs?: number;
+}
+
+interface Opened {
+  store: Store;
+  clock: AdjustableClock;
+}
+
+const redis = redisForFile();
+
+const STORES: Record<string, (options: StoreOptions) => Promise<Opened>> = {
+  memory: async (options) => {
+    const clock = new AdjustableClock();
+    const store = new MemoryStore({ seed: DEMO_SEED, clock, idempotencyWindowMs: 60_000, ...options });
+    return { store: redis.keep(store), clock };
+  },
+  redis: async (options) => {
+    const clock = new AdjustableClock();
+    const store = await RedisStore.open({
+      url: redis.url,
+      prefix: redis.prefix(),
+      seed: DEMO_SEED,
+      clock,
+      idempotencyWindowMs: 60_000,
+      ...options,
+    });
+    return { store: redis.keep(store), clock };
+  },
+};
+
+const STREAM = 'macro-wire';
+
+const post = publishRequest;
+
+/** The next event of a kind the store sends to its listeners. */
+function nextEvent(store: Store, type: StoreEvent['type']): Promise<StoreEvent> {
+  return new Promise((resolve) => {
+    const stop = store.onEvent((event) => {
+      if (event.type !== type) return;
+      stop();
+      resolve(event);
+    });
+  });
+}
+
+describe.each(Object.keys(STORES))('the %s store', (name) => {
+  const open = STORES[name]!;
+
+  describe('idempotency', () => {
+    it('answers a repeated key within the window with the first post, marked duplicate', async () => {
+      const { store } = await open({});
+      const first = await store.publish(post({ idempotencyKey: 'k1', text: 'one' }));
+      const again = await store.publish(post({ idempotencyKey: 'k1', text: 'two' }));
+      expect(first.duplicate).toBe(false);
+      expect(again).toEqual({ post: first.post, duplicate: true });
+      const other = await store.publish(post({ idempotencyKey: 'k1', streamId: 'crypto-legal' }));
+      expect(other.duplicate).toBe(false);
+    });
+
+    it('takes a repeated key as a new post once the window has passed', async () => {
+      // The clock runs on from the wall clock as well: half a window on, it is still within it.
+      const { store, clock } = await open({ idempotencyWindowMs: 60_000 });
+      const first = await store.publish(post({ idempotencyKey: 'k1' }));
+      clock.advance(30_000);
+      expect((await store.publish(post({ idempotencyKey: 'k1' }))).duplicate).toBe(true);
+      clock.advance(30_000);
+      const later = await store.publish(post({ idempotencyKey: 'k1' }));
+      expect(later.duplicate).toBe(false);
+      expect(later.post.id).not.toBe(first.post.id);
+    });
+
+    it('deduplicates nothing with a window of 0: a key lapses as its post is stored', async () => {
+      const { store } = await open({ idempotencyWindowMs: 0, maxIdempotencyKeysPerStream: 1 });
+      const first = await store.publish(post({ idempotencyKey: 'k1' }));
+      const again = await store.publish(post({ idempotencyKey: 'k1' }));
+      expect(again.duplicate).toBe(false);
+      expect(again.post.id).not.toBe(first.post.id);
+      // Nor does a lapsed key count against the key cap.
+      expect((await store.publish(post({ idempotencyKey: 'k2' }))).duplicate).toBe(false);
+      expect((await store.stats()).posts).toBe(DEMO_SEED.posts.length + 3);
+    });
+  });
+
+  describe('caps', () => {
+    async function refused(store: Store, request: PublishRequest): Promise<void> {
+      const before = await store.stats();
+      await expect(store.publish(request)).rejects.toMatchObject({ code: 'limit-exceeded' });
+      expect(await store.stats()).toEqual(before);
+    }
+
+    it('refuses a pending release past the count cap, and takes one again after a release', async () => {
+      const { store, clock } = await open({ maxPendingReleasesPerStream: 2 });
+      const releaseAt = clock.now() + 5000;
+      await store.publish(post({ releaseAt }));
+      await store.publish(post({ releaseAt }));
+      await refused(store, post({ releaseAt }));
+      // The cap is per stream, and public posts are not held.
+      await store.publish(post({ releaseAt, streamId: 'crypto-legal' }));
+      await store.publish(post());
+      const released = nextEvent(store, 'released');
+      clock.advance(5000);
+      await released;
+      await store.publish(post({ releaseAt: clock.now() + 5000 }));
+    });
+
+    it('refuses a pending release past the byte cap', async () => {
+      const { store, clock } = await open({ maxPendingReleaseBytesPerStream: 10 });
+      const releaseAt = clock.now() + 5000;
+      await store.publish(post({ releaseAt, text: 'é'.repeat(3) }));
+      await refused(store, post({ releaseAt, text: 'abcde' }));
+      await store.publish(post({ releaseAt, text: 'abcd' }));
+    });
+
+    it('refuses a new idempotency key past the count cap, but answers a held one', async () => {
+      const { store, clock } = await open({ idempotencyWindowMs: 60_000, maxIdempotencyKeysPerStream: 2 });
+      await store.publish(post({ idempotencyKey: 'k1' }));
+      await store.publish(post({ idempotencyKey: 'k2' }));
+      await refused(store, post({ idempotencyKey: 'k3' }));
+      expect((await store.publish(post({ idempotencyKey: 'k1' }))).duplicate).toBe(true);
+      await store.publish(post());
+      clock.advance(60_000);
+      expect((await store.publish(post({ idempotencyKey: 'k3' }))).duplicate).toBe(false);
+    });
+
+    it('refuses a new idempotency key past the byte cap', async () => {
+      const { store } = await open({ maxIdempotencyBytesPerStream: 8 });
+      await store.publish(post({ idempotencyKey: 'k1', text: 'abcd' }));
+      await refused(store, post({ idempotencyKey: 'k2', text: 'abcde' }));
+      await store.publish(post({ idempotencyKey: 'k2', text: 'abcd' }));
+    });
+
+    it(`keeps the last ${MAX_LAST_POSTS} posts of a stream, oldest first`, async () => {
+      const { store } = await open({});
+      const ids: string[] = [];
+      for (let i = 0; i < MAX_LAST_POSTS + 5; i += 1) ids.push((await store.publish(post({ text: `p${i}` }))).post.id);
+      const history = await store.recent(STREAM, MAX_LAST_POSTS);
+      expect(history.map((record) => record.id)).toEqual(ids.slice(5));
+      expect((await store.recent(STREAM, 3)).map((record) => record.id)).toEqual(ids.slice(-3));
+    });
+  });
+
+  describe('visibility', () => {
+    it('holds a post hidden until its releaseAt, then releases it to listeners and history', async () => {
+      const { store, clock } = await open({});
+      const created = nextEvent(store, 'created');
+      const releaseAt = clock.now() + 5000;
+      const { post: stored } = await store.publish(post({ releaseAt, text: 'later' }));
+      expect(stored).toMatchObject({ hidden: true, releaseAt, text: 'later' });
+      expect((await created).post).toMatchObject({ id: stored.id, hidden: true });
+      expect((await store.recent(STREAM, 1))[0]).toMatchObject({ id: stored.id, hidden: true });
+      expect((await store.stats()).scheduledReleases).toBe(1);
+
+      const released = nextEvent(store, 'released');
+      clock.advance(5000);
+      expect((await released).post).toMatchObject({ id: stored.id, hidden: false, text: 'later' });
+      expect((await store.recent(STREAM, 1))[0]).toMatchObject({ id: stored.id, hidden: false });
+      expect((await store.stats()).scheduledReleases).toBe(0);
+    });
+
+    it('stores a post whose releaseAt has come as public at once', async () => {
+      const { store, clock } = await open({});
+      const { post: stored } = await store.publish(post({ releaseAt: clock.now() }));
+      expect(stored.hidden).toBe(false);
+      expect((await store.stats()).scheduledReleases).toBe(0);
+    });
+
+    it('answers a duplicate of a hidden post as it is now: released since', async () => {
+      const { store, clock } = await open({});
+      const releaseAt = clock.now() + 5000;
+      const first = await store.publish(post({ releaseAt, idempotencyKey: 'k1' }));
+      expect((await store.publish(post({ releaseAt, idempotencyKey: 'k1' }))).post.hidden).toBe(true);
+      const released = nextEvent(store, 'released');
+      clock.advance(5000);
+      await released;
+      const again = await store.publish(post({ releaseAt, idempotencyKey: 'k1' }));
+      expect(again).toMatchObject({ duplicate: true, post: { id: first.post.id, hidden: false } });
+    });
+  });
+});
