@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, ensureBuilt, KEYS } from './client-support.js';
+import { cliCommandLine, client, ensureBuilt, KEYS, shell } from './client-support.js';
+import { freeFixedPort, until } from './faults-support.js';
 import { openClient } from './spawn.js';
 
 beforeAll(ensureBuilt);
@@ -61,5 +62,27 @@ describe('serve -q and -v', () => {
       { msg: 'rest request', method: 'GET', path: '/v1/streams', status: 200 },
       { msg: 'rest request', method: 'GET', path: '/v1/streams', status: 401 },
     ]);
+  });
+});
+
+describe('serve whose stdout reader has gone', () => {
+  it('goes on serving, its log on stderr, when the pipe closes before the start-up output is written', async () => {
+    const port = await freeFixedPort();
+    // `true` ends at once: every start-up line meets a closed pipe (EPIPE), as the lines after
+    // the first do under `serve | head -1`.
+    const piped = shell(`${cliCommandLine(['serve', '--port', String(port)])} | true`);
+    try {
+      await until(
+        async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok === true,
+        'serve to answer /healthz',
+      );
+      const alice = await openClient(`ws://127.0.0.1:${port}/v1/ws`, { headers: { 'x-api-key': KEYS.alice } });
+      await alice.next((message) => message.event === 'connected');
+      await piped.waitFor((out) => /info +connected/.test(out.stderr), "the connection's log line");
+      alice.close();
+      expect(piped.stderr).not.toMatch(/EPIPE/);
+    } finally {
+      process.kill(-piped.child.pid!, 'SIGTERM');
+    }
   });
 });

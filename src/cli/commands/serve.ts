@@ -283,6 +283,11 @@ export async function serve(options: ServeOptions): Promise<number> {
   // stdout carries the start-up output only (scripts read the port from its first line); the
   // log goes to stderr. With --exec the command owns stdout, and the start-up output moves too.
   const out = options.exec === undefined ? process.stdout : process.stderr;
+  // A script that read what it needed (`serve | head -1` for the port) closes the pipe: the
+  // service goes on, its log on stderr, instead of dying of the next start-up line's EPIPE.
+  out.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
   const announce = (at: ServedAt) => {
     if (options.quiet && options.exec !== undefined) return;
     // The URL line is printed even with --quiet: scripts read it to find a port chosen with --port 0.
