@@ -75,6 +75,7 @@ describe('serve whose stdout reader has gone', () => {
       await until(
         async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok === true,
         'serve to answer /healthz',
+        10_000,
       );
       const alice = await openClient(`ws://127.0.0.1:${port}/v1/ws`, { headers: { 'x-api-key': KEYS.alice } });
       await alice.next((message) => message.event === 'connected');
