@@ -38,6 +38,13 @@ const WARM_UP =
 
 const unstyled = (text: string): string => text;
 
+/** Renders one text; `width`, when given, replaces the loader's for this text only. */
+export type MarkdownRenderer = (markdown: string, width?: number) => string;
+
+function checkWidth(width: number): void {
+  if (!Number.isInteger(width) || width < 1) throw new RangeError(`width must be a positive integer, got ${width}`);
+}
+
 /**
  * Marks a code block's lines: a Unicode noncharacter (kept for a program's internal use, and
  * passed through by marked-terminal, which removes control characters); taken out of every
@@ -62,12 +69,14 @@ function expandTabs(code: string): string {
 /**
  * Loads marked and marked-terminal (kept out of start-up: only `tree` and
  * `listen` with markdown posts need them) and returns a renderer for a terminal.
- * The renderer never throws: text it cannot render safely, in its stack and time
- * budget, comes back as plain text under a one-line note saying why.
+ * The renderer never throws for a text: text it cannot render safely, in its stack and
+ * time budget, comes back as plain text under a one-line note saying why.
  */
-export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(markdown: string) => string> {
-  const { color, width } = options;
-  if (!Number.isInteger(width) || width < 1) throw new RangeError(`width must be a positive integer, got ${width}`);
+export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<MarkdownRenderer> {
+  const { color } = options;
+  checkWidth(options.width);
+  // The width of the render under way: a full-screen view passes its own after a resize.
+  let width = options.width;
   const budgetMs = options.budgetMs ?? RENDER_BUDGET_MS;
   if (!(budgetMs > 0)) throw new RangeError(`budgetMs must be positive, got ${budgetMs}`);
   const spent = budgetClock(options.now);
@@ -178,7 +187,9 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<(m
   const asPlainText = (text: string, why: string): string =>
     `${c.dim(`(shown as plain text: ${why})`)}\n${wrapToWidth(text.trimEnd(), width)}`;
 
-  return (markdown) => {
+  return (markdown, at = options.width) => {
+    checkWidth(at);
+    width = at;
     const text = terminalSafe(markdown).replaceAll(CODE_LINE, '');
     const risk = markdownRisk(text);
     if (risk !== undefined) return asPlainText(text, risk);

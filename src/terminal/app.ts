@@ -1,5 +1,6 @@
 import { Box, Text, useInput, useStdout } from 'ink';
 import { createElement as h, memo, useEffect, useRef, useState, useSyncExternalStore, type ReactElement } from 'react';
+import type { MarkdownRenderer } from '../render/markdown.js';
 import { streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import { detailLines, type DetailView } from './detail.js';
@@ -24,7 +25,7 @@ export interface AppProps {
   color: boolean;
   hyperlinks: boolean;
   utc: boolean;
-  markdown: () => ((text: string) => string) | undefined;
+  markdown: () => MarkdownRenderer | undefined;
   onEffect: (effect: NonNullable<KeyEffect>) => void;
 }
 
@@ -189,7 +190,10 @@ export function App(props: AppProps): ReactElement {
   const { columns: width, rows: height } = useSize();
   const keys = useRef<KeyState>(initialKeyState()).current;
   const offset = useRef(0);
-  const detailCache = useRef<{ entry: Entry; width: number; lines: string[] } | undefined>(undefined);
+  // The detail pane's lines for one post at one width: a key re-renders no markdown, a resize does.
+  const detailCache = useRef<
+    { entry: Entry; width: number; markdown: MarkdownRenderer | undefined; lines: string[] } | undefined
+  >(undefined);
 
   const page = Math.max(1, height - 4);
   useInput((input, key) => {
@@ -254,15 +258,19 @@ export function App(props: AppProps): ReactElement {
     let detail: ReactElement | undefined;
     if (model.detailOpen && detailHeight > 1) {
       let cached = detailCache.current;
-      if (selected !== undefined && (cached?.entry !== selected || cached.width !== width)) {
+      const markdown = props.markdown();
+      if (
+        selected !== undefined &&
+        (cached?.entry !== selected || cached.width !== width || cached.markdown !== markdown)
+      ) {
         const view: DetailView = {
           width: Math.max(20, width - 2),
           color: props.color,
           hyperlinks: props.hyperlinks,
           utc: props.utc,
-          markdown: props.markdown(),
+          markdown,
         };
-        cached = { entry: selected, width, lines: detailLines(selected, view) };
+        cached = { entry: selected, width, markdown, lines: detailLines(selected, view) };
         detailCache.current = cached;
       }
       const detailLinesShown = selected === undefined || cached === undefined ? [] : cached.lines;

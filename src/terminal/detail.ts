@@ -1,4 +1,5 @@
 import { formatBodyText } from '../render/body.js';
+import type { MarkdownRenderer } from '../render/markdown.js';
 import { createChalk, streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { Entry } from './entry.js';
@@ -8,8 +9,8 @@ export interface DetailView {
   color: boolean;
   hyperlinks: boolean;
   utc: boolean;
-  /** `tree`'s markdown renderer, once loaded. */
-  markdown: ((text: string) => string) | undefined;
+  /** `tree`'s markdown renderer, once loaded; it renders at `width`, the pane's now. */
+  markdown: MarkdownRenderer | undefined;
 }
 
 /**
@@ -29,7 +30,8 @@ export function detailLines(entry: Entry, view: DetailView): string[] {
     lines.push(c.yellow('🔒 hidden until its release'));
     return lines;
   }
-  const markdown = entry.markdown ? view.markdown : undefined;
+  const render = entry.markdown ? view.markdown : undefined;
+  const markdown = render === undefined ? undefined : (text: string) => render(text, view.width);
   const textView = {
     color: view.color,
     hyperlinks: view.hyperlinks,

@@ -303,6 +303,38 @@ describe('terminal in tmux', () => {
     expect(screen).toMatch(/^j\/k move/m);
   });
 
+  it('after a resize, the detail pane wraps the markdown again at the new width', async () => {
+    const tag = unique('wrap');
+    const words = Array.from({ length: 40 }, (_, index) => `word${index + 1}`);
+    await post('macro-wire', `${tag} **strong** ${words.join(' ')}`, { contentType: 'markdown' });
+    const tmux = await terminal(['--last', '1']);
+    await tmux.waitFor((screen) => screen.includes(tag), tag);
+    await tmux.keys('Enter');
+    // The pane's text: the lines under its rule, after the line naming the post's moment and stream.
+    const paragraph = (screen: string) => {
+      const lines = screen.split('\n');
+      const rule = lines.findIndex((line) => /^─+$/.test(line));
+      return rule < 0 ? [] : lines.slice(rule + 2).filter((line) => /^ \S/.test(line));
+    };
+    const rendered = (screen: string) => paragraph(screen).some((line) => line.includes(`${tag} strong word1 `));
+    const wide = paragraph(await tmux.waitFor(rendered, 'the paragraph rendered'));
+    const firstLine = wide[0]!.trim().split(' ');
+    expect(wide[0]!.length).toBeGreaterThan(70);
+    await tmux.resize(70, 40);
+    const shown = (lines: string[]) => lines.join(' ').trim().split(/\s+/);
+    // Re-wrapped, not cut: every word is there, and a word of the first line at 120 columns starts a later one.
+    const narrow = paragraph(
+      await tmux.waitFor((screen) => {
+        const lines = paragraph(screen);
+        const starts = lines.slice(1).map((line) => line.trim().split(' ')[0]!);
+        return shown(lines).length === words.length + 2 && starts.some((word) => firstLine.includes(word));
+      }, 'the paragraph wrapped again within 70 columns'),
+    );
+    for (const line of narrow) expect(line.length).toBeLessThanOrEqual(70);
+    expect(narrow.join(' ')).not.toContain('…');
+    expect(shown(narrow)).toEqual([tag, 'strong', ...words]);
+  });
+
   it('hostile posts leave the screen intact: escapes, 64 KiB, a nesting bomb, emoji and CJK', async () => {
     const tmux = await terminal();
     await connected(tmux);

@@ -41,6 +41,21 @@ describe('loadMarkdownRenderer', () => {
     expect(text.endsWith('-'.repeat(100))).toBe(true);
   });
 
+  it("a width given with a text replaces the loader's for that text only; a bad one is a RangeError", async () => {
+    const render = await loadMarkdownRenderer({ color: false, width: 100 });
+    const paragraph = Array.from({ length: 30 }, (_, index) => `word${index}`).join(' ');
+    const text = `${paragraph}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n`;
+    const widest = (rendered: string) => Math.max(...rendered.split('\n').map((line) => line.length));
+    const narrow = render(text, 40);
+    expect(widest(narrow)).toBe(40);
+    expect(narrow.endsWith('-'.repeat(40))).toBe(true);
+    expect(narrow.split(/\s+/).filter((word) => word.startsWith('word'))).toHaveLength(30);
+    const wide = render(text);
+    expect(wide.endsWith('-'.repeat(100))).toBe(true);
+    expect(widest(wide)).toBe(100);
+    expect(() => render(text, 0)).toThrow(RangeError);
+  });
+
   it('with colour: bold and links styled, link text and URL both visible', async () => {
     const render = await loadMarkdownRenderer({ color: true, width: 100 });
     const text = render(sample);

@@ -2,6 +2,7 @@ import type { AlertEffect } from '../../terminal/model.js';
 import type { AlertRule, AlertRuleInput } from '../../terminal/alerts.js';
 import type { KeyEffect } from '../../terminal/keys.js';
 import type * as UiModule from '../../terminal/ui.js';
+import type { MarkdownRenderer } from '../../render/markdown.js';
 import { commandFailure } from '../../client/cli-words.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsUrls, wsWhere } from '../describe.js';
@@ -172,7 +173,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     model.tick();
     store.soon();
   }, 1000);
-  let markdown: ((text: string) => string) | undefined;
+  let markdown: MarkdownRenderer | undefined;
   let mounted: UiModule.Ui | undefined;
   let failure: unknown;
   try {
