@@ -28,7 +28,7 @@ import { createAdminActions, createAdminHandler, type AdminActions } from '../ad
 import { answerLocally, spreadAdmin, type PeerLink } from '../admin/admin-peers.js';
 import { DEFAULTS } from '../defaults.js';
 import { Dashboard } from '../admin/dashboard.js';
-import { AdjustableClock } from '../service/clock.js';
+import { AdjustableClock } from '../clock.js';
 import { FanOut, type HiddenPosts } from '../ws/fanout.js';
 import { FaultRegistry } from '../admin/faults.js';
 import { KeyLimits } from '../ws/key-limits.js';
