@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import { AdjustableClock } from '../server/service/clock.js';
+import { AdjustableClock } from '../server/clock.js';
 import type { Seed } from '../server/service/seed.js';
 import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
 import { StoreError } from '../server/stores/store-error.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { parseSeed } from '../../src/server/service/seed.js';
 import type { StreamPostsServer } from '../../src/index.js';
-import { AdjustableClock } from '../../src/server/service/clock.js';
+import { AdjustableClock } from '../../src/server/clock.js';
 import { startServer as startCoreServer } from '../../src/server/http/server.js';
 import { watchWarnings } from '../support/warnings.js';
 import {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AdjustableClock } from '../../src/server/service/clock.js';
+import { AdjustableClock } from '../../src/server/clock.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
 import { MinHeap } from '../../src/server/stores/min-heap.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_SEED } from '../../src/demo/seed.js';
-import { AdjustableClock } from '../../src/server/service/clock.js';
+import { AdjustableClock } from '../../src/server/clock.js';
 import { silentLogger } from '../../src/server/logger.js';
 import { parseStateText, StateFile } from '../../src/server/admin/state-file.js';
 import type { StoreEvent } from '../../src/server/stores/store.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_LAST_POSTS } from '../../src/protocol/limits.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
-import { AdjustableClock } from '../../src/server/service/clock.js';
+import { AdjustableClock } from '../../src/server/clock.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
 import { RedisStore } from '../../src/server/stores/redis-store.js';
 import type { HoldingsCaps } from '../../src/server/stores/seed-catalog.js';

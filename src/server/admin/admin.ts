@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdminState, ConnectionInfo, Fault, KeepAliveRound } from '../../protocol/admin.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
-import type { AdjustableClock } from '../service/clock.js';
+import type { AdjustableClock } from '../clock.js';
 import type { FaultRegistry } from './faults.js';
 import type { SpreadAdmin } from './admin-peers.js';
 import { decodeSegment, parseJsonObject, readBody, sendError, sendJson } from '../http/http-util.js';

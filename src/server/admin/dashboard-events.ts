@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Clock } from '../service/clock.js';
+import type { Clock } from '../clock.js';
 import { postFor, type Reader } from '../service/visibility.js';
 import type { Store, StoreEvent } from '../stores/store.js';
 

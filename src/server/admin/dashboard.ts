@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Seed } from '../../protocol/seed.js';
 import type { AdminActions } from './admin.js';
-import type { AdjustableClock } from '../service/clock.js';
+import type { AdjustableClock } from '../clock.js';
 import { DashboardEvents } from './dashboard-events.js';
 import { sendError, sendJson } from '../http/http-util.js';
 import { createTokenCheck } from '../http/perimeter.js';

@@ -1,5 +1,5 @@
 import { ProtocolError } from '../../protocol/errors.js';
-import type { AdjustableClock } from '../service/clock.js';
+import type { AdjustableClock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Scenario, ScenarioFaults, ScenarioStep } from './scenario.js';
 import type { StreamPostsService } from '../service/service.js';

@@ -5,7 +5,7 @@ import en from 'zod/v4/locales/en.js';
 import { parseIsoDateTime } from '../../protocol/dates.js';
 import type { StateDocument } from '../../protocol/state.js';
 import { CONTENT_TYPES } from '../../protocol/types.js';
-import type { AdjustableClock } from '../service/clock.js';
+import type { AdjustableClock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Seed } from '../service/seed.js';
 import { seedDigest } from '../stores/seed-catalog.js';

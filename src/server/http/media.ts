@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Clock } from '../service/clock.js';
+import type { Clock } from '../clock.js';
 import type { StreamPostsService } from '../service/service.js';
 import { readerOf, withheld } from '../service/visibility.js';
 import { readBody, sendError, sendJson } from './http-util.js';

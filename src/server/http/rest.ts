@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
-import type { Clock } from '../service/clock.js';
+import type { Clock } from '../clock.js';
 import type { FaultRegistry } from '../admin/faults.js';
 import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
 import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';

@@ -28,10 +28,9 @@ import { createAdminActions, createAdminHandler, type AdminActions } from '../ad
 import { answerLocally, spreadAdmin, type PeerLink } from '../admin/admin-peers.js';
 import { DEFAULTS } from '../defaults.js';
 import { Dashboard } from '../admin/dashboard.js';
-import { AdjustableClock } from '../service/clock.js';
+import { AdjustableClock } from '../clock.js';
 import { FanOut, type HiddenPosts } from '../ws/fanout.js';
 import { FaultRegistry } from '../admin/faults.js';
-import { MemoryMedia } from '../stores/media-keeper.js';
 import { KeyLimits } from '../ws/key-limits.js';
 import {
   answerBodyError,
@@ -56,7 +55,7 @@ import { Session, type SessionContext, type SessionStart } from '../ws/session.j
 import type { createGraphqlEndpoint } from '../graphql/graphql-server.js';
 
 type GraphqlEndpoint = ReturnType<typeof createGraphqlEndpoint>;
-import type { AnyStore as Store } from '../stores/store.js';
+import { isShared, isSnapshotting, type Store } from '../stores/store.js';
 import { DEFAULT_REDIS_PREFIX, redisUrlPassword } from '../stores/redis-keys.js';
 
 /** startServer (src/api/server.ts) has checked these against serve's option table: the core trusts them. */
@@ -308,7 +307,7 @@ export class CoreServer {
           });
     this.#service = new StreamPostsService(this.store);
     const stopEvents = this.store.onEvent((event) => this.#fanout.dispatch(event));
-    const stopInterrupts = this.store.onInterrupted?.(() => this.#dropSubscribers());
+    const stopInterrupts = isShared(this.store) ? this.store.onInterrupted(() => this.#dropSubscribers()) : undefined;
     this.#unsubscribeStore = () => {
       stopEvents();
       stopInterrupts?.();
@@ -355,7 +354,7 @@ export class CoreServer {
       keyLimits,
       bodyTimeoutMs,
       uploadWindowMs: this.#options.uploadWindowMs,
-      media: this.store.media ?? new MemoryMedia(),
+      media: this.store.media,
     });
     this.admin = createAdminActions({
       store: this.store,
@@ -529,11 +528,10 @@ export class CoreServer {
 
   #exportState(seed: Seed): { exportState?: () => object } {
     const store = this.store;
-    if (!store.exportSnapshot) return {};
+    if (!isSnapshotting(store)) return {};
     let fingerprint: string | undefined;
     return {
-      exportState: () =>
-        stateDocument(store.exportSnapshot!(), this.clock.offsetMs, (fingerprint ??= seedDigest(seed))),
+      exportState: () => stateDocument(store.exportSnapshot(), this.clock.offsetMs, (fingerprint ??= seedDigest(seed))),
     };
   }
 
@@ -610,7 +608,7 @@ export class CoreServer {
     }
     // Liveness above; readiness here: whether this instance can serve (the load balancer's check).
     if (url.pathname === '/readyz') {
-      const unusable = this.store.unusable?.();
+      const unusable = isShared(this.store) ? this.store.unusable() : undefined;
       if (unusable === undefined) sendJson(res, 200, { ready: true });
       else sendJson(res, 503, { ready: false, ...unusable });
       return;

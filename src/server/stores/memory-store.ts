@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
-import type { Clock } from '../service/clock.js';
+import type { Clock } from '../clock.js';
 import { ReleaseScheduler } from './release-scheduler.js';
 import { MemoryMedia } from './media-keeper.js';
 import { RingBuffer } from './ring-buffer.js';

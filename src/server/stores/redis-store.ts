@@ -8,7 +8,7 @@ import { ProtocolError } from '../../protocol/errors.js';
 import { PUBLISH_COMMAND } from '../../protocol/types.js';
 import { postIdFactory } from './post-ids.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
-import type { AdjustableClock } from '../service/clock.js';
+import type { AdjustableClock } from '../clock.js';
 import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
 import type { Seed } from '../../protocol/seed.js';
 import type {

@@ -173,12 +173,6 @@ export function isSnapshotting(store: Store): store is SnapshottingStore {
 }
 
 /**
- * A store whichever it is, its extra parts optional: for wiring that has not yet split a
- * store into its parts (the guards above narrow it).
- */
-export type AnyStore = Store & Partial<Omit<SharedStore, keyof Store>> & Partial<Omit<SnapshottingStore, keyof Store>>;
-
-/**
  * A post whole in the wire form, hidden or not: what a state file keeps. A reader gets what
  * `postFor` (service/visibility.ts) lets it see, never this.
  */

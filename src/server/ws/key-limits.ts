@@ -1,4 +1,4 @@
-import type { Clock } from '../service/clock.js';
+import type { Clock } from '../clock.js';
 import { TokenBucket } from './rate-limiter.js';
 import type { Identity } from '../stores/store.js';
 

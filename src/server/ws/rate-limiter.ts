@@ -1,4 +1,4 @@
-import type { Clock } from '../service/clock.js';
+import type { Clock } from '../clock.js';
 
 /** A token bucket: `ratePerSecond` sustained, bursts up to `burst`. */
 export class TokenBucket {

@@ -25,7 +25,7 @@ import type { ConnectionInfo } from '../../protocol/admin.js';
 import type { AckFault, ConnectionFaults, FaultRegistry } from '../admin/faults.js';
 import { QueuedPost, Subscription, type FanOut, type Format, type HiddenPosts, type Subscriber } from './fanout.js';
 import { keyIdOf, type KeyLimits } from './key-limits.js';
-import type { Clock } from '../service/clock.js';
+import type { Clock } from '../clock.js';
 import { logs, type Logger } from '../logger.js';
 import type { TokenBucket } from './rate-limiter.js';
 import type { ResolvedSubscription, StreamPostsService } from '../service/service.js';
