@@ -21,7 +21,7 @@ import {
   waitForLines,
 } from './client-support.js';
 import type { CliProcess } from './spawn.js';
-import { until } from './faults-support.js';
+import { until } from '../support/poll.js';
 
 beforeAll(ensureBuilt);
 

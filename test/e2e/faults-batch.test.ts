@@ -10,7 +10,7 @@ import {
   startServe,
   TcpProxy,
 } from './client-support.js';
-import { until } from './faults-support.js';
+import { until } from '../support/poll.js';
 import { openClient, type CliProcess } from './spawn.js';
 
 beforeAll(ensureBuilt);

@@ -4,6 +4,7 @@ import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { adminState, KEYS, SEVERAL_INSTANCES, startTestServer } from '../support/harness.js';
+import { until } from '../support/poll.js';
 import {
   clientFrame,
   connectWire,
@@ -14,7 +15,6 @@ import {
   RecordingLogger,
   request,
   serverSideSocket,
-  sleep,
   tcpSocketOf,
   upgradeRequest,
   type WireClient,
@@ -100,11 +100,11 @@ describe('a subscriber that never reads', () => {
     raw.write(upgradeRequest(server, KEYS.bob));
     const subscribe = { event: 'on-stream-post', data: { streamIds: 'macro-wire' }, requestId: 'raw' };
     raw.write(clientFrame(OPCODE.text, Buffer.from(JSON.stringify(subscribe))));
-    const deadline = performance.now() + WAIT_MS;
-    while ((await adminState(server)).subscriptions !== before.subscriptions + 1) {
-      if (performance.now() > deadline) throw new Error('the raw peer never subscribed');
-      await sleep(10);
-    }
+    await until(
+      async () => (await adminState(server)).subscriptions === before.subscriptions + 1,
+      'the raw peer to subscribe',
+      WAIT_MS,
+    );
     const rawConn = logger.lastConnectedId();
 
     const serverSide = new Map<string, Socket>([

@@ -4,6 +4,7 @@ import { startServer, type StartServerOptions, type StreamPostsServer } from '..
 import { RedisServer } from '../stores/redis-server.js';
 import { Arrivals } from './arrivals.js';
 import { TestCluster } from './cluster.js';
+import { until } from './poll.js';
 
 /** Demo-seed keys, by role, for tests. */
 export const KEYS = {
@@ -258,20 +259,17 @@ export async function advanceClock(server: ServerAddress, advanceMs: number): Pr
   if (server instanceof TestCluster) await server.sync();
 }
 
-/** Admin counts: connections, subscriptions, posts, scheduledReleases, idempotencyKeys (the service's). */
 /**
  * Reads admin state until `check` accepts it, and returns it: for what the server does
- * asynchronously and says nothing of (a close handled, a tree feed subscribed). No clock of
- * its own: a state that never comes ends in the test's timeout.
+ * asynchronously and says nothing of (a close handled, a tree feed subscribed).
  */
 export async function untilAdminState(server: ServerAddress, check: (state: any) => boolean): Promise<any> {
-  for (;;) {
-    const state = await adminState(server);
-    if (check(state)) return state;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  let state: any;
+  await until(async () => check((state = await adminState(server))), 'the admin state');
+  return state;
 }
 
+/** Admin counts: connections, subscriptions, posts, scheduledReleases, idempotencyKeys (the service's). */
 export async function adminState(server: ServerAddress): Promise<any> {
   if (!(server instanceof TestCluster)) return (await http(server, 'GET', '/_admin/state')).body;
   // Each instance counts its own connections and subscriptions; the service's are their sum.
