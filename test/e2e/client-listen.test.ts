@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { adminState } from '../support/harness.js';
 import {
-  adminState,
   cliCommandLine,
   client,
   ensureBuilt,

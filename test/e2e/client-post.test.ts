@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adminState, jsonLines, KEYS, publish, restPosts, runToEnd, cliFixture } from './client-support.js';
+import { adminState } from '../support/harness.js';
+import { jsonLines, KEYS, publish, restPosts, runToEnd, cliFixture } from './client-support.js';
 
 const fixture = cliFixture('post');
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import WebSocket from 'ws';
-import { startServer, type StartServerOptions, type StreamPostsServer } from '../../src/index.js';
+import { startServer, type ServerState, type StartServerOptions, type StreamPostsServer } from '../../src/index.js';
 import { RedisServer } from '../stores/redis-server.js';
 import { Arrivals } from './arrivals.js';
 import { TestCluster } from './cluster.js';
@@ -230,7 +230,7 @@ export async function publish(server: ServerAddress, key: string, data: Record<s
 
 /** JSON over HTTP against the server's REST origin. */
 export async function http(
-  server: ServerAddress,
+  server: Pick<ServerAddress, 'httpUrl'>,
   method: string,
   path: string,
   options: { key?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
@@ -263,21 +263,30 @@ export async function advanceClock(server: ServerAddress, advanceMs: number): Pr
  * Reads admin state until `check` accepts it, and returns it: for what the server does
  * asynchronously and says nothing of (a close handled, a tree feed subscribed).
  */
-export async function untilAdminState(server: ServerAddress, check: (state: any) => boolean): Promise<any> {
-  let state: any;
+export async function untilAdminState(
+  server: Pick<ServerAddress, 'httpUrl'>,
+  check: (state: ServerState) => boolean,
+): Promise<ServerState> {
+  let state: ServerState | undefined;
   await until(async () => check((state = await adminState(server))), 'the admin state');
-  return state;
+  return state!;
 }
 
-/** Admin counts: connections, subscriptions, posts, scheduledReleases, idempotencyKeys (the service's). */
-export async function adminState(server: ServerAddress): Promise<any> {
-  if (!(server instanceof TestCluster)) return (await http(server, 'GET', '/_admin/state')).body;
+/** `GET /_admin/state`: the service's counts (connections and subscriptions summed over a cluster's instances). */
+export async function adminState(server: Pick<ServerAddress, 'httpUrl'>): Promise<ServerState> {
+  if (!(server instanceof TestCluster)) return await readAdminState(server);
   // Each instance counts its own connections and subscriptions; the service's are their sum.
   await server.sync();
-  const states = await Promise.all(server.instances.map(async (one) => (await http(one, 'GET', '/_admin/state')).body));
+  const states = await Promise.all(server.instances.map(readAdminState));
   return {
-    ...states[0],
+    ...states[0]!,
     connections: states.reduce((sum, state) => sum + state.connections, 0),
     subscriptions: states.reduce((sum, state) => sum + state.subscriptions, 0),
   };
+}
+
+async function readAdminState(server: Pick<ServerAddress, 'httpUrl'>): Promise<ServerState> {
+  const reply = await http(server, 'GET', '/_admin/state');
+  if (reply.status !== 200) throw new Error(`admin state failed: ${reply.status} ${JSON.stringify(reply.body)}`);
+  return reply.body as ServerState;
 }
