@@ -128,7 +128,7 @@ export const STREAM_KEYS: Record<string, string> = {
 };
 
 /** `post --json` with the stream's key; asserts exit 0 and returns the `{post, duplicate}` line. */
-export async function publish(
+export async function postWithCli(
   url: string,
   streamId: string,
   content: string,

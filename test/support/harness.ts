@@ -1,6 +1,12 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import WebSocket from 'ws';
-import { startServer, type ServerState, type StartServerOptions, type StreamPostsServer } from '../../src/index.js';
+import {
+  startServer,
+  type Post,
+  type ServerState,
+  type StartServerOptions,
+  type StreamPostsServer,
+} from '../../src/index.js';
 import { RedisServer } from '../stores/redis-server.js';
 import { Arrivals } from './arrivals.js';
 import { TestCluster } from './cluster.js';
@@ -220,12 +226,12 @@ export async function connectAs(
 }
 
 /** Publishes with a stream key over a fresh connection; returns the ack's post. */
-export async function publish(server: ServerAddress, key: string, data: Record<string, unknown>): Promise<any> {
+export async function publish(server: ServerAddress, key: string, data: Record<string, unknown>): Promise<Post> {
   const publisher = await connectAs(server, key);
   const reply = await publisher.request('add-stream-post', { contentType: 'rawtext', ...data });
   publisher.close();
   if (reply.event !== 'ack') throw new Error(`publish failed: ${JSON.stringify(reply)}`);
-  return reply.data.post;
+  return reply.data.post as Post;
 }
 
 /** JSON over HTTP against the server's REST origin. */
