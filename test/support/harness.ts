@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import WebSocket from 'ws';
 import {
   startServer,
@@ -234,6 +234,21 @@ export async function publish(server: ServerAddress, key: string, data: Record<s
   return reply.data.post as Post;
 }
 
+/** Publishes over REST with a stream key; asserts the 201 and returns the post. */
+export async function restPublish(
+  server: ServerAddress,
+  key: string,
+  streamId: string,
+  body: Record<string, unknown>,
+): Promise<Post> {
+  const reply = await http(server, 'POST', `/v1/streams/${streamId}/post`, {
+    key,
+    body: { contentType: 'rawtext', ...body },
+  });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return reply.body.post as Post;
+}
+
 /** JSON over HTTP against the server's REST origin. */
 export async function http(
   server: Pick<ServerAddress, 'httpUrl'>,
@@ -289,6 +304,11 @@ export async function adminState(server: Pick<ServerAddress, 'httpUrl'>): Promis
     connections: states.reduce((sum, state) => sum + state.connections, 0),
     subscriptions: states.reduce((sum, state) => sum + state.subscriptions, 0),
   };
+}
+
+/** How many posts the service holds (admin state). */
+export async function postCount(server: Pick<ServerAddress, 'httpUrl'>): Promise<number> {
+  return (await adminState(server)).posts;
 }
 
 async function readAdminState(server: Pick<ServerAddress, 'httpUrl'>): Promise<ServerState> {
