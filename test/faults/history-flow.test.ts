@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_CONTENT_BYTES, MAX_TREE_SUGGESTIONS } from '../../src/protocol/limits.js';
 import { parseSeed } from '../../src/server/service/seed.js';
 import { startTestServer, TEST_STORE } from '../support/harness.js';
-import { connectWire, request, tcpSocketOf, type WireClient } from './helpers.js';
+import { connectWire, request, summarize, tcpSocketOf, type WireClient } from './helpers.js';
 
 const KiB = 1024;
 const STREAMS = 10;
@@ -43,18 +43,6 @@ const seed = parseSeed({
     contentType: 'rawtext' as const,
   })),
 });
-
-/** Keeps what the test checks of each message, not its 64 KiB of text. */
-function summarize(message: Record<string, unknown>): Record<string, unknown> {
-  const data = message['data'] as { id?: unknown; post?: { id?: unknown } } | undefined;
-  const suggestions = message['suggestions'];
-  return {
-    event: message['event'],
-    requestId: message['requestId'],
-    id: data?.id ?? data?.post?.id ?? message['_id'],
-    ...(Array.isArray(suggestions) ? { suggestions: suggestions.length } : {}),
-  };
-}
 
 function postCount(client: WireClient, tree: boolean): number {
   return client.received.filter((r) =>

@@ -15,6 +15,7 @@ import {
   RecordingLogger,
   request,
   serverSideSocket,
+  summarize,
   tcpSocketOf,
   upgradeRequest,
   type WireClient,
@@ -38,11 +39,6 @@ const ONE_FRAME = 2 * CONTENT_BYTES + KiB;
 /** Generous waits (other suites run benchmarks on this machine); never used as a bound. */
 const WAIT_MS = 60_000;
 const SLOW_CLOSE = 'closing slow consumer';
-
-function summarize(message: Record<string, unknown>): Record<string, unknown> {
-  const data = message['data'] as { id?: unknown; post?: { id?: unknown } } | undefined;
-  return { event: message['event'], requestId: message['requestId'], id: data?.id ?? data?.post?.id ?? message['_id'] };
-}
 
 /** Ids of the posts a client received in one format, in arrival order. */
 function postIds(client: WireClient, format: 'envelope' | 'tree'): string[] {
