@@ -149,6 +149,15 @@ export function summarize(message: Record<string, unknown>): Record<string, unkn
   };
 }
 
+/** Ids of the posts a client received in one format (tree items carry no event), in arrival order. */
+export function postIds(client: WireClient, format: 'envelope' | 'tree'): string[] {
+  return client.received
+    .filter((r) =>
+      format === 'tree' ? r.message?.['event'] === undefined : r.message?.['event'] === 'stream.post.created',
+    )
+    .map((r) => String(r.message!['id']));
+}
+
 /** Opens a WebSocket to the server; with a key, waits for `connected`. */
 export async function connectWire(
   server: ServerAddress,

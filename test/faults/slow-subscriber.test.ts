@@ -10,6 +10,7 @@ import {
   connectWire,
   OPCODE,
   parseServerBytes,
+  postIds,
   rawConnect,
   readAll,
   RecordingLogger,
@@ -39,15 +40,6 @@ const ONE_FRAME = 2 * CONTENT_BYTES + KiB;
 /** Generous waits (other suites run benchmarks on this machine); never used as a bound. */
 const WAIT_MS = 60_000;
 const SLOW_CLOSE = 'closing slow consumer';
-
-/** Ids of the posts a client received in one format, in arrival order. */
-function postIds(client: WireClient, format: 'envelope' | 'tree'): string[] {
-  return client.received
-    .filter((r) =>
-      format === 'tree' ? r.message?.['event'] === undefined : r.message?.['event'] === 'stream.post.created',
-    )
-    .map((r) => String(r.message!['id']));
-}
 
 /** The process's retained heap and off-heap (Buffer) bytes after a full collection. */
 function retainedBytes(): number {
