@@ -9,6 +9,7 @@ import { Publisher } from '../../src/client/publisher.js';
 import { Subscription, type Delivery } from '../../src/client/subscription.js';
 import type { StreamPostsServer } from '../../src/index.js';
 import { adminState, advanceClock, KEYS, publish, startTestServer } from '../support/harness.js';
+import { until } from '../support/poll.js';
 import { TcpProxy } from '../support/proxy.js';
 
 const FAST = { backoff: { initialMs: 20, maxMs: 200 } } as const;
@@ -16,15 +17,6 @@ const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
-
-/** Polls a condition; the bound only names what never came, well before the test's own timeout. */
-async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 async function throughProxy(server: StreamPostsServer): Promise<{ proxy: TcpProxy; url: string }> {
   const proxy = await TcpProxy.start(Number(new URL(server.url).port));

@@ -2,7 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/api/client.js';
-import { adminState, expectCleanError, jsonLines, KEYS, restPosts, runToEnd, cliFixture } from './client-support.js';
+import { adminState } from '../support/harness.js';
+import { expectCleanError, jsonLines, KEYS, restPosts, runToEnd, cliFixture } from './client-support.js';
 
 const fixture = cliFixture('batch');
 

@@ -3,8 +3,8 @@ import { createServer } from 'node:net';
 import { generate } from 'selfsigned';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { adminState } from '../support/harness.js';
 import {
-  adminState,
   expectCleanError,
   jsonLines,
   KEYS,

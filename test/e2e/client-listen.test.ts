@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { adminState } from '../support/harness.js';
 import {
-  adminState,
   cliCommandLine,
   client,
   ensureBuilt,
@@ -10,7 +10,7 @@ import {
   jsonLines,
   KEYS,
   inMs,
-  publish,
+  postWithCli,
   publishWs,
   restPosts,
   shell,
@@ -37,19 +37,21 @@ describe('post → listen --json and tree --json', () => {
     const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
 
     const [raw, markdown, hidden, custom, rest, first] = await Promise.all([
-      publish(url, 'crypto-legal', 'Court filing: a plain rawtext body'),
-      publish(url, 'macro-wire', '**Rates** held, $BTC and $ETH up; see https://example.org/fed today', ['--markdown']),
-      publish(url, 'crypto-legal', 'Embargoed ruling on $SOL', ['--release-at', '+2s']),
-      publish(url, 'whale-alerts', '900 $ETH moved to cold storage', ['--custom-target', 'ETH']),
-      publish(url, 'macro-wire', 'published through the REST form', ['--via', 'rest']),
-      publish(url, 'crypto-legal', 'only once, whatever the retries', [
+      postWithCli(url, 'crypto-legal', 'Court filing: a plain rawtext body'),
+      postWithCli(url, 'macro-wire', '**Rates** held, $BTC and $ETH up; see https://example.org/fed today', [
+        '--markdown',
+      ]),
+      postWithCli(url, 'crypto-legal', 'Embargoed ruling on $SOL', ['--release-at', '+2s']),
+      postWithCli(url, 'whale-alerts', '900 $ETH moved to cold storage', ['--custom-target', 'ETH']),
+      postWithCli(url, 'macro-wire', 'published through the REST form', ['--via', 'rest']),
+      postWithCli(url, 'crypto-legal', 'only once, whatever the retries', [
         '--idempotency-key',
         'e2e-idem-1',
         '--content-type',
         'rawtext',
       ]),
     ]);
-    const repeat = await publish(url, 'crypto-legal', 'only once, whatever the retries', [
+    const repeat = await postWithCli(url, 'crypto-legal', 'only once, whatever the retries', [
       '--idempotency-key',
       'e2e-idem-1',
     ]);

@@ -2,8 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONNECTED, scriptedService } from '../support/hostile.js';
+import { adminState } from '../support/harness.js';
 import {
-  adminState,
   cliCommandLine,
   expectCleanError,
   finish,

@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adminState, jsonLines, KEYS, publish, restPosts, runToEnd, cliFixture } from './client-support.js';
+import { adminState } from '../support/harness.js';
+import { jsonLines, KEYS, postWithCli, restPosts, runToEnd, cliFixture } from './client-support.js';
 
 const fixture = cliFixture('post');
 
@@ -31,11 +32,11 @@ describe('post', () => {
   it('accepts the URL with /v1/ws, in the http form, and the key in the query (--auth-query)', async () => {
     const http = fixture.serve.url.replace(/^ws/, 'http');
     const results = await Promise.all([
-      publish(`${fixture.serve.url}/v1/ws`, 'macro-wire', 'url with the path'),
-      publish(http, 'macro-wire', 'url pasted from the REST docs'),
-      publish(`${fixture.serve.url}/v1/ws/`, 'macro-wire', 'trailing slash'),
-      publish(fixture.serve.url, 'macro-wire', 'key in the query', ['--auth-query']),
-      publish(http, 'macro-wire', 'REST with an http url', ['--via', 'rest']),
+      postWithCli(`${fixture.serve.url}/v1/ws`, 'macro-wire', 'url with the path'),
+      postWithCli(http, 'macro-wire', 'url pasted from the REST docs'),
+      postWithCli(`${fixture.serve.url}/v1/ws/`, 'macro-wire', 'trailing slash'),
+      postWithCli(fixture.serve.url, 'macro-wire', 'key in the query', ['--auth-query']),
+      postWithCli(http, 'macro-wire', 'REST with an http url', ['--via', 'rest']),
     ]);
     const stored = new Map((await restPosts(fixture.serve, 'macro-wire')).map((post) => [post.id, post]));
     for (const { post } of results) expect(stored.get(post.id)).toEqual(post);
@@ -47,10 +48,10 @@ describe('post', () => {
     const inOffset = `${new Date(at.getTime() + 2 * 3600_000).toISOString().slice(0, 19)}+02:00`;
     const before = Date.now();
     const [iso, offset, days, seconds] = await Promise.all([
-      publish(fixture.serve.url, 'crypto-legal', 'iso release', ['--release-at', at.toISOString()]),
-      publish(fixture.serve.url, 'crypto-legal', 'offset release', ['--release-at', inOffset]),
-      publish(fixture.serve.url, 'crypto-legal', 'in a day', ['--release-at', '+1d']),
-      publish(fixture.serve.url, 'crypto-legal', 'in 30 seconds', ['--release-at', '+30s']),
+      postWithCli(fixture.serve.url, 'crypto-legal', 'iso release', ['--release-at', at.toISOString()]),
+      postWithCli(fixture.serve.url, 'crypto-legal', 'offset release', ['--release-at', inOffset]),
+      postWithCli(fixture.serve.url, 'crypto-legal', 'in a day', ['--release-at', '+1d']),
+      postWithCli(fixture.serve.url, 'crypto-legal', 'in 30 seconds', ['--release-at', '+30s']),
     ]);
     expect(iso.post).toMatchObject({ hidden: true, releaseAt: at.toISOString(), text: 'iso release' });
     expect(offset.post).toMatchObject({ hidden: true, releaseAt: at.toISOString() });
@@ -68,7 +69,7 @@ describe('post', () => {
     releasedIn(days, 86_400_000);
     releasedIn(seconds, 30_000);
     // A time in the past publishes at once, visible, only when asked to.
-    const past = await publish(fixture.serve.url, 'crypto-legal', 'already released', [
+    const past = await postWithCli(fixture.serve.url, 'crypto-legal', 'already released', [
       '--release-at',
       '2020-01-01T00:00:00Z',
       '--allow-past',
@@ -103,10 +104,10 @@ describe('post', () => {
 
   it('an idempotency key deduplicates across the WebSocket and REST forms: same post, duplicate: true', async () => {
     const key = ['--idempotency-key', 'cross-transport-1'];
-    const first = await publish(fixture.serve.url, 'macro-wire', 'sent twice, published once', key);
+    const first = await postWithCli(fixture.serve.url, 'macro-wire', 'sent twice, published once', key);
     const [overRest, overWs] = await Promise.all([
-      publish(fixture.serve.url, 'macro-wire', 'sent twice, published once', [...key, '--via', 'rest']),
-      publish(fixture.serve.url, 'macro-wire', 'sent twice, published once', key),
+      postWithCli(fixture.serve.url, 'macro-wire', 'sent twice, published once', [...key, '--via', 'rest']),
+      postWithCli(fixture.serve.url, 'macro-wire', 'sent twice, published once', key),
     ]);
     expect(first.duplicate).toBe(false);
     expect(overRest).toEqual({ post: first.post, duplicate: true });

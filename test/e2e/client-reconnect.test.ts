@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { adminState } from '../support/harness.js';
 import {
-  adminState,
   client,
   ensureBuilt,
   expectCleanError,
@@ -21,7 +21,7 @@ import {
   waitForLines,
 } from './client-support.js';
 import type { CliProcess } from './spawn.js';
-import { until } from './faults-support.js';
+import { until } from '../support/poll.js';
 
 beforeAll(ensureBuilt);
 

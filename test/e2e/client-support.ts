@@ -120,15 +120,6 @@ export async function restPosts(
   return ((await response.json()) as { posts: any[] }).posts;
 }
 
-/** `/_admin/state`: posts, connections, subscriptions… */
-export async function adminState(
-  serve: Pick<Serve, 'httpUrl'>,
-): Promise<{ posts: number; connections: number; subscriptions: number }> {
-  const response = await fetch(`${serve.httpUrl}/_admin/state`);
-  expect(response.status).toBe(200);
-  return (await response.json()) as { posts: number; connections: number; subscriptions: number };
-}
-
 /** Stream keys of the demo seed by stream id. */
 export const STREAM_KEYS: Record<string, string> = {
   'crypto-legal': KEYS.cryptoLegal,
@@ -137,7 +128,7 @@ export const STREAM_KEYS: Record<string, string> = {
 };
 
 /** `post --json` with the stream's key; asserts exit 0 and returns the `{post, duplicate}` line. */
-export async function publish(
+export async function postWithCli(
   url: string,
   streamId: string,
   content: string,

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliFixture, client, finish, KEYS, publish, runToEnd, subscribed } from './client-support.js';
+import { cliFixture, client, finish, KEYS, postWithCli, runToEnd, subscribed } from './client-support.js';
 
 const fixture = cliFixture('trace');
 
@@ -47,7 +47,7 @@ describe('--trace', () => {
     await Promise.all(
       [byFlag, byEnv, byFile].map((cli) => cli.waitFor((out) => /your key is/.test(out.stderr), 'the echo')),
     );
-    await publish(url, 'macro-wire', 'traced post');
+    await postWithCli(url, 'macro-wire', 'traced post');
     const results = await Promise.all([plain, byFlag, byEnv, byFile].map((cli) => finish(cli)));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
     const [untraced, ...traced] = results;

@@ -1,16 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  adminState,
-  client,
-  ensureBuilt,
-  finish,
-  jsonLines,
-  KEYS,
-  publishWs,
-  startServe,
-  TcpProxy,
-} from './client-support.js';
-import { until } from './faults-support.js';
+import { adminState } from '../support/harness.js';
+import { client, ensureBuilt, finish, jsonLines, KEYS, publishWs, startServe, TcpProxy } from './client-support.js';
+import { until } from '../support/poll.js';
 import { openClient, type CliProcess } from './spawn.js';
 
 beforeAll(ensureBuilt);

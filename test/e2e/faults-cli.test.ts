@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { adminState } from '../support/harness.js';
 import {
-  adminState,
   cliCommandLine,
   ensureBuilt,
   expectCleanError,
   finish,
   jsonLines,
   KEYS,
-  publish,
+  postWithCli,
   runToEnd,
   startServe,
   subscribed,
@@ -139,7 +139,7 @@ describe('the CLI client under injected faults', () => {
       'macro-wire',
       '--json',
     ]);
-    const { post: first } = await publish(serve.url, 'macro-wire', 'before the drop');
+    const { post: first } = await postWithCli(serve.url, 'macro-wire', 'before the drop');
     await waitForLines(listen, 1);
     const close = await runToEnd([
       'faults',
@@ -155,7 +155,7 @@ describe('the CLI client under injected faults', () => {
       ...admin,
     ]);
     expect(jsonLines(close.stdout)[0]).toMatchObject({ type: 'close', code: 1012, applied: 1 });
-    const { post: second } = await publish(serve.url, 'macro-wire', 'during the drop');
+    const { post: second } = await postWithCli(serve.url, 'macro-wire', 'during the drop');
     await listen.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection');
     expect(listen.stderr).toMatch(/reconnecting in .*close 1012, service restart/);
     const lines = await waitForLines(listen, 2);

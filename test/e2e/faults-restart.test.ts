@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminState, client, ensureBuilt, jsonLines } from './client-support.js';
+import { adminState } from '../support/harness.js';
+import { client, ensureBuilt, jsonLines } from './client-support.js';
 import { freeFixedPort, PostPump, startLoggedServe, type LogLine, type LoggedServe } from './faults-support.js';
 import type { CliProcess } from './spawn.js';
 

@@ -64,14 +64,8 @@ export async function freeFixedPort(): Promise<number> {
   throw new Error('no free port found');
 }
 
-/** Polls an async condition (server state) until it holds. */
-export async function until(check: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+// The shared polling helper, still importable from here by the tests that always have.
+export { until } from '../support/poll.js';
 
 export interface PumpedPost {
   seq: number;

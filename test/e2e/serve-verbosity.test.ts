@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliCommandLine, client, ensureBuilt, KEYS, shell } from './client-support.js';
-import { freeFixedPort, until } from './faults-support.js';
+import { until } from '../support/poll.js';
+import { freeFixedPort } from './faults-support.js';
 import { openClient } from './spawn.js';
 
 beforeAll(ensureBuilt);

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  adminState,
   client,
   ensureBuilt,
   expectCleanError,
@@ -13,7 +12,7 @@ import {
   subscribed,
   waitForLines,
 } from './client-support.js';
-import { afterTest, untilAdminState } from '../support/harness.js';
+import { adminState, afterTest, untilAdminState } from '../support/harness.js';
 import { PingingTerminal } from '../support/tree-terminal.js';
 
 /** Moves the serve's clock through its admin endpoint. */

@@ -133,6 +133,31 @@ export class WireClient {
   }
 }
 
+/**
+ * A `summarize` for connectWire that keeps what the checks read of a message (event,
+ * requestId, the post's id, how many suggestions a tree item carries), not its text, so a
+ * test that receives thousands of large posts stays small.
+ */
+export function summarize(message: Record<string, unknown>): Record<string, unknown> {
+  const data = message['data'] as { id?: unknown; post?: { id?: unknown } } | undefined;
+  const suggestions = message['suggestions'];
+  return {
+    event: message['event'],
+    requestId: message['requestId'],
+    id: data?.id ?? data?.post?.id ?? message['_id'],
+    ...(Array.isArray(suggestions) ? { suggestions: suggestions.length } : {}),
+  };
+}
+
+/** Ids of the posts a client received in one format (tree items carry no event), in arrival order. */
+export function postIds(client: WireClient, format: 'envelope' | 'tree'): string[] {
+  return client.received
+    .filter((r) =>
+      format === 'tree' ? r.message?.['event'] === undefined : r.message?.['event'] === 'stream.post.created',
+    )
+    .map((r) => String(r.message!['id']));
+}
+
 /** Opens a WebSocket to the server; with a key, waits for `connected`. */
 export async function connectWire(
   server: ServerAddress,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_CONTENT_BYTES, MAX_TREE_SUGGESTIONS } from '../../src/protocol/limits.js';
 import { parseSeed } from '../../src/server/service/seed.js';
 import { startTestServer, TEST_STORE } from '../support/harness.js';
-import { connectWire, request, tcpSocketOf, type WireClient } from './helpers.js';
+import { connectWire, postIds, request, summarize, tcpSocketOf, type WireClient } from './helpers.js';
 
 const KiB = 1024;
 const STREAMS = 10;
@@ -44,24 +44,6 @@ const seed = parseSeed({
   })),
 });
 
-/** Keeps what the test checks of each message, not its 64 KiB of text. */
-function summarize(message: Record<string, unknown>): Record<string, unknown> {
-  const data = message['data'] as { id?: unknown; post?: { id?: unknown } } | undefined;
-  const suggestions = message['suggestions'];
-  return {
-    event: message['event'],
-    requestId: message['requestId'],
-    id: data?.id ?? data?.post?.id ?? message['_id'],
-    ...(Array.isArray(suggestions) ? { suggestions: suggestions.length } : {}),
-  };
-}
-
-function postCount(client: WireClient, tree: boolean): number {
-  return client.received.filter((r) =>
-    tree ? r.message?.['event'] === undefined : r.message?.['event'] === 'stream.post.created',
-  ).length;
-}
-
 describe('history under flow control', () => {
   it('delivers 10 streams x 100 posts x 64 KiB of history, then live posts, to readers of both formats with a 1 MiB limit', async () => {
     const server = await startTestServer({ seed, maxBufferedBytes: MAX_BUFFERED });
@@ -89,7 +71,7 @@ describe('history under flow control', () => {
       [tree, true],
     ] as const) {
       await client.until(
-        () => postCount(client, isTree) === total + 1,
+        () => postIds(client, isTree ? 'tree' : 'envelope').length === total + 1,
         `${total} history posts and the live one`,
         WAIT_MS,
       );

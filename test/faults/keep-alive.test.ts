@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { KeepAliveRound, StreamPostsServer } from '../../src/index.js';
 import { KEYS, readByServer, startTestServer } from '../support/harness.js';
-import { connectWire, RecordingLogger, request, sleep, tcpSocketOf, type WireClient } from './helpers.js';
+import {
+  connectWire,
+  postIds,
+  RecordingLogger,
+  request,
+  sleep,
+  summarize,
+  tcpSocketOf,
+  type WireClient,
+} from './helpers.js';
 
 /**
  * Far longer than any test: no timed round comes while one runs, and every round is one
@@ -21,12 +30,6 @@ interface Scene {
   publisher: WireClient;
   /** Acked ids of the posts published so far, in order. */
   acked: string[];
-}
-
-/** Keeps only what the checks need. */
-function summarize(message: Record<string, unknown>): Record<string, unknown> {
-  const data = message['data'] as { id?: unknown; post?: { id?: unknown } } | undefined;
-  return { event: message['event'], requestId: message['requestId'], id: data?.id ?? data?.post?.id };
 }
 
 /** A server whose rounds the test drives, three healthy subscribers and a publisher (all answer pings). */
@@ -69,10 +72,7 @@ async function round(s: Scene, extra: WireClient[] = []): Promise<KeepAliveRound
 /** Every healthy peer is open, got every post exactly once in order, and a ping every round. */
 async function expectHealthyServed(s: Scene, rounds: number): Promise<void> {
   for (const client of s.healthy) {
-    const posts = () =>
-      client.received
-        .filter((r) => r.message?.['event'] === 'stream.post.created')
-        .map((r) => String(r.message!['id']));
+    const posts = () => postIds(client, 'envelope');
     await client.until(() => posts().length >= s.acked.length, `${s.acked.length} posts`, WAIT_MS);
     expect(posts()).toEqual(s.acked);
     expect(client.ws.readyState).toBe(WebSocket.OPEN);

@@ -4,17 +4,19 @@ import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { adminState, KEYS, SEVERAL_INSTANCES, startTestServer } from '../support/harness.js';
+import { until } from '../support/poll.js';
 import {
   clientFrame,
   connectWire,
   OPCODE,
   parseServerBytes,
+  postIds,
   rawConnect,
   readAll,
   RecordingLogger,
   request,
   serverSideSocket,
-  sleep,
+  summarize,
   tcpSocketOf,
   upgradeRequest,
   type WireClient,
@@ -38,20 +40,6 @@ const ONE_FRAME = 2 * CONTENT_BYTES + KiB;
 /** Generous waits (other suites run benchmarks on this machine); never used as a bound. */
 const WAIT_MS = 60_000;
 const SLOW_CLOSE = 'closing slow consumer';
-
-function summarize(message: Record<string, unknown>): Record<string, unknown> {
-  const data = message['data'] as { id?: unknown; post?: { id?: unknown } } | undefined;
-  return { event: message['event'], requestId: message['requestId'], id: data?.id ?? data?.post?.id ?? message['_id'] };
-}
-
-/** Ids of the posts a client received in one format, in arrival order. */
-function postIds(client: WireClient, format: 'envelope' | 'tree'): string[] {
-  return client.received
-    .filter((r) =>
-      format === 'tree' ? r.message?.['event'] === undefined : r.message?.['event'] === 'stream.post.created',
-    )
-    .map((r) => String(r.message!['id']));
-}
 
 /** The process's retained heap and off-heap (Buffer) bytes after a full collection. */
 function retainedBytes(): number {
@@ -100,11 +88,11 @@ describe('a subscriber that never reads', () => {
     raw.write(upgradeRequest(server, KEYS.bob));
     const subscribe = { event: 'on-stream-post', data: { streamIds: 'macro-wire' }, requestId: 'raw' };
     raw.write(clientFrame(OPCODE.text, Buffer.from(JSON.stringify(subscribe))));
-    const deadline = performance.now() + WAIT_MS;
-    while ((await adminState(server)).subscriptions !== before.subscriptions + 1) {
-      if (performance.now() > deadline) throw new Error('the raw peer never subscribed');
-      await sleep(10);
-    }
+    await until(
+      async () => (await adminState(server)).subscriptions === before.subscriptions + 1,
+      'the raw peer to subscribe',
+      WAIT_MS,
+    );
     const rawConn = logger.lastConnectedId();
 
     const serverSide = new Map<string, Socket>([

@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { StreamPostsServer } from '../../src/index.js';
 import { Arrivals } from '../support/arrivals.js';
-import { adminState, advanceClock, afterTest, connectAs, http, KEYS, startTestServer } from '../support/harness.js';
+import {
+  adminState,
+  advanceClock,
+  afterTest,
+  connectAs,
+  http,
+  KEYS,
+  restPublish,
+  startTestServer,
+} from '../support/harness.js';
 
 /**
  * Clients written as the hosted service's public clients behave (PROTOCOL.md B1a), pointed
@@ -84,15 +93,6 @@ class NewsBot {
     await this.until(() => this.forwarded.some((item) => item.id === id), `post ${id}`);
     return this.forwarded.find((item) => item.id === id)!;
   }
-}
-
-async function restPublish(server: StreamPostsServer, key: string, streamId: string, body: object): Promise<any> {
-  const reply = await http(server, 'POST', `/v1/streams/${streamId}/post`, {
-    key,
-    body: { contentType: 'rawtext', ...body },
-  });
-  expect(reply.status).toBe(201);
-  return reply.body.post;
 }
 
 describe('a URL-form bot that forwards every message that is not a system event', () => {

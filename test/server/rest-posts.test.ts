@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { StreamPostsServer } from '../../src/index.js';
-import { advanceClock, http, KEYS, startTestServer } from '../support/harness.js';
+import type { Post, StreamPostsServer } from '../../src/index.js';
+import { advanceClock, http, KEYS, restPublish, startTestServer } from '../support/harness.js';
 
-async function publishMany(
-  server: StreamPostsServer,
-  count: number,
-  spacingMs = 0,
-): Promise<{ id: string; createdAt: string }[]> {
-  const posts = [];
+async function publishMany(server: StreamPostsServer, count: number, spacingMs = 0): Promise<Post[]> {
+  const posts: Post[] = [];
   for (let i = 0; i < count; i += 1) {
     if (spacingMs > 0) await advanceClock(server, spacingMs);
-    const reply = await http(server, 'POST', '/v1/streams/macro-wire/post', {
-      key: KEYS.macroWire,
-      body: { content: `post ${i}`, contentType: 'rawtext' },
-    });
-    expect(reply.status).toBe(201);
-    posts.push(reply.body.post);
+    posts.push(await restPublish(server, KEYS.macroWire, 'macro-wire', { content: `post ${i}` }));
   }
   return posts;
 }

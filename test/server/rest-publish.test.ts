@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamPostsServer } from '../../src/index.js';
-import { adminState, connectAs, http, KEYS, startTestServer } from '../support/harness.js';
+import { connectAs, http, KEYS, postCount, startTestServer } from '../support/harness.js';
 
 function postTo(server: StreamPostsServer, body: unknown, streamId = 'macro-wire', key: string = KEYS.macroWire) {
   return http(server, 'POST', `/v1/streams/${streamId}/post`, { key, body });
-}
-
-async function postCount(server: StreamPostsServer): Promise<number> {
-  return (await adminState(server)).posts as number;
 }
 
 describe('publishing as public publishers do', () => {

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { StreamPostsServer } from '../../src/index.js';
 import { DEMO_REST_STREAMS } from '../support/fixtures.js';
-import { adminState, connectAs, http, KEYS, SEVERAL_INSTANCES, startTestServer } from '../support/harness.js';
+import { connectAs, http, KEYS, postCount, SEVERAL_INSTANCES, startTestServer } from '../support/harness.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -33,10 +33,6 @@ function postChunked(
     for (const chunk of chunks) req.write(chunk);
     req.end();
   });
-}
-
-async function postCount(server: StreamPostsServer): Promise<number> {
-  return (await adminState(server)).posts as number;
 }
 
 describe('POST /v1/streams/{id}/post', () => {

@@ -10,6 +10,7 @@ import {
   http,
   KEYS,
   readByServer,
+  restPublish,
   SEVERAL_INSTANCES,
   startTestServer,
   untilAdminState,
@@ -109,20 +110,6 @@ class Terminal {
   close(): void {
     this.ws.close();
   }
-}
-
-async function restPublish(
-  server: StreamPostsServer,
-  key: string,
-  streamId: string,
-  body: Record<string, unknown>,
-): Promise<any> {
-  const reply = await http(server, 'POST', `/v1/streams/${streamId}/post`, {
-    key,
-    body: { contentType: 'rawtext', ...body },
-  });
-  expect(reply.status).toBe(201);
-  return reply.body.post;
 }
 
 async function openTerminal(

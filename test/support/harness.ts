@@ -1,9 +1,16 @@
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import WebSocket from 'ws';
-import { startServer, type StartServerOptions, type StreamPostsServer } from '../../src/index.js';
+import {
+  startServer,
+  type Post,
+  type ServerState,
+  type StartServerOptions,
+  type StreamPostsServer,
+} from '../../src/index.js';
 import { RedisServer } from '../stores/redis-server.js';
 import { Arrivals } from './arrivals.js';
 import { TestCluster } from './cluster.js';
+import { until } from './poll.js';
 
 /** Demo-seed keys, by role, for tests. */
 export const KEYS = {
@@ -219,17 +226,32 @@ export async function connectAs(
 }
 
 /** Publishes with a stream key over a fresh connection; returns the ack's post. */
-export async function publish(server: ServerAddress, key: string, data: Record<string, unknown>): Promise<any> {
+export async function publish(server: ServerAddress, key: string, data: Record<string, unknown>): Promise<Post> {
   const publisher = await connectAs(server, key);
   const reply = await publisher.request('add-stream-post', { contentType: 'rawtext', ...data });
   publisher.close();
   if (reply.event !== 'ack') throw new Error(`publish failed: ${JSON.stringify(reply)}`);
-  return reply.data.post;
+  return reply.data.post as Post;
+}
+
+/** Publishes over REST with a stream key; asserts the 201 and returns the post. */
+export async function restPublish(
+  server: ServerAddress,
+  key: string,
+  streamId: string,
+  body: Record<string, unknown>,
+): Promise<Post> {
+  const reply = await http(server, 'POST', `/v1/streams/${streamId}/post`, {
+    key,
+    body: { contentType: 'rawtext', ...body },
+  });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return reply.body.post as Post;
 }
 
 /** JSON over HTTP against the server's REST origin. */
 export async function http(
-  server: ServerAddress,
+  server: Pick<ServerAddress, 'httpUrl'>,
   method: string,
   path: string,
   options: { key?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
@@ -258,28 +280,39 @@ export async function advanceClock(server: ServerAddress, advanceMs: number): Pr
   if (server instanceof TestCluster) await server.sync();
 }
 
-/** Admin counts: connections, subscriptions, posts, scheduledReleases, idempotencyKeys (the service's). */
 /**
  * Reads admin state until `check` accepts it, and returns it: for what the server does
- * asynchronously and says nothing of (a close handled, a tree feed subscribed). No clock of
- * its own: a state that never comes ends in the test's timeout.
+ * asynchronously and says nothing of (a close handled, a tree feed subscribed).
  */
-export async function untilAdminState(server: ServerAddress, check: (state: any) => boolean): Promise<any> {
-  for (;;) {
-    const state = await adminState(server);
-    if (check(state)) return state;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+export async function untilAdminState(
+  server: Pick<ServerAddress, 'httpUrl'>,
+  check: (state: ServerState) => boolean,
+): Promise<ServerState> {
+  let state: ServerState | undefined;
+  await until(async () => check((state = await adminState(server))), 'the admin state');
+  return state!;
 }
 
-export async function adminState(server: ServerAddress): Promise<any> {
-  if (!(server instanceof TestCluster)) return (await http(server, 'GET', '/_admin/state')).body;
+/** `GET /_admin/state`: the service's counts (connections and subscriptions summed over a cluster's instances). */
+export async function adminState(server: Pick<ServerAddress, 'httpUrl'>): Promise<ServerState> {
+  if (!(server instanceof TestCluster)) return await readAdminState(server);
   // Each instance counts its own connections and subscriptions; the service's are their sum.
   await server.sync();
-  const states = await Promise.all(server.instances.map(async (one) => (await http(one, 'GET', '/_admin/state')).body));
+  const states = await Promise.all(server.instances.map(readAdminState));
   return {
-    ...states[0],
+    ...states[0]!,
     connections: states.reduce((sum, state) => sum + state.connections, 0),
     subscriptions: states.reduce((sum, state) => sum + state.subscriptions, 0),
   };
+}
+
+/** How many posts the service holds (admin state). */
+export async function postCount(server: Pick<ServerAddress, 'httpUrl'>): Promise<number> {
+  return (await adminState(server)).posts;
+}
+
+async function readAdminState(server: Pick<ServerAddress, 'httpUrl'>): Promise<ServerState> {
+  const reply = await http(server, 'GET', '/_admin/state');
+  if (reply.status !== 200) throw new Error(`admin state failed: ${reply.status} ${JSON.stringify(reply.body)}`);
+  return reply.body as ServerState;
 }
