@@ -192,6 +192,9 @@ describe('serve usage errors (exit 2)', () => {
       ['--idempotency-window soon', ['--idempotency-window', 'soon']],
       ['--upload-window 0', ['--upload-window', '0']],
       ['--rate-limit -1', ['--rate-limit', '-1']],
+      // Past the top of a range: commander's parser takes the number, startServer refuses it.
+      ['--rate-limit 2000000', ['--rate-limit', '2000000']],
+      ['--key-rate-limit 2000000', ['--key-rate-limit', '2000000']],
       ['--max-buffered lots', ['--max-buffered', 'lots']],
       ['--body-timeout 0', ['--body-timeout', '0']],
       ['--headers-timeout 30d', ['--headers-timeout', '30d']],

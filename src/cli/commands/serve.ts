@@ -175,10 +175,13 @@ const PASSED_AS_WRITTEN: Partial<Record<ServeOptionName, { namesVariable: boolea
 /** startServer's error for a value passed as written, reworded as a usage error naming the flag. */
 function flagError(error: unknown): ExitError | undefined {
   const option = optionOf(error) as ServeOptionName | undefined;
-  const wording = option === undefined ? undefined : PASSED_AS_WRITTEN[option];
-  if (option === undefined || wording === undefined) return undefined;
-  const row: ServeOption = SERVE_OPTIONS[option];
-  const flag = /--[a-z][a-z-]*/.exec(row.flag ?? '')![0];
+  const row: ServeOption | undefined = option === undefined ? undefined : SERVE_OPTIONS[option];
+  if (option === undefined || row?.flag === undefined) return undefined;
+  const flag = /--[a-z][a-z-]*/.exec(row.flag)![0];
+  const wording = PASSED_AS_WRITTEN[option];
+  // A value the flag's parser turned into a number (a duration in ms, a size in bytes) is
+  // named by the flag and then by startServer's words, in its unit.
+  if (wording === undefined) return usageError(`${flag}: ${(error as Error).message}`, { cause: error });
   const named = wording.namesVariable && row.env !== undefined ? `${flag} (or ${row.env})` : flag;
   return usageError(named + (error as Error).message.slice(option.length), { cause: error });
 }
