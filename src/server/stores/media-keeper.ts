@@ -130,6 +130,11 @@ export class MemoryMedia implements MediaKeeper {
     if (media.length > 0) this.#byPost.set(postId, media);
   }
 
+  /** Whether the post has media here (a post without them needs no keeping when it leaves). */
+  holds(postId: string): boolean {
+    return this.#byPost.has(postId);
+  }
+
   /** The post left the history: its addresses close and its media are gone. */
   forget(postId: string): void {
     for (const { token, mediaId } of this.#byPost.get(postId) ?? []) {

@@ -198,8 +198,10 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
 
   #insert(post: PostRecord): void {
     const dropped = this.#history.get(post.streamId)!.push(post);
-    if (dropped?.hidden) this.#hiddenOut.add(dropped.id);
-    else if (dropped) this.media.forget(dropped.id);
+    // Only a post with media is remembered past the history (100,000 hidden posts kept 5 MiB of ids).
+    if (dropped?.hidden) {
+      if (this.media.holds(dropped.id)) this.#hiddenOut.add(dropped.id);
+    } else if (dropped) this.media.forget(dropped.id);
     // Not at the release itself: the released post is delivered then, and its readers fetch its media.
     for (const id of this.#releasedOut.get(post.streamId) ?? []) this.media.forget(id);
     this.#releasedOut.delete(post.streamId);
