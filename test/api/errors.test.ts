@@ -3,14 +3,15 @@ import { CONNECTED, scriptedService } from '../support/hostile.js';
 import { TcpProxy } from '../support/proxy.js';
 import { describe, expect, it } from 'vitest';
 import { connect, STREAM_POSTS_ERROR_CODES, StreamPostsError } from '../../src/index.js';
-import { client, onCleanup, server } from './support.js';
+import { client } from '../support/api.js';
+import { afterTest, startTestServer as server } from '../support/harness.js';
 
 /** A TCP port that accepts connections and never answers: every wait on it runs into its timeout. */
 async function silentPort(): Promise<number> {
   const sockets = new Set<Socket>();
   const silent = createServer((socket) => sockets.add(socket));
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  onCleanup(async () => {
+  afterTest(async () => {
     for (const socket of sockets) socket.destroy();
     await new Promise<void>((resolve) => silent.close(() => resolve()));
   });
@@ -72,7 +73,7 @@ describe('errors', () => {
   it('a service that upgrades and never says connected: connect resolves all the same, without its facts', async () => {
     const service = await scriptedService(() => {});
     const silent = await connect({ url: service.url, apiKey: 'sp_demo_reader_alice', timeoutMs: 200 });
-    onCleanup(() => silent.close());
+    afterTest(() => silent.close());
     expect([silent.userId, silent.streams, silent.streamId, silent.serverTime]).toEqual([
       undefined,
       undefined,
@@ -93,7 +94,7 @@ describe('errors', () => {
   it('timeout: a publish not acknowledged within timeoutMs names its idempotency key', async () => {
     const srv = await server();
     const proxy = await TcpProxy.start(srv.port);
-    onCleanup(() => proxy.close());
+    afterTest(() => proxy.close());
     const owner = await client({ url: proxy.url, apiKey: srv.keys.streams['macro-wire']!, timeoutMs: 200 });
     proxy.hold();
     const error = await failure(owner.publish({ streamId: 'macro-wire', content: 'x', idempotencyKey: 'retry-me' }));

@@ -5,19 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import {
-  expectedTreeItem,
-  finish,
-  hiddenView,
-  inMs,
-  jsonLines,
-  KEYS,
-  publishWs,
-  runToEnd,
-  subscribed,
-  waitForLines,
-  cliFixture,
-} from './client-support.js';
+import { expectedTreeItem, hiddenView } from '../support/shapes.js';
+import { finish, runToEnd } from '../support/cli.js';
+import { inMs } from '../support/fixtures.js';
+import { jsonLines, subscribed, waitForLines } from '../support/cli-output.js';
+import { KEYS, publishToStream } from '../support/harness.js';
+import { cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('exec');
 
@@ -75,7 +68,7 @@ async function hookDir(name: string, secret: string): Promise<string> {
 describe('listen --exec', () => {
   it('runs the command for each post (history too) in order, one at a time, with the post on stdin and STREAM_POSTS_* set; failures are reported and the feed goes on', async () => {
     const dir = await hookDir('listen', KEYS.alice);
-    const history = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: a post from before');
+    const history = await publishToStream(fixture.serve.url, 'crypto-legal', 'exec: a post from before');
     const listen = await subscribed(
       [
         'listen',
@@ -93,9 +86,13 @@ describe('listen --exec', () => {
       ],
       { env: { STREAM_POSTS_API_KEY: KEYS.alice, SAME_KEY_ELSEWHERE: KEYS.alice, HOOK_DIR: dir } },
     );
-    const blocking = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: block here until the test says so');
-    const failing = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: fail with 3');
-    const hidden = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: hidden, and its command crashes', {
+    const blocking = await publishToStream(
+      fixture.serve.url,
+      'crypto-legal',
+      'exec: block here until the test says so',
+    );
+    const failing = await publishToStream(fixture.serve.url, 'crypto-legal', 'exec: fail with 3');
+    const hidden = await publishToStream(fixture.serve.url, 'crypto-legal', 'exec: hidden, and its command crashes', {
       releaseAt: inMs(3_600_000),
     });
     // The second post's command is blocked: the feed is read and printed all the same.
@@ -145,7 +142,7 @@ describe('listen --exec', () => {
   it('never gives the command the API key, under any name, from a key file either', async () => {
     const keyFile = join(fixture.tmp, 'bob.key');
     await writeFile(keyFile, `${KEYS.bob}\n`);
-    await publishWs(fixture.serve.url, 'macro-wire', 'exec: the key stays out');
+    await publishToStream(fixture.serve.url, 'macro-wire', 'exec: the key stays out');
     const ways = [
       { args: [], env: { STREAM_POSTS_API_KEY: KEYS.bob, COPY: `prefix-${KEYS.bob}` } },
       { args: ['--api-key', KEYS.bob], env: {} },
@@ -185,7 +182,7 @@ describe('listen --exec', () => {
   });
 
   it('a command killed by a signal is reported with it', async () => {
-    await publishWs(fixture.serve.url, 'macro-wire', 'exec: the shell kills itself');
+    await publishToStream(fixture.serve.url, 'macro-wire', 'exec: the shell kills itself');
     const result = await runToEnd([
       'listen',
       '--url',
@@ -245,7 +242,7 @@ describe('tree --exec', () => {
       ],
       { env: { HOOK_DIR: dir } },
     );
-    const sent = await publishWs(fixture.serve.url, 'macro-wire', 'exec: a tree item released soon', {
+    const sent = await publishToStream(fixture.serve.url, 'macro-wire', 'exec: a tree item released soon', {
       releaseAt: inMs(3_600_000),
     });
     await waitForLines(tree, 1);

@@ -3,16 +3,10 @@ import { createServer } from 'node:net';
 import { generate } from 'selfsigned';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminState } from '../support/harness.js';
-import {
-  expectCleanError,
-  jsonLines,
-  KEYS,
-  runToEnd,
-  startServe,
-  type Finished,
-  cliFixture,
-} from './client-support.js';
+import { adminState, KEYS } from '../support/harness.js';
+import { expectCleanError, jsonLines } from '../support/cli-output.js';
+import { runToEnd, type Finished } from '../support/cli.js';
+import { startServe, cliFixture } from '../support/serve.js';
 
 let deadUrl: string;
 

@@ -1,8 +1,10 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { adminState } from '../support/harness.js';
-import { client, ensureBuilt, finish, jsonLines, KEYS, publishWs, startServe, TcpProxy } from './client-support.js';
+import { adminState, KEYS, publishToStream, openClient } from '../support/harness.js';
 import { until } from '../support/poll.js';
-import { openClient, type CliProcess } from './spawn.js';
+import { client, ensureBuilt, finish, type CliProcess } from '../support/cli.js';
+import { jsonLines } from '../support/cli-output.js';
+import { startServe } from '../support/serve.js';
+import { TcpProxy } from '../support/proxy.js';
 
 beforeAll(ensureBuilt);
 
@@ -119,7 +121,7 @@ describe('post --batch across drops', () => {
     expect(await published()).toBe(TOTAL);
 
     // The subscriber saw each post once, the very post its line reported; a last post marks the end of the stream.
-    const marker = await publishWs(serve.url, 'crypto-legal', 'fault batch: end marker');
+    const marker = await publishToStream(serve.url, 'crypto-legal', 'fault batch: end marker');
     await watcher.next(
       (message) => message.event === 'stream.post.created' && message.data.id === marker.post.id,
       SLOW_MS,

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { client, ensureBuilt, finish, jsonLines } from './client-support.js';
+import { client, ensureBuilt, finish } from '../support/cli.js';
+import { jsonLines } from '../support/cli-output.js';
 
 /**
  * A server that speaks just enough of the protocol to be believed, and puts

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS } from '../support/harness.js';
-import { openClient, ROOT, runCli } from './spawn.js';
+import { KEYS, openClient } from '../support/harness.js';
+import { ROOT, runCli } from '../support/cli.js';
 
 let tmp: string;
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { StreamPostsError, type ClientState } from '../../src/index.js';
 import { startTestServer } from '../support/harness.js';
-import { RecordingLogger } from './helpers.js';
-import { aliceOnMacroWire, ids, libraryClient, take } from './injected-support.js';
+import { RecordingLogger } from '../support/logger.js';
+import { aliceOnMacroWire, ids, libraryClient, take } from '../support/api.js';
 
 const reconnects = (states: ClientState[]) =>
   states.filter((state): state is Extract<ClientState, { kind: 'reconnecting' }> => state.kind === 'reconnecting');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { publishRest, StreamPostsError } from '../../src/index.js';
 import { adminState, connectAs, http, KEYS, startTestServer } from '../support/harness.js';
-import { libraryClient } from './injected-support.js';
+import { libraryClient } from '../support/api.js';
 
 async function rejection(promise: Promise<unknown>): Promise<StreamPostsError> {
   const error = await promise.then(

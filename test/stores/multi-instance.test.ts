@@ -17,7 +17,7 @@ import {
 import { createClient } from 'redis';
 import { SCRIPTS } from '../../src/server/stores/redis-scripts.js';
 import { Arrivals } from '../support/arrivals.js';
-import { RedisServer } from './redis-server.js';
+import { RedisServer } from '../support/redis-server.js';
 
 // Deliveries to three instances on a loaded machine: generous, never the point of a test.
 const WAIT_MS = 20_000;

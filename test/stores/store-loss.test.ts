@@ -7,7 +7,7 @@ import { startServer, type CoreServer } from '../../src/server/http/server.js';
 import type { LogFields, LogLevel, Logger } from '../../src/server/logger.js';
 import { Arrivals } from '../support/arrivals.js';
 import { afterTest, connect, connectAs, http, KEYS, type TestClient } from '../support/harness.js';
-import { RedisServer } from './redis-server.js';
+import { RedisServer } from '../support/redis-server.js';
 
 // Deliveries through Redis on a loaded machine: generous, never the point of a test.
 const WAIT_MS = 20_000;

@@ -16,6 +16,11 @@ export function samplePost(change: Partial<Post> = {}): Post {
   };
 }
 
+/** `releaseAt` this far ahead, as ISO 8601. */
+export function inMs(ms: number): string {
+  return new Date(Date.now() + ms).toISOString();
+}
+
 const CATEGORIES = ['CRYPTO', 'MACRO', 'LEGAL'] as const;
 const PRICING = ['FREE', 'PAID', 'PACKAGE_ONLY'] as const;
 

@@ -7,7 +7,7 @@ import {
   type StartServerOptions,
   type StreamPostsServer,
 } from '../../src/index.js';
-import { RedisServer } from '../stores/redis-server.js';
+import { RedisServer } from './redis-server.js';
 import { Arrivals } from './arrivals.js';
 import { TestCluster } from './cluster.js';
 import { until } from './poll.js';
@@ -21,6 +21,13 @@ export const KEYS = {
   macroWire: 'sp_demo_stream_macro_wire',
   whaleAlerts: 'sp_demo_stream_whale_alerts',
 } as const;
+
+/** The demo seed's stream keys by stream id. */
+export const STREAM_KEYS: Record<string, string> = {
+  'crypto-legal': KEYS.cryptoLegal,
+  'macro-wire': KEYS.macroWire,
+  'whale-alerts': KEYS.whaleAlerts,
+};
 
 const cleanups: (() => Promise<void> | void)[] = [];
 
@@ -190,7 +197,7 @@ export function readByServer(ws: WebSocket): Promise<void> {
 }
 
 /** Opens a connection and resolves once it is open (not once authenticated). */
-export async function connect(server: ServerAddress, options: ConnectOptions = {}): Promise<TestClient> {
+export async function connect(server: Pick<ServerAddress, 'url'>, options: ConnectOptions = {}): Promise<TestClient> {
   const url = new URL(`${server.url}${options.path ?? '/v1/ws'}`);
   if (!options.hosted) url.searchParams.set('hello', '1');
   for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value);
@@ -199,7 +206,12 @@ export async function connect(server: ServerAddress, options: ConnectOptions = {
     if (options.keyInQuery) url.searchParams.set('apiKey', options.key);
     else headers['x-api-key'] = options.key;
   }
-  const ws = new WebSocket(url, { headers, ...options.wsOptions });
+  return openClient(url, { headers, ...options.wsOptions });
+}
+
+/** Opens a connection to this very URL (nothing added to it) and resolves once it is open; closed after the test. */
+export async function openClient(url: string | URL, options: WebSocket.ClientOptions = {}): Promise<TestClient> {
+  const ws = new WebSocket(url, options);
   const client = new TestClient(ws);
   cleanups.push(async () => {
     if (ws.readyState === WebSocket.CLOSED) return;
@@ -216,7 +228,7 @@ export async function connect(server: ServerAddress, options: ConnectOptions = {
 
 /** Connects with a key and waits for `connected`. */
 export async function connectAs(
-  server: ServerAddress,
+  server: Pick<ServerAddress, 'url'>,
   key: string,
   options: Omit<ConnectOptions, 'key'> = {},
 ): Promise<TestClient> {
@@ -226,12 +238,37 @@ export async function connectAs(
 }
 
 /** Publishes with a stream key over a fresh connection; returns the ack's post. */
-export async function publish(server: ServerAddress, key: string, data: Record<string, unknown>): Promise<Post> {
+export async function publish(
+  server: Pick<ServerAddress, 'url'>,
+  key: string,
+  data: Record<string, unknown>,
+): Promise<Post> {
+  return (await acknowledged(server, key, data)).post;
+}
+
+/**
+ * Publishes `content` to a demo stream with that stream's key, over a fresh connection as
+ * `publish` does; returns the whole ack (`duplicate` too).
+ */
+export function publishToStream(
+  url: string,
+  streamId: string,
+  content: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ post: Post; duplicate: boolean }> {
+  return acknowledged({ url }, STREAM_KEYS[streamId]!, { streamId, content, ...extra });
+}
+
+async function acknowledged(
+  server: Pick<ServerAddress, 'url'>,
+  key: string,
+  data: Record<string, unknown>,
+): Promise<{ post: Post; duplicate: boolean }> {
   const publisher = await connectAs(server, key);
   const reply = await publisher.request('add-stream-post', { contentType: 'rawtext', ...data });
   publisher.close();
   if (reply.event !== 'ack') throw new Error(`publish failed: ${JSON.stringify(reply)}`);
-  return reply.data.post as Post;
+  return reply.data;
 }
 
 /** Publishes over REST with a stream key; asserts the 201 and returns the post. */
@@ -247,6 +284,17 @@ export async function restPublish(
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body.post as Post;
+}
+
+/** Posts of a stream through REST, newest first, as the newsdesk (owner of every demo stream) unless `key` is given. */
+export async function restPosts(
+  server: Pick<ServerAddress, 'httpUrl'>,
+  streamId: string,
+  key: string = KEYS.newsdesk,
+): Promise<any[]> {
+  const reply = await http(server, 'GET', `/v1/streams/${streamId}/posts?limit=100`, { key });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+  return reply.body.posts;
 }
 
 /** JSON over HTTP against the server's REST origin. */

@@ -5,10 +5,17 @@ import {
   type StreamPostsClient,
   type StreamPostsServer,
 } from '../../src/index.js';
-import { Arrivals } from '../support/arrivals.js';
-import { afterTest } from '../support/harness.js';
+import { Arrivals } from './arrivals.js';
+import { afterTest } from './harness.js';
 
-/** A library client (the one bots use) with every state change it reports recorded; closed after the test. */
+/** A library client (the one bots use), closed after the test. */
+export async function client(options: ConnectOptions): Promise<StreamPostsClient> {
+  const connected = await connect(options);
+  afterTest(() => connected.close());
+  return connected;
+}
+
+/** A library client with every state change it reports recorded; closed after the test. */
 export async function libraryClient(
   server: StreamPostsServer,
   apiKey: string,
@@ -16,7 +23,7 @@ export async function libraryClient(
 ): Promise<{ client: StreamPostsClient; states: ClientState[]; until: (check: () => boolean) => Promise<void> }> {
   const states: ClientState[] = [];
   const arrivals = new Arrivals();
-  const client = await connect({
+  const connected = await client({
     ...options,
     url: server.url,
     apiKey,
@@ -25,9 +32,8 @@ export async function libraryClient(
       arrivals.notify();
     },
   });
-  afterTest(() => client.close());
   return {
-    client,
+    client: connected,
     states,
     until: (check) =>
       arrivals.until(check, 60_000, () => new Error(`never happened; states: ${JSON.stringify(states)}`)),
@@ -43,7 +49,7 @@ export async function aliceOnMacroWire(server: StreamPostsServer, options: Pick<
   return { reader, events };
 }
 
-/** The next `count` values of an iterator. */
+/** The next `count` values of an iterator (waits for them; never ends the iteration). */
 export async function take<T>(iterator: AsyncIterator<T>, count: number): Promise<T[]> {
   const values: T[] = [];
   while (values.length < count) {
