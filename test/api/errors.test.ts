@@ -1,6 +1,6 @@
 import { createServer, type Socket } from 'node:net';
 import { CONNECTED, scriptedService } from '../support/hostile.js';
-import { TcpProxy } from '../support/proxy.js';
+import { proxyTo } from '../support/proxy.js';
 import { describe, expect, it } from 'vitest';
 import { connect, STREAM_POSTS_ERROR_CODES, StreamPostsError } from '../../src/index.js';
 import { client } from '../support/api.js';
@@ -93,8 +93,7 @@ describe('errors', () => {
 
   it('timeout: a publish not acknowledged within timeoutMs names its idempotency key', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    afterTest(() => proxy.close());
+    const proxy = await proxyTo(srv.port);
     const owner = await client({ url: proxy.url, apiKey: srv.keys.streams['macro-wire']!, timeoutMs: 200 });
     proxy.hold();
     const error = await failure(owner.publish({ streamId: 'macro-wire', content: 'x', idempotencyKey: 'retry-me' }));

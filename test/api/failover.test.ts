@@ -1,16 +1,10 @@
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { deadUrl } from '../support/ports.js';
-import { TcpProxy } from '../support/proxy.js';
+import { proxyTo } from '../support/proxy.js';
 import { connect, publishRest, type ClientState } from '../../src/index.js';
 import { client, take } from '../support/api.js';
 import { afterTest, startTestServer as server } from '../support/harness.js';
-
-async function proxyTo(port: number): Promise<TcpProxy> {
-  const proxy = await TcpProxy.start(port);
-  afterTest(() => proxy.close());
-  return proxy;
-}
 
 describe('several urls', () => {
   it('a first url that refuses connections is passed over for the second', async () => {

@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { TcpProxy } from '../support/proxy.js';
+import { proxyTo } from '../support/proxy.js';
 import type { ClientState } from '../../src/index.js';
 import { client, take } from '../support/api.js';
-import { afterTest, startTestServer as server } from '../support/harness.js';
+import { startTestServer as server } from '../support/harness.js';
 
 describe('reconnect', () => {
   it('after a drop, delivers what was published and released meanwhile, once, and publishes again', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    afterTest(() => proxy.close());
+    const proxy = await proxyTo(srv.port);
     const bob = await client({ url: proxy.url, apiKey: srv.keys.streams['macro-wire']! });
     const direct = await client({ url: srv.url, apiKey: srv.keys.streams['macro-wire']! });
     const subscription = bob.subscribe({ streamIds: ['macro-wire'] });
@@ -47,8 +46,7 @@ describe('reconnect', () => {
 
   it('with reconnect: false a drop ends the subscription with unreachable', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    afterTest(() => proxy.close());
+    const proxy = await proxyTo(srv.port);
     const reader = await client({ url: proxy.url, apiKey: srv.keys.readers['alice']!, reconnect: false });
     const subscription = reader.subscribe();
     await subscription.ready;
@@ -63,8 +61,7 @@ describe('reconnect', () => {
 describe('onState', () => {
   it('reports connecting and ready, then a drop: reconnecting (no key in the reason), connecting, ready again', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    afterTest(() => proxy.close());
+    const proxy = await proxyTo(srv.port);
     const states: ClientState[] = [];
     let notify = () => {};
     const until = (check: () => boolean) =>

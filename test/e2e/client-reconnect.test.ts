@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminState, KEYS, publishToStream, restPosts } from '../support/harness.js';
 import { until } from '../support/poll.js';
 import { client, ensureBuilt, finish, runToEnd, type CliProcess } from '../support/cli.js';
@@ -9,20 +9,9 @@ import { expectCleanError, jsonLines, subscribed, waitForLines } from '../suppor
 import { expectedTreeItem } from '../support/shapes.js';
 import { inMs } from '../support/fixtures.js';
 import { startServe } from '../support/serve.js';
-import { TcpProxy } from '../support/proxy.js';
+import { proxyTo } from '../support/proxy.js';
 
 beforeAll(ensureBuilt);
-
-const proxies: TcpProxy[] = [];
-afterEach(async () => {
-  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-});
-
-async function proxyTo(port: number): Promise<TcpProxy> {
-  const proxy = await TcpProxy.start(port);
-  proxies.push(proxy);
-  return proxy;
-}
 
 const created = (post: unknown) => ({ event: 'stream.post.created', data: post });
 
