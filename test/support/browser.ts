@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe } from 'vitest';
-import { ensureBuilt, ROOT } from './cli.js';
+import { ensureDashboardBuilt, ROOT } from './cli.js';
 import { afterTest } from './harness.js';
 
 /** Debian's Chromium (`apt-get install chromium`); CI installs it. */
@@ -39,8 +39,7 @@ export function useBrowser(extraArgs: string[] = []): () => BrowserContext {
   let profile: string | undefined;
   beforeAll(async () => {
     if (skipReason) return;
-    // The dashboard is served from dist/dashboard/.
-    ensureBuilt('dist/dashboard/index.html');
+    ensureDashboardBuilt();
     profile = mkdtempSync(join(tmpdir(), 'stream-posts-chromium-'));
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,

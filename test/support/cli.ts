@@ -158,9 +158,18 @@ export function runCli(args: string[], options: RunOptions = {}): CliProcess {
   return runProcess(process.execPath, [BIN, ...args], options);
 }
 
-/** Builds once per worker if a test file runs before `npm run build` did (`file`: what the build writes and the test needs). */
-export function ensureBuilt(file = 'dist/cli.js'): void {
-  if (!existsSync(join(ROOT, file))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT });
+/** Builds once per worker if a test file runs before `npm run build` did. */
+export function ensureBuilt(): void {
+  buildUnless('dist/cli.js');
+}
+
+/** The dashboard `serve` ships, from dist/dashboard/, built as `ensureBuilt` builds the CLI. */
+export function ensureDashboardBuilt(): void {
+  buildUnless('dist/dashboard/index.html');
+}
+
+function buildUnless(built: string): void {
+  if (!existsSync(join(ROOT, built))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT });
 }
 
 // No config file, no inherited settings: a developer's own profile or key must not leak into a test.
