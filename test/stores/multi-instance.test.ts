@@ -13,6 +13,7 @@ import {
   afterTest,
   publish,
   type TestClient,
+  publishMany,
 } from '../support/harness.js';
 import { createClient } from 'redis';
 import { SCRIPTS } from '../../src/server/stores/redis-scripts.js';
@@ -53,18 +54,6 @@ async function eventsUntil(client: TestClient, text: string, type = 'stream.post
   return client.messages.filter((m) => m.event === type && m.data.text !== text).map((m) => m.data);
 }
 
-/** Sends many publishes on one connection without waiting, then waits for every reply. */
-async function publishMany(server: CoreServer, key: string, posts: Record<string, unknown>[]): Promise<any[]> {
-  const publisher = await connectAs(server, key);
-  posts.forEach((data, i) =>
-    publisher.send({ event: 'add-stream-post', data: { contentType: 'rawtext', ...data }, requestId: `m${i}` }),
-  );
-  const replies = [];
-  for (let i = 0; i < posts.length; i += 1) replies.push(await publisher.next((m) => m.requestId === `m${i}`, WAIT_MS));
-  publisher.close();
-  return replies;
-}
-
 describe('three instances on one Redis', () => {
   it('deliver every post to every subscriber on every instance exactly once, in one order', async () => {
     const servers = await instances(3);
@@ -75,16 +64,19 @@ describe('three instances on one Redis', () => {
         a,
         KEYS.macroWire,
         Array.from({ length: 20 }, (_, i) => ({ streamId: 'macro-wire', content: `a${i}` })),
+        WAIT_MS,
       ),
       publishMany(
         b,
         KEYS.macroWire,
         Array.from({ length: 20 }, (_, i) => ({ streamId: 'macro-wire', content: `b${i}` })),
+        WAIT_MS,
       ),
       publishMany(
         c,
         KEYS.cryptoLegal,
         Array.from({ length: 20 }, (_, i) => ({ streamId: 'crypto-legal', content: `c${i}` })),
+        WAIT_MS,
       ),
     ]);
     expect(sent.flat().every((reply) => reply.event === 'ack')).toBe(true);
@@ -125,8 +117,8 @@ describe('three instances on one Redis', () => {
     const hidden = (stream: string) =>
       Array.from({ length: 500 }, (_, i) => ({ streamId: stream, content: `${stream} ${i}`, releaseAt }));
     const acks = [
-      ...(await publishMany(a, KEYS.macroWire, hidden('macro-wire'))),
-      ...(await publishMany(b, KEYS.cryptoLegal, hidden('crypto-legal'))),
+      ...(await publishMany(a, KEYS.macroWire, hidden('macro-wire'), WAIT_MS)),
+      ...(await publishMany(b, KEYS.cryptoLegal, hidden('crypto-legal'), WAIT_MS)),
     ];
     expect(acks.every((reply) => reply.event === 'ack' && reply.data.post.hidden)).toBe(true);
     expect((await adminState(servers[2]!)).scheduledReleases).toBe(1000);

@@ -6,7 +6,7 @@ import { DEMO_SEED } from '../../src/demo/seed.js';
 import { startServer, type CoreServer } from '../../src/server/http/server.js';
 import type { LogFields, LogLevel, Logger } from '../../src/server/logger.js';
 import { Arrivals } from '../support/arrivals.js';
-import { afterTest, connect, connectAs, http, KEYS, type TestClient } from '../support/harness.js';
+import { afterTest, connect, connectAs, http, KEYS, type TestClient, publishOn } from '../support/harness.js';
 import { RedisServer } from '../support/redis-server.js';
 
 // Deliveries through Redis on a loaded machine: generous, never the point of a test.
@@ -86,10 +86,6 @@ async function subscribe(server: CoreServer, lastPosts = 0): Promise<TestClient>
   return client;
 }
 
-function publishOn(publisher: TestClient, content: string): Promise<any> {
-  return publisher.request('add-stream-post', { streamId: 'macro-wire', content, contentType: 'rawtext' }, WAIT_MS);
-}
-
 /** Texts of the posts a subscriber got, once `last` has come. */
 async function textsUntil(client: TestClient, last: string): Promise<string[]> {
   await client.next((m) => m.event === 'stream.post.created' && m.data.text === last, WAIT_MS);
@@ -129,7 +125,11 @@ async function expectSurvived(
   const publisherB = await connectAs(b.server, KEYS.macroWire);
   const sent = ['after 1 on a', 'after 2 on b', 'after 3 on a'];
   for (const [i, text] of sent.entries()) {
-    const reply = await publishOn(i % 2 === 0 ? publisherA : publisherB, text);
+    const reply = await publishOn(
+      i % 2 === 0 ? publisherA : publisherB,
+      { streamId: 'macro-wire', content: text },
+      WAIT_MS,
+    );
     expect(reply.event).toBe('ack');
   }
   expect(await textsUntil(onB, 'after 3 on a')).toEqual(sent);
@@ -158,7 +158,8 @@ async function beforeTheLoss([a, b]: [Instance, Instance]): Promise<{
   await subscription.ready;
   const publishers = [await connectAs(a.server, KEYS.macroWire), await connectAs(b.server, KEYS.macroWire)];
   const sent = Array.from({ length: 10 }, (_, i) => `before ${i}`);
-  for (const [i, text] of sent.entries()) expect((await publishOn(publishers[i % 2]!, text)).event).toBe('ack');
+  for (const [i, text] of sent.entries())
+    expect((await publishOn(publishers[i % 2]!, { streamId: 'macro-wire', content: text }, WAIT_MS)).event).toBe('ack');
   // While Redis keeps its data, no acked post is lost: every subscriber has each, once.
   for (const subscriber of subscribers) expect(await textsUntil(subscriber, 'before 9')).toEqual(sent);
   const replaying = subscription[Symbol.asyncIterator]();
@@ -181,7 +182,9 @@ describe('a Redis that loses its data, under two instances', () => {
     const greeting = await early.next((m) => m.event !== undefined, WAIT_MS);
     expect(greeting.event).toBe('connected');
     const publisher = await connectAs(a.server, KEYS.macroWire);
-    expect((await publishOn(publisher, 'the first after the flush')).event).toBe('ack');
+    expect(
+      (await publishOn(publisher, { streamId: 'macro-wire', content: 'the first after the flush' }, WAIT_MS)).event,
+    ).toBe('ack');
     await expectSurvived(instances, subscribers, replaying);
     for (const { logs } of [a, b]) expect(logs.unusable('unreachable')).toBe(0);
   });
@@ -219,7 +222,7 @@ describe('a Redis that loses its data, under two instances', () => {
     }
     // Liveness is not readiness.
     expect((await http(a.server, 'GET', '/healthz')).status).toBe(200);
-    const refused = await publishOn(publisher, 'while Redis is down');
+    const refused = await publishOn(publisher, { streamId: 'macro-wire', content: 'while Redis is down' }, WAIT_MS);
     expect(refused).toMatchObject({ event: 'error', data: { code: 'unavailable' } });
     const newcomer = await connect(b.server, { key: KEYS.alice });
     const closed = await newcomer.closed;
@@ -228,7 +231,11 @@ describe('a Redis that loses its data, under two instances', () => {
 
     await redis!.restart();
     for (const { server } of instances) await untilReady(server, ready);
-    const again = await publishOn(publisher, 'the first after the restart');
+    const again = await publishOn(
+      publisher,
+      { streamId: 'macro-wire', content: 'the first after the restart' },
+      WAIT_MS,
+    );
     expect(again.event).toBe('ack');
     // The subscribers were closed once, when Redis went away: the new ones follow on.
     await expectSurvived(instances, [], replaying);
@@ -250,7 +257,9 @@ describe('a Redis that loses its data, under two instances', () => {
     }
     await redisAdmin.configSet('maxmemory', '0');
     const publisher = await connectAs(b.server, KEYS.macroWire);
-    expect((await publishOn(publisher, 'the first after the eviction')).event).toBe('ack');
+    expect(
+      (await publishOn(publisher, { streamId: 'macro-wire', content: 'the first after the eviction' }, WAIT_MS)).event,
+    ).toBe('ack');
     await expectSurvived(instances, subscribers, replaying);
 
     // Full under noeviction: Redis keeps its data and refuses writes.
@@ -259,7 +268,7 @@ describe('a Redis that loses its data, under two instances', () => {
     const publishers = [await connectAs(a.server, KEYS.macroWire), publisher];
     for (let i = 0; i < 3; i += 1) {
       for (const one of publishers) {
-        const refused = await publishOn(one, `refused ${i}`);
+        const refused = await publishOn(one, { streamId: 'macro-wire', content: `refused ${i}` }, WAIT_MS);
         expect(refused).toMatchObject({ event: 'error', data: { code: 'unavailable' } });
       }
     }
@@ -275,7 +284,10 @@ describe('a Redis that loses its data, under two instances', () => {
     }
     await redisAdmin.configSet('maxmemory', '0');
     for (const { server } of instances) await untilReady(server, ready);
-    expect((await publishOn(publishers[0]!, 'after the memory came back')).event).toBe('ack');
+    expect(
+      (await publishOn(publishers[0]!, { streamId: 'macro-wire', content: 'after the memory came back' }, WAIT_MS))
+        .event,
+    ).toBe('ack');
     // Redis kept its data: nobody was closed, nothing refused was delivered, nothing acked was missed.
     for (const subscriber of stay) {
       expect(await textsUntil(subscriber, 'after the memory came back')).toEqual(['after the memory came back']);
@@ -288,7 +300,7 @@ describe('a Redis that loses its data, under two instances', () => {
     const [a, b] = instances;
     const stay = [await subscribe(a.server), await subscribe(b.server)];
     const publisher = await connectAs(a.server, KEYS.macroWire);
-    expect((await publishOn(publisher, 'warm')).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'warm' }, WAIT_MS)).event).toBe('ack');
     await (await admin()).scriptFlush();
     const texts = Array.from({ length: 50 }, (_, i) => `pipelined ${i}`);
     texts.forEach((content, i) =>
@@ -303,7 +315,7 @@ describe('a Redis that loses its data, under two instances', () => {
       replies.push(await publisher.next((m) => m.requestId === `p${i}`, WAIT_MS));
     const acked = texts.filter((_, i) => replies[i]!.event === 'ack');
     for (const reply of replies.filter((one) => one.event !== 'ack')) expect(reply.data.code).toBe('unavailable');
-    expect((await publishOn(publisher, 'marker')).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'marker' }, WAIT_MS)).event).toBe('ack');
     for (const subscriber of stay) expect(await textsUntil(subscriber, 'marker')).toEqual(['warm', ...acked, 'marker']);
     // The true cause, once, when there was a refusal; never "cannot reach".
     expect(a.logs.unusable('script-missing')).toBe(acked.length === texts.length ? 0 : 1);

@@ -265,10 +265,36 @@ async function acknowledged(
   data: Record<string, unknown>,
 ): Promise<{ post: Post; duplicate: boolean }> {
   const publisher = await connectAs(server, key);
-  const reply = await publisher.request('add-stream-post', { contentType: 'rawtext', ...data });
+  const reply = await publishOn(publisher, data);
   publisher.close();
   if (reply.event !== 'ack') throw new Error(`publish failed: ${JSON.stringify(reply)}`);
   return reply.data;
+}
+
+/** Sends `add-stream-post` on an open connection (rawtext unless `data` says otherwise); resolves with the reply, ack or error. */
+export function publishOn(client: TestClient, data: Record<string, unknown>, timeoutMs?: number): Promise<Message> {
+  return client.request('add-stream-post', { contentType: 'rawtext', ...data }, timeoutMs);
+}
+
+/**
+ * Sends every publish on one connection before the first reply comes (pipelined), then
+ * waits for all the replies; returns them in the order of `posts`.
+ */
+export async function publishMany(
+  server: Pick<ServerAddress, 'url'>,
+  key: string,
+  posts: Record<string, unknown>[],
+  timeoutMs?: number,
+): Promise<Message[]> {
+  const publisher = await connectAs(server, key);
+  posts.forEach((data, i) =>
+    publisher.send({ event: 'add-stream-post', data: { contentType: 'rawtext', ...data }, requestId: `m${i}` }),
+  );
+  const replies = [];
+  for (let i = 0; i < posts.length; i += 1)
+    replies.push(await publisher.next((m) => m.requestId === `m${i}`, timeoutMs));
+  publisher.close();
+  return replies;
 }
 
 /** Publishes over REST with a stream key; asserts the 201 and returns the post. */
