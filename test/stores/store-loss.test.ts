@@ -4,9 +4,9 @@ import { connect as connectLibrary } from '../../src/api/client.js';
 import { startServer as startLibraryServer } from '../../src/api/server.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { startServer, type CoreServer } from '../../src/server/http/server.js';
-import type { LogFields, LogLevel, Logger } from '../../src/server/logger.js';
-import { Arrivals } from '../support/arrivals.js';
 import { afterTest, connect, connectAs, http, KEYS, type TestClient, publishOn } from '../support/harness.js';
+import { RecordingLogger } from '../support/logger.js';
+import { until } from '../support/poll.js';
 import { RedisServer } from '../support/redis-server.js';
 
 // Deliveries through Redis on a loaded machine: generous, never the point of a test.
@@ -23,26 +23,10 @@ async function startRedis(options: Parameters<typeof RedisServer.start>[0] = {})
 }
 
 /** Every line an instance logs, to wait on and to count. */
-class LogLines implements Logger {
-  readonly lines: { level: LogLevel; message: string; fields: LogFields }[] = [];
-  readonly #arrivals = new Arrivals();
-
-  log(level: LogLevel, message: string, fields: LogFields = {}): void {
-    this.lines.push({ level, message, fields });
-    this.#arrivals.notify();
-  }
-
+class LogLines extends RecordingLogger {
   /** Warnings that the store went unusable, by cause. */
   unusable(cause: string): number {
     return this.lines.filter((line) => line.message === 'store unusable' && line.fields['cause'] === cause).length;
-  }
-
-  until(match: (line: { message: string; fields: LogFields }) => boolean): Promise<void> {
-    return this.#arrivals.until(
-      () => this.lines.some(match),
-      WAIT_MS,
-      () => new Error(`no such log line; got ${JSON.stringify(this.lines)}`),
-    );
   }
 }
 
@@ -92,13 +76,19 @@ async function textsUntil(client: TestClient, last: string): Promise<string[]> {
   return client.messages.filter((m) => m.event === 'stream.post.created').map((m) => m.data.text as string);
 }
 
-/** `GET /readyz` until `check` accepts it (no clock of its own: one that never comes ends in the test's timeout). */
+/** `GET /readyz` until `check` accepts it; returns its body. */
 async function untilReady(server: CoreServer, check: (status: number, body: any) => boolean): Promise<any> {
-  for (;;) {
-    const reply = await http(server, 'GET', '/readyz');
-    if (check(reply.status, reply.body)) return reply.body;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  let body: any;
+  await until(
+    async () => {
+      const reply = await http(server, 'GET', '/readyz');
+      body = reply.body;
+      return check(reply.status, reply.body);
+    },
+    'GET /readyz to answer as expected',
+    WAIT_MS,
+  );
+  return body;
 }
 
 const ready = (status: number) => status === 200;
@@ -292,7 +282,7 @@ describe('a Redis that loses its data, under two instances', () => {
     for (const subscriber of stay) {
       expect(await textsUntil(subscriber, 'after the memory came back')).toEqual(['after the memory came back']);
     }
-    for (const { logs } of instances) await logs.until((line) => line.message === 'store usable again');
+    for (const { logs } of instances) await logs.until((line) => line.message === 'store usable again', WAIT_MS);
   });
 
   it('SCRIPT FLUSH under pipelined publishes: refusals name the missing scripts, nothing is lost, nobody is closed', async () => {
