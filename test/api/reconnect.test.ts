@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { proxyTo } from '../support/proxy.js';
-import type { ClientState } from '../../src/index.js';
-import { client, take } from '../support/api.js';
+import { client, libraryClient, take } from '../support/api.js';
 import { startTestServer as server } from '../support/harness.js';
 
 describe('reconnect', () => {
@@ -62,22 +61,8 @@ describe('onState', () => {
   it('reports connecting and ready, then a drop: reconnecting (no key in the reason), connecting, ready again', async () => {
     const srv = await server();
     const proxy = await proxyTo(srv.port);
-    const states: ClientState[] = [];
-    let notify = () => {};
-    const until = (check: () => boolean) =>
-      new Promise<void>((resolve) => {
-        notify = () => check() && resolve();
-        notify();
-      });
     const apiKey = srv.keys.readers['alice']!;
-    const reader = await client({
-      url: proxy.url,
-      apiKey,
-      onState: (state) => {
-        states.push(state);
-        notify();
-      },
-    });
+    const { client: reader, states, until } = await libraryClient(srv, apiKey, { url: proxy.url });
     expect(states.map((state) => state.kind)).toEqual(['connecting', 'ready']);
     expect(states[1]).toEqual({ kind: 'ready', info: { reconnected: false } });
     // Ready as the socket opened; `connected`, heard before connect resolved, says whom the key acts as.

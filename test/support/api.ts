@@ -15,17 +15,17 @@ export async function client(options: ConnectOptions): Promise<StreamPostsClient
   return connected;
 }
 
-/** A library client with every state change it reports recorded; closed after the test. */
+/** A library client with every state change it reports recorded (to `server.url` unless `options.url`); closed after the test. */
 export async function libraryClient(
   server: StreamPostsServer,
   apiKey: string,
-  options: Pick<ConnectOptions, 'heartbeat'> = {},
+  options: Partial<Pick<ConnectOptions, 'heartbeat' | 'url'>> = {},
 ): Promise<{ client: StreamPostsClient; states: ClientState[]; until: (check: () => boolean) => Promise<void> }> {
   const states: ClientState[] = [];
   const arrivals = new Arrivals();
   const connected = await client({
-    ...options,
     url: server.url,
+    ...options,
     apiKey,
     onState: (state) => {
       states.push(state);
