@@ -18,6 +18,7 @@ import {
 import { createClient } from 'redis';
 import { SCRIPTS } from '../../src/server/stores/redis-scripts.js';
 import { Arrivals } from '../support/arrivals.js';
+import { put } from '../support/media.js';
 import { RedisServer } from '../support/redis-server.js';
 
 // Deliveries to three instances on a loaded machine: generous, never the point of a test.
@@ -379,12 +380,6 @@ describe('uploaded media on several instances', () => {
   /** The same address on another instance: what a load balancer in front of them does. */
   const on = (server: CoreServer, url: string) => `${server.httpUrl}${new URL(url).pathname}`;
 
-  async function put(url: string, type: string, body: Buffer): Promise<number> {
-    const response = await fetch(url, { method: 'PUT', headers: { 'content-type': type }, body });
-    await response.arrayBuffer();
-    return response.status;
-  }
-
   it('an address handed out by one instance takes uploads at the others, the last one kept, and every instance serves it', async () => {
     const [a, b, c] = await instances(3);
     const reply = await http(a!, 'POST', '/v1/streams/macro-wire/post', {
@@ -396,9 +391,9 @@ describe('uploaded media on several instances', () => {
     const served = (reply.body.post.metadata.media as { url: string }[]).map((item) => item.url);
     const bytes = Buffer.from('89504e470d0a1a0a', 'hex');
 
-    expect(await put(on(b!, first!.url), 'image/jpeg', bytes)).toBe(415);
-    expect(await put(on(b!, first!.url), 'image/png', Buffer.from('first bytes'))).toBe(200);
-    expect(await put(on(c!, first!.url), 'image/png', bytes)).toBe(200);
+    expect((await put(on(b!, first!.url), 'image/jpeg', bytes)).status).toBe(415);
+    expect((await put(on(b!, first!.url), 'image/png', Buffer.from('first bytes'))).status).toBe(200);
+    expect((await put(on(c!, first!.url), 'image/png', bytes)).status).toBe(200);
     for (const server of [a!, b!, c!]) {
       const response = await fetch(on(server, served[0]!));
       expect(response.status).toBe(200);
@@ -407,7 +402,9 @@ describe('uploaded media on several instances', () => {
 
     // Two instances asked at once for the same address: each upload is taken whole or refused
     // while the other is under way, and what is served is one of them, whole.
-    const statuses = await Promise.all([b!, c!].map((server) => put(on(server, second!.url), 'image/png', bytes)));
+    const statuses = await Promise.all(
+      [b!, c!].map(async (server) => (await put(on(server, second!.url), 'image/png', bytes)).status),
+    );
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(0);
     expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
     const secondServed = await fetch(on(a!, served[1]!));
@@ -419,6 +416,6 @@ describe('uploaded media on several instances', () => {
       body: { content: 'late chart', uploadMedia: [{ mimeType: 'image/png' }] },
     });
     await advanceClock(c!, 60 * 60_000 + 1);
-    expect(await put(on(b!, late.body.mediaUploadURLs[0].url), 'image/png', bytes)).toBe(410);
+    expect((await put(on(b!, late.body.mediaUploadURLs[0].url), 'image/png', bytes)).status).toBe(410);
   });
 });
