@@ -1,5 +1,7 @@
+import { expect } from 'vitest';
 import {
   connect,
+  StreamPostsError,
   type ClientState,
   type ConnectOptions,
   type StreamPostsClient,
@@ -47,6 +49,16 @@ export async function aliceOnMacroWire(server: StreamPostsServer, options: Pick<
   const events = subscription[Symbol.asyncIterator]();
   await subscription.ready;
   return { reader, events };
+}
+
+/** What `promise` rejected with, which must be a StreamPostsError (a promise that resolves fails the test). */
+export async function rejection(promise: Promise<unknown>): Promise<StreamPostsError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(StreamPostsError);
+  return error as StreamPostsError;
 }
 
 /** The next `count` values of an iterator (waits for them; never ends the iteration). */
