@@ -1,13 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { WebSocketServer } from 'ws';
+import { describe, expect, it } from 'vitest';
 import { expectedTreeItem, hiddenView } from '../support/shapes.js';
 import { finish, runToEnd } from '../support/cli.js';
-import { inMs } from '../support/fixtures.js';
+import { inMs, wirePost } from '../support/fixtures.js';
+import { scriptedService } from '../support/hostile.js';
 import { jsonLines, subscribed, waitForLines } from '../support/cli-output.js';
 import { KEYS, publishToStream } from '../support/harness.js';
 import { cliFixture } from '../support/serve.js';
@@ -286,23 +284,11 @@ describe('tree --exec', () => {
 });
 
 describe('--exec and what a server sends', () => {
-  const servers: Array<{ http: Server; wss: WebSocketServer }> = [];
-  afterAll(async () => {
-    for (const { http, wss } of servers) {
-      for (const ws of wss.clients) ws.terminate();
-      wss.close();
-      await new Promise((resolve) => http.close(resolve));
-    }
-  });
-
   /** A server that acknowledges the subscription (no history), then sends one post with these fields. */
   async function serverSending(fields: Record<string, unknown>): Promise<string> {
-    const http = createServer();
-    const wss = new WebSocketServer({ server: http });
-    servers.push({ http, wss });
     // Posts of streams the subscription does not name are not shown: the ack names the post's.
     const streamIds = [String(fields['streamId'] ?? 'wire')];
-    wss.on('connection', (ws) => {
+    const { url } = await scriptedService((ws) => {
       const send = (event: string, data: unknown, requestId?: string) =>
         ws.send(JSON.stringify({ event, data, ...(requestId === undefined ? {} : { requestId }) }));
       send('connected', { message: 'connected', userId: 'u', streams: streamIds });
@@ -310,22 +296,10 @@ describe('--exec and what a server sends', () => {
         const command = JSON.parse(String(data));
         send('sub_ack', { command: command.event, streamIds, lastPosts: 0, history: 0 }, command.requestId);
         // `history: 0`: the subscription is live at once.
-        send('stream.post.created', {
-          id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
-          streamId: 'wire',
-          streamName: 'Wire',
-          text: 'hello',
-          contentType: 'rawtext',
-          createdAt: '2026-11-21T12:00:00.000Z',
-          releaseAt: null,
-          hidden: false,
-          customTarget: null,
-          ...fields,
-        });
+        send('stream.post.created', wirePost(fields));
       });
     });
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    return `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    return url;
   }
 
   it('variables and the failure report carry no control, bidi or NUL character from the server', async () => {

@@ -1,11 +1,9 @@
 import { writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { WebSocketServer } from 'ws';
+import { describe, expect, it } from 'vitest';
 import { ANSI, expectCleanError, jsonLines } from '../support/cli-output.js';
 import { inMs } from '../support/fixtures.js';
+import { scriptedService } from '../support/hostile.js';
 import { KEYS, publishToStream } from '../support/harness.js';
 import { runToEnd } from '../support/cli.js';
 import { startServe, cliFixture } from '../support/serve.js';
@@ -135,32 +133,25 @@ describe('stream-posts streams', () => {
 });
 
 describe('stream-posts streams on a service without GET /v1/streams', () => {
-  let http: Server | undefined;
-  afterAll(() => {
-    http?.closeAllConnections();
-    http?.close();
-  });
-
   it("falls back to the ids the WebSocket's connected event names, and says what it does not know", async () => {
     // As the hosted service may: REST has the publish route only, `connected` lists the streams.
-    http = createServer((_request, response) => response.writeHead(404).end('Not Found'));
-    const wss = new WebSocketServer({ server: http });
-    wss.on('connection', (ws, request) => {
-      const streamKey = request.headers['x-api-key'] === 'sp_hosted_stream_key';
-      ws.send(
-        JSON.stringify({
-          event: 'connected',
-          data: {
-            message: 'connected',
-            userId: 'u',
-            streams: ['alpha', 'beta'],
-            ...(streamKey ? { streamId: 'beta' } : {}),
-          },
-        }),
-      );
-    });
-    await new Promise<void>((resolve) => http!.listen(0, '127.0.0.1', resolve));
-    const url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    const { url } = await scriptedService(
+      (ws, request) => {
+        const streamKey = request.headers['x-api-key'] === 'sp_hosted_stream_key';
+        ws.send(
+          JSON.stringify({
+            event: 'connected',
+            data: {
+              message: 'connected',
+              userId: 'u',
+              streams: ['alpha', 'beta'],
+              ...(streamKey ? { streamId: 'beta' } : {}),
+            },
+          }),
+        );
+      },
+      { onRequest: (_request, response) => response.writeHead(404).end('Not Found') },
+    );
     const [table, json, reader, verbose] = await Promise.all([
       runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key']),
       runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key', '--json']),
