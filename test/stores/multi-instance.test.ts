@@ -14,6 +14,7 @@ import {
   publish,
   type TestClient,
   publishMany,
+  subscribeAs,
 } from '../support/harness.js';
 import { createClient } from 'redis';
 import { SCRIPTS } from '../../src/server/stores/redis-scripts.js';
@@ -44,9 +45,7 @@ async function instances(count: number, url = redis.url, prefix = `multi${++keys
 }
 
 async function subscribe(server: CoreServer, streamIds: string, lastPosts = 0): Promise<TestClient> {
-  const client = await connectAs(server, KEYS.alice);
-  expect((await client.request('on-stream-post', { streamIds, lastPosts })).event).toBe('sub_ack');
-  return client;
+  return subscribeAs(server, KEYS.alice, { streamIds, lastPosts });
 }
 
 /** Events of one type up to (and without) the post with `text`, which must arrive. */

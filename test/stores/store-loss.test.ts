@@ -4,7 +4,16 @@ import { connect as connectLibrary } from '../../src/api/client.js';
 import { startServer as startLibraryServer } from '../../src/api/server.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { startServer, type CoreServer } from '../../src/server/http/server.js';
-import { afterTest, connect, connectAs, http, KEYS, type TestClient, publishOn } from '../support/harness.js';
+import {
+  afterTest,
+  connect,
+  connectAs,
+  http,
+  KEYS,
+  type TestClient,
+  publishOn,
+  subscribeAs,
+} from '../support/harness.js';
 import { RecordingLogger } from '../support/logger.js';
 import { until } from '../support/poll.js';
 import { RedisServer } from '../support/redis-server.js';
@@ -64,10 +73,7 @@ async function admin() {
 }
 
 async function subscribe(server: CoreServer, lastPosts = 0): Promise<TestClient> {
-  const client = await connectAs(server, KEYS.alice);
-  const reply = await client.request('on-stream-post', { streamIds: 'macro-wire', lastPosts }, WAIT_MS);
-  expect(reply.event).toBe('sub_ack');
-  return client;
+  return subscribeAs(server, KEYS.alice, { streamIds: 'macro-wire', lastPosts }, WAIT_MS);
 }
 
 /** Texts of the posts a subscriber got, once `last` has come. */

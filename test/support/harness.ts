@@ -237,6 +237,19 @@ export async function connectAs(
   return client;
 }
 
+/** Connects with a key and subscribes with `on-stream-post` and these arguments; resolves once the `sub_ack` came. */
+export async function subscribeAs(
+  server: Pick<ServerAddress, 'url'>,
+  key: string,
+  args: Record<string, unknown>,
+  timeoutMs?: number,
+): Promise<TestClient> {
+  const client = await connectAs(server, key);
+  const reply = await client.request('on-stream-post', args, timeoutMs);
+  expect(reply.event, JSON.stringify(reply)).toBe('sub_ack');
+  return client;
+}
+
 /** Publishes with a stream key over a fresh connection; returns the ack's post. */
 export async function publish(
   server: Pick<ServerAddress, 'url'>,
