@@ -15,6 +15,8 @@ export interface Entry {
   readonly releaseMs: number | undefined;
   /** Delivered by `--last`: the past, not news. */
   readonly history: boolean;
+  /** What a search is tried against: the stream's name, a line break, the text. */
+  readonly searched: string;
   /** The first line of the text, markdown marks taken out, on one line. */
   readonly headline: string;
   readonly coins: readonly string[];
@@ -27,6 +29,8 @@ export interface Entry {
 }
 
 const MAX_HEADLINE = 400;
+/** Texts up to this long keep their search text once made: a search tries every post again on each key. */
+const KEEP_SEARCHED = 2048;
 const MAX_LINKS = 9;
 
 /** Markdown marks a headline should not show: heading and quote marks, emphasis, code, link syntax. */
@@ -77,6 +81,7 @@ export function entryOf(post: Post, history: boolean, seq: number, previous: Ent
   let headline: string | undefined;
   let coins: readonly string[] | undefined;
   let links: readonly string[] | undefined;
+  let searched: string | undefined;
   return {
     id: post.id,
     streamId: safeLine(post.streamId),
@@ -86,6 +91,13 @@ export function entryOf(post: Post, history: boolean, seq: number, previous: Ent
     createdMs: epochMs(post.createdAt) ?? nowMs,
     releaseMs: epochMs(post.releaseAt),
     history: previous?.history ?? history,
+    get searched() {
+      if (searched !== undefined) return searched;
+      // Kept, the join is made flat once (by the first search), not on every try of every key.
+      const joined = `${this.streamName}\n${text ?? ''}`;
+      if (joined.length <= KEEP_SEARCHED) searched = joined;
+      return joined;
+    },
     get headline() {
       return (headline ??= text === null ? '' : headlineOf(text, markdown));
     },

@@ -3,9 +3,10 @@ import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
 import { compileRules } from '../../src/terminal/alerts.js';
 import { headlineOf, linksOf } from '../../src/terminal/entry.js';
-import { splitKeys } from '../../src/terminal/keys.js';
+import { parseKeys } from '../../src/terminal/keys.js';
 import { TerminalModel } from '../../src/terminal/model.js';
-import { cells, fitText, formatRow } from '../../src/terminal/row.js';
+import { cells, fitLine, fitText, formatRow, lineCells } from '../../src/terminal/row.js';
+import { ScreenWriter } from '../../src/terminal/writer.js';
 
 let next = 0;
 function post(text: string | null, fields: Partial<Post> = {}): Post {
@@ -157,11 +158,50 @@ describe('rows and text', () => {
     }
   });
 
-  it('keys read together are taken one by one', () => {
-    expect(splitKeys('m\r', {})).toEqual([
+  it('keys read together are taken one by one; a sequence is one key', () => {
+    expect(parseKeys('m\r')).toEqual([
       ['m', {}],
       ['', { return: true }],
     ]);
-    expect(splitKeys('j', { downArrow: false })).toEqual([['j', { downArrow: false }]]);
+    expect(parseKeys('j')).toEqual([['j', {}]]);
+    expect(parseKeys('\u001B[B\u001BOA\u001B[6~\u001B[1;5H')).toEqual([
+      ['', { downArrow: true }],
+      ['', { upArrow: true }],
+      ['', { pageDown: true }],
+      ['', { home: true }],
+    ]);
+    expect(parseKeys('\u001B\u001B\u0003\u007F😀')).toEqual([
+      ['', { escape: true }],
+      ['', { escape: true }],
+      ['c', { ctrl: true }],
+      ['', { backspace: true }],
+      ['😀', {}],
+    ]);
+    // A key not used here (F5, an arrow sideways) is none.
+    expect(parseKeys('\u001B[15~\u001B[C')).toEqual([]);
+  });
+
+  it('a styled line is cut to the width, its colours and hyperlink ended', () => {
+    const link = '\u001B]8;;https://a.example\u0007https://a.example/long/path\u001B]8;;\u0007';
+    const line = `\u001B[1m中文\u001B[22m ${link} tail`;
+    expect(lineCells(line)).toBe(4 + 1 + 27 + 5);
+    expect(fitLine(line, 80)).toBe(line);
+    const cut = fitLine(line, 12);
+    expect(lineCells(cut)).toBe(12);
+    expect(cut).toBe(`\u001B[1m中文\u001B[22m \u001B]8;;https://a.example\u0007https:…\u001B]8;;\u0007\u001B[0m`);
+    expect(fitLine('a\tb', 10)).toBe('a    b');
+  });
+
+  it('a frame writes only the lines that changed; a new size writes them all', () => {
+    const written: string[] = [];
+    const writer = new ScreenWriter((data) => written.push(data));
+    expect(writer.draw(['head', 'one', '', 'foot'], 10)).toBe(true);
+    expect(written[0]).toContain('\u001B[2J');
+    expect(writer.draw(['head', 'one', '', 'foot'], 10)).toBe(false);
+    writer.draw(['head', 'two', '', 'foot'], 10);
+    expect(written[1]).toBe('\u001B[?2026h\u001B[2;1H\u001B[2Ktwo\u001B[?2026l');
+    writer.draw(['head', 'two', '', 'foot'], 12);
+    expect(written[2]).toContain('\u001B[2J');
+    expect(written[2]).toContain('head');
   });
 });

@@ -47,32 +47,6 @@ export async function alertRules(options: Pick<TerminalOptions, 'alerts' | 'prof
   }
 }
 
-/**
- * Ink's chunk, with React's production build: the bundle holds both of React's builds and
- * React picks one from NODE_ENV when it loads, the development one (several times slower)
- * when unset. Restored afterwards so the commands an alert runs see the user's environment.
- */
-async function loadUi(): Promise<typeof UiModule> {
-  const saved = {
-    NODE_ENV: process.env['NODE_ENV'],
-    CI: process.env['CI'],
-    CONTINUOUS_INTEGRATION: process.env['CONTINUOUS_INTEGRATION'],
-  };
-  process.env['NODE_ENV'] ??= 'production';
-  // Ink reads CI when it loads and, in CI, draws nothing until it ends; this command only
-  // runs on a terminal someone is looking at (a tmux pane in CI included).
-  delete process.env['CI'];
-  delete process.env['CONTINUOUS_INTEGRATION'];
-  try {
-    return await import('../../terminal/ui.js');
-  } finally {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  }
-}
-
 /** `terminal`: the full-screen news terminal, until `q`, Ctrl-C, a signal or a lost connection. */
 export async function terminal(options: TerminalOptions): Promise<number> {
   const stdin = process.stdin;
@@ -80,17 +54,16 @@ export async function terminal(options: TerminalOptions): Promise<number> {
   if (stdin.isTTY !== true || stdout.isTTY !== true) throw new ExitError(EXIT.usage, NOT_A_TERMINAL);
   const apiKey = requireKey(options.settings);
   const rules = await alertRules(options);
-  // The screen (Ink and React) loads while the connection opens.
-  const ui = loadUi();
-  ui.catch(() => undefined);
-  const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, effects, { ExecHook }] = await Promise.all([
-    import('../../terminal/model.js'),
-    import('../../terminal/store.js'),
-    import('../../terminal/session.js'),
-    import('../../terminal/screen.js'),
-    import('../../terminal/effects.js'),
-    import('../exec-hook.js'),
-  ]);
+  const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, effects, { ExecHook }, { mountUi }] =
+    await Promise.all([
+      import('../../terminal/model.js'),
+      import('../../terminal/store.js'),
+      import('../../terminal/session.js'),
+      import('../../terminal/screen.js'),
+      import('../../terminal/effects.js'),
+      import('../exec-hook.js'),
+      import('../../terminal/ui.js'),
+    ]);
   const { supportsHyperlinks } = await import('../../render/hyperlinks.js');
   const hyperlinks = options.color && supportsHyperlinks(stdout, process.env);
   const model = new TerminalModel({ capacity: options.buffer, rules, match: options.match });
@@ -185,7 +158,6 @@ export async function terminal(options: TerminalOptions): Promise<number> {
       for (let round = 0; round < 3; round++) render(WARM_UP);
       markdown = render;
     });
-    const { mountUi } = await ui;
     mounted = mountUi(
       {
         model,
@@ -201,14 +173,8 @@ export async function terminal(options: TerminalOptions): Promise<number> {
       stdout,
       stdin,
     );
-    const running = session.run();
-    // A render that throws ends Ink; the command ends with it, the terminal given back.
-    const drawing = mounted.exited.then(() => {
-      throw new Error('the screen stopped drawing');
-    });
-    // After a normal end it settles too, when nobody listens any more.
-    drawing.catch(() => undefined);
-    await Promise.race([running, quitting, drawing]);
+    // A frame or a key that throws ends the command, the terminal given back.
+    await Promise.race([session.run(), quitting, mounted.failed]);
   } catch (error) {
     failure = error;
   } finally {
