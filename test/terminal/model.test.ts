@@ -35,6 +35,24 @@ describe('the terminal model', () => {
     expect(model.size).toBe(3);
   });
 
+  it('rows kept up to date as posts come and go are the rows worked out afresh', () => {
+    const rules = compileRules([{ name: '--alert 1', rule: { match: 'spam', action: 'mute' } }]);
+    const model = new TerminalModel({ capacity: 4, rules });
+    model.add(post('a'), false);
+    expect(texts(model)).toEqual(['a']);
+    for (const text of ['spam', 'b', 'c', 'd', 'e']) model.add(post(text), false);
+    expect(texts(model)).toEqual(['e', 'd', 'c', 'b']);
+    model.togglePause();
+    model.add(post('f'), false);
+    expect(texts(model)).toEqual(['e', 'd', 'c']);
+    // More than the buffer holds between two looks.
+    for (const text of ['g', 'h', 'i', 'j', 'k']) model.add(post(text), false);
+    expect(texts(model)).toEqual([]);
+    model.togglePause();
+    expect(texts(model)).toEqual(['k', 'j', 'i', 'h']);
+    expect(model.streams()).toEqual([{ id: 'macro-wire', name: 'Macro Wire', count: 4 }]);
+  });
+
   it('turns a hidden post visible in place at its release, and shows no post twice', () => {
     let now = 1_000;
     const model = new TerminalModel({ capacity: 10, now: () => now });
