@@ -258,8 +258,11 @@ export class TerminalModel {
   }
 
   #shown(entry: Entry): boolean {
-    if (this.#ruleMuted.has(entry.id)) return false;
-    if (this.#solo !== undefined ? entry.streamId !== this.#solo : this.#muted.has(entry.streamId)) return false;
+    // Tried for every post held on a search key: the empty sets are not asked.
+    if (this.#ruleMuted.size > 0 && this.#ruleMuted.has(entry.id)) return false;
+    if (this.#solo !== undefined) {
+      if (entry.streamId !== this.#solo) return false;
+    } else if (this.#muted.size > 0 && this.#muted.has(entry.streamId)) return false;
     if (this.paused && entry.seq > this.#pauseSeq) return false;
     if (this.#search !== undefined) {
       if (entry.text === null) return false;

@@ -23,6 +23,7 @@ export interface ViewOptions {
   color: boolean;
   hyperlinks: boolean;
   utc: boolean;
+  /** `tree`'s markdown renderer, once loaded: asking for it loads it. */
   markdown: () => MarkdownRenderer | undefined;
 }
 
@@ -212,6 +213,9 @@ export class View {
   /** The detail pane's lines for one post at one width: a key renders no markdown again, a resize does. */
   #detail(entry: Entry, width: number): string[] {
     const markdown = this.#options.markdown();
+    // Shown as markdown or not at all: the renderer is still loading, and draws it when loaded.
+    if (entry.markdown && entry.text !== null && markdown === undefined)
+      return [screenChalk(this.#options.color).dim('rendering…')];
     const at = this.#details.findIndex(
       (cached) => cached.entry === entry && cached.width === width && cached.markdown === markdown,
     );

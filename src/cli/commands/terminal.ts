@@ -25,6 +25,9 @@ export interface TerminalOptions extends CommonOptions {
   onSubscribed?: () => void;
 }
 
+/** How long after the first subscription the markdown renderer loads, unless a detail pane wants it sooner. */
+const MARKDOWN_AFTER_MS = 1000;
+
 const WARM_UP =
   '**a** _b_ `c`\n\n- one\n- two\n\n1. x\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n\n[l](https://a.example) https://b.example\n';
 
@@ -68,6 +71,19 @@ export async function terminal(options: TerminalOptions): Promise<number> {
   const hyperlinks = options.color && supportsHyperlinks(stdout, process.env);
   const model = new TerminalModel({ capacity: options.buffer, rules, match: options.match });
   const store = new FrameStore();
+  let markdown: MarkdownRenderer | undefined;
+  let loadingMarkdown: Promise<void> | undefined;
+  /** Loads `tree`'s markdown renderer once: soon after the start, or when a detail pane needs it first. */
+  const loadMarkdown = () =>
+    (loadingMarkdown ??= import('../../render/markdown.js').then(async ({ loadMarkdownRenderer }) => {
+      const width = Math.max(20, (stdout.columns || 80) - 2);
+      const render = await loadMarkdownRenderer({ color: options.color, width, hyperlinks });
+      // The first renders of a table or a list pay for code paths not yet compiled, which can
+      // push a post past the render budget into plain text: paid here, before any post's.
+      for (let round = 0; round < 3; round++) render(WARM_UP);
+      markdown = render;
+      store.soon();
+    }));
   const execHooks = new Map<AlertRule, InstanceType<typeof ExecHook>>();
   const say = (text: string) => {
     model.say(text);
@@ -100,7 +116,11 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     model,
     changed: () => store.soon(),
     onAlert,
-    ...(options.onSubscribed === undefined ? {} : { onSubscribed: options.onSubscribed }),
+    onSubscribed: () => {
+      // The markdown renderer is the biggest load left: not while the first posts are drawn.
+      setTimeout(() => void loadMarkdown(), MARKDOWN_AFTER_MS).unref();
+      options.onSubscribed?.();
+    },
   });
 
   const screen = enterScreen(stdout, stdin);
@@ -146,18 +166,9 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     model.tick();
     store.soon();
   }, 1000);
-  let markdown: MarkdownRenderer | undefined;
   let mounted: UiModule.Ui | undefined;
   let failure: unknown;
   try {
-    const { loadMarkdownRenderer } = await import('../../render/markdown.js');
-    const width = Math.max(20, (stdout.columns || 80) - 2);
-    void loadMarkdownRenderer({ color: options.color, width, hyperlinks }).then((render) => {
-      // The first renders of a table or a list pay for code paths not yet compiled, which can
-      // push a post past the render budget into plain text: paid here, while nothing waits.
-      for (let round = 0; round < 3; round++) render(WARM_UP);
-      markdown = render;
-    });
     mounted = mountUi(
       {
         model,
@@ -167,7 +178,10 @@ export async function terminal(options: TerminalOptions): Promise<number> {
         color: options.color,
         hyperlinks,
         utc: options.utc,
-        markdown: () => markdown,
+        markdown: () => {
+          void loadMarkdown();
+          return markdown;
+        },
         onEffect,
       },
       stdout,
