@@ -298,13 +298,17 @@ export async function run(options = {}) {
       times.enter.push((await tmux.until(view.pane, (text) => text.includes(bytes('────')), 'the detail pane')) - sent);
       tmux.mark(view.pane);
       tmux.keys(view.pane, 'Enter');
-      // Closed: the list's rows drawn again where the pane was, in a frame without its rule.
+      // Closed: the list's rows drawn again where the pane was, in a whole frame without its rule
+      // (one begun after the mark: tmux may report the header's next frame in the same line).
       await tmux.until(
         view.pane,
-        (text) => {
-          const frame = text.slice(text.lastIndexOf(FRAME_BEGIN));
-          return frame.includes('burst post') && frame.includes(FRAME_END) && !frame.includes(bytes('────'));
-        },
+        (text) =>
+          text
+            .split(FRAME_BEGIN)
+            .slice(1)
+            .some(
+              (frame) => frame.includes(FRAME_END) && frame.includes('burst post') && !frame.includes(bytes('────')),
+            ),
         'the detail pane closed',
       );
 
