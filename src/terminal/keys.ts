@@ -188,6 +188,16 @@ const SEQUENCE_KEYS: Record<string, KeyPress> = {
 const CSI = /\u001B\[([0-?]*)[ -/]*([@-~])/y;
 
 /**
+ * A read cut before the end of a key's sequence (`ESC [`, `ESC [ 1 ;`, `ESC O`: over a slow
+ * link a sequence can come in two reads) split into what can be taken now and the start
+ * to keep for the next read. A lone ESC is the Escape key, taken at once.
+ */
+export function splitUnfinished(data: string): [whole: string, unfinished: string] {
+  const match = /\u001B(?:\[[0-?]*[ -/]*|O)$/.exec(data);
+  return match === null ? [data, ''] : [data.slice(0, match.index), match[0]];
+}
+
+/**
  * What one read of the terminal brings, key by key. Keys typed fast, sent by a script or
  * pasted arrive together: each is taken in turn, so `m` then Enter is a mute and a close,
  * not nothing. A key the terminal sends as a sequence (arrows, Home, PgDn) is one key; one

@@ -1,9 +1,11 @@
-import { handleKey, initialKeyState, parseKeys, type KeyEffect } from './keys.js';
+import { handleKey, initialKeyState, parseKeys, splitUnfinished, type KeyEffect } from './keys.js';
 import type { FrameStore } from './store.js';
 import { View, type ViewOptions } from './view.js';
 import { ScreenWriter } from './writer.js';
 
 const HIDE_CURSOR = '\u001B[?25l';
+/** How long the start of a key's sequence waits for its end before it is taken as it is. */
+const SEQUENCE_WAIT_MS = 50;
 
 export interface UiOptions extends ViewOptions {
   store: FrameStore;
@@ -43,7 +45,20 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
       fail(error);
     }
   };
+  let unfinished = '';
+  let waiting: NodeJS.Timeout | undefined;
   const onData = (data: string) => {
+    clearTimeout(waiting);
+    const [whole, rest] = splitUnfinished(unfinished + data);
+    unfinished = rest;
+    if (rest !== '')
+      waiting = setTimeout(() => {
+        unfinished = '';
+        onKeys(rest);
+      }, SEQUENCE_WAIT_MS);
+    if (whole !== '') onKeys(whole);
+  };
+  const onKeys = (data: string) => {
     try {
       const page = Math.max(1, size().height - 4);
       const effects = parseKeys(data).map(([input, key]) => handleKey(options.model, keys, input, key, page));
@@ -71,6 +86,7 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
       unsubscribe();
       stdout.off('resize', onResize);
       stdin.off('data', onData);
+      clearTimeout(waiting);
       stdin.pause();
     },
     failed,

@@ -3,7 +3,7 @@ import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
 import { compileRules } from '../../src/terminal/alerts.js';
 import { headlineOf, linksOf } from '../../src/terminal/entry.js';
-import { parseKeys } from '../../src/terminal/keys.js';
+import { parseKeys, splitUnfinished } from '../../src/terminal/keys.js';
 import { TerminalModel } from '../../src/terminal/model.js';
 import { cells, fitLine, fitText, formatRow, lineCells } from '../../src/terminal/row.js';
 import { ScreenWriter } from '../../src/terminal/writer.js';
@@ -197,6 +197,11 @@ describe('rows and text', () => {
     ]);
     // A key not used here (F5, an arrow sideways) is none.
     expect(parseKeys('\u001B[15~\u001B[C')).toEqual([]);
+    // A sequence cut between two reads waits for its end; a lone Escape does not.
+    expect(splitUnfinished('j\u001B[1;')).toEqual(['j', '\u001B[1;']);
+    expect(splitUnfinished('j\u001BO')).toEqual(['j', '\u001BO']);
+    expect(splitUnfinished('j\u001B')).toEqual(['j\u001B', '']);
+    expect(splitUnfinished('\u001B[B')).toEqual(['\u001B[B', '']);
   });
 
   it('a styled line is cut to the width, its colours and hyperlink ended', () => {
