@@ -38,7 +38,7 @@ export class FrameStore {
     for (const listener of this.#listeners) listener();
   }
 
-  /** How long the last frame took to draw. */
+  /** How long the last frame took to draw: its CPU time, in ms. */
   drawn(ms: number): void {
     this.#drawMs = ms;
   }
