@@ -37,12 +37,11 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
 
   const draw = () => {
     try {
-      // CPU time, not wall time: on a busy machine a frame preempted midway is not a costly one.
-      const began = process.cpuUsage();
+      // Wall time: a terminal slow to take the frame (the write waits) is a cost too.
+      const began = performance.now();
       const { width, height } = size();
       writer.draw(view.lines(keys, width, height), width);
-      const used = process.cpuUsage(began);
-      store.drawn((used.user + used.system) / 1000);
+      store.drawn(performance.now() - began);
     } catch (error) {
       fail(error);
     }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
 import { compileRules } from '../../src/terminal/alerts.js';
@@ -6,6 +6,7 @@ import { headlineOf, linksOf } from '../../src/terminal/entry.js';
 import { parseKeys, splitUnfinished } from '../../src/terminal/keys.js';
 import { TerminalModel } from '../../src/terminal/model.js';
 import { cells, fitLine, fitText, formatRow, lineCells } from '../../src/terminal/row.js';
+import { FrameStore } from '../../src/terminal/store.js';
 import { ScreenWriter } from '../../src/terminal/writer.js';
 
 let next = 0;
@@ -226,5 +227,30 @@ describe('rows and text', () => {
     writer.draw(['head', 'two', '', 'foot'], 12);
     expect(written[2]).toContain('\u001B[2J');
     expect(written[2]).toContain('head');
+  });
+
+  it('posts are drawn at most 30 times a second, and a slow frame holds the next back 150 ms at most', () => {
+    vi.useFakeTimers();
+    try {
+      let now = 0;
+      const store = new FrameStore(() => now);
+      const frames: number[] = [];
+      store.subscribe(() => frames.push(now));
+      store.now();
+      for (let post = 0; post < 10; post++) store.soon();
+      now = 33;
+      vi.advanceTimersByTime(33);
+      expect(frames).toEqual([0, 33]);
+      // A frame that took 100 ms (preempted, or the terminal slow to read) asks for 400: 150 it is.
+      store.drawn(100);
+      store.soon();
+      now = 183;
+      vi.advanceTimersByTime(149);
+      expect(frames).toHaveLength(2);
+      vi.advanceTimersByTime(1);
+      expect(frames).toEqual([0, 33, 183]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
