@@ -25,8 +25,9 @@ const FRAMES_BEFORE_YIELD = 1000;
  * still in the order the commands came).
  */
 const MAX_PIPELINED_PUBLISHES = 64;
-/** The only frame a tree feed answers (PROTOCOL.md B3). */
+/** The only frame a tree feed answers, and its answer (PROTOCOL.md B3). */
 const TREE_FEED_PING = Buffer.from('ping');
+const TREE_FEED_PONG = 'pong';
 
 /** How a command waiting its turn arrived. */
 const TEXT = 0;
@@ -87,8 +88,8 @@ export interface CommandHost<C> {
   yieldReading(connection: C): void;
   /** Whether the connection answers pings now (a `stop-pongs` fault turns it off). */
   answersPings(connection: C): boolean;
-  /** Answers a tree feed's text `ping`. */
-  sendPong(connection: C): void;
+  /** Sends the answer to a command (or to a tree feed's `ping`). */
+  sendReply(connection: C, frame: string): void;
 }
 
 /**
@@ -169,7 +170,7 @@ export class CommandQueue<C> {
     if (!this.#read() || isBinary || !data.equals(TREE_FEED_PING) || !host.answersPings(connection)) return;
     const { createRateLimiter } = host.limits(connection);
     if (createRateLimiter !== undefined && !(this.#rateLimiter ??= createRateLimiter()).tryTake()) return;
-    host.sendPong(connection);
+    host.sendReply(connection, TREE_FEED_PONG);
   }
 
   /** Whether a frame is read at all; every FRAMES_BEFORE_YIELD frames, reading pauses for a turn. */

@@ -31,8 +31,6 @@ import type { ResolvedSubscription } from '../service/service.js';
 import { postFor } from '../service/visibility.js';
 import { isPending, type Identity, type PostRecord, type PublishResult, type UserRecord } from '../stores/store.js';
 
-/** A tree feed's answer to its text `ping` (PROTOCOL.md B3). */
-const TREE_FEED_PONG = 'pong';
 /** A publish the store took, and the injected fault (if any) that decides its ack. */
 interface StoredPublish {
   result: PublishResult;
@@ -269,7 +267,7 @@ export class Session extends Connection<SessionContext> implements Subscriber, H
     log: (session, level, message, fields) => session.#log(level, message, fields),
     yieldReading: (session) => session.yieldReading(),
     answersPings: (session) => session.answersPings,
-    sendPong: (session) => session.#sendReply(TREE_FEED_PONG),
+    sendReply: (session, frame) => session.#sendReply(frame),
   };
 
   /** Runs a command; a promise while it waits for the store (a publish, or a shared store's reads). */
