@@ -6,19 +6,19 @@ import { DeliveryGate } from './delivery-gate.js';
 /**
  * What injected faults put around one connection's writes (installed as its outlet while a
  * fault applies to it): `go-silent` drops everything, and posts pass through a delivery gate
- * while a `pause-deliveries` or `delay-deliveries` fault holds them. The connection's own
+ * while a `pause-deliveries` or `delay-deliveries` fault holds them (`stop-pongs` needs no
+ * wrapper: the registry turns the connection's answering of pings off). The connection's own
  * paths never ask whether a fault is set: they write through whatever outlet they have.
  */
 export class FaultOutlet implements Outlet {
   /** go-silent: nothing is written, not even pongs and keep-alives. */
   silent = false;
-  noPongs = false;
   gate: DeliveryGate | undefined;
 
   constructor(readonly connection: HookedConnection) {}
 
   /** Puts a gate in front of the connection's posts; `onIdle` once it holds nothing and neither pauses nor delays. */
-  openGate(maxHeldBytes: number, onIdle: () => void): DeliveryGate {
+  openGate(maxHeldBytes: number, onIdle: () => void): void {
     this.gate = new DeliveryGate(
       {
         sendFrame: (frame) => this.#passPost(frame),
@@ -28,7 +28,6 @@ export class FaultOutlet implements Outlet {
       maxHeldBytes,
       onIdle,
     );
-    return this.gate;
   }
 
   writePost(frame: Buffer): void {

@@ -275,8 +275,7 @@ export class FaultRegistry implements SessionHooks {
     const state = installed ?? new FaultOutlet(connection);
     connection.outlet = state;
     state.silent = silent;
-    state.noPongs = noPongs || silent;
-    connection.answerPings(!state.noPongs);
+    connection.answerPings(!noPongs && !silent);
     if (!gated && state.gate?.idle) state.gate = undefined;
     if (gated && state.gate === undefined) {
       state.openGate(this.#host.maxBufferedBytes, () => {
