@@ -3,31 +3,6 @@ import { cashtags, firstLink } from '../protocol/tree.js';
 import { isWebUrl } from '../render/hyperlinks.js';
 import { safeLine, terminalSafe } from '../render/text.js';
 
-/** One post as the terminal keeps it: every text already through the sanitizer. */
-export interface Entry {
-  readonly id: string;
-  readonly streamId: string;
-  readonly streamName: string;
-  /** The text (control characters removed), or null while it is hidden. */
-  readonly text: string | null;
-  readonly markdown: boolean;
-  readonly createdMs: number;
-  readonly releaseMs: number | undefined;
-  /** Delivered by `--last`: the past, not news. */
-  readonly history: boolean;
-  /** What a search is tried against: the stream's name, a line break, the text. */
-  readonly searched: string;
-  /** The first line of the text, markdown marks taken out, on one line. */
-  readonly headline: string;
-  readonly coins: readonly string[];
-  /** Web addresses in the text, in order, each once. */
-  readonly links: readonly string[];
-  /** When (epoch ms) this session saw the text turn visible: the row is marked for a moment. */
-  readonly releasedAtMs: number | undefined;
-  /** Arrival order in this session: pausing freezes the list at one. */
-  readonly seq: number;
-}
-
 const MAX_HEADLINE = 400;
 /** Texts up to this long keep their search text once made: a search tries every post again on each key. */
 const KEEP_SEARCHED = 2048;
@@ -75,23 +50,28 @@ function epochMs(iso: string | null): number | undefined {
  * burst of thousands of posts pays only for the rows that reach the screen.
  */
 export function entryOf(post: Post, history: boolean, seq: number, previous: Entry | undefined, nowMs: number): Entry {
-  return new PostEntry(post, history, seq, previous, nowMs);
+  return new Entry(post, history, seq, previous, nowMs);
 }
 
 /**
- * A class, not an object literal with getters: every entry has the same shape, so a search
- * trying 5,000 of them on each key reads their fields at full speed.
+ * One post as the terminal keeps it: every text already through the sanitizer. A class, not
+ * an object literal with getters: every entry has the same shape, so a search trying 5,000
+ * of them on each key reads their fields at full speed.
  */
-class PostEntry implements Entry {
+export class Entry {
   readonly id: string;
   readonly streamId: string;
   readonly streamName: string;
+  /** The text (control characters removed), or null while it is hidden. */
   readonly text: string | null;
   readonly markdown: boolean;
   readonly createdMs: number;
   readonly releaseMs: number | undefined;
+  /** Delivered by `--last`: the past, not news. */
   readonly history: boolean;
+  /** When (epoch ms) this session saw the text turn visible: the row is marked for a moment. */
   readonly releasedAtMs: number | undefined;
+  /** Arrival order in this session: pausing freezes the list at one. */
   readonly seq: number;
   #searched: string | undefined;
   #headline: string | undefined;
@@ -113,6 +93,7 @@ class PostEntry implements Entry {
     this.seq = previous?.seq ?? seq;
   }
 
+  /** What a search is tried against: the stream's name, a line break, the text. */
   get searched(): string {
     if (this.#searched !== undefined) return this.#searched;
     // Kept, the join is made flat once (by the first search), not on every try of every key.
@@ -121,6 +102,7 @@ class PostEntry implements Entry {
     return joined;
   }
 
+  /** The first line of the text, markdown marks taken out, on one line. */
   get headline(): string {
     return (this.#headline ??= this.text === null ? '' : headlineOf(this.text, this.markdown));
   }
@@ -130,6 +112,7 @@ class PostEntry implements Entry {
       this.text === null ? [] : cashtags(this.text.slice(0, 64 * 1024)).map((tag) => safeLine(tag.coin)));
   }
 
+  /** Web addresses in the text, in order, each once. */
   get links(): readonly string[] {
     return (this.#links ??= this.text === null ? [] : linksOf(this.text));
   }
