@@ -1,12 +1,11 @@
-import { ProtocolError } from '../../protocol/errors.js';
-import { PUBLISH_COMMAND } from '../../protocol/types.js';
-
 // What a stream may hold until a release or the end of an idempotency window, once for both
 // stores: the memory store applies these rules in TypeScript (holdingsRefusal), the Redis
 // store's publish script has its checks written from HOLDING_RULES (redis-scripts.ts). What
 // is not shared is the bookkeeping: the memory store counts in maps, the script in hashes it
 // changes in the same atomic run as the check (a check in this process would race another
 // instance's publish), so each keeps its own counts and its own expiry sweep.
+import { ProtocolError } from '../../protocol/errors.js';
+import { PUBLISH_COMMAND } from '../../protocol/types.js';
 
 /** Per-stream caps every store enforces (PROTOCOL.md B4); 0 or undefined = no cap. */
 export interface HoldingsCaps {
