@@ -1,9 +1,12 @@
 // What a stream may hold until a release or the end of an idempotency window, once for both
 // stores: the memory store applies these rules in TypeScript (holdingsRefusal), the Redis
-// store's publish script has its checks written from HOLDING_RULES (redis-scripts.ts). What
-// is not shared is the bookkeeping: the memory store counts in maps, the script in hashes it
-// changes in the same atomic run as the check (a check in this process would race another
-// instance's publish), so each keeps its own counts and its own expiry sweep.
+// store's publish script has its checks written from HOLDING_RULES (redis-scripts.ts), and
+// both word a refusal with holdingsError. Written twice, because the script must count and
+// check inside Redis in one atomic run (a check in this process would race another
+// instance's publish): the bookkeeping (maps here, hashes there, each with its own expiry
+// sweep), a key's lapse (`expiresAt > now` keeps it here; the script drops scores up to
+// `now`), and a text's size (Buffer.byteLength here, Lua's # there: both UTF-8 bytes).
+// test/stores/store-contract.test.ts holds the two stores to the same answers.
 import { ProtocolError } from '../../protocol/errors.js';
 import { PUBLISH_COMMAND } from '../../protocol/types.js';
 
