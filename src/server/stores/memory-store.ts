@@ -135,7 +135,8 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
     const holdings = this.#holdingsOf(stream.id);
     const keyed = dedupKey !== undefined;
     const textBytes = hidden || keyed ? Buffer.byteLength(request.text, 'utf8') : 0;
-    const refusal = holdingsRefusal(this.#caps, holdings, { hidden, keyed, textBytes });
+    // Most posts are neither hidden nor keyed: nothing holds them, no cap applies.
+    const refusal = hidden || keyed ? holdingsRefusal(this.#caps, holdings, { hidden, keyed, textBytes }) : undefined;
     if (refusal) throw holdingsError(refusal.kind, stream.id, refusal.max);
     const post: PostRecord = {
       id: this.#nextId(now),
