@@ -50,6 +50,16 @@ export class EventFeed {
     return this.up && this.lastSeq !== undefined;
   }
 
+  /** Where Redis says the feed stands (event `at` of the load `epoch`), read apart from it. */
+  standsAt(at: number, epoch: string): void {
+    // Another load, numbered from where this instance's count had not reached: a loss whose
+    // reset event has not come yet (it is then dropped as seen, like every event up to `at`).
+    if (this.lastSeq !== undefined && epoch !== this.epoch && at < this.lastSeq)
+      this.interrupt(`the store's event counter went back from ${this.lastSeq} to ${at}`);
+    if (this.lastSeq === undefined || at >= this.lastSeq) this.epoch = epoch;
+    this.lastSeq = Math.max(this.lastSeq ?? 0, at);
+  }
+
   onMessage(text: string): void {
     // Every message starts `{"s":<seq>,`: one this instance already dispatched (its own post,
     // sent at its publish's reply) is dropped without parsing it. A reset is always read: a

@@ -180,15 +180,7 @@ export class RedisStore extends SeedReads implements SharedStore {
         client.get(this.#key('epoch')),
       ]),
     );
-    const at = Number(seq ?? 0);
-    const loaded = epoch ?? '';
-    const feed = this.#feed;
-    // Another load, numbered from where this instance's count had not reached: a loss whose
-    // reset event has not come yet (it is then dropped as seen, like every event up to `at`).
-    if (feed.lastSeq !== undefined && loaded !== feed.epoch && at < feed.lastSeq)
-      feed.interrupt(`the store's event counter went back from ${feed.lastSeq} to ${at}`);
-    if (feed.lastSeq === undefined || at >= feed.lastSeq) feed.epoch = loaded;
-    feed.lastSeq = Math.max(feed.lastSeq ?? 0, at);
+    this.#feed.standsAt(Number(seq ?? 0), epoch ?? '');
     this.#clock.syncOffset(Number(offset ?? 0));
     this.catalog.resetSelections(selectionsOf(targets));
     await this.#releases.run();
