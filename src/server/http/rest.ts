@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import type { Clock } from '../clock.js';
+import type { PublishHooks } from '../fault-hooks.js';
 import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from '../http-util.js';
 import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
@@ -15,20 +16,14 @@ import { releaseTime, type StreamPostsService } from '../service/service.js';
 import { postFor } from '../service/visibility.js';
 import type { Identity } from '../stores/store.js';
 
-/** What REST asks of the injected faults (admin/faults.ts): whether a publish's reply is to be lost. */
-export interface PublishFaults {
-  /** A `drop-acks` fault matching this publish, if any. */
-  onPublish(identity: Identity, streamId: string): object | undefined;
-  dropsAck(matched: object): boolean;
-}
-
 export interface RestContext {
   service: StreamPostsService;
   logger: Logger;
   createRateLimiter: (() => TokenBucket) | undefined;
   bodyTimeoutMs: number;
   keyLimits: KeyLimits;
-  faults: PublishFaults;
+  /** Injected faults (admin/faults.ts), let in at each publish. */
+  faults: PublishHooks;
   /** The service clock: upload addresses lapse on it, so tests move it instead of waiting. */
   clock: Clock;
   /** Where uploads are kept: the store's (shared by every instance on it), else this process's memory. */
