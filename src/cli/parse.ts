@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '@commander-js/extra-typings';
 import ms from 'ms';
-import { splitUrls } from '../client/endpoint.js';
+import { splitUrls } from '../api/endpoints.js';
+import { MAX_LAST_POSTS } from '../protocol/limits.js';
 
 export const DURATION_FORMS = 'a number of seconds (5, 1.5) or a number with a unit: 500ms, 30s, 10m, 2h, 1d';
 
@@ -66,4 +67,14 @@ export function collectList(text: string, previous: string[] | undefined): strin
     .map((item) => item.trim())
     .filter((item) => item !== '');
   return [...(previous ?? []), ...items];
+}
+
+/** `--last`: recent posts per stream, as many as the service keeps. */
+export function lastPosts(text: string): number {
+  const value = parseNonNegativeInteger(text);
+  if (value > MAX_LAST_POSTS)
+    throw new InvalidArgumentError(
+      `expected 0 to ${MAX_LAST_POSTS} (the service keeps the last ${MAX_LAST_POSTS} posts per stream), got "${text}"`,
+    );
+  return value;
 }

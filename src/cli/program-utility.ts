@@ -4,15 +4,12 @@ import { splitStreamIds } from '../protocol/stream-ids.js';
 import { addClientOptions, commonOptions, positiveInteger, withKeySource } from './common.js';
 import { COMPLETION_SHELLS } from './completion-shells.js';
 import { EXIT } from './exit.js';
-import type { ProgramContext } from './program.js';
+import type { CommandContext } from './command-context.js';
 
 // `streams`, `history`, `targets`, `completion` and `help`: the commands around the main ones.
 
 /** `streams` and `history`: what the key can read through REST. */
-export function addReadCommands(
-  program: Command,
-  { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>,
-): void {
+export function addReadCommands(program: Command, { run, setExitCode, env }: CommandContext): void {
   addClientOptions(
     program
       .command('streams')
@@ -52,10 +49,7 @@ export function addReadCommands(
 }
 
 /** `targets [STREAM]` and `targets set STREAM T1,T2`: the key's selected custom targets. */
-export function addTargetsCommand(
-  program: Command,
-  { run, setExitCode, env }: Required<Omit<ProgramContext, 'output'>>,
-): void {
+export function addTargetsCommand(program: Command, { run, setExitCode, env }: CommandContext): void {
   const targets = addClientOptions(
     program
       .command('targets')
@@ -94,10 +88,7 @@ function historyLimit(text: string): number {
   return value;
 }
 
-export function addCompletionCommand(
-  program: Command,
-  { run, setExitCode }: Required<Omit<ProgramContext, 'output'>>,
-): void {
+export function addCompletionCommand(program: Command, { run, setExitCode }: CommandContext): void {
   program
     .command('completion')
     .description('print a shell completion script (see the README for where to put it)')

@@ -48,8 +48,9 @@ export function validatePost(fields: Record<string, unknown>, rules: PostRules, 
     args = buildPublishArgs(fields, { streamId: rules.stream, contentType: rules.contentType }, now);
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
-    const field = /^(\w+)/.exec(error.message)?.[1] ?? '';
+    const field = error.field ?? '';
     const flag = FIELD_FLAGS[field];
+    // The message starts with the field's name: the flag takes its place.
     const message = flag === undefined ? error.message : error.message.replace(field, flag);
     const forms = field === 'releaseAt' ? ` (${RELEASE_AT_FORMS})` : '';
     throw usageError(`invalid post: ${message}${forms}`, { cause: error });
