@@ -177,7 +177,10 @@ const sameNames: [StartServerOptionName] extends [keyof StartServerOptions]
   : never = true;
 void sameNames;
 
-/** A `store` that is neither `memory` nor a redis:// URL: a bad option (its message never shows a password). */
+/**
+ * A `store` that is neither `memory` nor a redis:// URL: a bad option (its message never shows a password).
+ * @internal
+ */
 export function checkStoreUrl(store: string): void {
   try {
     checkRedisUrl(store);
@@ -284,7 +287,10 @@ function checkPerimeter(
   };
 }
 
-/** startServer's options checked (a bad one throws naming it) and the seed loaded, as the core server takes them. */
+/**
+ * startServer's options checked (a bad one throws naming it) and the seed loaded, as the core server takes them.
+ * @internal
+ */
 export async function coreOptions(
   options: StartServerOptions,
   instance: CoreOptions['instance'],

@@ -96,6 +96,7 @@ export interface PostSubscription<E extends SubscriptionEvent = SubscriptionEven
   close(): Promise<void>;
 }
 
+/** @internal */
 export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => StreamPostsError): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {

@@ -4,7 +4,7 @@ import { FAULT_TYPES } from '../../protocol/admin.js';
 import { usageError } from '../exit.js';
 import { parseDuration, parseNonNegativeInteger } from '../parse.js';
 import type { CommandContext } from '../command-context.js';
-import { DEFAULT_ADMIN_URL } from './admin-url.js';
+import { DEFAULT_ADMIN_URL } from '../parse.js';
 import type { FaultFlags, FaultsOptions } from './faults.js';
 
 const run = () => import('./faults.js');

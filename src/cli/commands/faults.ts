@@ -3,7 +3,7 @@ import { FAULT_TYPES, type Fault } from '../../protocol/admin.js';
 import { safeLine } from '../../render/text.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 
-import { DEFAULT_ADMIN_URL } from './admin-url.js';
+import { DEFAULT_ADMIN_URL } from '../parse.js';
 const DEFAULT_TIMEOUT_MS = 10_000;
 
 export interface FaultsOptions {
