@@ -19,8 +19,9 @@ export { DEFAULT_TIMEOUT_MS, describeNetworkError, formatWait } from '../client/
 
 /**
  * What to throw when a library error ends a command: the error itself (the CLI's exit code
- * comes from its code), a wait that ran out worded with the flag's timeout and what was
- * awaited (the client's own account of it when it has one, `awaited` otherwise).
+ * comes from its code), a wait that ran out in the flag's words: the `--timeout` it had, and
+ * what was awaited, as the client says when it timed the wait itself (`awaited`), as the
+ * command says otherwise.
  */
 export function commandFailure(error: unknown, timeoutMs: number, awaited: string): unknown {
   if (!(error instanceof StreamPostsError) || error.code !== 'timeout') return error;

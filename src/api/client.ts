@@ -1,10 +1,10 @@
 // `connect`: its options, each checked with an error naming it, and the opening of the shared
 // connection the client is made of; the client itself is in stream-posts-client.ts.
 import { DEFAULT_BACKOFF } from '../client/backoff.js';
-import { ClientError } from '../client/errors.js';
 import type { RateLimitWait } from '../client/pacer.js';
 import { PUBLISH_MAX_ATTEMPTS as MAX_PUBLISH_ATTEMPTS } from '../client/publisher.js';
-import { redactedClientError, fromClientError, redactSecrets, StreamPostsError } from './errors.js';
+import { ClientError } from '../client/errors.js';
+import { fromClientError, redactedClientError, redactSecrets, StreamPostsError } from './errors.js';
 import { StreamPostsClient, withTimeout } from './stream-posts-client.js';
 
 export { StreamPostsClient } from './stream-posts-client.js';

@@ -36,8 +36,9 @@ export class StreamPostsError extends Error {
   /** For a refusal of a REST request (`publishRest`, `setCustomTargets`): the HTTP status. */
   readonly status: number | undefined;
   /**
-   * For `timeout`, when the client itself waited: what for, and from where (`ack from ws://…`).
-   * Undefined for the library's own bound (`timeoutMs` of `connect` or `publish`).
+   * For `timeout`, when the client itself timed the wait: what for, and from where (`ack from
+   * ws://…`), which the message says too. Undefined for the bound of a whole call
+   * (`timeoutMs` of `connect` or `publish`).
    */
   readonly awaited: string | undefined;
 

@@ -4,16 +4,20 @@
 import { Command } from '@commander-js/extra-typings';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { CommandContext, CommandRunners, ProgramContext } from './command-context.js';
+import { addCompletionCommand } from './commands/completion-flags.js';
 import { addConfigCommands } from './commands/config-flags.js';
 import { addDemoCommand } from './commands/demo-flags.js';
 import { addFaultsCommand } from './commands/faults-flags.js';
+import { addHistoryCommand } from './commands/history-flags.js';
 import { addSubscribeCommand } from './commands/listen-flags.js';
 import { addPostCommand } from './commands/post-flags.js';
 import { addScenarioCommand } from './commands/scenario-flags.js';
 import { addServeCommand } from './commands/serve-flags.js';
+import { addStreamsCommand } from './commands/streams-flags.js';
+import { addTargetsCommand } from './commands/targets-flags.js';
 import { addTerminalCommand } from './commands/terminal-flags.js';
 import { prefixed } from './exit.js';
-import { addCompletionCommand, addHelpCommand, addReadCommands, addTargetsCommand } from './program-utility.js';
+import { addHelpCommand } from './help-command.js';
 
 export type { CommandRunners, ProgramContext } from './command-context.js';
 
@@ -98,7 +102,8 @@ within --timeout.`,
   addPostCommand(program, full);
   addDemoCommand(program, full);
   addConfigCommands(program, full);
-  addReadCommands(program, full);
+  addStreamsCommand(program, full);
+  addHistoryCommand(program, full);
   addTargetsCommand(program, full);
   addFaultsCommand(program, full);
   addScenarioCommand(program, full);

@@ -2,7 +2,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { CommandContext } from '../command-context.js';
 import { collectUrls } from '../parse.js';
-import { addHelpCommand } from '../program-utility.js';
+import { addHelpCommand } from '../help-command.js';
 
 export function addConfigCommands(program: Command, { run, setExitCode }: CommandContext): void {
   const config = program
