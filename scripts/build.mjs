@@ -45,7 +45,12 @@ await bundle.write({
   minify: { compress: true, mangle: false, codegen: { removeWhitespace: true } },
   comments: false,
   codeSplitting: {
-    groups: [{ name: 'core', test: /src[\\/]cli[\\/](commands[\\/]post|settings|post-content)\.ts$/ }],
+    groups: [
+      { name: 'core', test: /src[\\/]cli[\\/](commands[\\/]post|settings|post-content)\.ts$/ },
+      // What both the command line's start-up (its flags) and the library read: one chunk, so
+      // `--help` loads one file for it, not one per module.
+      { name: 'shared', test: /src[\\/](api[\\/]serve-options|protocol[\\/](admin|state))\.ts$/ },
+    ],
   },
 });
 await bundle.close();
