@@ -1,2 +1,0 @@
-// What test/e2e/terminal.test.ts still imports from here; the helpers live in test/support/.
-export { until } from '../support/poll.js';
