@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_CONTENT_BYTES, MAX_LAST_POSTS } from '../../src/protocol/limits.js';
 import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
-import { AdjustableClock } from '../../src/server/clock.js';
+import type { AdjustableClock } from '../../src/server/clock.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
 import { RedisStore } from '../../src/server/stores/redis-store.js';
 import { holdingsError, type HoldingsCaps } from '../../src/server/stores/holding-rules.js';
 import type { PublishRequest, Store, StoreEvent } from '../../src/server/stores/store.js';
-import { publishRequest, redisForFile } from '../support/stores.js';
+import { publishRequest, redisForFile, StillClock } from '../support/stores.js';
 
 /**
  * The contract every store keeps, run against each store directly: whatever a memory store
@@ -26,12 +26,12 @@ const redis = redisForFile();
 
 const STORES: Record<string, (options: StoreOptions) => Promise<Opened>> = {
   memory: async (options) => {
-    const clock = new AdjustableClock();
+    const clock = new StillClock();
     const store = new MemoryStore({ seed: DEMO_SEED, clock, idempotencyWindowMs: 60_000, ...options });
     return { store: redis.keep(store), clock };
   },
   redis: async (options) => {
-    const clock = new AdjustableClock();
+    const clock = new StillClock();
     const store = await RedisStore.open({
       url: redis.url,
       prefix: redis.prefix(),

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { AdjustableClock } from '../../src/server/clock.js';
 import type { PublishRequest, Store } from '../../src/server/stores/store.js';
 import { RedisServer } from './redis-server.js';
 
@@ -40,4 +41,16 @@ export function redisForFile(): { readonly url: string; prefix(): string; keep<S
       return store;
     },
   };
+}
+
+/**
+ * The service's clock standing still but for `advance`: a test that steps to the last
+ * millisecond of a window must not find that the machine's own time took it past.
+ */
+export class StillClock extends AdjustableClock {
+  readonly #start = Date.now();
+
+  override now(): number {
+    return this.#start + this.offsetMs;
+  }
 }
