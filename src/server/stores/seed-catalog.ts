@@ -3,7 +3,8 @@ import { ulid } from 'ulid';
 import { ProtocolError } from '../../protocol/errors.js';
 import { PUBLISH_COMMAND } from '../../protocol/types.js';
 import type { Seed } from '../../protocol/seed.js';
-import { follows, type PostRecord, type StreamRecord, type TargetSelections, type UserRecord } from './store.js';
+import { follows } from './follows.js';
+import type { PostRecord, StreamRecord, TargetSelections, UserRecord } from './store.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 

@@ -1,8 +1,8 @@
 import { encodeEvent } from '../../protocol/events.js';
 import { toTreeItem } from '../../protocol/tree.js';
 import type { ConnectionFaults } from '../admin/faults.js';
-import { postFor } from '../service/visibility.js';
-import { canSee, type PostRecord, type StoreEvent, type StreamRecord, type UserRecord } from '../stores/store.js';
+import { canSee, postFor } from '../service/visibility.js';
+import type { PostRecord, StoreEvent, StreamRecord, UserRecord } from '../stores/store.js';
 
 export type Format = 'envelope' | 'tree';
 
