@@ -49,35 +49,37 @@ function graphqlSocket(server: StreamPostsServer, apiKey: string) {
 }
 
 describe('one subscription service, every transport', () => {
-  it('refuses a subscription past the cap in the same words on /v1/ws and /graphql', async () => {
-    const server = await startTestServer({ maxSubscriptions: 1 });
-    const client = await connectAs(server, KEYS.alice);
-    expect((await client.request('on-stream-post', { streamIds: 'macro-wire' })).event).toBe('sub_ack');
-    const overWs = await client.request('on-stream-post', { streamIds: 'crypto-legal' });
+  it.each([
+    // One held subscription on each transport, then one more than the cap allows.
+    ['past the subscription cap', { maxSubscriptions: 1 }, ['macro-wire', 'crypto-legal'], 0, 'limit-exceeded'],
+    ['with lastPosts out of range', {}, ['macro-wire'], 101, 'invalid-argument'],
+  ] as const)(
+    'refuses a subscribe %s in the same words on /v1/ws and /graphql',
+    async (_name, options, streams, lastPosts, code) => {
+      const server = await startTestServer(options);
+      const held = streams.slice(0, -1);
+      const asked = streams.at(-1)!;
+      const client = await connectAs(server, KEYS.alice);
+      for (const streamId of held) {
+        expect((await client.request('on-stream-post', { streamIds: streamId })).event).toBe('sub_ack');
+      }
+      const overWs = await client.request('on-stream-post', { streamIds: asked, lastPosts });
 
-    const graphql = graphqlSocket(server, KEYS.alice);
-    await graphql.acked();
-    graphql.subscribe('held', 'subscription { streamPostCreated(streamIds: ["macro-wire"]) { id } }');
-    graphql.subscribe('over', 'subscription { streamPostCreated(streamIds: ["crypto-legal"]) { id } }');
-    const overGraphql = await graphql.errorOf('over');
+      const graphql = graphqlSocket(server, KEYS.alice);
+      await graphql.acked();
+      for (const streamId of held) {
+        graphql.subscribe(streamId, `subscription { streamPostCreated(streamIds: ["${streamId}"]) { id } }`);
+      }
+      graphql.subscribe(
+        'asked',
+        `subscription { streamPostCreated(streamIds: ["${asked}"], lastPosts: ${lastPosts}) { id } }`,
+      );
+      const overGraphql = await graphql.errorOf('asked');
 
-    expect(overWs.data.code).toBe('limit-exceeded');
-    expect(overGraphql).toMatchObject({ message: overWs.data.message, extensions: { code: 'limit-exceeded' } });
-  });
-
-  it('checks lastPosts by the same rule on /v1/ws and /graphql', async () => {
-    const server = await startTestServer();
-    const client = await connectAs(server, KEYS.alice);
-    const overWs = await client.request('on-stream-post', { streamIds: 'macro-wire', lastPosts: 101 });
-
-    const graphql = graphqlSocket(server, KEYS.alice);
-    await graphql.acked();
-    graphql.subscribe('over', 'subscription { streamPostCreated(streamIds: ["macro-wire"], lastPosts: 101) { id } }');
-    const overGraphql = await graphql.errorOf('over');
-
-    expect(overWs.data.code).toBe('invalid-argument');
-    expect(overGraphql).toMatchObject({ message: overWs.data.message, extensions: { code: 'invalid-argument' } });
-  });
+      expect(overWs.data.code).toBe(code);
+      expect(overGraphql).toMatchObject({ message: overWs.data.message, extensions: { code } });
+    },
+  );
 
   it('refuses a bad key in the same words: the error event on /v1/ws, the close reason where no event can say it', async () => {
     const server = await startTestServer();
