@@ -58,6 +58,8 @@ export interface GraphqlContext {
   maxBufferedBytes: number;
 }
 
+const OPEN = 1;
+
 /** One /graphql connection: what it knows once its key is checked, and its side of keep-alive. */
 class Connection implements KeepAlivePeer {
   readonly id = 'graphql';
@@ -92,8 +94,6 @@ class Connection implements KeepAlivePeer {
 }
 
 type Extra = Connection;
-
-const OPEN = 1;
 
 /**
  * One GraphQL subscription's feed of posts: a fan-out Subscriber (so a post costs it what it

@@ -119,8 +119,9 @@ function sessionOf(ws: WebSocket): Session {
 }
 
 /** What a subscription is replaced by: the same format and the same streams, in any order. */
-function subscriptionKey(format: Format, streamIds: readonly string[]): string {
-  return `${format}:${[...streamIds].sort().join(',')}`;
+function subscriptionKey(format: Format, streams: readonly StreamRecord[]): string {
+  const ids = streams.map((stream) => stream.id).sort();
+  return `${format}:${ids.join(',')}`;
 }
 
 export interface SessionContext {
@@ -723,21 +724,14 @@ export class Session implements SubscriptionHolder {
 
   /** Subscribing again to the same streams in the same format replaces, not adds. */
   repeatOf(format: Format, streams: readonly StreamRecord[]): Subscription | undefined {
-    const subscriptions = this.#subscriptions;
     // Nearly every connection subscribes once: no key is built when there is nothing to replace.
-    if (subscriptions.length === 0) return undefined;
-    const key = subscriptionKey(
-      format,
-      streams.map((stream) => stream.id),
-    );
-    return subscriptions.find(
+    if (this.#subscriptions.length === 0) return undefined;
+    const key = subscriptionKey(format, streams);
+    return this.#subscriptions.find(
       (held) =>
         held.format === format &&
         held.streams.length === streams.length &&
-        subscriptionKey(
-          held.format,
-          held.streams.map((stream) => stream.id),
-        ) === key,
+        subscriptionKey(format, held.streams) === key,
     );
   }
 
