@@ -547,7 +547,6 @@ export class CoreServer {
       scenario,
       {
         service: this.#service,
-        store: this.store,
         clock: this.clock,
         logger: this.#logger,
         advanceClock: (ms) => this.admin.advanceClock(ms),
