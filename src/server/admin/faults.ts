@@ -6,35 +6,16 @@ import {
   type FaultScope,
   type FaultScopeView,
 } from '../../protocol/admin.js';
-import { CLOSE_SLOW_CONSUMER } from '../../protocol/close-codes.js';
 import { ProtocolError } from '../../protocol/errors.js';
-import { DeliveryGate } from '../ws/delivery-gate.js';
-import type { QueuedPost } from '../ws/fanout.js';
+import type { AckFault } from '../fault-hooks.js';
 import { keyIdOf } from '../ws/key-limits.js';
+import type { HookedConnection, SessionHooks } from '../ws/outlet.js';
 import type { Logger } from '../logger.js';
 import { isPending, type Awaitable, type Identity } from '../stores/store.js';
-
-/** The injected faults that apply to one connection now (undefined on a connection none applies to). */
-export class ConnectionFaults {
-  /** go-silent: nothing is written, not even pongs and keep-alives. */
-  silent = false;
-  noPongs = false;
-  gate: DeliveryGate | undefined;
-}
-
-/** What the registry needs of a connection (a Session). */
-export interface FaultableConnection {
-  readonly id: string;
-  readonly identity: Identity | undefined;
-  faults: ConnectionFaults | undefined;
-  answerPings(on: boolean): void;
-  sendFrame(frame: Buffer | string): void;
-  sendQueued(posts: QueuedPost[]): void;
-  close(code: number, reason: string): void;
-}
+import { FaultOutlet } from './fault-outlet.js';
 
 export interface FaultHost {
-  connections(): Iterable<FaultableConnection>;
+  connections(): Iterable<HookedConnection>;
   authenticate(key: string): Awaitable<Identity | undefined>;
   logger: Logger;
   /** Posts a paused connection may have held for it before it is dropped as a slow reader. */
@@ -65,11 +46,6 @@ interface ActiveFault {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** A `drop-acks` fault that matched a publish: its acknowledgement is lost if the publish succeeds (`dropsAck`). */
-export interface AckFault {
-  readonly fault: unknown;
-}
-
 function matches(scope: MatchScope | undefined, subject: Subject): boolean {
   if (scope === undefined) return true;
   return (
@@ -80,7 +56,7 @@ function matches(scope: MatchScope | undefined, subject: Subject): boolean {
   );
 }
 
-function subjectOf(connection: FaultableConnection): Subject {
+function subjectOf(connection: HookedConnection): Subject {
   const { identity } = connection;
   return {
     connection: connection.id,
@@ -103,11 +79,11 @@ function codeForStatus(status: number): string {
 
 /**
  * The faults injected through the admin endpoints, held by this server instance only (with
- * a Redis store each instance has its own). Connections carry what applies to them in
- * `faults`, recomputed whenever the set changes, so the paths that run for every frame
- * check one property.
+ * a Redis store each instance has its own). What applies to a connection is installed
+ * around it as its outlet (fault-outlet.ts), recomputed whenever the set changes, so the
+ * paths that run for every frame never ask whether a fault is set.
  */
-export class FaultRegistry {
+export class FaultRegistry implements SessionHooks {
   readonly #host: FaultHost;
   readonly #active = new Map<string, ActiveFault>();
   #nextId = 1;
@@ -170,8 +146,8 @@ export class FaultRegistry {
   }
 
   /** Recomputes what applies to a connection: call when it opens and once its key is known. */
-  attach(connection: FaultableConnection): void {
-    if (this.#active.size > 0 || connection.faults !== undefined) this.#refresh(connection);
+  attach(connection: HookedConnection): void {
+    if (this.#active.size > 0 || connection.outlet !== connection) this.#refresh(connection);
   }
 
   /**
@@ -247,7 +223,7 @@ export class FaultRegistry {
       if (!matches(scope, subjectOf(connection))) continue;
       applied += 1;
       if (input.type === 'close') connection.close(input.code ?? 1012, input.reason ?? '');
-      else if (input.type === 'send-frame') connection.sendFrame(input.frame);
+      else if (input.type === 'send-frame') connection.outlet.writeFrame(input.frame);
     }
     return applied;
   }
@@ -269,7 +245,7 @@ export class FaultRegistry {
     for (const connection of this.#host.connections()) this.#refresh(connection);
   }
 
-  #refresh(connection: FaultableConnection): void {
+  #refresh(connection: HookedConnection): void {
     const subject = subjectOf(connection);
     let silent = false;
     let noPongs = false;
@@ -287,32 +263,24 @@ export class FaultRegistry {
         mode.jitterMs = input.jitterMs ?? 0;
       }
     }
-    let state = connection.faults;
+    const installed = connection.outlet instanceof FaultOutlet ? connection.outlet : undefined;
     const gated = mode.paused || mode.delayMs > 0 || mode.jitterMs > 0;
-    if (!silent && !noPongs && !gated && (state?.gate === undefined || state.gate.idle)) {
-      if (state !== undefined) {
-        connection.faults = undefined;
+    if (!silent && !noPongs && !gated && (installed?.gate === undefined || installed.gate.idle)) {
+      if (installed !== undefined) {
+        connection.outlet = connection;
         connection.answerPings(true);
       }
       return;
     }
-    state ??= connection.faults = new ConnectionFaults();
+    const state = installed ?? new FaultOutlet(connection);
+    connection.outlet = state;
     state.silent = silent;
-    state.noPongs = noPongs || silent;
-    connection.answerPings(!state.noPongs);
+    connection.answerPings(!noPongs && !silent);
     if (!gated && state.gate?.idle) state.gate = undefined;
     if (gated && state.gate === undefined) {
-      state.gate = new DeliveryGate(
-        {
-          sendFrame: (frame) => connection.sendFrame(frame),
-          sendQueued: (posts) => connection.sendQueued(posts),
-          overflow: () => connection.close(CLOSE_SLOW_CONSUMER, 'slow consumer'),
-        },
-        this.#host.maxBufferedBytes,
-        () => {
-          if (connection.faults?.gate?.idle) this.#refresh(connection);
-        },
-      );
+      state.openGate(this.#host.maxBufferedBytes, () => {
+        if (connection.outlet === state && state.gate?.idle) this.#refresh(connection);
+      });
     }
     state.gate?.set(mode);
   }

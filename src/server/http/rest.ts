@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import type { Clock } from '../clock.js';
-import type { FaultRegistry } from '../admin/faults.js';
+import type { PublishHooks } from '../fault-hooks.js';
 import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
 import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
@@ -22,7 +22,8 @@ export interface RestContext {
   createRateLimiter: (() => TokenBucket) | undefined;
   bodyTimeoutMs: number;
   keyLimits: KeyLimits;
-  faults: FaultRegistry;
+  /** Injected faults (admin/faults.ts), let in at each publish. */
+  faults: PublishHooks;
   /** The service clock: upload addresses lapse on it, so tests move it instead of waiting. */
   clock: Clock;
   /** Where uploads are kept: the store's (shared by every instance on it), else this process's memory. */

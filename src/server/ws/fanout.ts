@@ -1,6 +1,5 @@
 import { encodeEvent } from '../../protocol/events.js';
 import { toTreeItem } from '../../protocol/tree.js';
-import type { ConnectionFaults } from '../admin/faults.js';
 import { canSee, postFor } from '../service/visibility.js';
 import type { PostRecord, StoreEvent, StreamRecord, UserRecord } from '../stores/store.js';
 
@@ -23,8 +22,6 @@ export interface Subscriber {
   sendFrame(frame: Buffer): void;
   /** Posts to send, in order, as the peer reads them: the subscriber asks `queuedFrame` for each frame when its turn comes. */
   sendQueued(posts: QueuedPost[]): void;
-  /** Injected faults: posts then pass through its delivery gate, which may hold or delay them. */
-  faults?: ConnectionFaults | undefined;
 }
 
 /**
@@ -185,9 +182,7 @@ export class FanOut {
           : atRelease && type === 'released'
             ? (releasedAsCreated ??= Buffer.from(encodeFrame('created', post, format)))
             : (envelope ??= Buffer.from(encodeFrame(type, post, format)));
-      const gate = subscriber.faults?.gate;
-      if (gate === undefined) subscriber.sendFrame(frame);
-      else gate.deliver(frame);
+      subscriber.sendFrame(frame);
     }
   }
 
@@ -217,9 +212,7 @@ export class FanOut {
     }
     subscription.pending = null;
     if (queued.length === 0) return;
-    const gate = subscriber.faults?.gate;
-    if (gate === undefined) subscriber.sendQueued(queued);
-    else gate.deliver(queued);
+    subscriber.sendQueued(queued);
   }
 
   /** The frame of a queued post, in the state it was queued in (it may have been released since). */

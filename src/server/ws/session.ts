@@ -1,38 +1,26 @@
-// ws/: WebSocket connections: one Session per connection (authentication, commands, replies,
-// rate and reply budgets, the slow-consumer limit), the fan-out of posts to subscriptions, and
-// the delivery gate injected faults put in front of a session.
-// Over 400 lines on purpose: a Session is one state machine whose fields (the command queue,
-// pipelined publishes, the write queue, the corked turn) are read on every frame; split into
-// classes, each frame would cross object boundaries and every idle connection would carry
-// more objects (memory per idle connection is a benchmarked figure).
+// ws/: WebSocket connections: one Session per connection (authentication, the protocol's
+// commands, subscriptions) on its socket end (connection.ts: reads, writes, closes), with its
+// command queue and rate limits (command-queue.ts); the fan-out of posts to subscriptions.
+// Injected faults wrap a session's outlet from outside (outlet.ts): nothing here asks
+// whether one is set.
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import { isCommandName, parseCommandArgs, parseCommandFrame } from '../../protocol/commands.js';
-import { MAX_REQUEST_ID_LENGTH } from '../../protocol/limits.js';
-import {
-  CLOSE_INTERNAL_ERROR,
-  CLOSE_POLICY_VIOLATION,
-  CLOSE_SERVICE_RESTART,
-  CLOSE_SLOW_CONSUMER,
-} from '../../protocol/close-codes.js';
+import { parseCommandArgs } from '../../protocol/commands.js';
+import { CLOSE_INTERNAL_ERROR, CLOSE_POLICY_VIOLATION, CLOSE_SERVICE_RESTART } from '../../protocol/close-codes.js';
 import { ProtocolError } from '../../protocol/errors.js';
-import { isoTime } from '../../protocol/dates.js';
 import { encodeError, encodeEvent } from '../../protocol/events.js';
 import { PUBLISH_COMMAND, type Command, type CommandName } from '../../protocol/types.js';
 import type { ConnectionInfo } from '../../protocol/admin.js';
-import type { AckFault, ConnectionFaults, FaultRegistry } from '../admin/faults.js';
-import { QueuedPost, type FanOut, type Format, type HiddenPosts, type Subscription } from './fanout.js';
-import type { Clock } from '../clock.js';
-import { logs, type Logger } from '../logger.js';
+import type { AckFault } from '../fault-hooks.js';
+import { CommandQueue, type CommandHost, type PublishCommand, type SubscribeCommand } from './command-queue.js';
+import { closeReason, Connection } from './connection.js';
+import type { Format, Subscription } from './fanout.js';
+import { Greeting, greetings } from './greeting.js';
+import type { HookedConnection } from './outlet.js';
+import type { SessionContextOf, SessionStart } from './session-context.js';
+import { logs } from '../logger.js';
 import type { TokenBucket } from './rate-limiter.js';
-import type { StreamPostsService } from '../service/service.js';
-import {
-  Refusal,
-  type Admission,
-  type SubscribeRequest,
-  type SubscriptionHolder,
-  type SubscriptionService,
-} from '../service/subscriptions.js';
+import { Refusal, type Admission, type SubscribeRequest, type SubscriptionHolder } from '../service/subscriptions.js';
 import { postFor } from '../service/visibility.js';
 import {
   isPending,
@@ -43,80 +31,18 @@ import {
   type UserRecord,
 } from '../stores/store.js';
 
-// A slow consumer gets its close frame queued behind the data it is not
-// reading; past this grace the socket is dropped so its buffers are freed.
-const SLOW_CONSUMER_GRACE_MS = 1000;
-const OPEN = 1;
-const TEXT_FRAME = { binary: false } as const;
-/**
- * What one post waiting in a history costs the server (the reference and its place in the
- * queue), counted against the slow-consumer limit: otherwise a peer that never reads and
- * subscribes again and again could queue histories without end.
- */
-const QUEUED_POST_BYTES = 64;
-/** Queued history is written in slices of about this many bytes, at least, each when the last has drained. */
-const MIN_QUEUED_SLICE_BYTES = 64 * 1024;
-/** The only frame a tree feed answers, and its answer (PROTOCOL.md B3). */
-const TREE_FEED_PING = Buffer.from('ping');
-const TREE_FEED_PONG = 'pong';
-/** Bytes of commands one connection may have waiting for their turn (PROTOCOL.md B4). */
-const MAX_PENDING_COMMAND_BYTES = 4 * 1024 * 1024;
-
-/**
- * Frames read from one connection before it yields to the others: the kernel hands a
- * flooding peer's frames over a megabyte at a time, and without a pause here all of them
- * were handled before any other connection was served.
- */
-const FRAMES_BEFORE_YIELD = 1000;
-/**
- * Publishes of one connection sent to the store before the first is answered. On a shared
- * store each waits a round trip; sent together they arrive together, their replies come back
- * in one read, and their posts leave in one write per subscriber. In memory the publishes
- * read in one turn are all stored in it, so their posts too reach each subscriber in one
- * write (taken one by one, each publish after the last one's ack, the first post went out
- * alone: 0.73× the corked bare server's fan-out against 0.98×). (PROTOCOL.md B4: replies
- * still in the order the commands came).
- */
-const MAX_PIPELINED_PUBLISHES = 64;
-
-/** How a command waiting its turn arrived. */
-const TEXT = 0;
-const BINARY = 1;
-const OVER_CONNECTION_RATE = 2;
-const OVER_KEY_RATE = 3;
-/** Arrived before the key was known: its share of the key's rate is taken when it runs. */
-const TEXT_BEFORE_KEY = 4;
-type Arrival =
-  typeof TEXT | typeof BINARY | typeof OVER_CONNECTION_RATE | typeof OVER_KEY_RATE | typeof TEXT_BEFORE_KEY;
-
-type PublishCommand = Extract<Command, { event: typeof PUBLISH_COMMAND }>;
-type SubscribeCommand = Exclude<Command, PublishCommand>;
 /** A publish the store took, and the injected fault (if any) that decides its ack. */
 interface StoredPublish {
   result: PublishResult;
   injected: AckFault | undefined;
 }
 
-interface PendingCommand {
-  arrival: Arrival;
-  data: Buffer;
-}
-
-type Queued = QueuedPost | Buffer | string | undefined;
 /**
- * The empty queues every idle connection shares (frozen: a push would throw, never leak into
- * another connection); a connection gets arrays of its own when something waits.
+ * The empty list every connection without a subscription shares (frozen: a push would
+ * throw, never leak into another connection); a connection gets an array of its own when
+ * it subscribes.
  */
-const NO_COMMANDS = Object.freeze([]) as unknown as PendingCommand[];
-const NOTHING_QUEUED = Object.freeze([]) as unknown as Queued[];
 const NO_SUBSCRIPTIONS = Object.freeze([]) as unknown as Subscription[];
-
-/** The session of a socket, for the listeners every session shares (no closures of its own). */
-const SESSION = Symbol('session');
-type SessionSocket = WebSocket & { [SESSION]: Session };
-function sessionOf(ws: WebSocket): Session {
-  return (ws as SessionSocket)[SESSION];
-}
 
 /** What a subscription is replaced by: the same format and the same streams, in any order. */
 function subscriptionKey(format: Format, streams: readonly StreamRecord[]): string {
@@ -124,155 +50,28 @@ function subscriptionKey(format: Format, streams: readonly StreamRecord[]): stri
   return `${format}:${ids.join(',')}`;
 }
 
-export interface SessionContext {
-  /** What every connection id of this instance starts with (`w2-` under serve --workers), else ''. */
-  connectionIdPrefix: string;
-  service: StreamPostsService;
-  subscriptions: SubscriptionService;
-  fanout: FanOut;
-  logger: Logger;
-  /** The service's clock (admin advances included), for `connected.serverTime`. */
-  clock: Clock;
-  maxBufferedBytes: number;
-  /** A fresh limiter per connection, or undefined when rate limiting is off. */
-  createRateLimiter: (() => TokenBucket) | undefined;
-  /** `connected.rateLimit` as JSON (`,"rateLimit":{…}`), or '' when rate limiting is off. */
-  statedRateLimit: string;
-  /**
-   * A fresh budget of `rate-limited` replies per connection (undefined when no rate limit is
-   * on): a flood is not answered frame for frame, and once the budget is spent the
-   * connection is closed (PROTOCOL.md B4), so no command goes unanswered on an open one.
-   */
-  createReplyBudget: (() => TokenBucket) | undefined;
-  /** How the hosted dialect (no `hello=1`) delivers hidden posts (PROTOCOL.md B1a). */
-  hostedHiddenPosts: HiddenPosts;
-  maxPendingCommands: number;
-  faults: FaultRegistry;
-  /** Called once the connection has closed, after the session let go of its subscriptions and key. */
-  sessionClosed: (session: Session) => void;
-}
-
-export interface SessionStart {
-  /** The connection's number: its id is `c` and this, after the instance's prefix (built when asked for, not held as a string). */
-  seq: number;
-  key: string | undefined;
-  /** The command named in the URL form, with its query arguments. */
-  urlCommand?: { event: CommandName; args: Record<string, string> };
-  /**
-   * The hosted tree feed address: clients there parse every message as a tree item, so
-   * no envelope is sent (keep-alive is the ping alone), errors become closes, and frames
-   * from the client are ignored but a text `ping`, answered `pong`.
-   */
-  treeOnly?: boolean;
-  /**
-   * `hello=1` asked for our dialect: `connected` on the URL form too, hidden posts pushed
-   * while hidden. Without it the session speaks as the hosted service does (B1a).
-   */
-  hello?: boolean;
-}
-
-/** A close reason is at most 123 bytes. */
-function closeReason(text: string): string {
-  const bytes = Buffer.from(text);
-  return bytes.length <= 123
-    ? text
-    : bytes
-        .subarray(0, 120)
-        .toString()
-        .replace(/\uFFFD*$/, '') + '...';
-}
-
-/**
- * The `connected` frame of each user, who follows the same streams until the store is
- * reset (which makes new user records). The prefix (without its closing braces) is built
- * once, already UTF-8: a user following many streams has a prefix of kilobytes, not encoded
- * again per connection. Each connection adds only its own fields (`serverTime`, a stream
- * key's `streamId`), and the last frame is kept: connections of the same user and key kind
- * arriving within the same millisecond (a reconnecting fleet) share it. A frame is never
- * written to once built, so several sockets may send the same one.
- */
-class Greeting {
-  at = NaN;
-  streamId: string | undefined = undefined;
-  extra = '';
-  frame: Buffer | undefined = undefined;
-
-  constructor(readonly prefix: Buffer) {}
-
-  /** `extra`: fields of our dialect, already JSON with a leading comma. */
-  frameAt(serverTime: number, streamId: string | undefined, extra: string): Buffer {
-    if (this.frame !== undefined && this.at === serverTime && this.streamId === streamId && this.extra === extra)
-      return this.frame;
-    const stream = streamId === undefined ? '' : `,"streamId":${JSON.stringify(streamId)}`;
-    const tail = `,"serverTime":"${isoTime(serverTime)}"${stream}${extra}}}`;
-    const prefix = this.prefix;
-    const frame = Buffer.allocUnsafe(prefix.length + Buffer.byteLength(tail));
-    prefix.copy(frame);
-    frame.write(tail, prefix.length);
-    this.at = serverTime;
-    this.streamId = streamId;
-    this.extra = extra;
-    this.frame = frame;
-    return frame;
-  }
-}
-
-const greetings = new WeakMap<UserRecord, Greeting>();
+export type SessionContext = SessionContextOf<Session>;
+export type { SessionStart };
 
 /** One WebSocket connection: authentication, commands, subscriptions, backpressure. */
-export class Session implements SubscriptionHolder {
+export class Session extends Connection<SessionContext> implements SubscriptionHolder, HookedConnection {
   envelopeStamp = 0;
   treeStamp = 0;
-  /** Cleared by each keep-alive round, set again by the pong. */
-  isAlive = true;
-  /** Injected faults that apply to this connection (faults.ts); undefined on almost every one. */
-  faults: ConnectionFaults | undefined = undefined;
-  readonly connectedAt = Date.now();
-  readonly #ws: WebSocket;
-  readonly #context: SessionContext;
-  /** By format and stream set: subscribing again to the same streams replaces, not adds. */
   /**
    * By format and stream set (subscribing again to the same streams replaces, not adds). An
    * array made when the first subscription comes: most connections hold one, and a map each
    * would cost more than the subscription.
    */
   #subscriptions = NO_SUBSCRIPTIONS;
-  // Made at the first command, not at connect: an idle connection carries neither. A bucket
-  // starts full, and one made at connect would be full by then too, so nothing changes.
-  #rateLimiter: TokenBucket | undefined;
-  #replyBudget: TokenBucket | undefined;
   #keyLimiter: TokenBucket | undefined;
   #identity: Identity | undefined;
   #keyId: string | undefined;
   #user: UserRecord | undefined;
-  // Replies come in the order commands were sent. Publishes run together (up to
-  // MAX_PIPELINED_PUBLISHES, answered in turn); any other command waits for what runs before
-  // it, and holds the ones behind it here.
-  #pending = NO_COMMANDS;
-  #pendingBytes = 0;
-  /** Commands started and not yet answered; the key check counts as one. */
-  #inFlight = 1;
-  /** What runs now is publishes only, so another publish may join them. */
-  #publishing = false;
+  /** Made with the first command, or for a key check the store answers later. */
+  #commands: CommandQueue<Session> | undefined;
   /** Settles once the last publish started has been answered (set by the first one). */
   #replyTurn: Promise<void> | undefined;
-  #framesUntilYield = FRAMES_BEFORE_YIELD;
   #closed = false;
-  /** The budget of `rate-limited` replies is spent: what waits is answered, then the connection closes. */
-  #overRate = false;
-  readonly #socket: Duplex;
-  #corked = false;
-  /**
-   * Replies written in this turn, still corked: not a sign the peer stopped reading. A
-   * window of pipelined publishes of large posts gets as many acks at once, each with its post.
-   */
-  #turnReplyBytes = 0;
-  // Frames and posts waiting for the peer to read what was written before them.
-  #queued = NOTHING_QUEUED;
-  #queuedAt = 0;
-  #queuedFrameBytes = 0;
-  #queuedPosts = 0;
-  #awaitingDrain = false;
 
   constructor(
     ws: WebSocket,
@@ -280,29 +79,28 @@ export class Session implements SubscriptionHolder {
     readonly start: SessionStart,
     socket: Duplex,
   ) {
-    this.#ws = ws;
-    this.#socket = socket;
-    this.#context = context;
-    (ws as SessionSocket)[SESSION] = this;
-    ws.on('pong', Session.#pongListener);
-    ws.on('message', Session.#messageListener);
-    ws.on('close', Session.#closeListener);
-    ws.on('error', Session.#errorListener);
+    super(ws, socket, context);
     // In memory the key is checked, the peer greeted and a URL-form subscription acknowledged
-    // before this returns; a shared store's answers are awaited.
+    // before this returns; a shared store's answers are awaited, and commands sent meanwhile
+    // wait behind the key check (it counts as a command in flight: for good, if it failed).
     let opening: Promise<void> | undefined;
     try {
       opening = this.#open();
     } catch (error) {
+      this.#commands = new CommandQueue(this, Session.#commandHost, 1);
       this.#openFailed(error);
       return;
     }
-    if (opening === undefined) this.#commandDone();
-    else
-      opening.then(
-        () => this.#commandDone(),
-        (error: unknown) => this.#openFailed(error),
-      );
+    if (opening === undefined) return;
+    const commands = (this.#commands = new CommandQueue(this, Session.#commandHost, 1));
+    opening.then(
+      () => commands.done(),
+      (error: unknown) => this.#openFailed(error),
+    );
+  }
+
+  get #context(): SessionContext {
+    return this.context;
   }
 
   #openFailed(error: unknown): void {
@@ -322,131 +120,23 @@ export class Session implements SubscriptionHolder {
     this.close(CLOSE_INTERNAL_ERROR, 'internal error');
   }
 
-  // Shared by every session, found through the socket: four closures a connection fewer.
-  static #pongListener(this: WebSocket): void {
-    sessionOf(this).isAlive = true;
-  }
-
-  static #messageListener(this: WebSocket, data: Buffer, isBinary: boolean): void {
-    sessionOf(this).#onMessage(data, isBinary);
-  }
-
-  static #closeListener(this: WebSocket, code: number): void {
-    sessionOf(this).#onClose(code);
-  }
-
-  static #errorListener(this: WebSocket, error: Error): void {
-    // ws reports protocol violations (e.g. a frame over maxPayload) here and closes by itself.
-    sessionOf(this).#log('warn', 'connection error', { reason: error.message });
+  protected onError(error: Error): void {
+    this.#log('warn', 'connection error', { reason: error.message });
   }
 
   get id(): string {
     return `${this.#context.connectionIdPrefix}c${this.start.seq}`;
   }
 
-  sendFrame(frame: Buffer | string): void {
-    const ws = this.#ws;
-    if (ws.readyState !== OPEN || this.faults?.silent) return;
-    if (this.#queuedAt < this.#queued.length) {
-      // Behind a history still being written: order holds, and what waits counts as queued.
-      this.#queued.push(frame);
-      this.#queuedFrameBytes += frame.length;
-      if (this.#queuedBytes() > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
-      return;
-    }
-    this.#corkForThisTurn();
-    ws.send(frame, TEXT_FRAME);
-    if (ws.bufferedAmount - this.#turnReplyBytes > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
-  }
-
   /** The answer to one of the peer's commands: counted against the slow-consumer limit from the next turn on. */
   #sendReply(frame: Buffer | string): void {
-    // Only what goes to the socket now (not behind a history, not to a closed or silenced one).
-    if (this.#ws.readyState === OPEN && !this.faults?.silent && this.#queuedAt >= this.#queued.length) {
-      this.#turnReplyBytes += typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length;
-    }
-    this.sendFrame(frame);
-  }
-
-  /**
-   * Writes posts as the peer reads them: a slice at a time, the next once the socket has
-   * drained. A history of 1,000 posts of 64 KiB is more than the slow-consumer limit, and a
-   * reader taking it as fast as it can must not be mistaken for one that stopped.
-   */
-  sendQueued(posts: QueuedPost[]): void {
-    if (this.#ws.readyState !== OPEN || this.faults?.silent) return;
-    if (this.#queued === NOTHING_QUEUED) this.#queued = [];
-    for (const post of posts) this.#queued.push(post);
-    this.#queuedPosts += posts.length;
-    if (this.#queuedBytes() > this.#context.maxBufferedBytes) this.#closeSlowConsumer();
-    else this.#writeQueued();
-  }
-
-  /** What this peer has the server hold for it: written and unread, and waiting to be written. */
-  #queuedBytes(): number {
-    return this.#ws.bufferedAmount + this.#queuedFrameBytes + this.#queuedPosts * QUEUED_POST_BYTES;
-  }
-
-  #writeQueued(): void {
-    const ws = this.#ws;
-    if (ws.readyState !== OPEN || this.#closed) return;
-    const queued = this.#queued;
-    const slice = Math.max(this.#context.maxBufferedBytes / 2, MIN_QUEUED_SLICE_BYTES);
-    while (this.#queuedAt < queued.length && ws.bufferedAmount < slice) {
-      const next = queued[this.#queuedAt]!;
-      queued[this.#queuedAt++] = undefined;
-      let frame: Buffer | string;
-      if (next instanceof QueuedPost) {
-        frame = this.#context.fanout.queuedFrame(next);
-        this.#queuedPosts -= 1;
-      } else {
-        frame = next;
-        this.#queuedFrameBytes -= next.length;
-      }
-      this.#corkForThisTurn();
-      ws.send(frame, TEXT_FRAME);
-    }
-    if (this.#queuedAt === queued.length) this.#clearQueued();
-    else if (!this.#awaitingDrain) {
-      // Past a slice the socket is over its high-water mark, so 'drain' is due.
-      this.#awaitingDrain = true;
-      this.#socket.once('drain', () => {
-        this.#awaitingDrain = false;
-        this.#writeQueued();
-      });
-    }
-  }
-
-  /**
-   * Everything sent in this turn of the event loop goes out in one write: a history of
-   * hundreds of posts, several posts published together, or a ping and its keep-alive frame
-   * cost one system call, not one per frame. Uncorked before any I/O, so nothing waits.
-   */
-  #corkForThisTurn(): void {
-    if (this.#corked) return;
-    this.#corked = true;
-    this.#socket.cork();
-    process.nextTick(Session.#uncork, this);
-  }
-
-  // Static, so that no session carries a closure of its own for it.
-  static #uncork(session: Session): void {
-    session.#corked = false;
-    session.#turnReplyBytes = 0;
-    session.#socket.uncork();
-  }
-
-  // Even once closed: the peer's answer to our close frame must still be read.
-  static #resumeReading(session: Session): void {
-    session.#ws.resume();
+    this.outlet.writeReply(frame);
   }
 
   /** A keep-alive round's ping and event; false when none was sent (closing, or silenced by a fault). */
   ping(keepAliveFrame: Buffer): boolean {
-    if (this.#ws.readyState !== OPEN || this.faults?.silent) return false;
+    if (!this.outlet.writePing()) return false;
     this.isAlive = false;
-    this.#corkForThisTurn();
-    this.#ws.ping();
     this.#sendEnvelope(keepAliveFrame);
     return true;
   }
@@ -461,12 +151,6 @@ export class Session implements SubscriptionHolder {
     return this.#identity;
   }
 
-  /** Whether a ping from the peer is answered: off under a `stop-pongs` or `go-silent` fault. */
-  answerPings(on: boolean): void {
-    // ws answers pings itself and has no public switch per socket; its own flood guard stays in place.
-    (this.#ws as unknown as { _autoPong: boolean })._autoPong = on;
-  }
-
   /** What `GET /_admin/connections` lists about this connection. */
   info(): ConnectionInfo {
     const identity = this.#identity;
@@ -479,24 +163,10 @@ export class Session implements SubscriptionHolder {
         streamIds: subscription.streams.map((stream) => stream.id),
         format: subscription.format === 'tree' ? 'tree' : 'post',
       })),
-      bufferedBytes: this.#ws.bufferedAmount + this.#queuedFrameBytes,
+      bufferedBytes: this.bufferedBytes,
       connectedAt: new Date(this.connectedAt).toISOString(),
-      remoteAddress: (this.#socket as { remoteAddress?: string }).remoteAddress ?? null,
+      remoteAddress: (this.socket as { remoteAddress?: string }).remoteAddress ?? null,
     };
-  }
-
-  /** Calls back once the socket has closed (at once if it already has). */
-  onClosed(callback: () => void): void {
-    if (this.#ws.readyState === this.#ws.CLOSED) callback();
-    else this.#ws.once('close', () => callback());
-  }
-
-  terminate(): void {
-    this.#ws.terminate();
-  }
-
-  close(code: number, reason: string): void {
-    this.#ws.close(code, reason);
   }
 
   /** Checks the key, then greets; a promise only while a shared store is asked. */
@@ -550,131 +220,41 @@ export class Session implements SubscriptionHolder {
     this.#sendEnvelope(greeting.frameAt(this.#context.clock.now(), identity.streamId, extra));
   }
 
-  /**
-   * The rate limits apply on arrival, before anything is parsed: a flood past them costs a
-   * token check per frame, and at most a budget of `rate-limited` replies.
-   */
-  #onMessage(data: Buffer, isBinary: boolean): void {
-    if (this.#closed || this.#overRate) return;
-    if (--this.#framesUntilYield === 0) {
-      this.#framesUntilYield = FRAMES_BEFORE_YIELD;
-      this.#ws.pause();
-      setImmediate(Session.#resumeReading, this);
-    }
-    if (this.start.treeOnly) {
-      this.#onTreeFeedFrame(data, isBinary);
-      return;
-    }
-    let arrival: Arrival = isBinary ? BINARY : this.#identity === undefined ? TEXT_BEFORE_KEY : TEXT;
-    const { createRateLimiter } = this.#context;
-    if (createRateLimiter !== undefined && !(this.#rateLimiter ??= createRateLimiter()).tryTake()) {
-      arrival = OVER_CONNECTION_RATE;
-    } else if (this.#keyLimiter !== undefined && !this.#keyLimiter.tryTake()) arrival = OVER_KEY_RATE;
-    if ((arrival === OVER_CONNECTION_RATE || arrival === OVER_KEY_RATE) && !this.#takeReply()) {
-      this.#closeOverRate();
-      return;
-    }
-    if (this.#pending.length === 0) {
-      if (this.#inFlight === 0) {
-        this.#handle(arrival, data);
-        return;
-      }
-      if (this.#joinPublishes(arrival, data)) return;
-    }
-    if (
-      this.#pending.length >= this.#context.maxPendingCommands ||
-      this.#pendingBytes + data.length > MAX_PENDING_COMMAND_BYTES
-    ) {
-      this.#log('warn', 'closing: too many commands waiting', {
-        pending: this.#pending.length,
-        bytes: this.#pendingBytes,
-      });
-      this.#detach();
-      this.#ws.close(CLOSE_POLICY_VIOLATION, 'too many commands waiting; wait for replies');
-      return;
-    }
-    if (this.#pending === NO_COMMANDS) this.#pending = [];
-    this.#pending.push({ arrival, data });
-    this.#pendingBytes += data.length;
+  /** Frames are read by the command queue (made at the first one), from which commands come back here to run. */
+  protected onMessage(data: Buffer, isBinary: boolean): void {
+    if (this.#closed) return;
+    const commands = (this.#commands ??= new CommandQueue(this, Session.#commandHost, 0));
+    if (this.start.treeOnly) commands.onTreeFeedFrame(data, isBinary);
+    else commands.onMessage(data, isBinary);
   }
 
-  /**
-   * A tree feed reads no commands (PROTOCOL.md B3): its news terminals send `login KEY` and
-   * JSON frames, which are dropped, and a text `ping` they expect a `pong` for within 2 s,
-   * or they reconnect. Past the connection's rate a ping goes unanswered rather than
-   * closing the feed: the terminal reconnects, which is its own rule.
-   */
-  #onTreeFeedFrame(data: Buffer, isBinary: boolean): void {
-    // A `stop-pongs` fault stops these too: the way to see such a terminal reconnect.
-    if (isBinary || !data.equals(TREE_FEED_PING) || this.faults?.noPongs) return;
-    const { createRateLimiter } = this.#context;
-    if (createRateLimiter !== undefined && !(this.#rateLimiter ??= createRateLimiter()).tryTake()) return;
-    this.#sendReply(TREE_FEED_PONG);
+  // The command queue's state, read and set by #startPublish below.
+  get #inFlight(): number {
+    return this.#commands!.inFlight;
   }
 
-  /** Runs one command with nothing else running; the ones behind it wait in `#pending` or join it. */
-  #handle(arrival: Arrival, data: Buffer): void {
-    const running = this.#start(arrival, data);
-    if (running === undefined) return;
-    this.#inFlight += 1;
-    running.then(() => this.#commandDone());
+  set #publishing(on: boolean) {
+    this.#commands!.publishing = on;
   }
 
-  /** Starts a publish alongside the publishes running now, if that is what the frame is. */
-  #joinPublishes(arrival: Arrival, data: Buffer): boolean {
-    if (!this.#publishing || arrival !== TEXT || this.#inFlight >= MAX_PIPELINED_PUBLISHES || this.#closed) {
-      return false;
-    }
-    // Anything else (a subscribe, a frame that does not parse) waits its turn, and is parsed then.
-    const parsed = parseCommandFrame(data.toString('utf8'));
-    if (!parsed.ok || parsed.command.event !== PUBLISH_COMMAND) return false;
-    this.#inFlight += 1;
-    this.#startPublish(parsed.command).then(() => this.#commandDone());
-    return true;
-  }
-
-  #commandDone(): void {
-    this.#inFlight -= 1;
-    if (this.#inFlight > 0) return;
-    this.#publishing = false;
-    const pending = this.#pending;
-    while (pending.length > 0) {
-      const next = pending[0]!;
-      if (this.#inFlight === 0) this.#handle(next.arrival, next.data);
-      else if (!this.#joinPublishes(next.arrival, next.data)) break;
-      pending.shift();
-      this.#pendingBytes -= next.data.length;
-    }
-    if (this.#overRate && this.#inFlight === 0) this.#closeOverRate();
-  }
-
-  #start(arrival: Arrival, data: Buffer): Promise<void> | undefined {
-    if (this.#identity === undefined || this.#closed) return undefined;
-    if (arrival === TEXT_BEFORE_KEY && this.#keyLimiter !== undefined && !this.#keyLimiter.tryTake()) {
-      if (!this.#takeReply()) {
-        this.#closeOverRate();
-        return undefined;
-      }
-      arrival = OVER_KEY_RATE;
-    }
-    if (arrival === BINARY) {
-      this.#reject(new ProtocolError('bad-request', 'binary frames are not accepted; send JSON text frames'));
-      return undefined;
-    }
-    if (arrival === OVER_CONNECTION_RATE || arrival === OVER_KEY_RATE) {
-      const { event, requestId } = peekCommand(data);
-      const why = arrival === OVER_KEY_RATE ? 'too many commands for this key' : 'too many commands on this connection';
-      this.#reject(new ProtocolError('rate-limited', `${why}; slow down and retry`, event), requestId);
-      return undefined;
-    }
-    const parsed = parseCommandFrame(data.toString('utf8'));
-    if (!parsed.ok) {
-      this.#reject(parsed.error, parsed.requestId);
-      return undefined;
-    }
-    if (parsed.command.event === PUBLISH_COMMAND) return this.#startPublish(parsed.command);
-    return this.#run(() => parsed.command, parsed.command.event);
-  }
+  /** What the command queue asks of a session: one object for every session, not closures of each. */
+  static readonly #commandHost: CommandHost<Session> = {
+    limits: (session) => session.#context,
+    identified: (session) => session.#identity !== undefined,
+    closed: (session) => session.#closed,
+    keyLimiter: (session) => session.#keyLimiter,
+    startPublish: (session, command) => session.#startPublish(command),
+    run: (session, command) => session.#run(() => command, command.event),
+    reject: (session, error, requestId) => session.#reject(error, requestId),
+    close: (session, reason) => {
+      session.#detach();
+      session.ws.close(CLOSE_POLICY_VIOLATION, reason);
+    },
+    log: (session, level, message, fields) => session.#log(level, message, fields),
+    yieldReading: (session) => session.yieldReading(),
+    answersPings: (session) => session.answersPings,
+    sendReply: (session, frame) => session.#sendReply(frame),
+  };
 
   /** Runs a command; a promise while it waits for the store (a publish, or a shared store's reads). */
   #run(parse: () => Command, event: CommandName): Promise<void> | undefined {
@@ -831,61 +411,32 @@ export class Session implements SubscriptionHolder {
 
   /** A frame other than a post: never sent on the tree feed address. */
   #sendEnvelope(frame: Buffer | string): void {
-    if (!this.start.treeOnly) this.sendFrame(frame);
+    if (!this.start.treeOnly) this.outlet.writeFrame(frame);
   }
 
-  /**
-   * B4: the budget of `rate-limited` replies is spent, and a command dropped unanswered would
-   * strand a client waiting on it. Frames from now on are not read; the commands already
-   * waiting are answered, then the connection closes, so every command sent after the last
-   * reply is known to have gone unanswered.
-   */
-  #closeOverRate(): void {
+  protected slowConsumer(): void {
     if (this.#closed) return;
-    if (!this.#overRate) this.#log('warn', 'closing: rate limit exceeded and its replies spent');
-    this.#overRate = true;
-    if (this.#inFlight > 0 || this.#pending.length > 0) return;
+    this.#log('warn', 'closing slow consumer', { bufferedBytes: this.ws.bufferedAmount });
     this.#detach();
-    this.#ws.close(CLOSE_POLICY_VIOLATION, 'rate limit exceeded');
-  }
-
-  #closeSlowConsumer(): void {
-    if (this.#closed) return;
-    this.#log('warn', 'closing slow consumer', { bufferedBytes: this.#ws.bufferedAmount });
-    this.#detach();
-    this.#ws.close(CLOSE_SLOW_CONSUMER, 'slow consumer');
-    setTimeout(() => this.#ws.terminate(), SLOW_CONSUMER_GRACE_MS).unref();
+    this.closeSlowly();
   }
 
   #detach(): void {
     this.#closed = true;
     for (const subscription of this.#subscriptions) this.#context.fanout.remove(subscription);
     this.#subscriptions = NO_SUBSCRIPTIONS;
-    this.#pending = NO_COMMANDS;
-    this.#pendingBytes = 0;
-    this.#clearQueued();
+    this.#commands?.clear();
+    this.clearQueue();
   }
 
-  #clearQueued(): void {
-    this.#queued = NOTHING_QUEUED;
-    this.#queuedAt = 0;
-    this.#queuedFrameBytes = 0;
-    this.#queuedPosts = 0;
-  }
-
-  #onClose(code: number): void {
+  protected onClose(code: number): void {
     this.#detach();
-    this.faults?.gate?.stop();
+    this.outlet.dropHeld();
     // Only now: a connection closed for being slow holds its buffers until its socket is gone.
     if (this.#keyId !== undefined) this.#context.subscriptions.leave(this.#keyId);
     this.#keyId = undefined;
     if (logs(this.#context.logger, 'info')) this.#log('info', 'disconnected', { code });
     this.#context.sessionClosed(this);
-  }
-
-  /** One `rate-limited` reply from the budget (made at its first use); false once it is spent. */
-  #takeReply(): boolean {
-    return (this.#replyBudget ??= this.#context.createReplyBudget!()).tryTake();
   }
 
   #log(
@@ -895,23 +446,5 @@ export class Session implements SubscriptionHolder {
   ): void {
     const { logger } = this.#context;
     if (logs(logger, level)) logger.log(level, message, { conn: this.id, user: this.#user?.id, ...fields });
-  }
-}
-
-/**
- * The event and requestId of a frame refused before parsing, for its `rate-limited` reply
- * (within the reply budget only, so this parse is bounded by the rate).
- */
-function peekCommand(data: Buffer): { event: string | undefined; requestId: string | undefined } {
-  try {
-    const raw: unknown = JSON.parse(data.toString('utf8'));
-    if (typeof raw !== 'object' || raw === null) return { event: undefined, requestId: undefined };
-    const { event, requestId } = raw as Record<string, unknown>;
-    return {
-      event: typeof event === 'string' && isCommandName(event) ? event : undefined,
-      requestId: typeof requestId === 'string' && requestId.length <= MAX_REQUEST_ID_LENGTH ? requestId : undefined,
-    };
-  } catch {
-    return { event: undefined, requestId: undefined };
   }
 }

@@ -1,4 +1,5 @@
-import type { QueuedPost } from './fanout.js';
+import type { QueuedPost } from '../ws/fanout.js';
+import { QUEUED_POST_BYTES } from '../ws/outbound.js';
 
 /** What a gate delivers to: the connection's own writes, which keep their order and backpressure. */
 export interface GateTarget {
@@ -13,9 +14,6 @@ interface Held {
   /** performance.now() at which it may go; 0 = at once. */
   due: number;
 }
-
-/** What one post waiting in a history is counted as (as in session.ts). */
-const QUEUED_POST_BYTES = 64;
 
 /**
  * Holds the posts bound for one connection while a `pause-deliveries` or `delay-deliveries`
