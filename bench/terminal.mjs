@@ -174,8 +174,9 @@ async function publish(ws, count, { label, rate, window = 256 }) {
   });
 }
 
-/** The last whole frame written (each starts with the header). */
-const lastFrame = (text) => text.slice(text.lastIndexOf(bytes('● connected')));
+/** Each frame the terminal writes begins synchronized output (DEC mode 2026), and only the lines that changed. */
+const FRAME_BEGIN = '\u001B[?2026h';
+const FRAME_END = '\u001B[?2026l';
 
 const summary = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -233,7 +234,7 @@ export async function run(options = {}) {
     const newest = `burst post ${config.posts} of`;
     const shownAt = await tmux.until(view.pane, (text) => text.includes(newest), 'the newest post');
     await tmux.until(tree.pane, (text) => text.includes(newest), 'the newest post in tree');
-    const burstFrames = (tmux.written.get(view.pane).match(/j\/k move/g) ?? []).length;
+    const burstFrames = tmux.written.get(view.pane).split(FRAME_BEGIN).length - 1;
     const burstSeconds = (shownAt - burstStart) / 1000;
     // Both have taken the posts in; the CPU they spend settling is part of the burst.
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -297,9 +298,17 @@ export async function run(options = {}) {
       times.enter.push((await tmux.until(view.pane, (text) => text.includes(bytes('────')), 'the detail pane')) - sent);
       tmux.mark(view.pane);
       tmux.keys(view.pane, 'Enter');
+      // Closed: the list's rows drawn again where the pane was, in a whole frame without its rule
+      // (one begun after the mark: tmux may report the header's next frame in the same line).
       await tmux.until(
         view.pane,
-        (text) => lastFrame(text).includes('j/k move') && !lastFrame(text).includes(bytes('────')),
+        (text) =>
+          text
+            .split(FRAME_BEGIN)
+            .slice(1)
+            .some(
+              (frame) => frame.includes(FRAME_END) && frame.includes('burst post') && !frame.includes(bytes('────')),
+            ),
         'the detail pane closed',
       );
 

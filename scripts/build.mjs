@@ -25,53 +25,12 @@ await rm(outdir, { recursive: true, force: true });
 // files (48 imports to resolve) where the runtime's per-file cost is most of its start-up.
 // Here the command line's own core — commander, the post command, settings, the post's
 // checks and everything they import — is one chunk: `--help` loads 5 files, `post --dry-run` 8.
-// Two changes to Ink's caches, each checked: the build fails if Ink's code changes under it.
-// - Ink makes the styled characters of every line of a frame anew on each frame: its caches
-//   live for one frame. Kept across frames (renewed once they hold 400 lines: a few MB at
-//   most; the characters are only read, never changed), a key that changes two rows of the
-//   terminal's screen tokenizes two rows, not forty: Ink's frame for a key went from 12.8 to
-//   7.5 ms at the median with 5,000 posts held.
-// - Ink remembers the size and the cut of every text it ever drew, without a bound: a feed
-//   that runs for days draws millions of rows. Emptied once they hold 5,000 texts.
-const INK_PATCHES = [
-  {
-    file: /[\\/]ink[\\/]build[\\/]output\.js$/,
-    find: 'caches = new OutputCaches();',
-    replace: 'caches = framesCaches();',
-    append:
-      'let kept;\nfunction framesCaches() {\n  if (kept === undefined || kept.styledChars.size > 400) kept = new OutputCaches();\n  return kept;\n}\n',
-  },
-  {
-    file: /[\\/]ink[\\/]build[\\/]measure-text\.js$/,
-    find: 'cache.set(text, dimensions);',
-    replace: 'if (cache.size >= 5000) cache.clear();\n    cache.set(text, dimensions);',
-  },
-  {
-    file: /[\\/]ink[\\/]build[\\/]wrap-text\.js$/,
-    find: 'cache[cacheKey] = wrappedText;',
-    replace:
-      'if (++cached > 5000) {\n        for (const key of Object.keys(cache)) delete cache[key];\n        cached = 1;\n    }\n    cache[cacheKey] = wrappedText;',
-    append: 'let cached = 0;\n',
-  },
-];
-const inkCaches = {
-  name: 'ink-caches',
-  transform(code, id) {
-    const patch = INK_PATCHES.find(({ file }) => file.test(id));
-    if (patch === undefined) return null;
-    if (!code.includes(patch.find)) throw new Error(`${id} changed: the patch of its caches no longer applies`);
-    return `${code.replace(patch.find, patch.replace)}\n${patch.append ?? ''}`;
-  },
-};
-
 const bundle = await rolldown({
   cwd: root,
-  plugins: [inkCaches],
   input: { cli: 'src/cli/main.ts', index: 'src/index.ts' },
   platform: 'node',
-  // ws loads these native accelerators only when present; they are optional. Ink loads
-  // React's devtools only when asked to (DEV=true), and they are not shipped.
-  external: ['bufferutil', 'utf-8-validate', 'react-devtools-core'],
+  // ws loads these native accelerators only when present; they are optional.
+  external: ['bufferutil', 'utf-8-validate'],
   logLevel: 'warn',
   onLog(level, log, handle) {
     // Modules imported both statically and lazily stay where the static import puts them: expected.
@@ -86,7 +45,12 @@ await bundle.write({
   minify: { compress: true, mangle: false, codegen: { removeWhitespace: true } },
   comments: false,
   codeSplitting: {
-    groups: [{ name: 'core', test: /src[\\/]cli[\\/](commands[\\/]post|settings|post-content)\.ts$/ }],
+    groups: [
+      { name: 'core', test: /src[\\/]cli[\\/](commands[\\/]post|settings|post-content)\.ts$/ },
+      // What both the command line's start-up (its flags) and the library read: one chunk, so
+      // `--help` loads one file for it, not one per module.
+      { name: 'shared', test: /src[\\/](api[\\/]serve-options|protocol[\\/](admin|state))\.ts$/ },
+    ],
   },
 });
 await bundle.close();

@@ -33,19 +33,26 @@ export class StreamPostsError extends Error {
   readonly code: StreamPostsErrorCode;
   /** For `invalid-seed`: the field, e.g. `seed.streams[1].owner`; for `invalid-scenario`: the step, e.g. `line 3`. */
   readonly path: string | undefined;
-  /** For a refusal of the REST form (`publishRest`): the HTTP status. */
+  /** For a refusal of a REST request (`publishRest`, `setCustomTargets`): the HTTP status. */
   readonly status: number | undefined;
+  /**
+   * For `timeout`, when the client itself timed the wait: what for, and from where (`ack from
+   * ws://…`), which the message says too. Undefined for the bound of a whole call
+   * (`timeoutMs` of `connect` or `publish`).
+   */
+  readonly awaited: string | undefined;
 
   constructor(
     code: StreamPostsErrorCode,
     message: string,
-    options: { cause?: unknown; path?: string; status?: number } = {},
+    options: { cause?: unknown; path?: string; status?: number; awaited?: string } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'StreamPostsError';
     this.code = code;
     this.path = options.path;
     this.status = options.status;
+    this.awaited = options.awaited;
   }
 }
 
@@ -77,7 +84,11 @@ export function redactSecrets(text: string, secrets: readonly (string | undefine
  */
 export function redactedClientError(error: ClientError, secrets: readonly (string | undefined)[]): ClientError {
   const message = redactSecrets(error.message, secrets);
-  return message === error.message ? error : new ClientError(error.kind, message, error.code);
+  if (message === error.message) return error;
+  return new ClientError(error.kind, message, error.code, {
+    ...(error.awaited === undefined ? {} : { awaited: redactSecrets(error.awaited, secrets) }),
+    ...(error.status === undefined ? {} : { status: error.status }),
+  });
 }
 
 /** A client-side failure in the library's terms, the original kept as `cause` (a copy without the key, when it named one). */
@@ -93,7 +104,11 @@ export function fromClientError(error: unknown, secrets: readonly (string | unde
             ? 'internal'
             : 'unreachable';
     const redacted = redactedClientError(error, secrets);
-    return new StreamPostsError(code, redacted.message, { cause: redacted });
+    return new StreamPostsError(code, redacted.message, {
+      cause: redacted,
+      ...(redacted.status === undefined ? {} : { status: redacted.status }),
+      ...(redacted.awaited === undefined ? {} : { awaited: redacted.awaited }),
+    });
   }
   const message = error instanceof Error ? error.message : String(error);
   return new StreamPostsError('internal', redactSecrets(message, secrets), { cause: error });

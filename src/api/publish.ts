@@ -4,7 +4,7 @@ import { generateIdempotencyKey } from '../client/idempotency.js';
 import type { PublishOutcome } from '../client/publisher.js';
 import type { ContentType, Post, PublishArgs } from '../protocol/types.js';
 import { redactSecrets, StreamPostsError } from './errors.js';
-import { optionalString, requiredString } from './options.js';
+import { optionError, optionalString, requiredString } from './options.js';
 
 export interface PublishOptions {
   streamId: string;
@@ -52,12 +52,12 @@ export function checkEndpoints(given: Record<string, unknown>): Endpoint[] {
   const url = given['url'];
   const list = Array.isArray(url) ? url : [url];
   if (list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
-    throw new TypeError('url is required (a non-empty string, or an array of them)');
+    throw optionError('type', 'url', 'url is required (a non-empty string, or an array of them)');
   }
   try {
     return resolveEndpoints(list as string[]);
   } catch (error) {
-    if (error instanceof ClientError) throw new TypeError(error.message, { cause: error });
+    if (error instanceof ClientError) throw optionError('type', 'url', error.message, error);
     throw error;
   }
 }
@@ -65,8 +65,9 @@ export function checkEndpoints(given: Record<string, unknown>): Endpoint[] {
 function toIso(value: Date | number | string, name: string): string {
   if (typeof value === 'string') return value;
   const date = typeof value === 'number' ? new Date(value) : value;
-  if (!(date instanceof Date)) throw new TypeError(`${name} must be a Date, epoch milliseconds or an ISO 8601 string`);
-  if (Number.isNaN(date.getTime())) throw new RangeError(`${name} is not a valid date`);
+  if (!(date instanceof Date))
+    throw optionError('type', name, `${name} must be a Date, epoch milliseconds or an ISO 8601 string`);
+  if (Number.isNaN(date.getTime())) throw optionError('range', name, `${name} is not a valid date`);
   return date.toISOString();
 }
 
@@ -99,4 +100,14 @@ export function publishResult(
   }
   // A resend of the client's own (after a reconnect, or a REST retry) finds its first attempt: that is no earlier post.
   return { post: outcome.post, duplicate: outcome.duplicate && outcome.attempts <= 1, idempotencyKey };
+}
+
+/** The result, or the service's refusal (which `publishResult` throws) as a value. */
+export function refusalAsValue(result: () => PublishResult): PublishResult | StreamPostsError {
+  try {
+    return result();
+  } catch (error) {
+    if (error instanceof StreamPostsError) return error;
+    throw error;
+  }
 }

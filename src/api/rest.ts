@@ -1,11 +1,12 @@
 import { publishRest as postOverHttp } from '../client/rest.js';
-import { fromClientError } from './errors.js';
+import { fromClientError, StreamPostsError } from './errors.js';
 import { checkKnownOptions, requiredString, timeoutOption } from './options.js';
 import {
   checkEndpoints,
   PUBLISH_OPTIONS,
   publishResult,
   readPublishOptions,
+  refusalAsValue,
   type PublishOptions,
   type PublishResult,
 } from './publish.js';
@@ -29,6 +30,17 @@ const PUBLISH_REST_OPTIONS = [...PUBLISH_OPTIONS, 'url', 'apiKey'] as const;
  * next url of a list.
  */
 export async function publishRest(options: PublishRestOptions): Promise<PublishResult> {
+  const answer = await publishRestOrRefusal(options);
+  if (answer instanceof StreamPostsError) throw answer;
+  return answer;
+}
+
+/**
+ * `publishRest`, the service's refusal of the post resolved as its error instead of thrown
+ * (the CLI reports it as an outcome); a failure to reach the service or a wait still rejects.
+ * @internal
+ */
+export async function publishRestOrRefusal(options: PublishRestOptions): Promise<PublishResult | StreamPostsError> {
   const given = checkKnownOptions('publishRest', options, PUBLISH_REST_OPTIONS);
   const endpoints = checkEndpoints(given);
   const apiKey = requiredString(given, 'apiKey');
@@ -41,5 +53,5 @@ export async function publishRest(options: PublishRestOptions): Promise<PublishR
   } catch (error) {
     throw fromClientError(error, secrets);
   }
-  return publishResult(outcome, data.idempotencyKey, secrets);
+  return refusalAsValue(() => publishResult(outcome, data.idempotencyKey, secrets));
 }

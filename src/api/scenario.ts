@@ -3,6 +3,7 @@ import type { Seed } from '../protocol/seed.js';
 import type { Post } from '../protocol/types.js';
 import { parseScenario, ScenarioError, type Scenario, type ScenarioFaults } from '../server/admin/scenario.js';
 import type { ScenarioSummary, StepOutcome } from '../server/admin/scenario-player.js';
+import { scenarioFromRecording, type Conversion } from '../server/admin/scenario-recording.js';
 import { storedPost } from '../server/stores/store.js';
 import { StreamPostsError } from './errors.js';
 
@@ -60,5 +61,19 @@ export async function loadScenario(
     if (!(error instanceof ScenarioError)) throw error;
     const where = typeof scenario === 'string' ? `scenario file ${scenario}: ` : 'scenario: ';
     throw new StreamPostsError('invalid-scenario', where + error.message, { cause: error, path: error.where });
+  }
+}
+
+/**
+ * `listen --json` output turned into a scenario (same posts, order and timing), for the CLI's
+ * `scenario from-recording`; a recording that cannot be turned is `invalid-scenario`.
+ * @internal
+ */
+export function scenarioOfRecording(text: string): Conversion {
+  try {
+    return scenarioFromRecording(text);
+  } catch (error) {
+    if (error instanceof ScenarioError) throw new StreamPostsError('invalid-scenario', error.message, { cause: error });
+    throw error;
   }
 }

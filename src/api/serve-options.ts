@@ -410,6 +410,4 @@ export const START_SERVER_OPTION_NAMES = (Object.keys(SERVE_OPTIONS) as ServeOpt
   (name): name is StartServerOptionName => SERVE_OPTIONS[name].api,
 );
 
-/** Why a state file and a Redis store are refused together, after the name of the option or flag. */
-export const STATE_NEEDS_MEMORY =
-  'cannot be used with a redis:// store: it keeps the memory store across restarts, and a Redis store keeps its state in Redis, which persists by itself (see its RDB/AOF settings)';
+export { STATE_NEEDS_MEMORY } from '../protocol/state.js';

@@ -1,9 +1,9 @@
 import { createInterface } from 'node:readline';
 import type { Post } from '../protocol/types.js';
-import { generateIdempotencyKey } from '../client/idempotency.js';
+import { generateIdempotencyKey } from '../api/cli-words.js';
 import { isPlainObject } from '../protocol/objects.js';
 import { resolveReleaseAt, type PublishDefaults } from './release-at.js';
-import type { PublishData, PublishOutcome } from '../client/publisher.js';
+import type { PublishData, PublishOutcome } from '../api/cli-words.js';
 
 export type BatchResult =
   { line: number; post: Post; duplicate: boolean } | { line: number; error: { code: string; message: string } };

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Option, type Command, type OptionValues } from '@commander-js/extra-typings';
 import type { ConnectionSettings } from './settings.js';
-import { ClientError, DEFAULT_TIMEOUT_MS, formatWait } from '../client/errors.js';
+import { StreamPostsError } from '../api/errors.js';
+import { DEFAULT_TIMEOUT_MS, formatWait } from '../api/cli-words.js';
 import { EXIT, ExitError } from './exit.js';
 import { collectUrls, parseTimeout } from './parse.js';
 import type { FrameTrace } from './trace.js';
@@ -125,16 +126,16 @@ export function outputOptions(flags: OutputFlags, env: NodeJS.ProcessEnv = proce
   };
 }
 
-export function exitCodeFor(error: ClientError): number {
-  switch (error.kind) {
-    case 'usage':
-      return EXIT.usage;
-    case 'refused':
-      return EXIT.failed;
+/** A library error's exit code, from its code: cannot connect, authenticate or hear back → 3, a refusal → 1. */
+export function exitCodeFor(error: StreamPostsError): number {
+  switch (error.code) {
     case 'unreachable':
+    case 'closed':
     case 'unauthorized':
     case 'timeout':
       return EXIT.unreachable;
+    default:
+      return EXIT.failed;
   }
 }
 
@@ -154,14 +155,17 @@ export function requireKey(settings: ConnectionSettings): string {
  * client command.
  */
 export function namingKeySource(error: unknown, settings: Pick<ConnectionSettings, 'keySource'>): unknown {
-  if (!(error instanceof ClientError) || error.kind !== 'unauthorized' || settings.keySource === undefined)
+  if (!(error instanceof StreamPostsError) || error.code !== 'unauthorized' || settings.keySource === undefined)
     return error;
   const from = `the key from ${settings.keySource}`;
-  const message = /refused the key\b/.test(error.message)
-    ? error.message.replace(/refused the key\b/, `refused ${from}`)
+  // Where the source goes in the sentence, not which error it is (the code said that).
+  const message = error.message.includes(KEY_REFUSED)
+    ? error.message.replace(KEY_REFUSED, `refused ${from}`)
     : `${error.message} (${from})`;
-  return new ClientError(error.kind, message, error.code, { cause: error });
+  return new StreamPostsError(error.code, message, { cause: error });
 }
+
+const KEY_REFUSED = 'refused the key';
 
 /** Runs a client command, its key refusals worded by namingKeySource. */
 export async function withKeySource<T>(

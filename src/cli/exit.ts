@@ -21,3 +21,8 @@ export class ExitError extends Error {
 export function usageError(message: string, options?: { cause?: unknown }): ExitError {
   return new ExitError(EXIT.usage, message, options);
 }
+
+/** Every error line starts the same way, commander's own ("error: …") included. */
+export function prefixed(text: string): string {
+  return text.replace(/^error: /, 'stream-posts: ');
+}

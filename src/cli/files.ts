@@ -1,5 +1,5 @@
 import { access, readFile } from 'node:fs/promises';
-import { ClientError } from '../client/errors.js';
+import { usageError } from './exit.js';
 
 function reason(error: NodeJS.ErrnoException): string {
   if (error.code === 'ENOENT') return 'no such file';
@@ -13,19 +13,14 @@ export async function readTextFile(path: string, label: string): Promise<string>
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new ClientError(
-      'usage',
-      `cannot read ${label} ${path}: ${reason(error as NodeJS.ErrnoException)}`,
-      undefined,
-      { cause: error },
-    );
+    throw usageError(`cannot read ${label} ${path}: ${reason(error as NodeJS.ErrnoException)}`, { cause: error });
   }
 }
 
 /** Checks a file can be read before a command starts streaming from it. */
 export async function checkReadable(path: string, label: string): Promise<void> {
   await access(path).catch((error: NodeJS.ErrnoException) => {
-    throw new ClientError('usage', `cannot read ${label} ${path}: ${reason(error)}`, undefined, { cause: error });
+    throw usageError(`cannot read ${label} ${path}: ${reason(error)}`, { cause: error });
   });
 }
 

@@ -1,6 +1,6 @@
 import { CommanderError } from '@commander-js/extra-typings';
 import { setFlagsFromString } from 'node:v8';
-import { ClientError } from '../client/errors.js';
+import { StreamPostsError } from '../api/errors.js';
 import { safeLine, safeLines } from '../render/text.js';
 import { exitCodeFor } from './common.js';
 import { EXIT, ExitError } from './exit.js';
@@ -22,7 +22,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     // Messages carry what a server sent (error texts, close reasons, HTTP status text).
-    if (error instanceof ClientError) {
+    if (error instanceof StreamPostsError) {
       process.stderr.write(`stream-posts: ${safeLine(error.message)}\n`);
       process.exitCode = exitCodeFor(error);
       return;

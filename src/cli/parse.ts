@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '@commander-js/extra-typings';
 import ms from 'ms';
-import { splitUrls } from '../client/endpoint.js';
+import { splitUrls } from '../api/endpoints.js';
+import { MAX_LAST_POSTS } from '../protocol/limits.js';
 
 export const DURATION_FORMS = 'a number of seconds (5, 1.5) or a number with a unit: 500ms, 30s, 10m, 2h, 1d';
 
@@ -67,3 +68,16 @@ export function collectList(text: string, previous: string[] | undefined): strin
     .filter((item) => item !== '');
   return [...(previous ?? []), ...items];
 }
+
+/** `--last`: recent posts per stream, as many as the service keeps. */
+export function lastPosts(text: string): number {
+  const value = parseNonNegativeInteger(text);
+  if (value > MAX_LAST_POSTS)
+    throw new InvalidArgumentError(
+      `expected 0 to ${MAX_LAST_POSTS} (the service keeps the last ${MAX_LAST_POSTS} posts per stream), got "${text}"`,
+    );
+  return value;
+}
+
+/** Where a local `serve` answers admin requests: `faults`' default `--admin-url`. */
+export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8787/_admin';

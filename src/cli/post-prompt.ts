@@ -1,9 +1,9 @@
-import { listStreams } from '../client/streams.js';
+import { listStreams } from '../api/rest-reads.js';
 import type { PublishArgs } from '../protocol/types.js';
 import { isPromptCancelled, promptForPost } from '../render/prompts.js';
 import { EXIT, ExitError } from './exit.js';
 import type { PostOptions } from './commands/post.js';
-import { validatePost } from './validate-post.js';
+import { postProblem, validatePost } from './validate-post.js';
 import { formatReleaseTime, resolveReleaseAt } from './release-at.js';
 
 export interface KnownPost {
@@ -29,12 +29,7 @@ export async function askForPost(
   // user's streams, of which a stream key publishes to its own only.
   const streams = await listStreams(options.settings.endpoint, apiKey, options.timeoutMs).catch(() => []);
   const check = (releaseAt: string): string | true => {
-    try {
-      validatePost({ streamId: 'x', content: 'x', contentType: 'rawtext', releaseAt }, options, now());
-      return true;
-    } catch (error) {
-      return (error as Error).message.replace(/^invalid post: /, '');
-    }
+    return postProblem({ streamId: 'x', content: 'x', contentType: 'rawtext', releaseAt }, options, now()) ?? true;
   };
   const answers = await promptForPost(
     {

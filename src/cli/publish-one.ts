@@ -1,7 +1,6 @@
-import { openClient, type ClientPolicy, type StreamPostsClient } from '../api/client.js';
-import { ClientError } from '../client/errors.js';
-import { commandFailure, publishOptionsOf, refusalOf } from '../client/cli-words.js';
-import { PUBLISH_MAX_ATTEMPTS, type PublishOutcome } from '../client/publisher.js';
+import { openClient, PUBLISH_MAX_ATTEMPTS, type ClientPolicy, type StreamPostsClient } from '../api/client.js';
+import { commandFailure, outcomeOf, publishOptionsOf, type PublishOutcome } from '../api/cli-words.js';
+import { usageError } from './exit.js';
 import type { PublishArgs } from '../protocol/types.js';
 import type { StatusReporter } from '../render/status.js';
 import type { CommonOptions } from './common.js';
@@ -37,8 +36,7 @@ export async function openPublishSession(
 ): Promise<PublishSession> {
   const { endpoint } = options.settings;
   if (endpoint.treeFeed) {
-    throw new ClientError(
-      'usage',
+    throw usageError(
       'a tree feed address (…/graphql?format=tree) only sends; publish with --via rest or to the service URL',
     );
   }
@@ -52,10 +50,9 @@ export async function openPublishSession(
     serverTime: client.serverTime,
     async publish(args) {
       try {
-        const { post, duplicate } = await client.publish(publishOptionsOf(args));
-        return { ok: true, post, duplicate, attempts: 1 };
+        return outcomeOf(await client.publishOrRefusal(publishOptionsOf(args)));
       } catch (error) {
-        return refusalOf(
+        throw commandFailure(
           error,
           options.timeoutMs,
           `ack (the reply to add-stream-post) from ${wsWhere(options.settings)}`,

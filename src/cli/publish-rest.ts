@@ -1,8 +1,8 @@
-import { publishRest } from '../api/rest.js';
-import { ClientError, describeNetworkError, timeoutError } from '../client/errors.js';
+import { StreamPostsError } from '../api/errors.js';
+import { publishRestOrRefusal } from '../api/rest.js';
 import { API_KEY_HEADER, STREAMS_PATH } from '../protocol/paths.js';
 import type { CommonOptions } from './common.js';
-import { publishOptionsOf, refusalOf } from '../client/cli-words.js';
+import { commandFailure, describeNetworkError, outcomeOf, publishOptionsOf } from '../api/cli-words.js';
 import type { PublishSession } from './publish-one.js';
 import { withoutKey } from './describe.js';
 
@@ -19,13 +19,14 @@ async function checkKeyOverRest(options: CommonOptions, apiKey: string): Promise
   try {
     response = await fetch(url, { headers: { [API_KEY_HEADER]: apiKey }, signal });
   } catch (error) {
-    if (signal.aborted) throw timeoutError(options.timeoutMs, `a reply to GET ${shown}`);
+    if (signal.aborted)
+      throw commandFailure(new StreamPostsError('timeout', 'no reply'), options.timeoutMs, `a reply to GET ${shown}`);
     const cause = (error as { cause?: Error & { code?: string } }).cause ?? (error as Error);
-    throw new ClientError('unreachable', `cannot reach ${shown}: ${describeNetworkError(cause)}`);
+    throw new StreamPostsError('unreachable', `cannot reach ${shown}: ${describeNetworkError(cause)}`);
   }
   await response.body?.cancel();
   if (response.status === 401) {
-    throw new ClientError('unauthorized', 'the service refused the key: HTTP 401', 'unauthorized');
+    throw new StreamPostsError('unauthorized', 'the service refused the key: HTTP 401', { status: 401 });
   }
 }
 
@@ -43,16 +44,12 @@ export async function openRestSession(
     async publish(args) {
       try {
         const url = options.settings.endpoints.map((endpoint) => endpoint.httpBase);
-        const { post, duplicate } = await publishRest({
-          url,
-          apiKey,
-          timeoutMs: options.timeoutMs,
-          ...publishOptionsOf(args),
-        });
-        return { ok: true, post, duplicate, attempts: 1 };
+        return outcomeOf(
+          await publishRestOrRefusal({ url, apiKey, timeoutMs: options.timeoutMs, ...publishOptionsOf(args) }),
+        );
       } catch (error) {
         const awaited = `a reply to POST ${httpBase}${STREAMS_PATH}/${args.streamId}/post`;
-        return refusalOf(error, options.timeoutMs, withoutKey(options.settings, awaited));
+        throw commandFailure(error, options.timeoutMs, withoutKey(options.settings, awaited));
       }
     },
     close: async () => {},

@@ -1,17 +1,19 @@
 import cluster, { type Worker } from 'node:cluster';
-import { AdjustableClock } from '../server/clock.js';
-import type { Seed } from '../server/service/seed.js';
-import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
-import { StoreError } from '../server/stores/store-error.js';
+import { prepareRedisStore, storeErrorCode } from '../api/serve-support.js';
+import type { Seed } from '../protocol/seed.js';
 import { EXIT, ExitError } from './exit.js';
 import { StopSignals, type ExecChild } from './serve-signals.js';
 import { PeerRouter } from './worker-peers.js';
 
-/** A Redis store that cannot be used: an evicting one is the setup's fault (exit 2), else the store's (1). */
-export function storeExit(error: StoreError): ExitError {
-  return error.code === 'store-evicts'
-    ? new ExitError(EXIT.usage, error.message, { cause: error })
-    : new ExitError(EXIT.failed, error.message, { cause: error });
+/**
+ * A Redis store that cannot be used: an evicting one is the setup's fault (exit 2), else the
+ * store's (1). Undefined for any other error.
+ */
+export function storeExit(error: unknown): ExitError | undefined {
+  const code = storeErrorCode(error);
+  if (code === undefined) return undefined;
+  const message = (error as Error).message;
+  return new ExitError(code === 'store-evicts' ? EXIT.usage : EXIT.failed, message, { cause: error });
 }
 
 /** Where the workers listen, as each reports it to the primary. */
@@ -51,21 +53,10 @@ function isReport(message: unknown): message is WorkerReport {
  * starts: workers that each reset the keyspace could wipe posts another one had taken.
  */
 async function prepareStore(plan: PrimaryPlan): Promise<void> {
-  const { RedisStore } = await import('../server/stores/redis-store.js');
   try {
-    const store = await RedisStore.open({
-      url: plan.redis.url,
-      prefix: plan.redis.prefix ?? DEFAULT_REDIS_PREFIX,
-      resetStore: plan.redis.resetStore ?? false,
-      allowEviction: plan.redis.allowEviction ?? false,
-      seed: plan.seed,
-      clock: new AdjustableClock(),
-      idempotencyWindowMs: plan.idempotencyWindowMs,
-    });
-    await store.close();
+    await prepareRedisStore({ ...plan.redis, seed: plan.seed, idempotencyWindowMs: plan.idempotencyWindowMs });
   } catch (error) {
-    if (error instanceof StoreError) throw storeExit(error);
-    throw error;
+    throw storeExit(error) ?? error;
   }
 }
 

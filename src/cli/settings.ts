@@ -1,8 +1,9 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { DEFAULT_URL, KEY_IN_URL, resolveEndpoints, splitUrls, type Endpoint } from '../client/endpoint.js';
-import { ClientError } from '../client/errors.js';
+import { DEFAULT_URL, serviceEndpoints, splitUrls, type Endpoint } from '../api/endpoints.js';
+import { optionOf } from '../api/options.js';
+import { usageError } from './exit.js';
 import type { AlertRuleInput } from '../terminal/alerts.js';
 import { readStdinText, readTextFile } from './files.js';
 
@@ -38,15 +39,13 @@ export async function readConfig(path: string): Promise<ConfigFile> {
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
-    throw new ClientError('usage', `cannot read the config file ${path}: ${(error as Error).message}`, undefined, {
-      cause: error,
-    });
+    throw usageError(`cannot read the config file ${path}: ${(error as Error).message}`, { cause: error });
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new ClientError('usage', `the config file ${path} is not valid JSON`, undefined, { cause: error });
+    throw usageError(`the config file ${path} is not valid JSON`, { cause: error });
   }
   // The schema (and its library) loads only when there is a file to check.
   const { configSchema } = await import('./settings-schema.js');
@@ -54,10 +53,7 @@ export async function readConfig(path: string): Promise<ConfigFile> {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.join('.') || 'the top level';
-    throw new ClientError(
-      'usage',
-      `the config file ${path} is not valid at ${where}: ${issue?.message ?? 'unexpected shape'}`,
-    );
+    throw usageError(`the config file ${path} is not valid at ${where}: ${issue?.message ?? 'unexpected shape'}`);
   }
   return parsed.data;
 }
@@ -102,7 +98,7 @@ export async function readKeyFromStdin(): Promise<string> {
   if (process.stdin.isTTY === true && process.stderr.isTTY === true) {
     const { isPromptCancelled, promptForKey } = await import('../render/prompts.js');
     const typed = await promptForKey().catch((error: unknown) => {
-      if (isPromptCancelled(error)) throw new ClientError('usage', 'cancelled; no key was given');
+      if (isPromptCancelled(error)) throw usageError('cancelled; no key was given');
       throw error;
     });
     return checkedKey(typed, STDIN_KEY_SOURCE);
@@ -118,10 +114,9 @@ export async function readKeyFromStdin(): Promise<string> {
  */
 export function checkedKey(raw: string, source: string): string {
   const key = raw.trim();
-  if (key === '') throw new ClientError('usage', `the API key from ${source} is empty`);
+  if (key === '') throw usageError(`the API key from ${source} is empty`);
   if (!/^[\x20-\x7e]+$/.test(key)) {
-    throw new ClientError(
-      'usage',
+    throw usageError(
       `the API key from ${source} must be one line of printable characters (ASCII letters, digits, punctuation)`,
     );
   }
@@ -135,15 +130,15 @@ async function readKeyFile(path: string): Promise<string> {
 /** The endpoints of `--url` (or STREAM_POSTS_URL, or a profile's URL), their errors worded for the flags. */
 export function endpointsFromFlag(urls: string | readonly string[]): Endpoint[] {
   try {
-    return resolveEndpoints(typeof urls === 'string' ? splitUrls(urls) : urls);
+    return serviceEndpoints(typeof urls === 'string' ? splitUrls(urls) : urls, URL_FLAG_WORDS);
   } catch (error) {
-    if (!(error instanceof ClientError)) throw error;
-    let message = error.message.replace(/^url\b/, '--url');
-    if (error.code === KEY_IN_URL)
-      message = message.replace(/give the key as apiKey$/, 'give the key with --api-key-file or STREAM_POSTS_API_KEY');
-    throw new ClientError(error.kind, message, undefined, { cause: error });
+    if (optionOf(error) === 'url') throw usageError((error as Error).message, { cause: error });
+    throw error;
   }
 }
+
+/** How an address's errors say it in flags: the flag, and the key's own ways. */
+const URL_FLAG_WORDS = { url: '--url', keyAdvice: 'give the key with --api-key-file or STREAM_POSTS_API_KEY' };
 
 interface KeyChoice {
   key: string | undefined;
@@ -162,7 +157,7 @@ async function chooseKey(
       : { key: checkedKey(profile.apiKey, profileSource), source: profileSource };
   const given = [flags.apiKey !== undefined, flags.apiKeyFile !== undefined, flags.apiKeyStdin === true];
   if (given.filter(Boolean).length > 1) {
-    throw new ClientError('usage', 'give the key once: --api-key, --api-key-file or --api-key-stdin');
+    throw usageError('give the key once: --api-key, --api-key-file or --api-key-stdin');
   }
   if (flags.apiKey !== undefined) return { key: checkedKey(flags.apiKey, '--api-key'), source: '--api-key' };
   if (flags.apiKeyFile !== undefined) {
@@ -192,8 +187,7 @@ export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.Proces
   const profile: Profile | undefined = profileName !== undefined ? config.profiles[profileName] : undefined;
   if (named !== undefined && !profile) {
     const known = Object.keys(config.profiles);
-    throw new ClientError(
-      'usage',
+    throw usageError(
       `no profile named "${named}" in ${path}${known.length > 0 ? ` (profiles: ${known.join(', ')})` : ''}; add one with: stream-posts config set ${named} --url URL --api-key-file FILE`,
     );
   }

@@ -1,4 +1,4 @@
-import type { ConnectionState } from '../client/connection.js';
+import type { ClientState } from '../api/client.js';
 import { createStatusReporter, type StatusReporter } from '../render/status.js';
 import type { CommonOptions } from './common.js';
 
@@ -26,7 +26,7 @@ export function statusFor(
 }
 
 /** Connection states as status lines or spinner text. */
-export function describeState(state: ConnectionState, status: StatusReporter): void {
+export function describeState(state: ClientState, status: StatusReporter): void {
   if (state.kind === 'connecting')
     status.connecting(state.attempt === 0 ? state.url : `${state.url} (attempt ${state.attempt + 1})`);
   else if (state.kind === 'reconnecting') status.reconnecting(state.delayMs, state.reason);

@@ -38,25 +38,42 @@ export interface PostRules {
   allowPast: boolean;
 }
 
-/**
- * `post`'s fields checked as the service would, and a release time that is not after `now`
- * (the service's time) refused unless allowed; usage errors naming the flags.
- */
-export function validatePost(fields: Record<string, unknown>, rules: PostRules, now: number): PublishArgs {
+/** A post's fields checked: the arguments, or what is wrong in the flags' words. */
+type CheckedPost = { args: PublishArgs } | { problem: string; invalidField: boolean; cause?: unknown };
+
+function checkPost(fields: Record<string, unknown>, rules: PostRules, now: number): CheckedPost {
   let args: PublishArgs;
   try {
     args = buildPublishArgs(fields, { streamId: rules.stream, contentType: rules.contentType }, now);
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
-    const field = /^(\w+)/.exec(error.message)?.[1] ?? '';
+    const field = error.field ?? '';
     const flag = FIELD_FLAGS[field];
+    // The message starts with the field's name: the flag takes its place.
     const message = flag === undefined ? error.message : error.message.replace(field, flag);
     const forms = field === 'releaseAt' ? ` (${RELEASE_AT_FORMS})` : '';
-    throw usageError(`invalid post: ${message}${forms}`, { cause: error });
+    return { problem: `${message}${forms}`, invalidField: true, cause: error };
   }
   if (args.releaseAt && !rules.allowPast) {
     const past = pastReleaseAt(args.releaseAt, now);
-    if (past !== undefined) throw usageError(past);
+    if (past !== undefined) return { problem: past, invalidField: false };
   }
-  return args;
+  return { args };
+}
+
+/**
+ * `post`'s fields checked as the service would, and a release time that is not after `now`
+ * (the service's time) refused unless allowed; usage errors naming the flags.
+ */
+export function validatePost(fields: Record<string, unknown>, rules: PostRules, now: number): PublishArgs {
+  const checked = checkPost(fields, rules, now);
+  if ('args' in checked) return checked.args;
+  const message = checked.invalidField ? `invalid post: ${checked.problem}` : checked.problem;
+  throw usageError(message, checked.cause === undefined ? undefined : { cause: checked.cause });
+}
+
+/** What is wrong with a post's fields in the flags' words (a prompt shows it under the answer), or undefined. */
+export function postProblem(fields: Record<string, unknown>, rules: PostRules, now: number): string | undefined {
+  const checked = checkPost(fields, rules, now);
+  return 'problem' in checked ? checked.problem : undefined;
 }

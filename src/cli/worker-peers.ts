@@ -2,7 +2,7 @@
 // request to the primary, which puts it to every worker that is listening (the asker too)
 // and hands the answers back: the workers never talk to each other.
 import type { Worker } from 'node:cluster';
-import type { PeerAnswer, PeerLink, PeerRequest } from '../server/admin/admin-peers.js';
+import type { PeerAnswer, PeerLink, PeerRequest } from '../api/serve-support.js';
 import { ProtocolError } from '../protocol/errors.js';
 
 type Message =

@@ -506,7 +506,9 @@ export class Connection {
         this.#firstFailures.push(
           upgradeFailure ??
             (handshakeTimedOut
-              ? new ClientError('timeout', why)
+              ? new ClientError('timeout', why, undefined, {
+                  awaited: `the reply to the WebSocket upgrade from ${endpoint.wsUrl}`,
+                })
               : new ClientError('unreachable', `cannot connect to ${endpoint.wsUrl}: ${why}`)),
         );
         // The first connection tries each address once, at once; none answering ends it.
@@ -559,6 +561,8 @@ export class Connection {
     return new ClientError(
       kind,
       `cannot connect to any of ${this.#urls()}: ${failures.map((failure) => failure.message).join('; ')}`,
+      undefined,
+      kind === 'timeout' ? { awaited: `the reply to the WebSocket upgrade from any of ${this.#urls()}` } : {},
     );
   }
 

@@ -25,33 +25,48 @@ export interface Endpoint {
   httpBase: string;
 }
 
-const ACCEPTED = 'url must be a ws://, wss://, http:// or https:// URL';
+/**
+ * What endpoint errors call the address and how they say to give the key instead: the
+ * library's option (`url`, the `apiKey` option), or the CLI's flags.
+ */
+export interface EndpointWords {
+  url: string;
+  keyAdvice: string;
+}
+
+export const LIBRARY_WORDS: EndpointWords = { url: 'url', keyAdvice: 'give the key as apiKey' };
+
+const accepted = (words: EndpointWords) => `${words.url} must be a ws://, wss://, http:// or https:// URL`;
 
 /**
  * Accepts a base URL with or without `/v1/ws` (`ws://localhost:8787`,
  * `wss://api.example.com/v1/ws`), and the http(s) form of the same origin,
  * which people paste from REST docs.
  */
-export function resolveEndpoint(raw: string): Endpoint {
+export function resolveEndpoint(raw: string, words: EndpointWords = LIBRARY_WORDS): Endpoint {
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new ClientError('usage', `${ACCEPTED}, got "${redactUrl(raw)}"`);
+    throw new ClientError('usage', `${accepted(words)}, got "${redactUrl(raw)}"`);
   }
   const secure = url.protocol === 'wss:' || url.protocol === 'https:';
   if (!secure && url.protocol !== 'ws:' && url.protocol !== 'http:') {
-    throw new ClientError('usage', `${ACCEPTED}, got "${redactUrl(raw)}"`);
+    throw new ClientError('usage', `${accepted(words)}, got "${redactUrl(raw)}"`);
   }
   if (url.username || url.password) {
-    throw new ClientError('usage', 'url must not carry a user name or password; give the key as apiKey', KEY_IN_URL);
+    throw new ClientError(
+      'usage',
+      `${words.url} must not carry a user name or password; ${words.keyAdvice}`,
+      KEY_IN_URL,
+    );
   }
   const path = url.pathname.replace(/\/+$/, '');
   if (path.endsWith(TREE_FEED_PATH) && url.searchParams.get('format') === 'tree' && !url.hash) {
-    return treeFeedEndpoint(url, secure, path.slice(0, -TREE_FEED_PATH.length));
+    return treeFeedEndpoint(url, secure, path.slice(0, -TREE_FEED_PATH.length), words);
   }
   if (url.search || url.hash) {
-    throw new ClientError('usage', 'url must not have a query or fragment; give the key as apiKey', KEY_IN_URL);
+    throw new ClientError('usage', `${words.url} must not have a query or fragment; ${words.keyAdvice}`, KEY_IN_URL);
   }
   let prefix = path;
   if (prefix.endsWith(WS_PATH)) prefix = prefix.slice(0, -WS_PATH.length);
@@ -62,13 +77,13 @@ export function resolveEndpoint(raw: string): Endpoint {
   };
 }
 
-function treeFeedEndpoint(url: URL, secure: boolean, prefix: string): Endpoint {
+function treeFeedEndpoint(url: URL, secure: boolean, prefix: string, words: EndpointWords): Endpoint {
   // Named, not echoed: a key pasted into the URL must not end up in an error message.
   const other = [...url.searchParams.keys()].find((name) => !TREE_FEED_PARAMS.has(name));
   if (other !== undefined) {
     throw new ClientError(
       'usage',
-      `url: a tree feed address takes format=tree, streamIds and lastPosts only${other === 'apiKey' ? '; give the key as apiKey' : ''}`,
+      `${words.url}: a tree feed address takes format=tree, streamIds and lastPosts only${other === 'apiKey' ? `; ${words.keyAdvice}` : ''}`,
       other === 'apiKey' ? KEY_IN_URL : undefined,
     );
   }
@@ -83,15 +98,15 @@ function treeFeedEndpoint(url: URL, secure: boolean, prefix: string): Endpoint {
  * The addresses of one service, tried in order (the first first; a failure or a drop
  * moves to the next): each as `resolveEndpoint` takes it, all of one kind.
  */
-export function resolveEndpoints(raw: string | readonly string[]): Endpoint[] {
+export function resolveEndpoints(raw: string | readonly string[], words: EndpointWords = LIBRARY_WORDS): Endpoint[] {
   const list = typeof raw === 'string' ? [raw] : raw;
-  if (list.length === 0) throw new ClientError('usage', 'url must name at least one address');
-  const endpoints = list.map(resolveEndpoint);
+  if (list.length === 0) throw new ClientError('usage', `${words.url} must name at least one address`);
+  const endpoints = list.map((each) => resolveEndpoint(each, words));
   const feeds = endpoints.filter((endpoint) => endpoint.treeFeed).length;
   if (feeds !== 0 && feeds !== endpoints.length) {
     throw new ClientError(
       'usage',
-      'url: give every address as a tree feed address (…/graphql?format=tree), or none of them',
+      `${words.url}: give every address as a tree feed address (…/graphql?format=tree), or none of them`,
     );
   }
   return endpoints;

@@ -7,15 +7,22 @@
 export type ClientErrorKind = 'usage' | 'refused' | 'unreachable' | 'unauthorized' | 'timeout';
 
 export class ClientError extends Error {
+  /** For `timeout`: what was awaited, and from where (`ack from ws://…`), as the message says it. */
+  readonly awaited: string | undefined;
+  /** For a refusal of a REST request: its HTTP status. */
+  readonly status: number | undefined;
+
   constructor(
     readonly kind: ClientErrorKind,
     message: string,
     /** The service's error code, when the service gave one. */
     readonly code?: string,
-    options?: { cause?: unknown },
+    options: { cause?: unknown; awaited?: string; status?: number } = {},
   ) {
-    super(message, options);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ClientError';
+    this.awaited = options.awaited;
+    this.status = options.status;
   }
 }
 
@@ -48,7 +55,9 @@ export function formatWait(ms: number): string {
 
 /** The error for a wait that ran out; `what` names what was awaited and from where. */
 export function timeoutError(timeoutMs: number, what: string): ClientError {
-  return new ClientError('timeout', `timed out after ${formatWait(timeoutMs)} waiting for ${what}`);
+  return new ClientError('timeout', `timed out after ${formatWait(timeoutMs)} waiting for ${what}`, undefined, {
+    awaited: what,
+  });
 }
 
 /** The default bound on every wait for the service (`timeoutMs` option). */

@@ -58,8 +58,10 @@ export async function requestJson(
     const message =
       typeof error.message === 'string' ? error.message : `HTTP ${response.status} ${response.statusText}`;
     if (response.status === 401)
-      throw new ClientError('unauthorized', `the service refused the key: HTTP 401: ${message}`, 'unauthorized');
-    throw new ClientError('refused', `${code}: ${message}`, code);
+      throw new ClientError('unauthorized', `the service refused the key: HTTP 401: ${message}`, 'unauthorized', {
+        status: 401,
+      });
+    throw new ClientError('refused', `${code}: ${message}`, code, { status: response.status });
   }
   throw new ClientError('unreachable', `cannot reach the service: ${failures.join('; ')}`);
 }

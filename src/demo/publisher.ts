@@ -1,7 +1,7 @@
 import { connect, type StreamPostsClient } from '../api/client.js';
-import type { Endpoint } from '../client/endpoint.js';
-import { DEFAULT_TIMEOUT_MS } from '../client/errors.js';
-import { publishOptionsOf, refusalOf } from '../client/cli-words.js';
+import type { Endpoint } from '../api/endpoints.js';
+import { commandFailure, DEFAULT_TIMEOUT_MS, publishOptionsOf } from '../api/cli-words.js';
+import { StreamPostsError } from '../api/errors.js';
 import { parsePublishArgs } from '../protocol/commands.js';
 import type { Seed } from '../protocol/seed.js';
 
@@ -104,18 +104,20 @@ export class DemoPublisher {
         ...(sample.customTarget !== undefined ? { customTarget: sample.customTarget } : {}),
         ...(sample.releaseInMs !== undefined ? { releaseAt: new Date(now + sample.releaseInMs).toISOString() } : {}),
       });
-      try {
-        const { post } = await (await this.#clientFor(sample.streamId)).publish(publishOptionsOf(args));
-        published += 1;
-        if (sample.releaseInMs !== undefined) lastReleaseAt = now + sample.releaseInMs;
-        this.options.onPublished?.(sample, post.id);
-      } catch (error) {
-        const refused = refusalOf(
+      // A refusal is reported and the demo goes on; a failure of the connection ends it.
+      const client = await this.#clientFor(sample.streamId);
+      const answer = await client.publishOrRefusal(publishOptionsOf(args)).catch((error: unknown) => {
+        throw commandFailure(
           error,
           DEFAULT_TIMEOUT_MS,
           `ack (the reply to add-stream-post) from ${this.options.endpoint.wsUrl}`,
         );
-        if (!refused.ok) this.options.onError?.(`${refused.code}: ${refused.message}`);
+      });
+      if (answer instanceof StreamPostsError) this.options.onError?.(`${answer.code}: ${answer.message}`);
+      else {
+        published += 1;
+        if (sample.releaseInMs !== undefined) lastReleaseAt = now + sample.releaseInMs;
+        this.options.onPublished?.(sample, answer.post.id);
       }
       if (this.options.count !== undefined && published >= this.options.count) break;
       await this.#sleep(this.options.intervalMs);

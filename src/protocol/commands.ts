@@ -33,8 +33,8 @@ export { splitStreamIds };
 // `post --dry-run` (a schema library costs more to load and to build than these checks take).
 // Fields neither command knows are dropped, as the published interface ignores them.
 
-function invalid(message: string, command: CommandName): ProtocolError {
-  return new ProtocolError('invalid-argument', message, command);
+function invalid(message: string, command: CommandName, field?: string): ProtocolError {
+  return new ProtocolError('invalid-argument', message, command, field);
 }
 
 function subscribeStreamIds(value: unknown, command: CommandName): string[] {
@@ -66,9 +66,9 @@ function optionalText(
   command: CommandName,
 ): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw invalid(`${name} must be a string`, command);
+  if (typeof value !== 'string') throw invalid(`${name} must be a string`, command, name);
   const problem = check(value);
-  if (problem !== undefined) throw invalid(problem, command);
+  if (problem !== undefined) throw invalid(problem, command, name);
   return value;
 }
 
@@ -90,21 +90,21 @@ export function parsePublishArgs(data: unknown): PublishArgs {
   const command = PUBLISH_COMMAND;
   const args = argsObject(data, command);
   const { streamId, content, contentType } = args;
-  if (typeof streamId !== 'string') throw invalid('streamId is required and must be a string', command);
+  if (typeof streamId !== 'string') throw invalid('streamId is required and must be a string', command, 'streamId');
   if (!STREAM_ID_PATTERN.test(streamId)) {
-    throw invalid('streamId must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"', command);
+    throw invalid('streamId must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"', command, 'streamId');
   }
-  if (typeof content !== 'string') throw invalid('content is required and must be a string', command);
-  if (content === '') throw invalid('content must not be empty', command);
+  if (typeof content !== 'string') throw invalid('content is required and must be a string', command, 'content');
+  if (content === '') throw invalid('content must not be empty', command, 'content');
   // A UTF-8 byte is at most one UTF-16 unit and a unit at most 3 bytes: count only when it could matter.
   if (content.length * 3 > MAX_CONTENT_BYTES && Buffer.byteLength(content, 'utf8') > MAX_CONTENT_BYTES) {
-    throw invalid(`content must be at most ${MAX_CONTENT_BYTES} bytes as UTF-8`, command);
+    throw invalid(`content must be at most ${MAX_CONTENT_BYTES} bytes as UTF-8`, command, 'content');
   }
   // Omitted → rawtext (PROTOCOL.md B4): public publishers send none and read their posts back as plain text.
   let type: ContentType = DEFAULT_CONTENT_TYPE;
   if (contentType !== undefined && contentType !== null) {
     if (!(CONTENT_TYPES as readonly unknown[]).includes(contentType)) {
-      throw invalid('contentType must be "rawtext" or "markdown"', command);
+      throw invalid('contentType must be "rawtext" or "markdown"', command, 'contentType');
     }
     type = contentType as ContentType;
   }

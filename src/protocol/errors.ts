@@ -27,8 +27,10 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 export class ProtocolError extends Error {
   declare readonly code: ErrorCode;
   declare readonly command: string | undefined;
+  /** For `invalid-argument`: the field of the command that is wrong (`releaseAt`), when one is. */
+  declare readonly field: string | undefined;
 
-  constructor(code: ErrorCode, message: string, command?: string) {
+  constructor(code: ErrorCode, message: string, command?: string, field?: string) {
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(message);
@@ -36,6 +38,7 @@ export class ProtocolError extends Error {
     this.name = 'ProtocolError';
     this.code = code;
     this.command = command;
+    this.field = field;
   }
 }
 

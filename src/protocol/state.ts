@@ -38,3 +38,10 @@ export interface StateDocument {
    */
   customTargets?: Record<string, Record<string, string[]>>;
 }
+
+/**
+ * Why a state file and a Redis store are refused together, after the name of the option or
+ * flag (`state …`, `--state …`): one wording wherever it is refused.
+ */
+export const STATE_NEEDS_MEMORY =
+  'cannot be used with a redis:// store: it keeps the memory store across restarts, and a Redis store keeps its state in Redis, which persists by itself (see its RDB/AOF settings)';

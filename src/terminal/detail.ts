@@ -1,8 +1,10 @@
 import { formatBodyText } from '../render/body.js';
+import { hyperlink } from '../render/hyperlinks.js';
 import type { MarkdownRenderer } from '../render/markdown.js';
-import { createChalk, streamColour } from '../render/style.js';
+import { streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { Entry } from './entry.js';
+import { screenChalk } from './row.js';
 
 export interface DetailView {
   width: number;
@@ -18,7 +20,7 @@ export interface DetailView {
  * links numbered for `1`–`9`. Lines, so the pane can scroll them.
  */
 export function detailLines(entry: Entry, view: DetailView): string[] {
-  const c = createChalk(view.color);
+  const c = screenChalk(view.color);
   const header = [
     c.dim(momentText(entry.createdMs, { utc: view.utc })),
     c[streamColour(entry.streamId)].bold(entry.streamName),
@@ -42,7 +44,11 @@ export function detailLines(entry: Entry, view: DetailView): string[] {
   lines.push(...formatBodyText(entry.text, entry.markdown, textView, c).split('\n'));
   if (entry.links.length > 0) {
     lines.push('', c.dim('links (o or 1-9 opens, y copies the first):'));
-    entry.links.forEach((link, index) => lines.push(`${c.bold(String(index + 1))} ${c.blue.underline(link)}`));
+    // Each link was sanitized and checked to be a web address when the post came.
+    entry.links.forEach((link, index) => {
+      const shown = c.blue.underline(link);
+      lines.push(`${c.bold(String(index + 1))} ${view.hyperlinks ? hyperlink(link, shown) : shown}`);
+    });
   }
   return lines;
 }

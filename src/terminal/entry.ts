@@ -3,30 +3,9 @@ import { cashtags, firstLink } from '../protocol/tree.js';
 import { isWebUrl } from '../render/hyperlinks.js';
 import { safeLine, terminalSafe } from '../render/text.js';
 
-/** One post as the terminal keeps it: every text already through the sanitizer. */
-export interface Entry {
-  readonly id: string;
-  readonly streamId: string;
-  readonly streamName: string;
-  /** The text (control characters removed), or null while it is hidden. */
-  readonly text: string | null;
-  readonly markdown: boolean;
-  readonly createdMs: number;
-  readonly releaseMs: number | undefined;
-  /** Delivered by `--last`: the past, not news. */
-  readonly history: boolean;
-  /** The first line of the text, markdown marks taken out, on one line. */
-  readonly headline: string;
-  readonly coins: readonly string[];
-  /** Web addresses in the text, in order, each once. */
-  readonly links: readonly string[];
-  /** When (epoch ms) this session saw the text turn visible: the row is marked for a moment. */
-  readonly releasedAtMs: number | undefined;
-  /** Arrival order in this session: pausing freezes the list at one. */
-  readonly seq: number;
-}
-
 const MAX_HEADLINE = 400;
+/** Texts up to this long keep their search text once made: a search tries every post again on each key. */
+const KEEP_SEARCHED = 2048;
 const MAX_LINKS = 9;
 
 /** Markdown marks a headline should not show: heading and quote marks, emphasis, code, link syntax. */
@@ -71,31 +50,70 @@ function epochMs(iso: string | null): number | undefined {
  * burst of thousands of posts pays only for the rows that reach the screen.
  */
 export function entryOf(post: Post, history: boolean, seq: number, previous: Entry | undefined, nowMs: number): Entry {
-  const text = post.text === null ? null : terminalSafe(post.text);
-  const markdown = post.contentType === 'markdown';
-  const released = previous !== undefined && previous.text === null && text !== null;
-  let headline: string | undefined;
-  let coins: readonly string[] | undefined;
-  let links: readonly string[] | undefined;
-  return {
-    id: post.id,
-    streamId: safeLine(post.streamId),
-    streamName: safeLine(post.streamName) || safeLine(post.streamId) || '?',
-    text,
-    markdown,
-    createdMs: epochMs(post.createdAt) ?? nowMs,
-    releaseMs: epochMs(post.releaseAt),
-    history: previous?.history ?? history,
-    get headline() {
-      return (headline ??= text === null ? '' : headlineOf(text, markdown));
-    },
-    get coins() {
-      return (coins ??= text === null ? [] : cashtags(text.slice(0, 64 * 1024)).map((tag) => safeLine(tag.coin)));
-    },
-    get links() {
-      return (links ??= text === null ? [] : linksOf(text));
-    },
-    releasedAtMs: released ? nowMs : previous?.releasedAtMs,
-    seq: previous?.seq ?? seq,
-  };
+  return new Entry(post, history, seq, previous, nowMs);
+}
+
+/**
+ * One post as the terminal keeps it: every text already through the sanitizer. A class, not
+ * an object literal with getters: every entry has the same shape, so a search trying 5,000
+ * of them on each key reads their fields at full speed.
+ */
+export class Entry {
+  readonly id: string;
+  readonly streamId: string;
+  readonly streamName: string;
+  /** The text (control characters removed), or null while it is hidden. */
+  readonly text: string | null;
+  readonly markdown: boolean;
+  readonly createdMs: number;
+  readonly releaseMs: number | undefined;
+  /** Delivered by `--last`: the past, not news. */
+  readonly history: boolean;
+  /** When (epoch ms) this session saw the text turn visible: the row is marked for a moment. */
+  readonly releasedAtMs: number | undefined;
+  /** Arrival order in this session: pausing freezes the list at one. */
+  readonly seq: number;
+  #searched: string | undefined;
+  #headline: string | undefined;
+  #coins: readonly string[] | undefined;
+  #links: readonly string[] | undefined;
+
+  constructor(post: Post, history: boolean, seq: number, previous: Entry | undefined, nowMs: number) {
+    const text = post.text === null ? null : terminalSafe(post.text);
+    this.id = post.id;
+    this.streamId = safeLine(post.streamId);
+    this.streamName = safeLine(post.streamName) || this.streamId || '?';
+    this.text = text;
+    this.markdown = post.contentType === 'markdown';
+    this.createdMs = epochMs(post.createdAt) ?? nowMs;
+    this.releaseMs = epochMs(post.releaseAt);
+    this.history = previous?.history ?? history;
+    const released = previous !== undefined && previous.text === null && text !== null;
+    this.releasedAtMs = released ? nowMs : previous?.releasedAtMs;
+    this.seq = previous?.seq ?? seq;
+  }
+
+  /** What a search is tried against: the stream's name, a line break, the text. */
+  get searched(): string {
+    if (this.#searched !== undefined) return this.#searched;
+    // Kept, the join is made flat once (by the first search), not on every try of every key.
+    const joined = `${this.streamName}\n${this.text ?? ''}`;
+    if (joined.length <= KEEP_SEARCHED) this.#searched = joined;
+    return joined;
+  }
+
+  /** The first line of the text, markdown marks taken out, on one line. */
+  get headline(): string {
+    return (this.#headline ??= this.text === null ? '' : headlineOf(this.text, this.markdown));
+  }
+
+  get coins(): readonly string[] {
+    return (this.#coins ??=
+      this.text === null ? [] : cashtags(this.text.slice(0, 64 * 1024)).map((tag) => safeLine(tag.coin)));
+  }
+
+  /** Web addresses in the text, in order, each once. */
+  get links(): readonly string[] {
+    return (this.#links ??= this.text === null ? [] : linksOf(this.text));
+  }
 }

@@ -62,6 +62,8 @@ export class TerminalModel {
   #entries: Entry[] = [];
   readonly #byId = new Map<string, Entry>();
   readonly #streams = new Map<string, string>();
+  /** Posts held per stream id. */
+  readonly #counts = new Map<string, number>();
   readonly #muted = new Set<string>();
   #solo: string | undefined;
   readonly #match: RegExp | undefined;
@@ -75,6 +77,16 @@ export class TerminalModel {
   #selectedId: string | undefined;
   #rowsVersion = 0;
   #rowsCache: { version: number; rows: readonly Entry[] } | undefined;
+  /**
+   * Posts that came, and went, since `rows()` was last worked out, the filters unchanged:
+   * the next `rows()` puts the new ones on top and takes the gone ones off the bottom
+   * instead of trying every post again (a key pressed while posts arrive waits for that).
+   */
+  #added: Entry[] = [];
+  #dropped = new Set<Entry>();
+  /** Bumped when a post comes or goes, or a stream is named: what `streams()` counts. */
+  #streamsVersion = 0;
+  #streamsCache: { version: number; streams: readonly StreamInfo[] } | undefined;
 
   constructor(options: ModelOptions) {
     if (!Number.isInteger(options.capacity) || options.capacity < 1)
@@ -94,6 +106,8 @@ export class TerminalModel {
   #rowsChanged(): void {
     this.#rowsVersion += 1;
     this.version += 1;
+    this.#added = [];
+    this.#dropped.clear();
   }
 
   get size(): number {
@@ -125,17 +139,22 @@ export class TerminalModel {
     return this.#search !== undefined || this.#solo !== undefined || this.#muted.size > 0;
   }
 
-  /** Streams known from the subscription and from posts, by name (the picker's order stays put). */
-  streams(): StreamInfo[] {
-    const counts = new Map<string, number>();
-    for (const entry of this.#entries) counts.set(entry.streamId, (counts.get(entry.streamId) ?? 0) + 1);
-    return [...this.#streams]
-      .map(([id, name]) => ({ id, name, count: counts.get(id) ?? 0 }))
+  /**
+   * Streams known from the subscription and from posts, by name (the picker's order stays
+   * put). Made again only after a change: the header asks on every frame.
+   */
+  streams(): readonly StreamInfo[] {
+    if (this.#streamsCache?.version === this.#streamsVersion) return this.#streamsCache.streams;
+    const streams = [...this.#streams]
+      .map(([id, name]) => ({ id, name, count: this.#counts.get(id) ?? 0 }))
       .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+    this.#streamsCache = { version: this.#streamsVersion, streams };
+    return streams;
   }
 
   knowStream(id: string, name?: string): void {
     if (name !== undefined || !this.#streams.has(id)) this.#streams.set(id, name ?? this.#streams.get(id) ?? id);
+    this.#streamsVersion += 1;
     this.#changed();
   }
 
@@ -166,28 +185,39 @@ export class TerminalModel {
     if (previous === undefined && post.text !== null && this.#match && !this.#match.test(post.text)) return [];
     const entry = entryOf(post, history, ++this.#seq, previous, this.now());
     this.#streams.set(entry.streamId, entry.streamName);
+    this.#streamsVersion += 1;
     this.#byId.set(entry.id, entry);
     if (previous === undefined) {
       this.#entries.push(entry);
-      this.#trim();
+      this.#counts.set(entry.streamId, (this.#counts.get(entry.streamId) ?? 0) + 1);
+      const dropped = this.#trim();
+      if (this.#rowsCache?.version === this.#rowsVersion && this.#added.length < this.capacity) {
+        this.#added.push(entry);
+        for (const gone of dropped) this.#dropped.add(gone);
+        this.#changed();
+      } else this.#rowsChanged();
     } else {
       const at = this.#entries.lastIndexOf(previous);
       if (at !== -1) this.#entries[at] = entry;
+      this.#rowsChanged();
     }
-    this.#rowsChanged();
     return this.#alert(entry, post, history);
   }
 
-  #trim(): void {
+  /** Drops the oldest posts beyond the capacity; returns them. */
+  #trim(): Entry[] {
     const over = this.#entries.length - this.capacity;
-    if (over <= 0) return;
-    for (const dropped of this.#entries.splice(0, over)) {
-      this.#byId.delete(dropped.id);
-      this.#alerted.delete(dropped.id);
-      this.#ruleMuted.delete(dropped.id);
-      const pinned = this.#pins.indexOf(dropped.id);
+    if (over <= 0) return [];
+    const dropped = this.#entries.splice(0, over);
+    for (const gone of dropped) {
+      this.#counts.set(gone.streamId, (this.#counts.get(gone.streamId) ?? 1) - 1);
+      this.#byId.delete(gone.id);
+      this.#alerted.delete(gone.id);
+      this.#ruleMuted.delete(gone.id);
+      const pinned = this.#pins.indexOf(gone.id);
       if (pinned !== -1) this.#pins.splice(pinned, 1);
     }
+    return dropped;
   }
 
   #alert(entry: Entry, post: Post, history: boolean): AlertEffect[] {
@@ -228,26 +258,45 @@ export class TerminalModel {
   }
 
   #shown(entry: Entry): boolean {
-    if (this.#ruleMuted.has(entry.id)) return false;
-    if (this.#solo !== undefined ? entry.streamId !== this.#solo : this.#muted.has(entry.streamId)) return false;
+    // Tried for every post held on a search key: the empty sets are not asked.
+    if (this.#ruleMuted.size > 0 && this.#ruleMuted.has(entry.id)) return false;
+    if (this.#solo !== undefined) {
+      if (entry.streamId !== this.#solo) return false;
+    } else if (this.#muted.size > 0 && this.#muted.has(entry.streamId)) return false;
     if (this.paused && entry.seq > this.#pauseSeq) return false;
     if (this.#search !== undefined) {
       if (entry.text === null) return false;
-      this.#search.lastIndex = 0;
-      if (!this.#search.test(`${entry.streamName}\n${entry.text}`)) return false;
+      if (!this.#search.test(entry.searched)) return false;
     }
     return true;
   }
 
   /** The feed as shown, newest first: filters, search, pause and pins applied. */
   rows(): readonly Entry[] {
-    if (this.#rowsCache?.version === this.#rowsVersion) return this.#rowsCache.rows;
+    const cached = this.#rowsCache;
+    if (cached?.version === this.#rowsVersion) {
+      if (this.#added.length === 0 && this.#dropped.size === 0) return cached.rows;
+      // The gone are the oldest: at the bottom, where shown.
+      let end = cached.rows.length;
+      while (end > 0 && this.#dropped.has(cached.rows[end - 1]!)) end -= 1;
+      const rows: Entry[] = [];
+      for (let index = this.#added.length - 1; index >= 0; index--) {
+        const entry = this.#added[index]!;
+        if (!this.#dropped.has(entry) && this.#shown(entry)) rows.push(entry);
+      }
+      cached.rows = rows.concat(cached.rows.slice(0, end));
+      this.#added = [];
+      this.#dropped.clear();
+      return cached.rows;
+    }
     const rows: Entry[] = [];
     for (let index = this.#entries.length - 1; index >= 0; index--) {
       const entry = this.#entries[index]!;
       if (this.#shown(entry)) rows.push(entry);
     }
     this.#rowsCache = { version: this.#rowsVersion, rows };
+    this.#added = [];
+    this.#dropped.clear();
     return rows;
   }
 

@@ -43,6 +43,63 @@ export function fitText(text: string, width: number): string {
   return `${shown}…`;
 }
 
+// An escape sequence our own renderers write: SGR (CSI … m and the other CSI forms) and
+// OSC 8 hyperlinks (ended by BEL or ST). Network text never carries one: the sanitizer
+// took them out before anything was rendered.
+const ESCAPE = /\u001B(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001B]*(?:\u0007|\u001B\\)|[@-Z\\-_])/y;
+
+/** Columns a styled line takes: its escape sequences take none. */
+export function lineCells(line: string): number {
+  if (!line.includes('\u001B')) return cells(line);
+  let width = 0;
+  for (let at = 0; at < line.length;) {
+    if (line.charCodeAt(at) === 0x1b) {
+      ESCAPE.lastIndex = at;
+      if (ESCAPE.test(line)) {
+        at = ESCAPE.lastIndex;
+        continue;
+      }
+    }
+    const point = String.fromCodePoint(line.codePointAt(at)!);
+    width += cells(point);
+    at += point.length;
+  }
+  return width;
+}
+
+/**
+ * A styled line cut to `width` columns, with `…` when cut: its escape sequences are kept
+ * and, when cut, its colours and any hyperlink left open are ended, so nothing leaks into
+ * the next line. A line that fits comes back as it is.
+ */
+export function fitLine(line: string, width: number): string {
+  if (!line.includes('\u001B')) return fitText(line.replace(/\t/g, '    '), width);
+  const plain = line.replace(/\t/g, '    ');
+  if (lineCells(plain) <= width) return plain;
+  let shown = '';
+  let used = 0;
+  let linkOpen = false;
+  for (let at = 0; at < plain.length;) {
+    if (plain.charCodeAt(at) === 0x1b) {
+      ESCAPE.lastIndex = at;
+      if (ESCAPE.test(plain)) {
+        const sequence = plain.slice(at, ESCAPE.lastIndex);
+        if (sequence.startsWith('\u001B]8;')) linkOpen = !/^\u001B\]8;[^;]*;(?:\u0007|\u001B\\)$/.test(sequence);
+        shown += sequence;
+        at = ESCAPE.lastIndex;
+        continue;
+      }
+    }
+    const point = String.fromCodePoint(plain.codePointAt(at)!);
+    const size = cells(point);
+    if (used + size > width - 1) break;
+    shown += point;
+    used += size;
+    at += point.length;
+  }
+  return `${shown}…${linkOpen ? '\u001B]8;;\u0007' : ''}\u001B[0m`;
+}
+
 /** Plain text padded with spaces to exactly `width` columns. */
 export function padText(text: string, width: number): string {
   const fitted = fitText(text, width);

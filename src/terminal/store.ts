@@ -5,6 +5,11 @@ export const FRAME_MS = 33;
  * busy machine, drawing takes at most about a fifth of the time and the posts the rest.
  */
 const FRAME_COST_FACTOR = 4;
+/**
+ * But never longer than this: one frame held up by the scheduler or by a terminal slow to
+ * read must not hold the next one back for long (the newest post should show within 250 ms).
+ */
+const MAX_FRAME_GAP_MS = 150;
 
 /**
  * Tells the view when to draw. A key draws at once (a reader waits for it); posts are
@@ -38,7 +43,7 @@ export class FrameStore {
     for (const listener of this.#listeners) listener();
   }
 
-  /** How long the last frame took to draw (Ink says). */
+  /** How long the last frame took to draw and write, in ms. */
   drawn(ms: number): void {
     this.#drawMs = ms;
   }
@@ -46,7 +51,7 @@ export class FrameStore {
   /** Draw soon: a frame's time after the last, together with whatever else arrives meanwhile. */
   soon(): void {
     if (this.#timer !== undefined) return;
-    const gap = Math.max(FRAME_MS, FRAME_COST_FACTOR * this.#drawMs);
+    const gap = Math.max(FRAME_MS, Math.min(MAX_FRAME_GAP_MS, FRAME_COST_FACTOR * this.#drawMs));
     const wait = Math.max(0, this.#lastMs + gap - this.#now());
     this.#timer = setTimeout(() => this.now(), wait);
   }

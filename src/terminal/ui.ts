@@ -1,25 +1,95 @@
-import { render } from 'ink';
-import { createElement } from 'react';
-import { App, type AppProps } from './app.js';
+import { handleKey, initialKeyState, parseKeys, splitUnfinished, type KeyEffect } from './keys.js';
+import type { FrameStore } from './store.js';
+import { View, type ViewOptions } from './view.js';
+import { ScreenWriter } from './writer.js';
+
+const HIDE_CURSOR = '\u001B[?25l';
+/** How long the start of a key's sequence waits for its end before it is taken as it is. */
+const SEQUENCE_WAIT_MS = 50;
+
+export interface UiOptions extends ViewOptions {
+  store: FrameStore;
+  onEffect: (effect: NonNullable<KeyEffect>) => void;
+}
 
 export interface Ui {
   unmount(): void;
-  /** Settles when Ink stops drawing; rejects with the error when a render failed. */
-  exited: Promise<unknown>;
+  /** Rejects with the error when a frame or a key failed: the command ends, the terminal given back. */
+  failed: Promise<never>;
 }
 
-/** Draws the app with Ink on the given terminal; keys are ours (Ctrl-C included), frames are the store's. */
-export function mountUi(props: AppProps, stdout: NodeJS.WriteStream, stdin: NodeJS.ReadStream): Ui {
-  const instance = render(createElement(App, props), {
-    stdout,
-    stdin,
-    exitOnCtrlC: false,
-    patchConsole: false,
-    // The store already caps post-driven frames; a key must not wait for Ink's own throttle.
-    maxFps: 1000,
-    // Ink's incremental mode (only changed lines) left stale lines on this full-screen frame in tmux.
-    incrementalRendering: false,
-    onRender: ({ renderTime }) => props.store.drawn(renderTime),
+/**
+ * Draws the view on the given terminal: a key draws at once, posts when the store says
+ * (at most 30 frames a second), a resize draws the whole screen again. Only the lines
+ * that changed are written.
+ */
+export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: NodeJS.ReadStream): Ui {
+  const { store } = options;
+  const view = new View(options);
+  const writer = new ScreenWriter((data) => stdout.write(data));
+  const keys = initialKeyState();
+  let fail!: (error: unknown) => void;
+  const failed = new Promise<never>((_, reject) => {
+    fail = reject;
   });
-  return { unmount: () => instance.unmount(), exited: instance.waitUntilExit() };
+  failed.catch(() => undefined);
+  const size = () => ({ width: stdout.columns || 80, height: stdout.rows || 24 });
+
+  const draw = () => {
+    try {
+      // Wall time: a terminal slow to take the frame (the write waits) is a cost too.
+      const began = performance.now();
+      const { width, height } = size();
+      writer.draw(view.lines(keys, width, height), width);
+      store.drawn(performance.now() - began);
+    } catch (error) {
+      fail(error);
+    }
+  };
+  let unfinished = '';
+  let waiting: NodeJS.Timeout | undefined;
+  const onData = (data: string) => {
+    clearTimeout(waiting);
+    const [whole, rest] = splitUnfinished(unfinished + data);
+    unfinished = rest;
+    if (rest !== '')
+      waiting = setTimeout(() => {
+        unfinished = '';
+        onKeys(rest);
+      }, SEQUENCE_WAIT_MS);
+    if (whole !== '') onKeys(whole);
+  };
+  const onKeys = (data: string) => {
+    try {
+      const page = Math.max(1, size().height - 4);
+      const effects = parseKeys(data).map(([input, key]) => handleKey(options.model, keys, input, key, page));
+      store.now();
+      for (const effect of effects) if (effect !== undefined) options.onEffect(effect);
+    } catch (error) {
+      fail(error);
+    }
+  };
+  const onResize = () => {
+    writer.invalidate();
+    store.now();
+  };
+
+  const unsubscribe = store.subscribe(draw);
+  stdout.on('resize', onResize);
+  if (stdin.isTTY) stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  stdin.on('data', onData);
+  stdin.resume();
+  stdout.write(HIDE_CURSOR);
+  store.now();
+  return {
+    unmount: () => {
+      unsubscribe();
+      stdout.off('resize', onResize);
+      stdin.off('data', onData);
+      clearTimeout(waiting);
+      stdin.pause();
+    },
+    failed,
+  };
 }

@@ -84,10 +84,15 @@ describe('startServer takes every serve option', () => {
     );
   });
 
-  it('names the option of a bad value in a field, a TypeError or RangeError as before', async () => {
+  it('names the option of a bad value in a field and its code: a RangeError for a number out of range, else a TypeError', async () => {
     const refusal = (options: Parameters<typeof server>[0]) => server(options).catch((error: unknown) => error);
     const cases: [Parameters<typeof server>[0], ErrorConstructor, string][] = [
-      [{ adminToken: 'has space' }, RangeError, 'adminToken'],
+      [{ adminToken: 'has space' }, TypeError, 'adminToken'],
+      [{ adminToken: 7 as unknown as string }, TypeError, 'adminToken'],
+      [{ hostedHiddenPosts: 'later' as 'push' }, TypeError, 'hostedHiddenPosts'],
+      [{ store: 'http://127.0.0.1:1' }, TypeError, 'store'],
+      [{ resetStore: true }, TypeError, 'resetStore'],
+      [{ tls: { cert: 'not pem', key: 'not pem' } }, TypeError, 'tls'],
       [{ maxSubscriptions: -1 }, RangeError, 'maxSubscriptions'],
       [{ keepAliveMs: '5s' as unknown as number }, TypeError, 'keepAliveMs'],
       [{ allowedOrigins: ['not a url'] }, TypeError, 'allowedOrigins'],
@@ -96,7 +101,7 @@ describe('startServer takes every serve option', () => {
     for (const [options, kind, option] of cases) {
       const error = await refusal(options);
       expect(error).toBeInstanceOf(kind);
-      expect(error).toMatchObject({ option });
+      expect(error).toMatchObject({ code: 'bad-option', option });
     }
   });
 });

@@ -9,6 +9,7 @@ import { configPath, endpointsFromFlag, readConfig, resolveSettings, writeConfig
 import { parseSeedText } from '../../src/server/service/seed.js';
 import { DEFAULT_URL, resolveEndpoint } from '../../src/client/endpoint.js';
 import { ClientError } from '../../src/client/errors.js';
+import { EXIT, ExitError } from '../../src/cli/exit.js';
 import { resolveReleaseAt } from '../../src/cli/release-at.js';
 import { buildPublishArgs } from '../../src/cli/validate-post.js';
 import { withIdempotencyKey } from '../../src/client/idempotency.js';
@@ -167,7 +168,7 @@ describe('resolveSettings', () => {
   ])('usage error for %o', async (flags, message) => {
     const env = await withConfig({});
     await expect(resolveSettings(flags, env)).rejects.toMatchObject({
-      kind: 'usage',
+      exitCode: EXIT.usage,
       message: expect.stringMatching(message),
     });
   });
@@ -178,12 +179,12 @@ describe('resolveSettings', () => {
     await writeConfig(path, { profiles: {} });
     await writeFile(path, JSON.stringify({ profiles: { work: { url: 42 } } }));
     await expect(readConfig(path)).rejects.toMatchObject({
-      kind: 'usage',
+      exitCode: EXIT.usage,
       message: expect.stringContaining('profiles.work.url'),
     });
     await writeFile(path, '{not json');
     await expect(readConfig(path)).rejects.toMatchObject({
-      kind: 'usage',
+      exitCode: EXIT.usage,
       message: expect.stringContaining('not valid JSON'),
     });
   });
@@ -350,12 +351,13 @@ describe('wrapped errors keep their cause', () => {
 
   it('a --url the endpoint refuses: the flag in the CLI wording, the library error as cause', () => {
     const error = thrown(() => endpointsFromFlag('ws://example.com/v1/ws?apiKey=secret123'));
-    expect(error).toBeInstanceOf(ClientError);
+    expect(error).toBeInstanceOf(ExitError);
+    expect(error).toMatchObject({ exitCode: EXIT.usage });
     expect((error as Error).message).toBe(
       '--url must not have a query or fragment; give the key with --api-key-file or STREAM_POSTS_API_KEY',
     );
-    const cause = (error as Error).cause as ClientError;
-    expect(cause.message).toBe('url must not have a query or fragment; give the key as apiKey');
+    // The library's bad-option error, worded for the flags when it was made.
+    expect((error as Error).cause).toMatchObject({ code: 'bad-option', option: 'url' });
   });
 
   it('a seed that is not JSON keeps the parser error', () => {

@@ -362,6 +362,30 @@ describe('terminal in tmux', () => {
     expect(await tmux.format('#{pane_title}')).toBe('untouched');
   });
 
+  it('the detail pane writes its links as OSC 8 hyperlinks, and only its own', async () => {
+    const tmux = await terminal([], { FORCE_HYPERLINK: '1' });
+    await connected(tmux);
+    const output = join(fixture.tmp, 'pane-osc8');
+    await tmux.tmux('pipe-pane', '-o', `cat >> '${output}'`);
+    const tag = unique('osc');
+    const url = `https://example.org/${tag}`;
+    await post('macro-wire', `${tag} read ${url} \u001B]8;;https://evil.example\u0007forged\u001B]8;;\u0007 end`);
+    await tmux.waitFor((screen) => screen.includes(tag), tag);
+    await tmux.keys('Enter');
+    await tmux.waitFor(/links \(o or 1-9 opens/, 'the links of the detail pane');
+    const link = `\u001B]8;;${url}\u0007`;
+    // In the text, and in the numbered list under it.
+    await until(
+      async () => (await readFile(output, 'utf8').catch(() => '')).split(link).length - 1 >= 2,
+      'two OSC 8 hyperlinks',
+    );
+    // Every hyperlink shows its own address: the forged one reached the screen as plain text.
+    const written = await readFile(output, 'utf8');
+    const links = [...written.matchAll(/\u001B\]8;;([^\u0007]+)\u0007(.*?)\u001B\]8;;\u0007/g)];
+    for (const [, target, text] of links) expect(text!.replace(/\u001B\[[0-9;]*m/g, '')).toBe(target);
+    expect(written).not.toContain('\u001B]8;;https://evil.example\u0007');
+  });
+
   it('a dropped connection shows reconnecting, then the posts resume, none lost or repeated', async () => {
     const proxy = await TcpProxy.start(fixture.serve.port);
     proxies.push(proxy);

@@ -1,11 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
 import { compileRules } from '../../src/terminal/alerts.js';
 import { headlineOf, linksOf } from '../../src/terminal/entry.js';
-import { splitKeys } from '../../src/terminal/keys.js';
+import { parseKeys, splitUnfinished } from '../../src/terminal/keys.js';
 import { TerminalModel } from '../../src/terminal/model.js';
-import { cells, fitText, formatRow } from '../../src/terminal/row.js';
+import { cells, fitLine, fitText, formatRow, lineCells } from '../../src/terminal/row.js';
+import { FrameStore } from '../../src/terminal/store.js';
+import { ScreenWriter } from '../../src/terminal/writer.js';
 
 let next = 0;
 function post(text: string | null, fields: Partial<Post> = {}): Post {
@@ -32,6 +34,24 @@ describe('the terminal model', () => {
     for (const text of ['a', 'b', 'c', 'd']) model.add(post(text), false);
     expect(texts(model)).toEqual(['d', 'c', 'b']);
     expect(model.size).toBe(3);
+  });
+
+  it('rows kept up to date as posts come and go are the rows worked out afresh', () => {
+    const rules = compileRules([{ name: '--alert 1', rule: { match: 'spam', action: 'mute' } }]);
+    const model = new TerminalModel({ capacity: 4, rules });
+    model.add(post('a'), false);
+    expect(texts(model)).toEqual(['a']);
+    for (const text of ['spam', 'b', 'c', 'd', 'e']) model.add(post(text), false);
+    expect(texts(model)).toEqual(['e', 'd', 'c', 'b']);
+    model.togglePause();
+    model.add(post('f'), false);
+    expect(texts(model)).toEqual(['e', 'd', 'c']);
+    // More than the buffer holds between two looks.
+    for (const text of ['g', 'h', 'i', 'j', 'k']) model.add(post(text), false);
+    expect(texts(model)).toEqual([]);
+    model.togglePause();
+    expect(texts(model)).toEqual(['k', 'j', 'i', 'h']);
+    expect(model.streams()).toEqual([{ id: 'macro-wire', name: 'Macro Wire', count: 4 }]);
   });
 
   it('turns a hidden post visible in place at its release, and shows no post twice', () => {
@@ -157,11 +177,80 @@ describe('rows and text', () => {
     }
   });
 
-  it('keys read together are taken one by one', () => {
-    expect(splitKeys('m\r', {})).toEqual([
+  it('keys read together are taken one by one; a sequence is one key', () => {
+    expect(parseKeys('m\r')).toEqual([
       ['m', {}],
       ['', { return: true }],
     ]);
-    expect(splitKeys('j', { downArrow: false })).toEqual([['j', { downArrow: false }]]);
+    expect(parseKeys('j')).toEqual([['j', {}]]);
+    expect(parseKeys('\u001B[B\u001BOA\u001B[6~\u001B[1;5H')).toEqual([
+      ['', { downArrow: true }],
+      ['', { upArrow: true }],
+      ['', { pageDown: true }],
+      ['', { home: true }],
+    ]);
+    expect(parseKeys('\u001B\u001B\u0003\u007F😀')).toEqual([
+      ['', { escape: true }],
+      ['', { escape: true }],
+      ['c', { ctrl: true }],
+      ['', { backspace: true }],
+      ['😀', {}],
+    ]);
+    // A key not used here (F5, an arrow sideways) is none.
+    expect(parseKeys('\u001B[15~\u001B[C')).toEqual([]);
+    // A sequence cut between two reads waits for its end; a lone Escape does not.
+    expect(splitUnfinished('j\u001B[1;')).toEqual(['j', '\u001B[1;']);
+    expect(splitUnfinished('j\u001BO')).toEqual(['j', '\u001BO']);
+    expect(splitUnfinished('j\u001B')).toEqual(['j\u001B', '']);
+    expect(splitUnfinished('\u001B[B')).toEqual(['\u001B[B', '']);
+  });
+
+  it('a styled line is cut to the width, its colours and hyperlink ended', () => {
+    const link = '\u001B]8;;https://a.example\u0007https://a.example/long/path\u001B]8;;\u0007';
+    const line = `\u001B[1m中文\u001B[22m ${link} tail`;
+    expect(lineCells(line)).toBe(4 + 1 + 27 + 5);
+    expect(fitLine(line, 80)).toBe(line);
+    const cut = fitLine(line, 12);
+    expect(lineCells(cut)).toBe(12);
+    expect(cut).toBe(`\u001B[1m中文\u001B[22m \u001B]8;;https://a.example\u0007https:…\u001B]8;;\u0007\u001B[0m`);
+    expect(fitLine('a\tb', 10)).toBe('a    b');
+  });
+
+  it('a frame writes only the lines that changed; a new size writes them all', () => {
+    const written: string[] = [];
+    const writer = new ScreenWriter((data) => written.push(data));
+    expect(writer.draw(['head', 'one', '', 'foot'], 10)).toBe(true);
+    expect(written[0]).toContain('\u001B[2J');
+    expect(writer.draw(['head', 'one', '', 'foot'], 10)).toBe(false);
+    writer.draw(['head', 'two', '', 'foot'], 10);
+    expect(written[1]).toBe('\u001B[?2026h\u001B[2;1H\u001B[2Ktwo\u001B[?2026l');
+    writer.draw(['head', 'two', '', 'foot'], 12);
+    expect(written[2]).toContain('\u001B[2J');
+    expect(written[2]).toContain('head');
+  });
+
+  it('posts are drawn at most 30 times a second, and a slow frame holds the next back 150 ms at most', () => {
+    vi.useFakeTimers();
+    try {
+      let now = 0;
+      const store = new FrameStore(() => now);
+      const frames: number[] = [];
+      store.subscribe(() => frames.push(now));
+      store.now();
+      for (let post = 0; post < 10; post++) store.soon();
+      now = 33;
+      vi.advanceTimersByTime(33);
+      expect(frames).toEqual([0, 33]);
+      // A frame that took 100 ms (preempted, or the terminal slow to read) asks for 400: 150 it is.
+      store.drawn(100);
+      store.soon();
+      now = 183;
+      vi.advanceTimersByTime(149);
+      expect(frames).toHaveLength(2);
+      vi.advanceTimersByTime(1);
+      expect(frames).toEqual([0, 33, 183]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

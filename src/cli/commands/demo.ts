@@ -1,6 +1,6 @@
 import { DemoPublisher } from '../../demo/publisher.js';
-import { resolveEndpoint } from '../../client/endpoint.js';
-import { DEFAULT_TIMEOUT_MS } from '../../client/errors.js';
+import { DEFAULT_TIMEOUT_MS } from '../../api/cli-words.js';
+import { LIBRARY_URL_WORDS, serviceEndpoints } from '../../api/endpoints.js';
 import { DEMO_SEED } from '../../demo/seed.js';
 import { startServer, type StreamPostsServer } from '../../api/server.js';
 import type { OutputOptions } from '../common.js';
@@ -39,7 +39,7 @@ async function startDemoServer(port: number): Promise<StreamPostsServer> {
 export async function demo(options: DemoOptions): Promise<number> {
   const server = await startDemoServer(options.port);
   const status = await statusFor(options);
-  const endpoint = resolveEndpoint(server.url);
+  const endpoint = serviceEndpoints(server.url, LIBRARY_URL_WORDS)[0]!;
   if (!options.quiet) {
     // On a terminal, lines break between words: the terminal itself would break a URL anywhere.
     const width = process.stderr.isTTY && process.stderr.columns > 0 ? process.stderr.columns : undefined;

@@ -1,12 +1,9 @@
-import { Option, type Command } from '@commander-js/extra-typings';
-import { ClientError, describeNetworkError } from '../../client/errors.js';
+import { describeNetworkError } from '../../api/cli-words.js';
 import { FAULT_TYPES, type Fault } from '../../protocol/admin.js';
 import { safeLine } from '../../render/text.js';
-import { EXIT, usageError } from '../exit.js';
-import { parseDuration, parseNonNegativeInteger } from '../parse.js';
+import { EXIT, ExitError, usageError } from '../exit.js';
 
-/** Where a local `serve` answers admin requests. */
-const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8787/_admin';
+import { DEFAULT_ADMIN_URL } from '../parse.js';
 const DEFAULT_TIMEOUT_MS = 10_000;
 
 export interface FaultsOptions {
@@ -98,7 +95,7 @@ export function faultFrom(argument: string, flags: FaultFlags): Record<string, u
   return fault;
 }
 
-/** One request to the admin endpoints; a refusal is a ClientError worded for the flags. */
+/** One request to the admin endpoints; a refusal is an ExitError worded for the flags. */
 async function adminRequest(options: FaultsOptions, method: string, path: string, body?: unknown): Promise<unknown> {
   const base = adminBaseOf(options.adminUrl ?? DEFAULT_ADMIN_URL);
   const url = `${base}${path}`;
@@ -119,23 +116,22 @@ async function adminRequest(options: FaultsOptions, method: string, path: string
     payload = (await response.json().catch(() => undefined)) as typeof payload;
   } catch (error) {
     if ((error as Error).name === 'TimeoutError')
-      throw new ClientError('timeout', `no answer from ${url} within ${timeoutMs} ms (--timeout)`);
+      throw new ExitError(EXIT.unreachable, `no answer from ${url} within ${timeoutMs} ms (--timeout)`);
     const cause = (error as { cause?: Error & { code?: string } }).cause ?? (error as Error);
-    throw new ClientError('unreachable', `cannot reach ${url}: ${describeNetworkError(cause)} (--admin-url)`);
+    throw new ExitError(EXIT.unreachable, `cannot reach ${url}: ${describeNetworkError(cause)} (--admin-url)`);
   }
   if (response.ok) return payload;
   const error = payload?.error ?? {};
   const said = typeof error.message === 'string' ? error.message : `HTTP ${response.status}`;
   if (response.status === 401)
-    throw new ClientError(
-      'unauthorized',
+    throw new ExitError(
+      EXIT.unreachable,
       `${url} needs the admin token: --admin-token or STREAM_POSTS_ADMIN_TOKEN (${said})`,
-      'unauthorized',
     );
   if (response.status === 404 && error.code !== 'not-found')
-    throw new ClientError('unreachable', `no admin endpoints at ${base} (is serve's admin on? --admin-url)`);
+    throw new ExitError(EXIT.unreachable, `no admin endpoints at ${base} (is serve's admin on? --admin-url)`);
   const code = typeof error.code === 'string' ? error.code : `http-${response.status}`;
-  throw new ClientError('refused', `${code}: ${said}`, code);
+  throw new ExitError(EXIT.failed, `${code}: ${said}`);
 }
 
 function describeFault(fault: Fault): string {
@@ -179,76 +175,4 @@ export async function faultsConnections(options: FaultsOptions): Promise<number>
     process.stdout.write(`${line}\n`);
   }
   return EXIT.ok;
-}
-
-/** The options every `faults` subcommand takes: where the admin endpoints are, the token, output. */
-function withAdminOptions<T>(command: T): T {
-  const options = [
-    new Option('--admin-url <url>', `the admin endpoints, or the service's address (default ${DEFAULT_ADMIN_URL})`).env(
-      'STREAM_POSTS_ADMIN_URL',
-    ),
-    new Option('--url <url>', 'the service address, as the client commands take it (ws://host:port)'),
-    new Option('--admin-token <token>', 'when serve has --admin-token; prefer the env variable').env(
-      'STREAM_POSTS_ADMIN_TOKEN',
-    ),
-    new Option('--timeout <duration>', 'the longest wait for the answer (default 10s)').argParser(parseDuration),
-    new Option('--json', 'print JSON, one object per line'),
-    new Option('--trace', 'print each request and reply on stderr (the token never; times since the start)'),
-  ];
-  for (const option of options) (command as unknown as Pick<Command, 'addOption'>).addOption(option);
-  return command;
-}
-
-type Given = FaultsOptions & { url?: string | undefined };
-
-/** `--admin-url` or `--url`; a flag beats STREAM_POSTS_ADMIN_URL (`serve --exec` sets it). */
-function settle(given: Given, command: Pick<Command, 'getOptionValueSource'>): FaultsOptions {
-  const adminUrlFlag = command.getOptionValueSource('adminUrl') === 'cli';
-  if (adminUrlFlag && given.url !== undefined) throw usageError('give --admin-url or --url, not both');
-  return { ...given, adminUrl: given.url ?? given.adminUrl };
-}
-
-/** `stream-posts faults …`: inject faults into a running `serve` through its admin endpoints. */
-export function addFaultsCommand(program: Command, setExitCode: (code: number) => void): void {
-  const faults = program
-    .command('faults')
-    .description(
-      'inject faults into a running serve (its /_admin/faults endpoints): drops, refusals, lost acks, stalls',
-    );
-  withAdminOptions(
-    faults
-      .command('add <fault>')
-      .description(`inject a fault: a type (${FAULT_TYPES.join(', ')}) with flags, or the fault as JSON`)
-      .option(
-        '--code <code>',
-        'close: the close code (default 1012); fail-publishes: the error code (default unavailable)',
-      )
-      .option('--reason <text>', 'close: the close reason')
-      .option('--status <status>', 'refuse-connections: the HTTP status (default 503)', parseNonNegativeInteger)
-      .option(
-        '--count <n>',
-        'fail-publishes, drop-acks: how many publishes (default: all until cleared)',
-        parseNonNegativeInteger,
-      )
-      .addOption(new Option('--delay <duration>', 'delay-deliveries: the delay').argParser(parseDuration))
-      .addOption(new Option('--jitter <duration>', 'delay-deliveries: up to this much more').argParser(parseDuration))
-      .addOption(new Option('--duration <duration>', 'clear the fault after this long').argParser(parseDuration))
-      .option('--message <text>', 'fail-publishes: the error message')
-      .option('--frame <text>', 'send-frame: the text frame to send')
-      .option('--user <id>', "only this user's connections")
-      .option('--stream <id>', "only connections with this stream's key, and publishes to it")
-      .option('--connection <id>', 'only this connection (ids: stream-posts faults connections)'),
-  ).action(async (argument, options, command) => {
-    const { adminUrl, adminToken, timeout, json, trace, url, ...flags } = options as Given & FaultFlags;
-    setExitCode(await faultsAdd(argument, flags, settle({ adminUrl, adminToken, timeout, json, trace, url }, command)));
-  });
-  withAdminOptions(faults.command('list').description('list the faults in force')).action(async (options, command) =>
-    setExitCode(await faultsList(settle(options as Given, command))),
-  );
-  withAdminOptions(faults.command('clear [id]').description('clear one fault, or all of them')).action(
-    async (id, options, command) => setExitCode(await faultsClear(id, settle(options as Given, command))),
-  );
-  withAdminOptions(
-    faults.command('connections').description('list the open connections (ids for --connection)'),
-  ).action(async (options, command) => setExitCode(await faultsConnections(settle(options as Given, command))));
 }

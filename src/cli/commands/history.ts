@@ -1,5 +1,4 @@
-import { fetchPosts, fetchStreams } from '../../client/rest-streams.js';
-import { StreamNames } from '../../client/stream-names.js';
+import { fetchPosts, fetchStreams, StreamNames } from '../../api/rest-reads.js';
 import type { Post } from '../../protocol/types.js';
 import { supportsHyperlinks } from '../../render/hyperlinks.js';
 import { jsonLine } from '../../render/json.js';

@@ -1,6 +1,5 @@
 import { openClient, type StreamPostsClient, type SubscriptionEvent } from '../../api/client.js';
-import { ClientError } from '../../client/errors.js';
-import { StreamNames } from '../../client/stream-names.js';
+import { StreamNames } from '../../api/rest-reads.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { ServerEventName, SubscribeCommandName } from '../../protocol/types.js';
 import { supportsHyperlinks } from '../../render/hyperlinks.js';
@@ -9,12 +8,12 @@ import { formatPost } from '../../render/posts.js';
 import type { StatusReporter } from '../../render/status.js';
 import { jsonLine } from '../../render/json.js';
 import { formatTreeItem } from '../../render/tree.js';
-import { commandFailure } from '../../client/cli-words.js';
+import { commandFailure } from '../../api/cli-words.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { describeSettings, wsUrls, wsWhere } from '../describe.js';
 import { ExecHook } from '../exec-hook.js';
 import { watchPipeReader } from '../reader-watch.js';
-import { EXIT } from '../exit.js';
+import { EXIT, usageError } from '../exit.js';
 import { describeState, statusFor } from '../status.js';
 
 export interface ListenOptions extends CommonOptions {
@@ -70,8 +69,7 @@ export async function listen(options: ListenOptions): Promise<number> {
   const apiKey = requireKey(options.settings);
   const { endpoint } = options.settings;
   if (endpoint.treeFeed && (options.command !== 'on-stream-post-tree' || options.streams !== undefined)) {
-    throw new ClientError(
-      'usage',
+    throw usageError(
       'a tree feed address (…/graphql?format=tree) gives tree items of the streams named in its URL: use tree, and put streamIds in the URL',
     );
   }

@@ -4,18 +4,24 @@ import { checkReadable } from '../files.js';
 import { prepareBatchLine, runBatch, type BatchResult } from '../batch.js';
 import { serviceClock } from '../release-at.js';
 import { PUBLISH_FIELDS, type PublishOptions, type PublishResult } from '../../api/publish.js';
-import { commandFrame, setFields } from '../../client/publish-args.js';
-import type { PublishData, PublishOutcome } from '../../client/publisher.js';
+import {
+  commandFailure,
+  commandFrame,
+  outcomeOf,
+  setFields,
+  type PublishData,
+  type PublishOutcome,
+  type RateLimitWait,
+} from '../../api/cli-words.js';
+import type { StreamPostsError } from '../../api/errors.js';
 import { STREAMS_PATH } from '../../protocol/paths.js';
 import { requireKey } from '../common.js';
 import { withoutKey, wsWhere } from '../describe.js';
-import { refusalOf } from '../../client/cli-words.js';
 import { jsonLine } from '../../render/json.js';
 import { EXIT, usageError } from '../exit.js';
 import type { PostOptions } from './post.js';
 import { statusFor } from '../status.js';
 import type { StreamPostsClient } from '../../api/client.js';
-import type { RateLimitWait } from '../../client/pacer.js';
 
 /**
  * Lines go out in one write per turn of the event loop, not one system call each, and are
@@ -86,7 +92,7 @@ async function dryRun(options: PostOptions, out: LineWriter): Promise<number> {
  * reports a bad field, in the line's place, and the rest of the batch goes on.
  */
 function publishLine(
-  publish: (options: PublishOptions) => Promise<PublishResult>,
+  publish: (options: PublishOptions) => Promise<PublishResult | StreamPostsError>,
   data: PublishData,
   timeoutMs: number,
   awaited: string,
@@ -95,15 +101,15 @@ function publishLine(
   const refused = (error: unknown): PublishOutcome => {
     if (error instanceof TypeError || error instanceof RangeError)
       return { ok: false, code: 'invalid-argument', message: error.message };
-    return refusalOf(error, timeoutMs, awaited);
+    throw commandFailure(error, timeoutMs, awaited);
   };
-  let sent: Promise<PublishResult>;
+  let sent: Promise<PublishResult | StreamPostsError>;
   try {
     sent = publish(fields);
   } catch (error) {
     sent = Promise.reject(error);
   }
-  return sent.then(({ post, duplicate }) => ({ ok: true, post, duplicate, attempts: 1 }), refused);
+  return sent.then(outcomeOf, refused);
 }
 
 /** What a batch held back by the service's rate limit says on stderr (it would otherwise look stuck). */
@@ -141,9 +147,9 @@ export async function postBatch(options: PostOptions): Promise<number> {
   let now = Date.now;
   try {
     if (options.via === 'rest') {
-      const { publishRest } = await import('../../api/rest.js');
+      const { publishRestOrRefusal } = await import('../../api/rest.js');
       const rest = (fields: PublishOptions) =>
-        publishRest({
+        publishRestOrRefusal({
           ...fields,
           url: options.settings.endpoints.map((each) => each.httpBase),
           apiKey,
@@ -171,7 +177,7 @@ export async function postBatch(options: PostOptions): Promise<number> {
       // held back by rate limits or a reconnect is resent with its key until it is acknowledged.
       const ws = (fields: PublishOptions) => {
         fields.timeoutMs = 0;
-        return connected.publish(fields);
+        return connected.publishOrRefusal(fields);
       };
       send = (data) =>
         publishLine(

@@ -1,5 +1,4 @@
-import { commandFrame } from '../../client/publish-args.js';
-import type { PublishOutcome } from '../../client/publisher.js';
+import { commandFrame, type PublishOutcome } from '../../api/cli-words.js';
 import { parseIsoDateTime } from '../../protocol/dates.js';
 import type { ContentType, PublishArgs } from '../../protocol/types.js';
 import { jsonLine } from '../../render/json.js';
@@ -186,7 +185,7 @@ async function send(
   validated: PublishArgs,
   status: StatusReporter,
 ): Promise<number> {
-  const { withIdempotencyKey } = await import('../../client/idempotency.js');
+  const { withIdempotencyKey } = await import('../../api/cli-words.js');
   const args = withIdempotencyKey(validated);
   if (options.verbose) {
     const via = options.via === 'rest' ? httpWhere(options.settings) : wsWhere(options.settings);

@@ -1,8 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { StreamPostsError } from '../../api/errors.js';
+import { scenarioOfRecording } from '../../api/scenario.js';
 import type { ScenarioPlayback, StreamPostsServer } from '../../api/server.js';
-import { ScenarioError } from '../../server/admin/scenario.js';
-import { scenarioFromRecording } from '../../server/admin/scenario-recording.js';
 import { EXIT, usageError } from '../exit.js';
 import { readStdinText, readTextFile } from '../files.js';
 
@@ -36,9 +35,10 @@ export async function fromRecording(file: string, options: FromRecordingOptions)
   const text = file === '-' ? await readStdinText() : await readTextFile(file, 'recording');
   let conversion;
   try {
-    conversion = scenarioFromRecording(text);
+    conversion = scenarioOfRecording(text);
   } catch (error) {
-    if (error instanceof ScenarioError) throw usageError(`recording ${file}: ${error.message}`);
+    if (error instanceof StreamPostsError && error.code === 'invalid-scenario')
+      throw usageError(`recording ${file}: ${error.message}`);
     throw error;
   }
   for (const warning of conversion.warnings) process.stderr.write(`stream-posts: warning: ${warning}\n`);

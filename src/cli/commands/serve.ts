@@ -3,9 +3,16 @@ import cluster from 'node:cluster';
 import { readTextFile } from '../files.js';
 import { formatServeBanner, keyVariable } from '../../render/serve-banner.js';
 import { DEMO_SEED } from '../../demo/seed.js';
-import { createLogger, withFields, type LogFormat } from '../../server/logger.js';
 import type { Seed } from '../../protocol/seed.js';
-import { parseSeedText, SeedError } from '../../server/service/seed.js';
+import {
+  checkStoreUrl,
+  createLogger,
+  DEFAULT_REDIS_PREFIX,
+  parseSeedFile,
+  redactRedisUrl,
+  withFields,
+  type LogFormat,
+} from '../../api/serve-support.js';
 import { startInstance, type StartServerOptions, type StreamPostsServer } from '../../api/server.js';
 import { StreamPostsError } from '../../api/errors.js';
 import {
@@ -18,8 +25,6 @@ import {
 } from '../../api/serve-options.js';
 import { optionOf } from '../../api/options.js';
 import { playScenario } from './scenario.js';
-import { checkRedisUrl, DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../../server/stores/redis-keys.js';
-import { StoreError } from '../../server/stores/store-error.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { StopSignals, type ExecChild } from '../serve-signals.js';
 import { reportListening, servePrimary, storeExit, type ServedAt } from '../serve-workers.js';
@@ -90,8 +95,9 @@ function redisStore(
     return undefined;
   }
   try {
-    checkRedisUrl(store);
+    checkStoreUrl(store);
   } catch (error) {
+    if (optionOf(error) !== 'store') throw error;
     throw usageError(`--store: ${(error as Error).message}`, { cause: error });
   }
   return {
@@ -127,9 +133,10 @@ function storeLine(options: ServeOptions): string {
 async function loadSeed(path: string | undefined): Promise<Seed> {
   if (path === undefined) return DEMO_SEED;
   try {
-    return parseSeedText(await readTextFile(path, 'seed file'));
+    return parseSeedFile(await readTextFile(path, 'seed file'));
   } catch (error) {
-    if (error instanceof SeedError) throw usageError(`invalid seed file ${path}: ${error.message}`, { cause: error });
+    if (error instanceof StreamPostsError && error.code === 'invalid-seed')
+      throw usageError(`invalid seed file ${path}: ${error.message}`, { cause: error });
     throw error;
   }
 }
@@ -175,6 +182,16 @@ const PASSED_AS_WRITTEN: Partial<Record<ServeOptionName, { namesVariable: boolea
 /** startServer's error for a value passed as written, reworded as a usage error naming the flag. */
 function flagError(error: unknown): ExitError | undefined {
   const option = optionOf(error) as ServeOptionName | undefined;
+  // The files of --tls-cert and --tls-key, read, are the one `tls` option.
+  if (option === 'tls') {
+    const cause = (error as Error).cause;
+    return usageError(
+      `cannot use the TLS certificate and key: ${cause instanceof Error ? cause.message : (error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
   const row: ServeOption | undefined = option === undefined ? undefined : SERVE_OPTIONS[option];
   if (option === undefined || row?.flag === undefined) return undefined;
   const flag = /--[a-z][a-z-]*/.exec(row.flag)![0];
@@ -357,7 +374,8 @@ export async function serve(options: ServeOptions): Promise<number> {
       instance,
     );
   } catch (error) {
-    if (error instanceof StoreError) throw storeExit(error);
+    const storeFailure = storeExit(error);
+    if (storeFailure) throw storeFailure;
     if (error instanceof StreamPostsError && (error.code === 'invalid-state' || error.code === 'state-locked')) {
       throw usageError(`--state: ${error.message}`, { cause: error });
     }
@@ -372,9 +390,6 @@ export async function serve(options: ServeOptions): Promise<number> {
     }
     if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
       throw new ExitError(EXIT.failed, `cannot listen on ${options.host}:${options.port} (${code})`);
-    }
-    if (tls && error instanceof Error && /PEM|key|certificate/i.test(error.message)) {
-      throw usageError(`cannot use the TLS certificate and key: ${error.message}`);
     }
     throw error;
   }

@@ -1,12 +1,12 @@
 import { connect } from '../../api/client.js';
-import { ClientError } from '../../client/errors.js';
-import { fetchStreams, type RestStream } from '../../client/rest-streams.js';
+import { StreamPostsError } from '../../api/errors.js';
+import { fetchStreams, type RestStream } from '../../api/rest-reads.js';
 import { jsonLine } from '../../render/json.js';
 import { safeLine } from '../../render/text.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsUrls, wsWhere } from '../describe.js';
 import { EXIT } from '../exit.js';
-import { commandFailure } from '../../client/cli-words.js';
+import { commandFailure } from '../../api/cli-words.js';
 
 export interface StreamsOptions extends CommonOptions {
   /** Only the ids, one per line. */
@@ -103,7 +103,7 @@ export async function streams(options: StreamsOptions): Promise<number> {
   try {
     list = await fetchStreams(options.settings.endpoints, apiKey, options.timeoutMs);
   } catch (error) {
-    if (!(error instanceof ClientError && (error.code === 'not-found' || error.code === 'http-404'))) throw error;
+    if (!(error instanceof StreamPostsError && (error.code === 'not-found' || error.status === 404))) throw error;
     if (options.verbose) process.stderr.write('stream-posts: no GET /v1/streams there: asking the WebSocket instead\n');
     list = await streamsFromConnected(options, apiKey);
   }

@@ -1,4 +1,4 @@
-import { fetchStream, fetchStreams, setCustomTargets, type RestStream } from '../../client/rest-streams.js';
+import { fetchStream, fetchStreams, setCustomTargets, type RestStream } from '../../api/rest-reads.js';
 import { jsonLine } from '../../render/json.js';
 import { safeLine } from '../../render/text.js';
 import { requireKey, type CommonOptions } from '../common.js';

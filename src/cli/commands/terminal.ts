@@ -25,6 +25,9 @@ export interface TerminalOptions extends CommonOptions {
   onSubscribed?: () => void;
 }
 
+/** How long after the first subscription the markdown renderer loads, unless a detail pane wants it sooner. */
+const MARKDOWN_AFTER_MS = 1000;
+
 const WARM_UP =
   '**a** _b_ `c`\n\n- one\n- two\n\n1. x\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n\n[l](https://a.example) https://b.example\n';
 
@@ -47,32 +50,6 @@ export async function alertRules(options: Pick<TerminalOptions, 'alerts' | 'prof
   }
 }
 
-/**
- * Ink's chunk, with React's production build: the bundle holds both of React's builds and
- * React picks one from NODE_ENV when it loads, the development one (several times slower)
- * when unset. Restored afterwards so the commands an alert runs see the user's environment.
- */
-async function loadUi(): Promise<typeof UiModule> {
-  const saved = {
-    NODE_ENV: process.env['NODE_ENV'],
-    CI: process.env['CI'],
-    CONTINUOUS_INTEGRATION: process.env['CONTINUOUS_INTEGRATION'],
-  };
-  process.env['NODE_ENV'] ??= 'production';
-  // Ink reads CI when it loads and, in CI, draws nothing until it ends; this command only
-  // runs on a terminal someone is looking at (a tmux pane in CI included).
-  delete process.env['CI'];
-  delete process.env['CONTINUOUS_INTEGRATION'];
-  try {
-    return await import('../../terminal/ui.js');
-  } finally {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  }
-}
-
 /** `terminal`: the full-screen news terminal, until `q`, Ctrl-C, a signal or a lost connection. */
 export async function terminal(options: TerminalOptions): Promise<number> {
   const stdin = process.stdin;
@@ -80,21 +57,33 @@ export async function terminal(options: TerminalOptions): Promise<number> {
   if (stdin.isTTY !== true || stdout.isTTY !== true) throw new ExitError(EXIT.usage, NOT_A_TERMINAL);
   const apiKey = requireKey(options.settings);
   const rules = await alertRules(options);
-  // The screen (Ink and React) loads while the connection opens.
-  const ui = loadUi();
-  ui.catch(() => undefined);
-  const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, effects, { ExecHook }] = await Promise.all([
-    import('../../terminal/model.js'),
-    import('../../terminal/store.js'),
-    import('../../terminal/session.js'),
-    import('../../terminal/screen.js'),
-    import('../../terminal/effects.js'),
-    import('../exec-hook.js'),
-  ]);
+  const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, effects, { ExecHook }, { mountUi }] =
+    await Promise.all([
+      import('../../terminal/model.js'),
+      import('../../terminal/store.js'),
+      import('../../terminal/session.js'),
+      import('../../terminal/screen.js'),
+      import('../../terminal/effects.js'),
+      import('../exec-hook.js'),
+      import('../../terminal/ui.js'),
+    ]);
   const { supportsHyperlinks } = await import('../../render/hyperlinks.js');
   const hyperlinks = options.color && supportsHyperlinks(stdout, process.env);
   const model = new TerminalModel({ capacity: options.buffer, rules, match: options.match });
   const store = new FrameStore();
+  let markdown: MarkdownRenderer | undefined;
+  let loadingMarkdown: Promise<void> | undefined;
+  /** Loads `tree`'s markdown renderer once: soon after the start, or when a detail pane needs it first. */
+  const loadMarkdown = () =>
+    (loadingMarkdown ??= import('../../render/markdown.js').then(async ({ loadMarkdownRenderer }) => {
+      const width = Math.max(20, (stdout.columns || 80) - 2);
+      const render = await loadMarkdownRenderer({ color: options.color, width, hyperlinks });
+      // The first renders of a table or a list pay for code paths not yet compiled, which can
+      // push a post past the render budget into plain text: paid here, before any post's.
+      for (let round = 0; round < 3; round++) render(WARM_UP);
+      markdown = render;
+      store.soon();
+    }));
   const execHooks = new Map<AlertRule, InstanceType<typeof ExecHook>>();
   const say = (text: string) => {
     model.say(text);
@@ -127,7 +116,11 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     model,
     changed: () => store.soon(),
     onAlert,
-    ...(options.onSubscribed === undefined ? {} : { onSubscribed: options.onSubscribed }),
+    onSubscribed: () => {
+      // The markdown renderer is the biggest load left: not while the first posts are drawn.
+      setTimeout(() => void loadMarkdown(), MARKDOWN_AFTER_MS).unref();
+      options.onSubscribed?.();
+    },
   });
 
   const screen = enterScreen(stdout, stdin);
@@ -173,19 +166,9 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     model.tick();
     store.soon();
   }, 1000);
-  let markdown: MarkdownRenderer | undefined;
   let mounted: UiModule.Ui | undefined;
   let failure: unknown;
   try {
-    const { loadMarkdownRenderer } = await import('../../render/markdown.js');
-    const width = Math.max(20, (stdout.columns || 80) - 2);
-    void loadMarkdownRenderer({ color: options.color, width, hyperlinks }).then((render) => {
-      // The first renders of a table or a list pay for code paths not yet compiled, which can
-      // push a post past the render budget into plain text: paid here, while nothing waits.
-      for (let round = 0; round < 3; round++) render(WARM_UP);
-      markdown = render;
-    });
-    const { mountUi } = await ui;
     mounted = mountUi(
       {
         model,
@@ -195,20 +178,17 @@ export async function terminal(options: TerminalOptions): Promise<number> {
         color: options.color,
         hyperlinks,
         utc: options.utc,
-        markdown: () => markdown,
+        markdown: () => {
+          void loadMarkdown();
+          return markdown;
+        },
         onEffect,
       },
       stdout,
       stdin,
     );
-    const running = session.run();
-    // A render that throws ends Ink; the command ends with it, the terminal given back.
-    const drawing = mounted.exited.then(() => {
-      throw new Error('the screen stopped drawing');
-    });
-    // After a normal end it settles too, when nobody listens any more.
-    drawing.catch(() => undefined);
-    await Promise.race([running, quitting, drawing]);
+    // A frame or a key that throws ends the command, the terminal given back.
+    await Promise.race([session.run(), quitting, mounted.failed]);
   } catch (error) {
     failure = error;
   } finally {

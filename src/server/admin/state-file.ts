@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { parseIsoDateTime } from '../../protocol/dates.js';
-import type { StateDocument } from '../../protocol/state.js';
+import { STATE_NEEDS_MEMORY, type StateDocument } from '../../protocol/state.js';
 import { CONTENT_TYPES } from '../../protocol/types.js';
 import type { AdjustableClock } from '../clock.js';
 import type { Logger } from '../logger.js';
@@ -277,7 +277,7 @@ export class StateFile {
 
   constructor(options: StateFileOptions) {
     if (!isSnapshotting(options.store)) {
-      throw new TypeError('a state file needs the memory store; a Redis store persists by itself');
+      throw new TypeError(`state ${STATE_NEEDS_MEMORY}`);
     }
     this.#store = options.store;
     this.#options = options;
