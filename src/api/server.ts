@@ -7,7 +7,7 @@ import {
   startServer as startCore,
   type ServerOptions as CoreOptions,
   type CoreServer as Core,
-} from '../server/http/server.js';
+} from '../server/assemble.js';
 import { StateFileError } from '../server/admin/state-file.js';
 import { StateLockError } from '../server/admin/state-lock.js';
 import type { StateDocument } from '../protocol/state.js';

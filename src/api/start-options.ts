@@ -9,7 +9,7 @@ import { DEFAULTS } from '../server/defaults.js';
 import type { Logger } from '../server/logger.js';
 import { parseSeed, parseSeedText, SeedError, type SeedInput as ParsedSeedInput } from '../server/service/seed.js';
 import { isValidToken, normalizeOrigin } from '../server/http/perimeter.js';
-import type { ServerOptions as CoreOptions } from '../server/http/server.js';
+import type { ServerOptions as CoreOptions } from '../server/assemble.js';
 import { checkRedisUrl } from '../server/stores/redis-keys.js';
 import { StreamPostsError } from './errors.js';
 import {

@@ -1,140 +1,43 @@
-// Over 400 lines on purpose: one connection's life (connect, heartbeat, reconnect with backoff,
-// replay of subscriptions, requests by requestId) is a single state machine; its timers and
-// states must change together, which is easier to check read top to bottom in one file.
+// One connection's life (connect, heartbeat, reconnect with backoff, replay of subscriptions,
+// requests by requestId): a single state machine whose timers and states change together.
+// What it promises its owner is connection-contract.ts; how a turn's frames are written, turn-cork.ts.
 import WebSocket from 'ws';
 import { CLOSE_NORMAL, CLOSE_POLICY_VIOLATION, CLOSE_REASONS, CLOSE_UNAUTHORIZED } from '../protocol/close-codes.js';
 import { MAX_SERVICE_MESSAGE_BYTES } from '../protocol/limits.js';
-import { parseServerMessage, type RateLimit, type ServerMessage } from '../protocol/events.js';
+import { parseServerMessage } from '../protocol/events.js';
 import { redactUrl } from '../protocol/redact.js';
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF } from './backoff.js';
 import type { Endpoint } from './endpoint.js';
 import { ClientError, DEFAULT_TIMEOUT_MS, describeNetworkError, formatWait, timeoutError } from './errors.js';
 import { API_KEY_HEADER, API_KEY_QUERY } from '../protocol/paths.js';
 import { ReplyWaits } from './reply-waits.js';
+import { TurnCork } from './turn-cork.js';
+import {
+  DIALECT_QUERY,
+  type ConnectionHandlers,
+  type ConnectionOptions,
+  type HeartbeatOptions,
+  type ReadyInfo,
+} from './connection-contract.js';
+
+export { DIALECT_QUERY } from './connection-contract.js';
+export type {
+  ConnectedFacts,
+  ConnectionHandlers,
+  ConnectionLike,
+  ConnectionOptions,
+  ConnectionState,
+  FrameDirection,
+  HeartbeatOptions,
+  OpenConnection,
+  ReadyInfo,
+} from './connection-contract.js';
+
+const DEFAULT_HEARTBEAT: HeartbeatOptions = { intervalMs: 15_000, timeoutMs: 10_000 };
 
 const TOO_LARGE = `a message from the service was too large (over ${MAX_SERVICE_MESSAGE_BYTES / 1024 / 1024} MiB)`;
 // ws's words for its own handshake timer: the upgrade was not answered in time.
 const HANDSHAKE_TIMED_OUT = 'Opening handshake has timed out';
-
-export interface HeartbeatOptions {
-  intervalMs: number;
-  timeoutMs: number;
-}
-
-const DEFAULT_HEARTBEAT: HeartbeatOptions = { intervalMs: 15_000, timeoutMs: 10_000 };
-
-export interface ConnectionOptions {
-  /**
-   * The service, or several addresses of it (instances sharing one store): the first is
-   * tried first; a failed attempt or a drop moves to the next, round robin.
-   */
-  endpoint: Endpoint | readonly Endpoint[];
-  apiKey: string | undefined;
-  /** Send the key as `?apiKey=` instead of the `x-api-key` header. */
-  authQuery?: boolean;
-  /** Reconnect after a drop (never after `unauthorized`). */
-  reconnect?: boolean;
-  /**
-   * Consecutive failed attempts after a drop before giving up (each address tried counts
-   * as one); unlimited by default.
-   */
-  maxAttempts?: number;
-  backoff?: BackoffOptions;
-  heartbeat?: HeartbeatOptions;
-  /**
-   * The longest wait for each answer: the opening handshake, and each reply an
-   * owner awaits with `expectReply` (default 30 s).
-   */
-  timeoutMs?: number;
-  /**
-   * A reply that does not come within `timeoutMs` drops the socket and reconnects (the
-   * owner resends), even before the service answered any command: for a long-lived client
-   * whose commands are safe to repeat. By default only once the service has answered one,
-   * so a one-shot command against a service that never answers ends with `timeout`.
-   */
-  retryReplyTimeouts?: boolean;
-  /**
-   * How long a connection must stay up before the backoff starts again from
-   * its first step (default 10 s): a service that keeps closing connections
-   * soon after they open is retried ever more slowly, not in a tight loop.
-   */
-  stableMs?: number;
-  random?: () => number;
-}
-
-export interface ReadyInfo {
-  /** False on the first connection, true after a reconnect. */
-  reconnected: boolean;
-}
-
-/**
- * What a `connected` event said (PROTOCOL.md B2, B3). A service may send it late, with
- * `message` only, or not at all: nothing waits for it.
- */
-export interface ConnectedFacts {
-  /** Empty when the service did not say. */
-  userId: string;
-  streams: string[];
-  /** The service's clock when it said `connected` (ISO), when it says. */
-  serverTime?: string;
-  /** The stream a stream key publishes to, when the service says. */
-  streamId?: string;
-  /** This connection's command limit, when the service states it. */
-  rateLimit?: RateLimit;
-}
-
-/**
- * Asks `serve` for this contract's dialect (PROTOCOL.md B1a) on every address the client
- * opens; the hosted service ignores it.
- */
-export const DIALECT_QUERY = 'hello=1';
-
-export type ConnectionState =
-  | { kind: 'connecting'; url: string; attempt: number }
-  | { kind: 'ready'; info: ReadyInfo }
-  /** `attempt`: how many connections in a row failed or ended before `stableMs` (1 after one drop). */
-  | { kind: 'reconnecting'; delayMs: number; reason: string; attempt: number };
-
-export interface ConnectionHandlers {
-  /**
-   * Every (re)connection, as soon as the socket is open: (re)send subscriptions here. The
-   * service's `connected`, when it comes, arrives later through `onMessage`.
-   */
-  onReady?(info: ReadyInfo): void;
-  /** Every message after the socket opened, `connected` included. */
-  onMessage?(message: ServerMessage, raw: string): void;
-  onState?(state: ConnectionState): void;
-  /** Each text frame as it went out or came in, before anything is made of it: for a trace. */
-  onFrame?(direction: FrameDirection, text: string): void;
-}
-
-export type FrameDirection = 'sent' | 'received';
-
-/** What a subscription or publisher needs of its connection: one of its own, or a share of one. */
-export interface ConnectionLike {
-  readonly done: Promise<void>;
-  start(): unknown;
-  send(frame: object): boolean;
-  sendText(frame: string): boolean;
-  /** Starts the wait for the reply to a command just sent; call the result when it arrives. */
-  expectReply(what: string): () => void;
-  pause(): void;
-  resume(): void;
-  fail(error: ClientError): void;
-  /** Drops the socket for a passing reason: reconnect (with backoff), or end when reconnecting is off. */
-  drop(reason: string): void;
-  close(): Promise<void>;
-}
-export type OpenConnection = (handlers: ConnectionHandlers) => ConnectionLike;
-
-/** Frames a turn sends in one write at most (see #corkForThisTurn). */
-const FRAMES_PER_WRITE = 16;
-
-interface Corked {
-  socket: { cork(): void; uncork(): void };
-  /** Frames written to the socket since it was last uncorked. */
-  frames: number;
-}
 
 function describeClose(code: number, reason: string): string {
   const words = reason || CLOSE_REASONS[code];
@@ -153,7 +56,7 @@ export class Connection {
   #resolveDone!: () => void;
   #rejectDone!: (error: ClientError) => void;
   #ws: WebSocket | undefined;
-  #corked: Corked | undefined;
+  readonly #cork = new TurnCork();
   #ready = false;
   #closing = false;
   #finished = false;
@@ -234,35 +137,9 @@ export class Connection {
   sendText(frame: string): boolean {
     const ws = this.#ws;
     if (!this.#ready || !ws || ws.readyState !== WebSocket.OPEN) return false;
-    const corked = this.#corkForThisTurn(ws);
-    ws.send(frame);
+    this.#cork.send(ws, frame);
     this.handlers.onFrame?.('sent', frame);
-    if (corked !== undefined && ++corked.frames === FRAMES_PER_WRITE) {
-      corked.frames = 0;
-      corked.socket.uncork();
-      corked.socket.cork();
-    }
     return true;
-  }
-
-  /**
-   * The frames sent in one turn (a window of publishes) leave in a few writes, not one system
-   * call and one TCP segment each; uncorked before any I/O, so nothing waits. A long run goes
-   * out every FRAMES_PER_WRITE frames: the service starts on the first posts while the rest
-   * are built, instead of the two sides taking turns with whole windows.
-   */
-  #corkForThisTurn(ws: WebSocket): Corked | undefined {
-    if (this.#corked !== undefined) return this.#corked;
-    const socket = (ws as unknown as { _socket?: Corked['socket'] })._socket;
-    if (!socket) return undefined;
-    const corked: Corked = { socket, frames: 0 };
-    this.#corked = corked;
-    socket.cork();
-    process.nextTick(() => {
-      this.#corked = undefined;
-      socket.uncork();
-    });
-    return corked;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { connect, type ClientState, type StreamPostsClient } from '../api/client.js';
-import type { Endpoint } from '../client/endpoint.js';
-import { StreamNames } from '../client/stream-names.js';
+import type { Endpoint } from '../api/endpoints.js';
+import { StreamNames } from '../api/rest-reads.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { AlertEffect, TerminalModel } from './model.js';
 

@@ -3,7 +3,7 @@ import { AdjustableClock } from '../../src/server/clock.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
 import type { Store } from '../../src/server/stores/store.js';
-import { startServer } from '../../src/server/http/server.js';
+import { startServer } from '../../src/server/assemble.js';
 import { adminState, afterTest, KEYS, startTestServer } from '../support/harness.js';
 import {
   clientFrame,

@@ -3,7 +3,7 @@ import { DEMO_SEED } from '../../src/demo/seed.js';
 import { parseSeed } from '../../src/server/service/seed.js';
 import type { StreamPostsServer } from '../../src/index.js';
 import { AdjustableClock } from '../../src/server/clock.js';
-import { startServer as startCoreServer } from '../../src/server/http/server.js';
+import { startServer as startCoreServer } from '../../src/server/assemble.js';
 import { watchWarnings } from '../support/warnings.js';
 import {
   adminState,

@@ -7,7 +7,7 @@ import { TokenBucket } from '../../src/server/ws/rate-limiter.js';
 import { ReleaseScheduler } from '../../src/server/stores/release-scheduler.js';
 import { RingBuffer } from '../../src/server/stores/ring-buffer.js';
 import type { Identity, StoreEvent } from '../../src/server/stores/store.js';
-import { requestTarget } from '../../src/server/http/http-util.js';
+import { requestTarget } from '../../src/server/http-util.js';
 import { ReleaseClaims } from '../../src/server/stores/release-claims.js';
 import { watchWarnings } from '../support/warnings.js';
 import { publishRequest } from '../support/stores.js';

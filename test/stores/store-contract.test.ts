@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_LAST_POSTS } from '../../src/protocol/limits.js';
+import { MAX_CONTENT_BYTES, MAX_LAST_POSTS } from '../../src/protocol/limits.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
 import { AdjustableClock } from '../../src/server/clock.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
 import { RedisStore } from '../../src/server/stores/redis-store.js';
-import type { HoldingsCaps } from '../../src/server/stores/seed-catalog.js';
+import { holdingsError, type HoldingsCaps } from '../../src/server/stores/holding-rules.js';
 import type { PublishRequest, Store, StoreEvent } from '../../src/server/stores/store.js';
 import { publishRequest, redisForFile } from '../support/stores.js';
 
@@ -95,6 +95,28 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
       expect((await store.publish(post({ idempotencyKey: 'k2' }))).duplicate).toBe(false);
       expect((await store.stats()).posts).toBe(DEMO_SEED.posts.length + 3);
     });
+
+    it('holds no key with a window of 0: a keyed post counts against neither key cap', async () => {
+      const { store } = await open({
+        idempotencyWindowMs: 0,
+        maxIdempotencyKeysPerStream: 1,
+        maxIdempotencyBytesPerStream: 2,
+      });
+      expect((await store.publish(post({ idempotencyKey: 'k1', text: 'longer than two bytes' }))).duplicate).toBe(
+        false,
+      );
+      expect((await store.publish(post({ idempotencyKey: 'k2', text: 'and again' }))).duplicate).toBe(false);
+      expect((await store.stats()).idempotencyKeys).toBe(0);
+    });
+
+    it('lets a key lapse exactly at the end of its window', async () => {
+      const { store, clock } = await open({ idempotencyWindowMs: 1000 });
+      await store.publish(post({ idempotencyKey: 'k1' }));
+      clock.advance(999);
+      expect((await store.publish(post({ idempotencyKey: 'k1' }))).duplicate).toBe(true);
+      clock.advance(1);
+      expect((await store.publish(post({ idempotencyKey: 'k1' }))).duplicate).toBe(false);
+    });
   });
 
   describe('caps', () => {
@@ -145,6 +167,60 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
       await store.publish(post({ idempotencyKey: 'k2', text: 'abcd' }));
     });
 
+    it('checks the caps in one order, each refusal worded alike: releases, their bytes, keys, their bytes', async () => {
+      const caps = {
+        idempotencyWindowMs: 60_000,
+        maxPendingReleasesPerStream: 1,
+        maxPendingReleaseBytesPerStream: 4,
+        maxIdempotencyKeysPerStream: 1,
+        maxIdempotencyBytesPerStream: 4,
+      };
+      const { store, clock } = await open(caps);
+      const releaseAt = clock.now() + 5000;
+      await store.publish(post({ releaseAt, idempotencyKey: 'k1', text: 'abcd' }));
+      // Past every cap at once: the first in order is the one named.
+      await expect(store.publish(post({ releaseAt, idempotencyKey: 'k2', text: 'abcde' }))).rejects.toMatchObject(
+        holdingsError('releases', STREAM, 1),
+      );
+      const second = await open(caps);
+      await expect(
+        second.store.publish(post({ releaseAt: second.clock.now() + 5000, idempotencyKey: 'k2', text: 'abcde' })),
+      ).rejects.toMatchObject(holdingsError('releases-bytes', STREAM, 4));
+      // A public keyed post is held by its key only.
+      await expect(store.publish(post({ idempotencyKey: 'k2' }))).rejects.toMatchObject(
+        holdingsError('keys', STREAM, 1),
+      );
+      await expect(second.store.publish(post({ idempotencyKey: 'k2', text: 'abcde' }))).rejects.toMatchObject(
+        holdingsError('keys-bytes', STREAM, 4),
+      );
+    });
+
+    it('takes any number with every cap 0 (no cap)', async () => {
+      const { store, clock } = await open({
+        maxPendingReleasesPerStream: 0,
+        maxPendingReleaseBytesPerStream: 0,
+        maxIdempotencyKeysPerStream: 0,
+        maxIdempotencyBytesPerStream: 0,
+      });
+      const releaseAt = clock.now() + 5000;
+      for (let i = 0; i < 5; i += 1)
+        await store.publish(post({ releaseAt, idempotencyKey: `k${i}`, text: 'x'.repeat(1000) }));
+      expect(await store.stats()).toMatchObject({ scheduledReleases: 5, idempotencyKeys: 5 });
+    });
+
+    it('counts a post of the largest size allowed in UTF-8 bytes, and keeps it whole', async () => {
+      const text = 'é'.repeat(MAX_CONTENT_BYTES / 2);
+      const { store, clock } = await open({ maxPendingReleaseBytesPerStream: MAX_CONTENT_BYTES * 2 - 1 });
+      const releaseAt = clock.now() + 5000;
+      const { post: stored } = await store.publish(post({ releaseAt, text, metadata: { tag: 'ü' } }));
+      expect((await store.recent(STREAM, 1))[0]).toEqual(stored);
+      expect(stored).toMatchObject({ text, metadata: { tag: 'ü' } });
+      // Two of them are one byte past the cap.
+      await expect(store.publish(post({ releaseAt, text }))).rejects.toMatchObject(
+        holdingsError('releases-bytes', STREAM, MAX_CONTENT_BYTES * 2 - 1),
+      );
+    });
+
     it(`keeps the last ${MAX_LAST_POSTS} posts of a stream, oldest first`, async () => {
       const { store } = await open({});
       const ids: string[] = [];
@@ -171,6 +247,18 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
       expect((await released).post).toMatchObject({ id: stored.id, hidden: false, text: 'later' });
       expect((await store.recent(STREAM, 1))[0]).toMatchObject({ id: stored.id, hidden: false });
       expect((await store.stats()).scheduledReleases).toBe(0);
+    });
+
+    it('keeps a hidden post in the history beside public ones, marked hidden', async () => {
+      const { store, clock } = await open({});
+      const { post: shown } = await store.publish(post({ text: 'now' }));
+      const { post: hidden } = await store.publish(post({ releaseAt: clock.now() + 5000, text: 'later' }));
+      const history = await store.recent(STREAM, 2);
+      expect(history.map((record) => [record.id, record.hidden])).toEqual([
+        [shown.id, false],
+        [hidden.id, true],
+      ]);
+      expect(await store.stats()).toMatchObject({ scheduledReleases: 1 });
     });
 
     it('stores a post whose releaseAt has come as public at once', async () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { connect as connectLibrary } from '../../src/api/client.js';
 import { startServer as startLibraryServer } from '../../src/api/server.js';
 import { DEMO_SEED } from '../../src/demo/seed.js';
-import { startServer, type CoreServer } from '../../src/server/http/server.js';
+import { startServer, type CoreServer } from '../../src/server/assemble.js';
 import type { LogFields, LogLevel, Logger } from '../../src/server/logger.js';
 import { Arrivals } from '../support/arrivals.js';
 import { afterTest, connect, connectAs, http, KEYS, type TestClient } from '../support/harness.js';

@@ -3,7 +3,7 @@ import type { AlertRule, AlertRuleInput } from '../../terminal/alerts.js';
 import type { KeyEffect } from '../../terminal/keys.js';
 import type * as UiModule from '../../terminal/ui.js';
 import type { MarkdownRenderer } from '../../render/markdown.js';
-import { commandFailure } from '../../client/cli-words.js';
+import { commandFailure } from '../../api/cli-words.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsUrls, wsWhere } from '../describe.js';
 import { EXIT, ExitError } from '../exit.js';

@@ -7,9 +7,9 @@ import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import type { AdjustableClock } from '../clock.js';
 import type { FaultRegistry } from './faults.js';
 import type { SpreadAdmin } from './admin-peers.js';
-import { decodeSegment, parseJsonObject, readBody, sendError, sendJson } from '../http/http-util.js';
+import { decodeSegment, parseJsonObject, readBody, sendError, sendJson } from '../http-util.js';
 import type { Logger } from '../logger.js';
-import { createTokenCheck } from '../http/perimeter.js';
+import { createTokenCheck } from './admin-token.js';
 import { isShared, type Store } from '../stores/store.js';
 
 export interface AdminContext {

@@ -7,8 +7,8 @@ import type { Seed } from '../../protocol/seed.js';
 import type { AdminActions } from './admin.js';
 import type { AdjustableClock } from '../clock.js';
 import { DashboardEvents } from './dashboard-events.js';
-import { sendError, sendJson } from '../http/http-util.js';
-import { createTokenCheck } from '../http/perimeter.js';
+import { sendError, sendJson } from '../http-util.js';
+import { createTokenCheck } from './admin-token.js';
 import type { Store } from '../stores/store.js';
 
 /** Where the page's bundle is: next to the bundled server in dist/, or dist/ when running from the sources. */

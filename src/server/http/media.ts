@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../clock.js';
 import type { StreamPostsService } from '../service/service.js';
 import { readerOf, withheld } from '../service/visibility.js';
-import { readBody, sendError, sendJson } from './http-util.js';
+import { readBody, sendError, sendJson } from '../http-util.js';
 import {
   MAX_STREAM_MEDIA_BYTES,
   MAX_TOTAL_MEDIA_BYTES,

@@ -3,7 +3,7 @@ import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import type { Clock } from '../clock.js';
 import type { PublishHooks } from '../fault-hooks.js';
-import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from './http-util.js';
+import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from '../http-util.js';
 import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
 import { MediaStore, UPLOAD_PATH } from './media.js';

@@ -1,9 +1,7 @@
 // http/: the HTTP server and what arrives on it: the perimeter (Host, Origin, TLS, timeouts),
-// upgrades routed to WebSocket sessions or GraphQL, REST, media uploads, admin and dashboard.
-// Over 400 lines on purpose: the CoreServer constructor is the one place where every room
-// (stores, service, ws, admin, graphql) is joined to the others; split, the order those joins
-// must happen in (store before service before sessions, faults before the first upgrade) would
-// be spread over files that each look complete alone.
+// upgrades routed to WebSocket sessions or GraphQL, and requests routed to the dashboard, REST
+// and admin handlers it is given. What those handlers and sessions are built from is joined
+// in ../assemble.ts.
 import {
   createServer as createHttpServer,
   STATUS_CODES,
@@ -16,21 +14,12 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { queryToArgs, isCommandName } from '../../protocol/commands.js';
-import { parseFault, type KeepAliveRound } from '../../protocol/admin.js';
-import { ProtocolError } from '../../protocol/errors.js';
+import type { KeepAliveRound } from '../../protocol/admin.js';
 import { CLOSE_GOING_AWAY, CLOSE_SERVICE_RESTART } from '../../protocol/close-codes.js';
 import { TREE_COMMAND } from '../../protocol/types.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import { HELLO_QUERY, TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../../protocol/paths.js';
 import { redactUrl } from '../../protocol/redact.js';
-import { createAdminActions, createAdminHandler, type AdminActions } from '../admin/admin.js';
-import { answerLocally, spreadAdmin, type PeerLink } from '../admin/admin-peers.js';
-import { DEFAULTS } from '../defaults.js';
-import { Dashboard } from '../admin/dashboard.js';
-import { AdjustableClock } from '../clock.js';
-import { FanOut, type HiddenPosts } from '../ws/fanout.js';
-import { FaultRegistry } from '../admin/faults.js';
-import { KeyLimits } from '../ws/key-limits.js';
 import {
   answerBodyError,
   keyFromRequest,
@@ -38,120 +27,53 @@ import {
   sendError,
   sendJson,
   type RequestTarget,
-} from './http-util.js';
-import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
-import { MemoryStore } from '../stores/memory-store.js';
-import { createPerimeter, isLoopbackName, type Refusal } from './perimeter.js';
-import { TokenBucket } from '../ws/rate-limiter.js';
-import { createRestHandler } from './rest.js';
-import type { Seed } from '../service/seed.js';
-import { StreamPostsService } from '../service/service.js';
-import { SubscriptionService } from '../service/subscriptions.js';
+} from '../http-util.js';
+import type { Logger } from '../logger.js';
+import { createPerimeter, type Refusal } from './perimeter.js';
 import { KeepAlive, type KeepAlivePeer } from '../service/keep-alive.js';
-import { StateFile, stateDocument } from '../admin/state-file.js';
-import { seedDigest } from '../stores/seed-catalog.js';
-import type { Scenario, ScenarioFaults } from '../admin/scenario.js';
-import { ScenarioPlayer, type PlayOptions } from '../admin/scenario-player.js';
 import { Session, type SessionContext, type SessionStart } from '../ws/session.js';
 import type { createGraphqlEndpoint } from '../graphql/graphql-server.js';
+import type { Unusable } from '../stores/store-health.js';
 
 type GraphqlEndpoint = ReturnType<typeof createGraphqlEndpoint>;
-import { isShared, isSnapshotting, type Store } from '../stores/store.js';
-import { DEFAULT_REDIS_PREFIX, redisUrlPassword } from '../stores/redis-keys.js';
 
-/** startServer (src/api/server.ts) has checked these against serve's option table: the core trusts them. */
-export interface ServerOptions {
-  seed: Seed;
-  host?: string;
-  /** 0 picks a free port. */
-  port?: number;
-  tls?: { cert: string | Buffer; key: string | Buffer };
-  idempotencyWindowMs?: number;
-  /** How long an upload address (REST `uploadMedia`) takes uploads. */
-  uploadWindowMs?: number;
-  /** Commands per second per connection; 0 turns the limit off. Burst is twice this. */
-  rateLimit?: number;
-  /**
-   * Commands and REST requests per second per key, over all its connections; burst twice
-   * this; 0 turns it off. Defaults to off when `rateLimit` is 0, else to 400.
-   */
-  keyRateLimit?: number;
-  /** Open connections per key; past it a connection gets `limit-exceeded` and close 1008. 0 = no cap. */
-  maxConnectionsPerKey?: number;
-  /** Subscriptions one connection may hold (a repeat of the same streams and format replaces its earlier one). 0 = no cap. */
-  maxSubscriptionsPerConnection?: number;
-  /** Commands one connection may have waiting for their turn; past it the connection is closed with 1008. */
-  maxPendingCommands?: number;
-  /** Hidden posts waiting for their release, per stream: a count and their text's bytes. 0 = no cap. */
-  maxPendingReleasesPerStream?: number;
-  maxPendingReleaseBytesPerStream?: number;
-  /** idempotencyKeys remembered per stream within the window, and the text bytes of their posts. 0 = no cap. */
-  maxIdempotencyKeysPerStream?: number;
-  maxIdempotencyBytesPerStream?: number;
-  /** Bytes queued for one subscriber before it is closed with 1013. */
-  maxBufferedBytes?: number;
-  keepAliveMs?: number;
-  /** Defaults to on when bound to a loopback address or when `adminToken` is set. */
-  admin?: boolean;
-  /** When set, admin requests need `Authorization: Bearer <adminToken>`. Never logged. */
-  adminToken?: string;
-  /**
-   * Host names accepted besides loopback names, IP addresses and `host` (a leading dot
-   * allows subdomains); `'all'` accepts any Host, for serving behind a proxy.
-   */
-  allowedHosts?: readonly string[] | 'all';
-  /** Browser origins accepted besides loopback ones (`http://localhost:5173` needs no entry); `'*'` accepts any. */
-  allowedOrigins?: readonly string[];
-  /** How long a request body may take to arrive before the request is answered 408. */
-  bodyTimeoutMs?: number;
-  /** How long request headers may take to arrive. */
-  headersTimeoutMs?: number;
-  logger?: Logger;
-  /**
-   * One of several instances acting as one service (serve --workers): its connection ids
-   * start with `instance.name` (`w2-` gives `w2-c5`), and the admin endpoints about
-   * connections, faults and keep-alive rounds answer for every instance through `link`.
-   */
-  instance?: { name: string; link: PeerLink };
-  clock?: AdjustableClock;
-  /** Replaces the in-memory store (the clock and seed are then the store's business). */
-  store?: Store;
-  /**
-   * Keeps all state in Redis instead of this process, so several servers on one Redis act
-   * as one service (`startServer` opens the store). `prefix` (default `stream-posts:`)
-   * separates services sharing a Redis; `resetStore` replaces a keyspace holding another seed;
-   * `allowEviction` starts on a Redis whose `maxmemory-policy` may evict keys (refused otherwise).
-   */
-  redis?: { url: string; prefix?: string; resetStore?: boolean; allowEviction?: boolean };
-  /**
-   * How a connection in the hosted dialect (no `hello=1`) gets a hidden post: `at-release`
-   * (the default: once, at its release, as a new post with its text) or `push` (hidden at
-   * creation, then `stream.post.released`, as our dialect does). PROTOCOL.md B1a.
-   */
-  hostedHiddenPosts?: HiddenPosts;
-  /**
-   * A file the memory store's state (posts, pending releases, idempotency keys, the clock's
-   * offset) is loaded from at `listen()` and saved to (docs/state-and-scenarios.md).
-   */
-  state?: string;
+/** A handler of some paths: false when the request is not one of its paths. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
+
+/** What the front asks of the injected faults (admin/faults.ts) at an upgrade. */
+export interface UpgradeFaults {
+  /** A `refuse-connections` fault's status for this key, if one applies. */
+  refusal(key: string | undefined): number | undefined | Promise<number | undefined>;
+  refusalBody(status: number): string;
+  attach(session: Session): void;
 }
 
-const STORE_CAPS = [
-  'maxPendingReleasesPerStream',
-  'maxPendingReleaseBytesPerStream',
-  'maxIdempotencyKeysPerStream',
-  'maxIdempotencyBytesPerStream',
-] as const;
+/** The web dashboard (admin/dashboard.ts): its paths, and the live feed told when connections come and go. */
+export interface DashboardPage {
+  handle: RequestHandler;
+  events: { notify(notice: 'connections'): void };
+}
 
-/** What a store enforces, from the server's options (startServer has checked them). */
-function storeLimits(
-  options: ServerOptions,
-): { idempotencyWindowMs: number } & Record<(typeof STORE_CAPS)[number], number> {
-  const caps = Object.fromEntries(STORE_CAPS.map((name) => [name, options[name] ?? DEFAULTS[name]]));
-  return {
-    idempotencyWindowMs: options.idempotencyWindowMs ?? DEFAULTS.idempotencyWindowMs,
-    ...(caps as Record<(typeof STORE_CAPS)[number], number>),
-  };
+/** Everything the front serves, joined by ../assemble.ts; the options are checked already. */
+export interface FrontParts {
+  host: string;
+  port: number;
+  tls: { cert: string | Buffer; key: string | Buffer } | undefined;
+  /** Host names and browser origins accepted besides loopback ones (perimeter.ts). */
+  allowedHosts: readonly string[] | 'all';
+  allowedOrigins: readonly string[];
+  keepAliveMs: number;
+  bodyTimeoutMs: number;
+  headersTimeoutMs: number;
+  logger: Logger;
+  /** What every session is given; the front adds how a session tells it that it closed. */
+  session: Omit<SessionContext, 'sessionClosed'>;
+  faults: UpgradeFaults;
+  dashboard: DashboardPage | undefined;
+  handleRest: RequestHandler;
+  handleAdmin: RequestHandler | undefined;
+  /** Why this instance cannot serve now (`GET /readyz`); undefined when it can. */
+  unusable: () => Unusable | undefined;
 }
 
 /** How long a peer has to answer the close handshake on shutdown before it is dropped. */
@@ -193,12 +115,12 @@ function routeUpgrade(url: RequestTarget): Route | typeof GRAPHQL | undefined {
   return route;
 }
 
-/** A refusal on a socket that asked for an upgrade: plain HTTP, then the socket is closed. */
 /** A socket's error listener: it ends the socket (shared, so no connection holds a closure for it). */
 function destroySocket(this: Duplex): void {
   this.destroy();
 }
 
+/** A refusal on a socket that asked for an upgrade: plain HTTP, then the socket is closed. */
 function refuseUpgrade(socket: Duplex, status: number, statusText: string, body = ''): void {
   const type = body === '' ? '' : 'Content-Type: application/json; charset=utf-8\r\n';
   socket.end(
@@ -210,41 +132,19 @@ function refusalBody(refusal: Refusal): string {
   return JSON.stringify({ error: { code: 'forbidden', message: refusal.reason } });
 }
 
-/** The service on one port, HTTP (REST, admin) and WebSocket; the library wraps it as `StreamPostsServer`. */
-export class CoreServer {
-  readonly clock: AdjustableClock;
-  readonly store: Store;
-  /** The admin endpoints' actions, callable in-process whether or not the HTTP admin is on. */
-  readonly admin: AdminActions;
-  readonly #options: Required<
-    Pick<
-      ServerOptions,
-      | 'host'
-      | 'port'
-      | 'maxBufferedBytes'
-      | 'keepAliveMs'
-      | 'rateLimit'
-      | 'bodyTimeoutMs'
-      | 'headersTimeoutMs'
-      | 'uploadWindowMs'
-    >
-  > & {
-    admin: boolean;
-  };
+/**
+ * The service's front on one port: HTTP requests and WebSocket upgrades pass the perimeter
+ * and are routed to what ../assemble.ts joined; it holds this instance's sessions and runs
+ * their keep-alive rounds.
+ */
+export class HttpFront {
+  readonly #options: Pick<FrontParts, 'host' | 'port' | 'keepAliveMs' | 'headersTimeoutMs'>;
   readonly #logger: Logger;
   readonly #http: Server;
   readonly #wss: WebSocketServer;
   readonly #sessions = new Set<Session>();
-  readonly #fanout = new FanOut();
-  /** Injected faults (admin): this instance's own, also with a shared store. */
-  readonly faults: FaultRegistry;
-  readonly #service: StreamPostsService;
+  readonly faults: UpgradeFaults;
   readonly #secure: boolean;
-  readonly #unsubscribeStore: () => void;
-  readonly #stateFile: StateFile | undefined;
-  /** Fault injection for a scenario's fault steps; without it a scenario with fault steps is refused. */
-  scenarioFaults: ScenarioFaults | undefined;
-  #player: ScenarioPlayer | undefined;
   readonly #keepAlive: KeepAlive;
   #nextSessionId = 1;
   #closing: Promise<void> | undefined;
@@ -253,172 +153,34 @@ export class CoreServer {
   /** The GraphQL endpoint, loaded by the first `/graphql` upgrade. */
   #graphql: Promise<GraphqlEndpoint> | undefined;
   /** The web dashboard at `/`, on with the admin endpoints. */
-  readonly #dashboard: Dashboard | undefined;
+  readonly #dashboard: DashboardPage | undefined;
+  readonly #unusable: () => Unusable | undefined;
 
-  constructor(options: ServerOptions) {
-    const host = options.host ?? DEFAULTS.host;
-    const port = options.port ?? DEFAULTS.port;
-    this.#options = {
-      host,
-      port,
-      rateLimit: options.rateLimit ?? DEFAULTS.rateLimit,
-      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
-      keepAliveMs: options.keepAliveMs ?? DEFAULTS.keepAliveMs,
-      bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs,
-      headersTimeoutMs: options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs,
-      uploadWindowMs: options.uploadWindowMs ?? DEFAULTS.uploadWindowMs,
-      admin: options.admin ?? (isLoopbackName(host) || options.adminToken !== undefined),
-    };
-    const checkPerimeter = createPerimeter({
-      bindHost: host,
-      allowedHosts: options.allowedHosts ?? [],
-      allowedOrigins: options.allowedOrigins ?? [],
-    });
-    // Clients can put a key anywhere (a requestId, a path); it is never logged.
-    const secrets = [
-      ...options.seed.users.map((user) => user.readerKey),
-      ...options.seed.streams.map((stream) => stream.key),
-      ...(options.adminToken === undefined ? [] : [options.adminToken]),
-      ...(options.redis === undefined ? [] : [redisUrlPassword(options.redis.url) ?? '']),
-    ];
-    this.#logger = scrubSecrets(options.logger ?? silentLogger, secrets);
-    this.clock = options.clock ?? new AdjustableClock();
-    this.store =
-      options.store ??
-      new MemoryStore({
-        seed: options.seed,
-        clock: this.clock,
-        ...storeLimits(options),
-        onChange: () => this.#stateFile?.changed(),
-      });
-    this.#stateFile =
-      options.state === undefined
-        ? undefined
-        : new StateFile({
-            file: options.state,
-            seed: options.seed,
-            store: this.store,
-            clock: this.clock,
-            logger: this.#logger,
-          });
-    this.#service = new StreamPostsService(this.store);
-    const stopEvents = this.store.onEvent((event) => this.#fanout.dispatch(event));
-    const stopInterrupts = isShared(this.store) ? this.store.onInterrupted(() => this.#dropSubscribers()) : undefined;
-    this.#unsubscribeStore = () => {
-      stopEvents();
-      stopInterrupts?.();
-    };
-
-    const rate = this.#options.rateLimit;
-    const timer = { now: () => performance.now() };
-    const createRateLimiter = rate === 0 ? undefined : () => new TokenBucket(rate, rate * 2, timer);
-    const keyRate = options.keyRateLimit ?? (options.rateLimit === 0 ? 0 : DEFAULTS.keyRateLimit);
-    const keyLimits = new KeyLimits({
-      ratePerSecond: keyRate,
-      maxConnections: options.maxConnectionsPerKey ?? DEFAULTS.maxConnectionsPerKey,
-      clock: timer,
-    });
-    const replyRate = rate || keyRate;
-    const createReplyBudget = replyRate === 0 ? undefined : () => new TokenBucket(replyRate, replyRate * 2, timer);
-    const { bodyTimeoutMs } = this.#options;
-    this.faults = new FaultRegistry({
-      connections: () => this.#sessions,
-      authenticate: (key) => this.#service.authenticate(key),
-      logger: this.#logger,
-      maxBufferedBytes: this.#options.maxBufferedBytes,
-      onChange: () => this.#dashboard?.events.notify('faults'),
-    });
-    this.scenarioFaults = {
-      applyFault: (fault) => this.faults.add(fault),
-      clearFaults: async () => this.faults.clear(undefined, 'scenario'),
-      checkFault: (fault) => {
-        try {
-          parseFault(fault);
-          return undefined;
-        } catch (error) {
-          if (error instanceof ProtocolError) return error.message;
-          throw error;
-        }
-      },
-    };
-    const handleRest = createRestHandler({
-      clock: this.clock,
-      faults: this.faults,
-      service: this.#service,
-      logger: this.#logger,
-      createRateLimiter,
-      keyLimits,
-      bodyTimeoutMs,
-      uploadWindowMs: this.#options.uploadWindowMs,
-      media: this.store.media,
-    });
-    this.admin = createAdminActions({
-      store: this.store,
-      clock: this.clock,
-      logger: this.#logger,
-      counts: () => ({ connections: this.#sessions.size, subscriptions: this.#fanout.size }),
-      connections: () => [...this.#sessions].map((session) => session.info()),
-      faults: this.faults,
-      keepAliveRound: () => this.keepAliveRound(),
-      ...this.#exportState(options.seed),
-    });
-    if (this.#options.admin) {
-      this.#dashboard = new Dashboard({
-        seed: options.seed,
-        store: this.store,
-        clock: this.clock,
-        token: options.adminToken,
-        secure: options.tls !== undefined,
-        subscribers: (streamId) => this.#fanout.subscribersOf(streamId),
-      });
-      this.admin = this.#dashboard.watch(this.admin);
-    }
-    const { instance } = options;
-    if (instance) {
-      const local = {
-        connections: () => this.admin.connections(),
-        faults: this.faults,
-        keepAliveRound: () => this.admin.keepAliveRound(),
-      };
-      instance.link.answer(async (request) => answerLocally(request, local));
-    }
-    const handleAdmin = this.#options.admin
-      ? createAdminHandler(
-          this.admin,
-          { bodyTimeoutMs, token: options.adminToken },
-          instance && spreadAdmin(instance.link, instance.name),
-        )
-      : undefined;
+  constructor(parts: FrontParts) {
+    const { host, port, keepAliveMs, bodyTimeoutMs, headersTimeoutMs } = parts;
+    this.#options = { host, port, keepAliveMs, headersTimeoutMs };
     this.#keepAlive = new KeepAlive({
-      intervalMs: this.#options.keepAliveMs,
-      logger: this.#logger,
+      intervalMs: keepAliveMs,
+      logger: parts.logger,
       peers: () => this.#keepAlivePeers(),
     });
+    const checkPerimeter = createPerimeter({
+      bindHost: host,
+      allowedHosts: parts.allowedHosts,
+      allowedOrigins: parts.allowedOrigins,
+    });
+    this.#logger = parts.logger;
+    this.faults = parts.faults;
+    this.#dashboard = parts.dashboard;
+    this.#unusable = parts.unusable;
     this.#sessionContext = {
-      connectionIdPrefix: instance?.name ?? '',
-      faults: this.faults,
-      service: this.#service,
-      subscriptions: new SubscriptionService({
-        service: this.#service,
-        fanout: this.#fanout,
-        keyLimits,
-        maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
-      }),
-      fanout: this.#fanout,
-      logger: this.#logger,
-      clock: this.clock,
-      maxBufferedBytes: this.#options.maxBufferedBytes,
-      createRateLimiter,
-      // The per-connection limit the buckets above enforce, stated so a client can pace itself.
-      statedRateLimit: rate === 0 ? '' : `,"rateLimit":${JSON.stringify({ perSecond: rate, burst: rate * 2 })}`,
-      createReplyBudget,
-      hostedHiddenPosts: options.hostedHiddenPosts ?? 'at-release',
-      maxPendingCommands: options.maxPendingCommands ?? DEFAULTS.maxPendingCommands,
+      ...parts.session,
       sessionClosed: (session) => {
         this.#sessions.delete(session);
         this.#dashboard?.events.notify('connections');
       },
     };
+    const { handleRest, handleAdmin } = parts;
 
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       const refusal = checkPerimeter(req.headers);
@@ -438,9 +200,9 @@ export class CoreServer {
         else res.destroy();
       });
     };
-    this.#secure = options.tls !== undefined;
-    this.#http = options.tls
-      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, ...HTTP_TIMEOUT_CHECKS }, onRequest)
+    this.#secure = parts.tls !== undefined;
+    this.#http = parts.tls
+      ? createHttpsServer({ cert: parts.tls.cert, key: parts.tls.key, ...HTTP_TIMEOUT_CHECKS }, onRequest)
       : createHttpServer(HTTP_TIMEOUT_CHECKS, onRequest);
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, clientTracking: false });
     this.#http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -476,10 +238,10 @@ export class CoreServer {
     });
     // Request bodies and idle keep-alive sockets must not hold the process open on close.
     this.#http.keepAliveTimeout = 5_000;
-    this.#http.headersTimeout = this.#options.headersTimeoutMs;
+    this.#http.headersTimeout = headersTimeoutMs;
     // A backstop for bodies no handler reads (a POST to an unknown path): handlers that
     // read one answer 408 themselves after bodyTimeoutMs.
-    this.#http.requestTimeout = this.#options.headersTimeoutMs + bodyTimeoutMs;
+    this.#http.requestTimeout = headersTimeoutMs + bodyTimeoutMs;
   }
 
   /** Loads the GraphQL endpoint on its first use, then hands it the upgraded socket. */
@@ -487,9 +249,9 @@ export class CoreServer {
     const context = this.#sessionContext;
     this.#graphql ??= import('../graphql/graphql-server.js').then(({ createGraphqlEndpoint }) =>
       createGraphqlEndpoint({
-        service: this.#service,
+        service: context.service,
         subscriptions: context.subscriptions,
-        fanout: this.#fanout,
+        fanout: context.fanout,
         logger: this.#logger,
         createRateLimiter: context.createRateLimiter,
         maxBufferedBytes: context.maxBufferedBytes,
@@ -530,41 +292,16 @@ export class CoreServer {
     );
   }
 
-  #exportState(seed: Seed): { exportState?: () => object } {
-    const store = this.store;
-    if (!isSnapshotting(store)) return {};
-    let fingerprint: string | undefined;
-    return {
-      exportState: () => stateDocument(store.exportSnapshot(), this.clock.offsetMs, (fingerprint ??= seedDigest(seed))),
-    };
-  }
-
-  /** Starts playing a checked scenario (stepped: nothing runs until its `step()`); one at a time. */
-  play(scenario: Scenario, options: PlayOptions = {}): ScenarioPlayer {
-    if (this.#closing) throw new Error('the server is closing');
-    if (this.#player && !this.#player.ended) throw new Error('a scenario is already playing; stop() it first');
-    const player = new ScenarioPlayer(
-      scenario,
-      {
-        service: this.#service,
-        clock: this.clock,
-        logger: this.#logger,
-        advanceClock: (ms) => this.admin.advanceClock(ms),
-        faults: this.scenarioFaults,
-      },
-      options,
-    );
-    this.#player = player;
-    player.start();
-    return player;
-  }
-
-  /** Events may have been missed: every client reconnects and replays what it lacks. */
   /** Events were missed: whoever subscribes must reconnect and replay; publishers keep their connection. */
-  #dropSubscribers(): void {
+  dropSubscribers(): void {
     const reason = 'the service lost events from its store; reconnect';
     for (const session of this.#sessions) if (session.subscribing) session.close(CLOSE_SERVICE_RESTART, reason);
     void this.#graphql?.then((endpoint) => endpoint.closeSubscribers(CLOSE_SERVICE_RESTART, reason));
+  }
+
+  /** This instance's WebSocket sessions (GraphQL connections are not among them). */
+  get sessions(): ReadonlySet<Session> {
+    return this.#sessions;
   }
 
   #logRefusal(req: IncomingMessage, refusal: Refusal): void {
@@ -601,8 +338,8 @@ export class CoreServer {
   async #handleRequest(
     req: IncomingMessage,
     res: ServerResponse,
-    handleRest: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>,
-    handleAdmin: ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>) | undefined,
+    handleRest: RequestHandler,
+    handleAdmin: RequestHandler | undefined,
   ): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/healthz') {
@@ -611,7 +348,7 @@ export class CoreServer {
     }
     // Liveness above; readiness here: whether this instance can serve (the load balancer's check).
     if (url.pathname === '/readyz') {
-      const unusable = isShared(this.store) ? this.store.unusable() : undefined;
+      const unusable = this.#unusable();
       if (unusable === undefined) sendJson(res, 200, { ready: true });
       else sendJson(res, 503, { ready: false, ...unusable });
       return;
@@ -630,28 +367,13 @@ export class CoreServer {
 
   /** Starts listening; resolves once the port is bound. */
   async listen(): Promise<this> {
-    if (this.#stateFile) {
-      const loaded = await this.#stateFile.open();
-      this.#logger.log('info', loaded.restored ? 'state restored' : 'state file created', {
-        file: this.#stateFile.file,
-        posts: loaded.posts,
-        pendingReleases: loaded.pendingReleases,
-        idempotencyKeys: loaded.idempotencyKeys,
+    await new Promise<void>((resolve, reject) => {
+      this.#http.once('error', reject);
+      this.#http.listen(this.#options.port, this.#options.host, () => {
+        this.#http.off('error', reject);
+        resolve();
       });
-    }
-    try {
-      await new Promise<void>((resolve, reject) => {
-        this.#http.once('error', reject);
-        this.#http.listen(this.#options.port, this.#options.host, () => {
-          this.#http.off('error', reject);
-          resolve();
-        });
-      });
-    } catch (error) {
-      // A start that failed holds the state file no longer: a retry in this process may take it.
-      await this.#stateFile?.close().catch(() => {});
-      throw error;
-    }
+    });
     this.#address = this.#http.address() as AddressInfo;
     this.#keepAlive.start();
     return this;
@@ -670,10 +392,6 @@ export class CoreServer {
   async #keepAlivePeers(): Promise<Iterable<KeepAlivePeer>> {
     const graphql = await this.#graphql?.catch(() => undefined);
     return graphql ? [...graphql.peers(), ...this.#sessions] : this.#sessions;
-  }
-
-  get adminEnabled(): boolean {
-    return this.#options.admin;
   }
 
   get port(): number {
@@ -704,7 +422,7 @@ export class CoreServer {
   /**
    * Stops accepting at once (new connections are refused, an upgrade on an HTTP connection
    * already open gets 503, a handshake already under way is closed with 1001), closes every
-   * client with 1001, releases the store. Calling it again returns the same promise.
+   * client with 1001. Calling it again returns the same promise.
    */
   close(): Promise<void> {
     this.#closing ??= this.#shutdown();
@@ -712,9 +430,7 @@ export class CoreServer {
   }
 
   async #shutdown(): Promise<void> {
-    this.#player?.stop();
     this.#keepAlive.stop();
-    this.#dashboard?.close();
     if (this.#graphql) (await this.#graphql.catch(() => undefined))?.closeAll(CLOSE_GOING_AWAY, 'server shutting down');
     const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()));
     const closing = [...this.#sessions].map(
@@ -728,38 +444,8 @@ export class CoreServer {
     const deadline = setTimeout(() => this.#sessions.forEach((session) => session.terminate()), CLOSE_DEADLINE_MS);
     await Promise.all(closing);
     clearTimeout(deadline);
-    this.#unsubscribeStore();
     this.#http.closeAllConnections();
     await stopped;
     this.#wss.close();
-    try {
-      await this.#stateFile?.close();
-    } finally {
-      await this.store.close();
-    }
-  }
-}
-
-/** Creates and starts a server in one step (opening its Redis store first, when given one). */
-export async function startServer(options: ServerOptions): Promise<CoreServer> {
-  if (options.redis === undefined) return new CoreServer(options).listen();
-  const clock = options.clock ?? new AdjustableClock();
-  // Loaded only when asked for: the Redis client is most of a bundle no other command needs.
-  const { RedisStore } = await import('../stores/redis-store.js');
-  const store = await RedisStore.open({
-    url: options.redis.url,
-    prefix: options.redis.prefix ?? DEFAULT_REDIS_PREFIX,
-    resetStore: options.redis.resetStore ?? false,
-    allowEviction: options.redis.allowEviction ?? false,
-    seed: options.seed,
-    clock,
-    ...storeLimits(options),
-    ...(options.logger ? { logger: options.logger } : {}),
-  });
-  try {
-    return await new CoreServer({ ...options, clock, store }).listen();
-  } catch (error) {
-    await store.close();
-    throw error;
   }
 }

@@ -6,7 +6,16 @@ import { MemoryMedia } from './media-keeper.js';
 import { RingBuffer } from './ring-buffer.js';
 import type { Seed } from '../../protocol/seed.js';
 import { postIdFactory } from './post-ids.js';
-import { SeedReads, holdingsError, seedPosts, type HoldingsCaps } from './seed-catalog.js';
+import { SeedReads, seedPosts } from './seed-catalog.js';
+import {
+  capsInOrder,
+  holdingsError,
+  holdingsRefusal,
+  holdsKey,
+  type Held,
+  type Holder,
+  type HoldingsCaps,
+} from './holding-rules.js';
 import type {
   Identity,
   PostRecord,
@@ -27,24 +36,13 @@ export interface MemoryStoreOptions extends HoldingsCaps {
   onChange?: () => void;
 }
 
-/** What one stream holds until a release or the end of a window. */
-interface StreamHoldings {
-  pendingReleases: number;
-  pendingReleaseBytes: number;
-  idempotencyKeys: number;
-  idempotencyBytes: number;
-}
+/** What one stream holds until a release (`releases`) or the end of a window (`keys`). */
+type StreamHoldings = Record<Holder, Held>;
 
 interface IdempotencyEntry {
   post: PostRecord;
   expiresAt: number;
   textBytes: number;
-}
-
-const NO_CAP = Number.POSITIVE_INFINITY;
-
-function cap(value: number | undefined): number {
-  return value === undefined || value === 0 ? NO_CAP : value;
 }
 
 /** A key's SHA-256 (base64): keys are looked up by digest, never by their own text. */
@@ -66,10 +64,8 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
   readonly #history = new Map<string, RingBuffer<PostRecord>>();
   readonly #hiddenById = new Map<string, PostRecord>();
   readonly #holdings = new Map<string, StreamHoldings>();
-  readonly #maxPendingReleases: number;
-  readonly #maxPendingReleaseBytes: number;
-  readonly #maxIdempotencyKeys: number;
-  readonly #maxIdempotencyBytes: number;
+  /** The caps in the order they are checked (holding-rules.ts), 0 = none. */
+  readonly #caps: readonly number[];
   // Insertion order is expiry order (one window, a clock that only moves
   // forward), so expired entries are always at the front.
   readonly #idempotency = new Map<string, IdempotencyEntry>();
@@ -94,10 +90,7 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
     this.#seed = options.seed;
     this.#clock = options.clock;
     this.#windowMs = options.idempotencyWindowMs;
-    this.#maxPendingReleases = cap(options.maxPendingReleasesPerStream);
-    this.#maxPendingReleaseBytes = cap(options.maxPendingReleaseBytesPerStream);
-    this.#maxIdempotencyKeys = cap(options.maxIdempotencyKeysPerStream);
-    this.#maxIdempotencyBytes = cap(options.maxIdempotencyBytesPerStream);
+    this.#caps = capsInOrder(options);
     this.#scheduler = new ReleaseScheduler(options.clock, (id) => this.#release(id));
     this.#onChange = options.onChange ?? (() => {});
     this.#load();
@@ -130,10 +123,9 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
     const stream = this.catalog.streams.get(request.streamId);
     if (!stream) throw new RangeError(`unknown stream ${request.streamId}`);
     const now = this.#clock.now();
-    const dedupKey =
-      request.idempotencyKey === null
-        ? undefined
-        : dedupKeyOf(request.streamId, hash('sha256', request.idempotencyKey, 'hex'));
+    const dedupKey = holdsKey(request.idempotencyKey, this.#windowMs)
+      ? dedupKeyOf(request.streamId, hash('sha256', request.idempotencyKey!, 'hex'))
+      : undefined;
     if (dedupKey !== undefined) {
       this.#expireIdempotency(now);
       const earlier = this.#idempotency.get(dedupKey);
@@ -143,7 +135,9 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
     const holdings = this.#holdingsOf(stream.id);
     const keyed = dedupKey !== undefined;
     const textBytes = hidden || keyed ? Buffer.byteLength(request.text, 'utf8') : 0;
-    this.#checkHoldings(stream.id, holdings, hidden, textBytes, keyed);
+    // Most posts are neither hidden nor keyed: nothing holds them, no cap applies.
+    const refusal = hidden || keyed ? holdingsRefusal(this.#caps, holdings, { hidden, keyed, textBytes }) : undefined;
+    if (refusal) throw holdingsError(refusal.kind, stream.id, refusal.max);
     const post: PostRecord = {
       id: this.#nextId(now),
       streamId: stream.id,
@@ -158,13 +152,13 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
     };
     if (dedupKey !== undefined) {
       this.#idempotency.set(dedupKey, { post, expiresAt: now + this.#windowMs, textBytes });
-      holdings.idempotencyKeys += 1;
-      holdings.idempotencyBytes += textBytes;
+      holdings.keys.count += 1;
+      holdings.keys.bytes += textBytes;
     }
     this.#insert(post);
     if (hidden) {
-      holdings.pendingReleases += 1;
-      holdings.pendingReleaseBytes += textBytes;
+      holdings.releases.count += 1;
+      holdings.releases.bytes += textBytes;
       this.#hiddenById.set(post.id, post);
       this.#scheduler.schedule(post.id, request.releaseAt!);
     }
@@ -176,24 +170,10 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
   #holdingsOf(streamId: string): StreamHoldings {
     let holdings = this.#holdings.get(streamId);
     if (!holdings) {
-      holdings = { pendingReleases: 0, pendingReleaseBytes: 0, idempotencyKeys: 0, idempotencyBytes: 0 };
+      holdings = { releases: { count: 0, bytes: 0 }, keys: { count: 0, bytes: 0 } };
       this.#holdings.set(streamId, holdings);
     }
     return holdings;
-  }
-
-  /** Refuses, before anything is stored, a post that would take a stream past one of its caps. */
-  #checkHoldings(streamId: string, holdings: StreamHoldings, hidden: boolean, textBytes: number, keyed: boolean): void {
-    if (hidden && holdings.pendingReleases >= this.#maxPendingReleases)
-      throw holdingsError('releases', streamId, this.#maxPendingReleases);
-    if (hidden && holdings.pendingReleaseBytes + textBytes > this.#maxPendingReleaseBytes) {
-      throw holdingsError('releases-bytes', streamId, this.#maxPendingReleaseBytes);
-    }
-    if (keyed && holdings.idempotencyKeys >= this.#maxIdempotencyKeys)
-      throw holdingsError('keys', streamId, this.#maxIdempotencyKeys);
-    if (keyed && holdings.idempotencyBytes + textBytes > this.#maxIdempotencyBytes) {
-      throw holdingsError('keys-bytes', streamId, this.#maxIdempotencyBytes);
-    }
   }
 
   #insert(post: PostRecord): void {
@@ -213,8 +193,8 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
       if (entry.expiresAt > now) break;
       this.#idempotency.delete(key);
       const holdings = this.#holdingsOf(entry.post.streamId);
-      holdings.idempotencyKeys -= 1;
-      holdings.idempotencyBytes -= entry.textBytes;
+      holdings.keys.count -= 1;
+      holdings.keys.bytes -= entry.textBytes;
     }
   }
 
@@ -223,8 +203,8 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
     if (!post) return;
     this.#hiddenById.delete(id);
     const holdings = this.#holdingsOf(post.streamId);
-    holdings.pendingReleases -= 1;
-    holdings.pendingReleaseBytes -= Buffer.byteLength(post.text, 'utf8');
+    holdings.releases.count -= 1;
+    holdings.releases.bytes -= Buffer.byteLength(post.text, 'utf8');
     post.hidden = false;
     if (this.#hiddenOut.delete(id)) {
       const leaving = this.#releasedOut.get(post.streamId);
@@ -334,8 +314,8 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
     for (const { postId, releaseAt } of snapshot.pendingReleases) {
       const post = byId.get(postId)!;
       const holdings = this.#holdingsOf(post.streamId);
-      holdings.pendingReleases += 1;
-      holdings.pendingReleaseBytes += Buffer.byteLength(post.text, 'utf8');
+      holdings.releases.count += 1;
+      holdings.releases.bytes += Buffer.byteLength(post.text, 'utf8');
       this.#hiddenById.set(postId, post);
       this.#scheduler.schedule(postId, releaseAt);
     }
@@ -346,8 +326,8 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
       const textBytes = Buffer.byteLength(post.text, 'utf8');
       this.#idempotency.set(dedupKeyOf(streamId, keyDigest), { post, expiresAt, textBytes });
       const holdings = this.#holdingsOf(streamId);
-      holdings.idempotencyKeys += 1;
-      holdings.idempotencyBytes += textBytes;
+      holdings.keys.count += 1;
+      holdings.keys.bytes += textBytes;
     }
     this.#expireIdempotency(this.#clock.now());
     this.#onChange();

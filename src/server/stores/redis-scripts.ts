@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
+import { HOLDING_RULES } from './holding-rules.js';
 
 /**
  * Every rule that must hold across instances is one of these scripts: Redis runs a
@@ -133,11 +134,30 @@ announce(seq, 'reset', ',"e":' .. cjson.encode(epoch) .. ',"o":' .. offset .. ',
 return {'loaded', seq, replaced and 1 or 0, offset}
 `;
 
+/** Where the publish script's caps start among its ARGV, in HOLDING_RULES order. */
+const CAPS_ARGV = 14;
+/** Each holder's hash, and which posts it holds: the same as the memory store's (holding-rules.ts). */
+const HOLDERS = { releases: { hash: 'hold', holds: 'hidden' }, keys: { hash: 'idem', holds: 'keyed' } } as const;
+
+/**
+ * The caps, written from HOLDING_RULES in their order: a post refused by the first it would
+ * pass, before the script changes anything. Counts and bytes are the fields `n` and `bytes`
+ * of the holder's hash; #text is the text's length in bytes, as the memory store counts it.
+ */
+const CAP_CHECKS = HOLDING_RULES.map((rule, index) => {
+  const { hash, holds } = HOLDERS[rule.holder];
+  const max = `tonumber(ARGV[${CAPS_ARGV + index}])`;
+  const field = rule.measure === 'count' ? 'n' : 'bytes';
+  const held = `tonumber(redis.call('HGET', ${hash}, '${field}') or '0')`;
+  const over = rule.measure === 'count' ? `${held} >= ${max}` : `${held} + #text > ${max}`;
+  return `if ${holds} and ${max} > 0 and ${over} then return {'limit', '${rule.kind}', ${max}} end`;
+}).join('\n');
+
 /**
  * ARGV: prefix, seed digest, stream id, stream name, text, content type, now,
  * releaseAt ('' = none), customTarget ('' = none), keyed (0/1), idempotency key,
- * window ms, candidate id, then the caps (0 = none): pending releases, their bytes,
- * idempotency keys, their bytes; then the post's metadata as JSON ('' = none).
+ * window ms, candidate id, then the caps (0 = none) in HOLDING_RULES order from CAPS_ARGV,
+ * then the post's metadata as JSON ('' = none).
  */
 const PUBLISH = `
 local refused = refusal_of(ARGV[2])
@@ -145,8 +165,6 @@ if refused then return refused end
 local sid, now, key = ARGV[3], tonumber(ARGV[7]), ARGV[11]
 local keyed = ARGV[10] == '1'
 local window = tonumber(ARGV[12])
-local max_releases, max_release_bytes = tonumber(ARGV[14]), tonumber(ARGV[15])
-local max_keys, max_key_bytes = tonumber(ARGV[16]), tonumber(ARGV[17])
 local idem, idemx, hold = P .. 'idem:' .. sid, P .. 'idemx:' .. sid, P .. 'hold:' .. sid
 if keyed then
   local lapsed = redis.call('ZRANGEBYSCORE', idemx, '-inf', now)
@@ -168,20 +186,11 @@ end
 local text = ARGV[5]
 local release_at = ARGV[8] ~= '' and ARGV[8] or nil
 local hidden = release_at ~= nil and tonumber(release_at) > now
--- The refusal when one more entry of #text bytes would pass a cap (0 = none) of a holder.
-local function over(holder, kind, max_count, max_bytes)
-  if max_count > 0 and tonumber(redis.call('HGET', holder, 'n') or '0') >= max_count then return {'limit', kind, max_count} end
-  if max_bytes > 0 and tonumber(redis.call('HGET', holder, 'bytes') or '0') + #text > max_bytes then
-    return {'limit', kind .. '-bytes', max_bytes}
-  end
-end
-local refusal = (hidden and over(hold, 'releases', max_releases, max_release_bytes))
-  or (keyed and over(idem, 'keys', max_keys, max_key_bytes))
-if refusal then return refusal end
+${CAP_CHECKS}
 local post = {
   id = take_id(ARGV[13]), streamId = sid, streamName = ARGV[4], text = text, contentType = ARGV[6],
   createdAt = ARGV[7], releaseAt = release_at, customTarget = ARGV[9] ~= '' and ARGV[9] or nil, hidden = hidden,
-  metadata = ARGV[18] ~= '' and ARGV[18] or nil,
+  metadata = ARGV[${CAPS_ARGV + HOLDING_RULES.length}] ~= '' and ARGV[${CAPS_ARGV + HOLDING_RULES.length}] or nil,
 }
 local json = post_json(post)
 local seq = next_seq()

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
-import { ProtocolError } from '../../protocol/errors.js';
-import { PUBLISH_COMMAND } from '../../protocol/types.js';
 import type { Seed } from '../../protocol/seed.js';
 import { follows } from './follows.js';
 import type { PostRecord, StreamRecord, TargetSelections, UserRecord } from './store.js';
@@ -45,15 +43,6 @@ function digestOf(seed: Seed): string {
   const hash = createHash('sha256').update(`${head.slice(0, -1)},"posts":[`, 'utf8');
   seed.posts.forEach((post, index) => hash.update(index === 0 ? JSON.stringify(post) : `,${JSON.stringify(post)}`));
   return hash.update(']}').digest('hex');
-}
-
-/** Per-stream caps every store enforces (PROTOCOL.md B4); 0 or undefined = no cap. */
-export interface HoldingsCaps {
-  maxPendingReleasesPerStream?: number;
-  maxPendingReleaseBytesPerStream?: number;
-  maxIdempotencyKeysPerStream?: number;
-  /** Text bytes of the posts those keys hold on to (a key keeps its post for its duplicate's ack). */
-  maxIdempotencyBytesPerStream?: number;
 }
 
 const SEED_POST_SPACING_MS = 60_000;
@@ -180,19 +169,6 @@ export function seedPosts(seed: Seed, now: number): PostRecord[] {
       customTarget: post.customTarget ?? null,
       hidden: false,
     }));
-}
-
-export type HoldingKind = 'releases' | 'releases-bytes' | 'keys' | 'keys-bytes';
-
-/** The refusal of a post that would take a stream past one of its caps. */
-export function holdingsError(kind: HoldingKind, streamId: string, max: number): ProtocolError {
-  const messages: Record<HoldingKind, string> = {
-    releases: `stream "${streamId}" already has ${max} posts waiting for their releaseAt, the most the server allows`,
-    'releases-bytes': `the posts of stream "${streamId}" waiting for their releaseAt would exceed ${max} bytes, the most the server allows`,
-    keys: `stream "${streamId}" already has ${max} idempotency keys within the window, the most the server allows; retry later`,
-    'keys-bytes': `the posts held for stream "${streamId}"'s idempotency keys would exceed ${max} bytes, the most the server allows; retry later`,
-  };
-  return new ProtocolError('limit-exceeded', messages[kind], PUBLISH_COMMAND);
 }
 
 /**

@@ -3,8 +3,12 @@
 import type { Seed } from '../../protocol/seed.js';
 import type { ContentType, Post } from '../../protocol/types.js';
 import { isoTime } from '../../protocol/dates.js';
+import type { Awaitable } from './awaitable.js';
 import type { MediaKeeper } from './media-keeper.js';
 import type { Unusable } from './store-health.js';
+
+// The Store interface's answers are Awaitable: its users take the word from here.
+export { isPending, type Awaitable } from './awaitable.js';
 
 /** Who a key speaks for. A stream key acts as the stream's owner. */
 export interface Identity {
@@ -87,18 +91,6 @@ export interface StoreStats {
   posts: number;
   scheduledReleases: number;
   idempotencyKeys: number;
-}
-
-/**
- * A value at once, or a promise of it. What the memory store has at hand it answers in the
- * same turn: a connection's accept and subscribe then run without a trip through the
- * microtask queue (accept CPU is a benchmarked figure); a shared store answers with promises.
- */
-export type Awaitable<T> = T | Promise<T>;
-
-/** Whether a store's answer is still on its way. */
-export function isPending<T>(value: Awaitable<T>): value is Promise<T> {
-  return value instanceof Promise;
 }
 
 /**

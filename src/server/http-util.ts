@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HTTP_STATUS, ProtocolError, type ErrorCode } from '../../protocol/errors.js';
-import { API_KEY_HEADER, API_KEY_QUERY } from '../../protocol/paths.js';
+import { HTTP_STATUS, ProtocolError, type ErrorCode } from '../protocol/errors.js';
+import { API_KEY_HEADER, API_KEY_QUERY } from '../protocol/paths.js';
 
 export function sendJson(
   res: ServerResponse,
