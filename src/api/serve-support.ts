@@ -15,6 +15,7 @@ export { createLogger, withFields, type LogFormat } from '../server/logger.js';
 export { DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis-keys.js';
 export type { PeerAnswer, PeerLink, PeerRequest } from '../server/admin/admin-peers.js';
 export { checkStoreUrl } from './start-options.js';
+export { DEMO_SEED } from '../server/service/demo-seed.js';
 
 /** A seed file's text checked: a bad seed is `invalid-seed`, its `path` naming the field. */
 export function parseSeedFile(text: string): Seed {

@@ -2,7 +2,7 @@
 // it (docs/api.md, "Bad options"), turned into the core server's options.
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
-import { DEMO_SEED } from '../demo/seed.js';
+import { DEMO_SEED } from '../server/service/demo-seed.js';
 import type { Seed } from '../protocol/seed.js';
 import { STATE_NEEDS_MEMORY } from '../protocol/state.js';
 import { DEFAULTS } from '../server/defaults.js';

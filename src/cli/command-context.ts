@@ -5,7 +5,7 @@ import type { ConfigSetOptions } from './commands/config.js';
 import type { DemoOptions } from './commands/demo.js';
 import type { HistoryOptions } from './commands/history.js';
 import type { ListenOptions } from './commands/listen.js';
-import type { PostOptions } from './commands/post.js';
+import type { PostOptions } from './post-options.js';
 import type { ServeOptions } from './commands/serve.js';
 import type { StreamsOptions } from './commands/streams.js';
 import type { TargetsOptions, TargetsSetOptions } from './commands/targets.js';

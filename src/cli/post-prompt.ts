@@ -2,7 +2,7 @@ import { listStreams } from '../api/rest-reads.js';
 import type { PublishArgs } from '../protocol/types.js';
 import { isPromptCancelled, promptForPost } from '../render/prompts.js';
 import { EXIT, ExitError } from './exit.js';
-import type { PostOptions } from './commands/post.js';
+import type { PostOptions } from './post-options.js';
 import { postProblem, validatePost } from './validate-post.js';
 import { formatReleaseTime, resolveReleaseAt } from './release-at.js';
 

@@ -6,25 +6,9 @@ import { optionOf } from '../api/options.js';
 import { usageError } from './exit.js';
 import type { AlertRuleInput } from '../terminal/alerts.js';
 import { readStdinText, readTextFile } from './files.js';
+import type { ConfigFile, Profile } from './settings-schema.js';
 
-/**
- * `$XDG_CONFIG_HOME/stream-posts/config.json` (default `~/.config/…`):
- * `{"profiles": {"NAME": {"url": "wss://…", "apiKey": "…"}}}`.
- * A profile named `default` applies when no other is chosen.
- */
-export interface Profile {
-  /** One address, or several instances of one service (tried in turn, like repeated `--url`). */
-  url?: string | string[] | undefined;
-  apiKey?: string | undefined;
-  /** The stream `post` publishes to when `--stream` is not given. */
-  stream?: string | undefined;
-  /** `terminal`'s alert rules, tried in order after `--alert`. */
-  alerts?: AlertRuleInput[] | undefined;
-}
-
-export interface ConfigFile {
-  profiles: Record<string, Profile>;
-}
+export type { ConfigFile, Profile };
 
 const DEFAULT_PROFILE = 'default';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DemoPublisher } from '../../src/demo/publisher.js';
 import { resolveEndpoint } from '../../src/client/endpoint.js';
-import { DEMO_SEED } from '../../src/demo/seed.js';
+import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { startTestServer } from '../support/harness.js';
 
 describe('DemoPublisher', () => {

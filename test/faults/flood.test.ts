@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AdjustableClock } from '../../src/server/clock.js';
-import { DEMO_SEED } from '../../src/demo/seed.js';
+import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
 import type { Store } from '../../src/server/stores/store.js';
 import { startServer } from '../../src/server/assemble.js';

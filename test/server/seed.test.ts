@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEMO_SEED } from '../../src/demo/seed.js';
+import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { parseSeed, parseSeedText, SeedError, type SeedInput } from '../../src/server/service/seed.js';
 
 const READER_KEY = 'reader-key-0001';

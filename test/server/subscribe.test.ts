@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEMO_SEED } from '../../src/demo/seed.js';
+import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { parseSeed } from '../../src/server/service/seed.js';
 import type { StreamPostsServer } from '../../src/index.js';
 import { AdjustableClock } from '../../src/server/clock.js';

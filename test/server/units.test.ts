@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdjustableClock } from '../../src/server/clock.js';
-import { DEMO_SEED } from '../../src/demo/seed.js';
+import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
 import { MinHeap } from '../../src/server/stores/min-heap.js';
 import { TokenBucket } from '../../src/server/ws/rate-limiter.js';

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_SEED } from '../../src/demo/seed.js';
+import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { AdjustableClock } from '../../src/server/clock.js';
 import { silentLogger } from '../../src/server/logger.js';
 import { parseStateText, StateFile } from '../../src/server/admin/state-file.js';

@@ -2,7 +2,7 @@ import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { AdjustableClock } from '../../src/server/clock.js';
-import { DEMO_SEED } from '../../src/demo/seed.js';
+import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { parseSeed } from '../../src/server/service/seed.js';
 import type { PublishResult, StoreEvent } from '../../src/server/stores/store.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/server/stores/redis-store.js';

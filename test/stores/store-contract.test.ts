@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_CONTENT_BYTES, MAX_LAST_POSTS } from '../../src/protocol/limits.js';
-import { DEMO_SEED } from '../../src/demo/seed.js';
+import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { AdjustableClock } from '../../src/server/clock.js';
 import { MemoryStore } from '../../src/server/stores/memory-store.js';
 import { RedisStore } from '../../src/server/stores/redis-store.js';

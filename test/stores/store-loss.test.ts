@@ -2,7 +2,7 @@ import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { connect as connectLibrary } from '../../src/api/client.js';
 import { startServer as startLibraryServer } from '../../src/api/server.js';
-import { DEMO_SEED } from '../../src/demo/seed.js';
+import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { startServer, type CoreServer } from '../../src/server/assemble.js';
 import type { LogFields, LogLevel, Logger } from '../../src/server/logger.js';
 import { Arrivals } from '../support/arrivals.js';

@@ -1,7 +1,7 @@
 import { DemoPublisher } from '../../demo/publisher.js';
 import { DEFAULT_TIMEOUT_MS } from '../../api/cli-words.js';
 import { LIBRARY_URL_WORDS, serviceEndpoints } from '../../api/endpoints.js';
-import { DEMO_SEED } from '../../demo/seed.js';
+import { DEMO_SEED } from '../../api/serve-support.js';
 import { startServer, type StreamPostsServer } from '../../api/server.js';
 import type { OutputOptions } from '../common.js';
 import { invokedAs } from '../invocation.js';

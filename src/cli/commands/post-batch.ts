@@ -19,7 +19,7 @@ import { requireKey } from '../common.js';
 import { withoutKey, wsWhere } from '../describe.js';
 import { jsonLine } from '../../render/json.js';
 import { EXIT, usageError } from '../exit.js';
-import type { PostOptions } from './post.js';
+import type { PostOptions } from '../post-options.js';
 import { statusFor } from '../status.js';
 import type { StreamPostsClient } from '../../api/client.js';
 

@@ -1,10 +1,10 @@
 import { commandFrame, type PublishOutcome } from '../../api/cli-words.js';
 import { parseIsoDateTime } from '../../protocol/dates.js';
-import type { ContentType, PublishArgs } from '../../protocol/types.js';
+import type { PublishArgs } from '../../protocol/types.js';
 import { jsonLine } from '../../render/json.js';
 import type { StatusReporter } from '../../render/status.js';
 import { safeLine } from '../../render/text.js';
-import { requireKey, type CommonOptions } from '../common.js';
+import { requireKey } from '../common.js';
 import { httpWhere, withoutKey, wsWhere } from '../describe.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { checkContent, readContent } from '../post-content.js';
@@ -21,27 +21,12 @@ import {
 const SERVICE_CLOCK_WAIT_MS = 1_000;
 import { STDIN_KEY_SOURCE } from '../settings.js';
 import { validatePost } from '../validate-post.js';
+import type { PostOptions } from '../post-options.js';
 
 // Network, terminal and prompt modules load only on the paths that use them:
 // `post --dry-run` in a script should start as fast as the runtime allows.
 
-export interface PostOptions extends CommonOptions {
-  content: string | undefined;
-  stream: string | undefined;
-  contentType: ContentType;
-  /** `--markdown` or `--content-type` was given: a prompt does not ask for the type. */
-  contentTypeGiven: boolean;
-  releaseAt: string | undefined;
-  /** A `--release-at` in the past publishes at once instead of being refused. */
-  allowPast: boolean;
-  customTarget: string | undefined;
-  idempotencyKey: string | undefined;
-  file: string | undefined;
-  via: 'ws' | 'rest';
-  dryRun: boolean;
-  batch: boolean;
-  window: number;
-}
+export type { PostOptions };
 
 const MISSING_CONTENT =
   'no content: give it as an argument (- reads standard input), with --file FILE, or pipe it to standard input';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import cluster from 'node:cluster';
 import { readTextFile } from '../files.js';
 import { formatServeBanner, keyVariable } from '../../render/serve-banner.js';
-import { DEMO_SEED } from '../../demo/seed.js';
+import { DEMO_SEED } from '../../api/serve-support.js';
 import type { Seed } from '../../protocol/seed.js';
 import {
   checkStoreUrl,

@@ -1,5 +1,5 @@
-import type { Seed } from '../protocol/seed.js';
-import { parseSeed } from '../server/service/seed.js';
+import type { Seed } from '../../protocol/seed.js';
+import { parseSeed } from './seed.js';
 
 /**
  * The built-in seed: a newsdesk that owns three streams, and two readers with
