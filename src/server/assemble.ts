@@ -206,6 +206,7 @@ export class CoreServer {
         statedRateLimit,
         createReplyBudget,
         hostedHiddenPosts: options.hostedHiddenPosts ?? 'at-release',
+        keyLimits,
         maxPendingCommands: options.maxPendingCommands ?? DEFAULTS.maxPendingCommands,
       },
       faults: this.faults,

@@ -9,17 +9,13 @@ import { parseSubscribeArgs } from '../../protocol/commands.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import type { Post } from '../../protocol/types.js';
 import { checkedDocument } from './document-limits.js';
-import type { FanOut, QueuedPost, Subscription } from '../ws/fanout.js';
+import type { FanOut, Holder, QueuedPost, Subscription, Subscriptions } from '../ws/fanout.js';
+import type { KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
 import type { TokenBucket } from '../ws/rate-limiter.js';
 import type { KeepAlivePeer } from '../service/keep-alive.js';
 import type { StreamPostsService } from '../service/service.js';
-import {
-  Refusal,
-  type Admission,
-  type SubscriptionHolder,
-  type SubscriptionService,
-} from '../service/subscriptions.js';
+import { Refusal, type Admission } from '../service/subscriptions.js';
 
 const SCHEMA = buildSchema(`
   type Post {
@@ -51,9 +47,11 @@ const SCHEMA = buildSchema(`
 
 export interface GraphqlContext {
   service: StreamPostsService;
-  subscriptions: SubscriptionService;
+  subscriptions: Subscriptions;
   fanout: FanOut;
   logger: Logger;
+  /** Each key's shared rate. */
+  keyLimits: KeyLimits;
   createRateLimiter: (() => TokenBucket) | undefined;
   maxBufferedBytes: number;
 }
@@ -100,7 +98,7 @@ type Extra = Connection;
  * costs any WebSocket subscriber) turned into the async iterator graphql executes the
  * selection over.
  */
-class PostFeed implements SubscriptionHolder, AsyncIterableIterator<Record<string, Post>> {
+class PostFeed implements Holder, AsyncIterableIterator<Record<string, Post>> {
   envelopeStamp = 0;
   treeStamp = 0;
   readonly #waiting: Record<string, Post>[] = [];
@@ -312,7 +310,7 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
     },
     onSubscribe(ctx, _id, payload) {
       const connection = ctx.extra;
-      const keyBucket = connection.admission?.keyBucket;
+      const keyBucket = connection.admission && context.keyLimits.bucket(connection.admission.keyId);
       if (
         (connection.rateLimiter !== undefined && !connection.rateLimiter.tryTake()) ||
         (keyBucket !== undefined && !keyBucket.tryTake())

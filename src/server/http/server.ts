@@ -253,6 +253,7 @@ export class HttpFront {
         subscriptions: context.subscriptions,
         fanout: context.fanout,
         logger: this.#logger,
+        keyLimits: context.keyLimits,
         createRateLimiter: context.createRateLimiter,
         maxBufferedBytes: context.maxBufferedBytes,
       }),

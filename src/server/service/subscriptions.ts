@@ -1,9 +1,6 @@
 import { CLOSE_POLICY_VIOLATION, CLOSE_UNAUTHORIZED, UNAUTHORIZED_CLOSE_REASON } from '../../protocol/close-codes.js';
 import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
 import type { SubscribeArgs } from '../../protocol/types.js';
-import { Subscription, type FanOut, type Format, type HiddenPosts, type Subscriber } from '../ws/fanout.js';
-import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
-import type { TokenBucket } from '../ws/rate-limiter.js';
 import {
   isPending,
   type Awaitable,
@@ -14,13 +11,51 @@ import {
 } from '../stores/store.js';
 import type { ResolvedSubscription, StreamPostsService } from './service.js';
 
+// The service names what it needs of the fan-out and of the key limits; ws/fanout.ts and
+// ws/key-limits.ts are what fits (ws/ depends on service/, never the reverse).
+
+export type Format = 'envelope' | 'tree';
+
+/**
+ * How a subscription learns of a hidden post (PROTOCOL.md B1a): `push` (our dialect) sends
+ * it hidden at creation and again at its release; `at-release` (the hosted dialect, and
+ * GraphQL) holds it back while hidden and sends it once, at its release, as an ordinary new
+ * post with its text: every public client of the hosted service reads only
+ * `stream.post.created` and runs string operations on its text.
+ */
+export type HiddenPosts = 'push' | 'at-release';
+
+/** What the service reads of a subscription. */
+export interface SubscriptionShape {
+  readonly format: Format;
+  readonly streams: readonly StreamRecord[];
+  readonly hiddenPosts: HiddenPosts;
+}
+
+/** Where subscriptions are delivered from (ws/fanout.ts): made, registered, let go, turned live. */
+export interface Delivery<S extends SubscriptionShape, H> {
+  subscription(holder: H, format: Format, user: UserRecord, streams: StreamRecord[], hiddenPosts: HiddenPosts): S;
+  add(subscription: S): void;
+  remove(subscription: S): void;
+  /** Sends the history, then what arrived while it was read, and lets live posts through. */
+  goLive(subscription: S, history: readonly PostRecord[]): void;
+}
+
+/** The open connections of each key, and their cap (ws/key-limits.ts). */
+export interface KeyConnections {
+  readonly maxConnections: number;
+  /** Who a key is, as one string: what the counts go by. */
+  keyIdOf(identity: Identity): string;
+  /** Counts a connection in; false (and nothing counted) when the key already has its maximum. */
+  openConnection(keyId: string): boolean;
+  closeConnection(keyId: string): void;
+}
+
 /** A connection let in: who it is, and the key's place among its connections (given back by `leave`). */
 export interface Admission {
   identity: Identity;
   user: UserRecord;
   keyId: string;
-  /** The key's rate, shared by all its connections; undefined when the per-key limit is off. */
-  keyBucket: TokenBucket | undefined;
 }
 
 /**
@@ -50,23 +85,23 @@ export interface SubscribeRequest {
 }
 
 /** A connection's side of its subscribes: the transport keeps its subscriptions and writes to its peer. */
-export interface SubscriptionHolder extends Subscriber {
+export interface SubscriptionHolder<S> {
   /** Once true, a subscribe still under way registers nothing and says nothing. */
   readonly closed: boolean;
   /** Subscriptions held now, and places taken by subscribes under way: what the cap counts. */
   readonly subscriptionCount: number;
   /** The held subscription a new one of these streams in this format replaces; undefined: it adds one. */
-  repeatOf(format: Format, streams: readonly StreamRecord[]): Subscription | undefined;
+  repeatOf(format: Format, streams: readonly StreamRecord[]): S | undefined;
   /** Keeps `subscription`, registered in the fan-out in this same turn, in place of `replaced`. */
-  hold(subscription: Subscription, replaced: Subscription | undefined): void;
+  hold(subscription: S, replaced: S | undefined): void;
   /** The history is read (without what waits for its release): tell the peer; it is sent right after, then live posts. */
-  acknowledge(request: SubscribeRequest, subscription: Subscription, history: readonly PostRecord[]): void;
+  acknowledge(request: SubscribeRequest, subscription: S, history: readonly PostRecord[]): void;
 }
 
-export interface SubscriptionServiceOptions {
+export interface SubscriptionServiceOptions<S extends SubscriptionShape, H extends SubscriptionHolder<S>> {
   service: StreamPostsService;
-  fanout: FanOut;
-  keyLimits: KeyLimits;
+  fanout: Delivery<S, H>;
+  keyLimits: KeyConnections;
   /** 0: no cap. */
   maxSubscriptionsPerConnection: number;
 }
@@ -76,13 +111,13 @@ export interface SubscriptionServiceOptions {
  * and tree feeds, GraphQL): who is let in, and the way from a subscribe to live posts. The
  * transports only encode, write and close.
  */
-export class SubscriptionService {
+export class SubscriptionService<S extends SubscriptionShape, H extends SubscriptionHolder<S>> {
   readonly #service: StreamPostsService;
-  readonly #fanout: FanOut;
-  readonly #keyLimits: KeyLimits;
+  readonly #fanout: Delivery<S, H>;
+  readonly #keyLimits: KeyConnections;
   readonly #maxSubscriptions: number;
 
-  constructor(options: SubscriptionServiceOptions) {
+  constructor(options: SubscriptionServiceOptions<S, H>) {
     this.#service = options.service;
     this.#fanout = options.fanout;
     this.#keyLimits = options.keyLimits;
@@ -110,8 +145,8 @@ export class SubscriptionService {
       return new Refusal('unauthorized', unauthorizedMessage(key), CLOSE_UNAUTHORIZED, UNAUTHORIZED_CLOSE_REASON);
     const user = this.#service.userOf(identity);
     if (connection.closed) return undefined;
-    const keyId = keyIdOf(identity);
     const keyLimits = this.#keyLimits;
+    const keyId = keyLimits.keyIdOf(identity);
     if (!keyLimits.openConnection(keyId)) {
       return new Refusal(
         'limit-exceeded',
@@ -120,7 +155,7 @@ export class SubscriptionService {
         'too many connections for this key',
       );
     }
-    return { identity, user, keyId, keyBucket: keyLimits.bucket(keyId) };
+    return { identity, user, keyId };
   }
 
   /** An admitted connection has closed: its key may open another. */
@@ -134,7 +169,7 @@ export class SubscriptionService {
    * subscription, reads its history, has the holder acknowledge it and turns it live. Throws
    * (or rejects with) a ProtocolError the transport answers in its own way.
    */
-  subscribe(holder: SubscriptionHolder, request: SubscribeRequest): Promise<void> | undefined {
+  subscribe(holder: H, request: SubscribeRequest): Promise<void> | undefined {
     const resolved = this.#service.resolveStreams(request.identity, request.args.streamIds, request.command);
     const replaced = holder.repeatOf(request.format, resolved.streams);
     const max = this.#maxSubscriptions;
@@ -154,13 +189,14 @@ export class SubscriptionService {
   }
 
   #register(
-    holder: SubscriptionHolder,
+    holder: H,
     request: SubscribeRequest,
     resolved: ResolvedSubscription,
-    replaced: Subscription | undefined,
+    replaced: S | undefined,
   ): Promise<void> | undefined {
     if (holder.closed) return undefined;
-    const subscription = new Subscription(holder, request.format, resolved.user, resolved.streams, request.hiddenPosts);
+    const { format, hiddenPosts } = request;
+    const subscription = this.#fanout.subscription(holder, format, resolved.user, resolved.streams, hiddenPosts);
     // Registered before history is read, so nothing published meanwhile is missed.
     if (replaced) this.#fanout.remove(replaced);
     this.#fanout.add(subscription);
@@ -175,7 +211,7 @@ export class SubscriptionService {
     return read.then((posts) => this.#goLive(holder, request, subscription, posts));
   }
 
-  #goLive(holder: SubscriptionHolder, request: SubscribeRequest, subscription: Subscription, read: PostRecord[]): void {
+  #goLive(holder: H, request: SubscribeRequest, subscription: S, read: PostRecord[]): void {
     if (holder.closed) return;
     // Held back while hidden: such a post reaches this subscription at its release.
     const history = subscription.hiddenPosts === 'push' ? read : read.filter((post) => !post.hidden);

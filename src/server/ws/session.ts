@@ -14,13 +14,13 @@ import type { ConnectionInfo } from '../../protocol/admin.js';
 import type { AckFault } from '../fault-hooks.js';
 import { CommandQueue, type CommandHost, type PublishCommand, type SubscribeCommand } from './command-queue.js';
 import { closeReason, Connection } from './connection.js';
-import type { Format, Subscription } from './fanout.js';
+import type { Format, Holder, Subscription } from './fanout.js';
 import { Greeting, greetings } from './greeting.js';
 import type { HookedConnection } from './outlet.js';
 import type { SessionContextOf, SessionStart } from './session-context.js';
 import { logs } from '../logger.js';
 import type { TokenBucket } from './rate-limiter.js';
-import { Refusal, type Admission, type SubscribeRequest, type SubscriptionHolder } from '../service/subscriptions.js';
+import { Refusal, type Admission, type SubscribeRequest } from '../service/subscriptions.js';
 import { postFor } from '../service/visibility.js';
 import {
   isPending,
@@ -54,7 +54,7 @@ export type SessionContext = SessionContextOf<Session>;
 export type { SessionStart };
 
 /** One WebSocket connection: authentication, commands, subscriptions, backpressure. */
-export class Session extends Connection<SessionContext> implements SubscriptionHolder, HookedConnection {
+export class Session extends Connection<SessionContext> implements Holder, HookedConnection {
   envelopeStamp = 0;
   treeStamp = 0;
   /**
@@ -188,7 +188,7 @@ export class Session extends Connection<SessionContext> implements SubscriptionH
     }
     const { identity, user } = admitted;
     this.#keyId = admitted.keyId;
-    this.#keyLimiter = admitted.keyBucket;
+    this.#keyLimiter = this.#context.keyLimits.bucket(admitted.keyId);
     this.#identity = identity;
     this.#user = user;
     this.#context.faults.attach(this);
