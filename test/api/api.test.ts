@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { connect, startServer, StreamPostsError } from '../../src/index.js';
-import { client, server, take } from './support.js';
+import { client, take } from '../support/api.js';
+import { startTestServer as server } from '../support/harness.js';
 
 describe('startServer', () => {
   it('gives URLs and the seed keys, and reports state', async () => {

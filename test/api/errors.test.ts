@@ -1,29 +1,21 @@
 import { createServer, type Socket } from 'node:net';
 import { CONNECTED, scriptedService } from '../support/hostile.js';
-import { TcpProxy } from '../support/proxy.js';
+import { proxyTo } from '../support/proxy.js';
 import { describe, expect, it } from 'vitest';
-import { connect, STREAM_POSTS_ERROR_CODES, StreamPostsError } from '../../src/index.js';
-import { client, onCleanup, server } from './support.js';
+import { connect, STREAM_POSTS_ERROR_CODES } from '../../src/index.js';
+import { client, rejection } from '../support/api.js';
+import { afterTest, startTestServer as server } from '../support/harness.js';
 
 /** A TCP port that accepts connections and never answers: every wait on it runs into its timeout. */
 async function silentPort(): Promise<number> {
   const sockets = new Set<Socket>();
   const silent = createServer((socket) => sockets.add(socket));
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  onCleanup(async () => {
+  afterTest(async () => {
     for (const socket of sockets) socket.destroy();
     await new Promise<void>((resolve) => silent.close(() => resolve()));
   });
   return (silent.address() as { port: number }).port;
-}
-
-async function failure(promise: Promise<unknown>): Promise<StreamPostsError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(StreamPostsError);
-  return error as StreamPostsError;
 }
 
 describe('errors', () => {
@@ -45,7 +37,7 @@ describe('errors', () => {
   it('unauthorized: a refused key, never echoed, in the header or the query', async () => {
     const srv = await server();
     for (const authQuery of [false, true]) {
-      const error = await failure(connect({ url: srv.url, apiKey: 'sk-wrong-secret-123', authQuery }));
+      const error = await rejection(connect({ url: srv.url, apiKey: 'sk-wrong-secret-123', authQuery }));
       expect(error.code).toBe('unauthorized');
       expect(error.message).not.toContain('sk-wrong-secret-123');
       expect(error.cause).toBeDefined();
@@ -56,13 +48,13 @@ describe('errors', () => {
     const srv = await server();
     const url = srv.url;
     await srv.close();
-    const error = await failure(connect({ url, apiKey: 'sp_demo_reader_alice' }));
+    const error = await rejection(connect({ url, apiKey: 'sp_demo_reader_alice' }));
     expect(error.code).toBe('unreachable');
   });
 
   it('timeout: no answer within timeoutMs', async () => {
     const port = await silentPort();
-    const error = await failure(
+    const error = await rejection(
       connect({ url: `ws://127.0.0.1:${port}`, apiKey: 'sp_demo_reader_alice', timeoutMs: 100 }),
     );
     expect(error.code).toBe('timeout');
@@ -72,7 +64,7 @@ describe('errors', () => {
   it('a service that upgrades and never says connected: connect resolves all the same, without its facts', async () => {
     const service = await scriptedService(() => {});
     const silent = await connect({ url: service.url, apiKey: 'sp_demo_reader_alice', timeoutMs: 200 });
-    onCleanup(() => silent.close());
+    afterTest(() => silent.close());
     expect([silent.userId, silent.streams, silent.streamId, silent.serverTime]).toEqual([
       undefined,
       undefined,
@@ -86,17 +78,16 @@ describe('errors', () => {
       ws.send(JSON.stringify({ event: 'error', data: { code: 'limit-exceeded', message: 'too many connections' } }));
       ws.close(1008, 'too many connections');
     });
-    const error = await failure(connect({ url: service.url, apiKey: 'sp_demo_reader_alice' }));
+    const error = await rejection(connect({ url: service.url, apiKey: 'sp_demo_reader_alice' }));
     expect(error.code).toBe('limit-exceeded');
   });
 
   it('timeout: a publish not acknowledged within timeoutMs names its idempotency key', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    onCleanup(() => proxy.close());
+    const proxy = await proxyTo(srv.port);
     const owner = await client({ url: proxy.url, apiKey: srv.keys.streams['macro-wire']!, timeoutMs: 200 });
     proxy.hold();
-    const error = await failure(owner.publish({ streamId: 'macro-wire', content: 'x', idempotencyKey: 'retry-me' }));
+    const error = await rejection(owner.publish({ streamId: 'macro-wire', content: 'x', idempotencyKey: 'retry-me' }));
     expect(error.code).toBe('timeout');
     expect(error.message).toContain('retry-me');
   });
@@ -107,7 +98,7 @@ describe('errors', () => {
     const before = (await srv.state()).posts;
     const [first] = srv.connections();
     await srv.faults.add({ type: 'go-silent', scope: { connection: first!.id } });
-    const error = await failure(owner.publish({ streamId: 'macro-wire', content: 'once', idempotencyKey: 'k-once' }));
+    const error = await rejection(owner.publish({ streamId: 'macro-wire', content: 'once', idempotencyKey: 'k-once' }));
     expect(error.code).toBe('timeout');
     // The silent socket never answers again: only a new connection can carry this one.
     const again = await owner.publish({ streamId: 'macro-wire', content: 'once', idempotencyKey: 'k-once' });
@@ -133,7 +124,7 @@ describe('errors', () => {
       });
     });
     const owner = await client({ url: service.url, apiKey: key });
-    const error = await failure(owner.publish({ streamId: 's', content: 'x' }));
+    const error = await rejection(owner.publish({ streamId: 's', content: 'x' }));
     expect(error.code).toBe('forbidden');
     expect(error.message).toBe('key [redacted] may not \u001b[2Jpost here');
   });
@@ -141,17 +132,17 @@ describe('errors', () => {
   it("the service's codes: forbidden, invalid-argument, not-found", async () => {
     const srv = await server();
     const reader = await client({ url: srv.url, apiKey: srv.keys.readers['alice']! });
-    expect((await failure(reader.publish({ streamId: 'macro-wire', content: 'x' }))).code).toBe('forbidden');
+    expect((await rejection(reader.publish({ streamId: 'macro-wire', content: 'x' }))).code).toBe('forbidden');
     const owner = await client({ url: srv.url, apiKey: srv.keys.streams['macro-wire']! });
-    expect((await failure(owner.publish({ streamId: 'macro-wire', content: 'x', releaseAt: 'soon' }))).code).toBe(
+    expect((await rejection(owner.publish({ streamId: 'macro-wire', content: 'x', releaseAt: 'soon' }))).code).toBe(
       'invalid-argument',
     );
     const subscription = reader.subscribe({ streamIds: ['no-such-stream'] });
-    expect((await failure(subscription.ready)).code).toBe('not-found');
+    expect((await rejection(subscription.ready)).code).toBe('not-found');
     const iteration = (async () => {
       for await (const _event of subscription) void _event;
     })();
-    expect((await failure(iteration)).code).toBe('not-found');
+    expect((await rejection(iteration)).code).toBe('not-found');
     // A refused subscription ends itself only: the shared connection still publishes.
     await owner.publish({ streamId: 'macro-wire', content: 'still here' });
   });
@@ -183,7 +174,7 @@ describe('errors', () => {
     await subscription.ready;
     for (const content of ['a', 'b', 'c']) await owner.publish({ streamId: 'macro-wire', content });
     const seen: string[] = [];
-    const error = await failure(
+    const error = await rejection(
       (async () => {
         for await (const event of subscription) seen.push(event.post.text ?? '');
       })(),

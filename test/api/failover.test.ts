@@ -1,15 +1,10 @@
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { deadUrl } from '../support/ports.js';
-import { TcpProxy } from '../support/proxy.js';
+import { proxyTo } from '../support/proxy.js';
 import { connect, publishRest, type ClientState } from '../../src/index.js';
-import { client, onCleanup, server, take } from './support.js';
-
-async function proxyTo(port: number): Promise<TcpProxy> {
-  const proxy = await TcpProxy.start(port);
-  onCleanup(() => proxy.close());
-  return proxy;
-}
+import { client, take } from '../support/api.js';
+import { afterTest, startTestServer as server } from '../support/harness.js';
 
 describe('several urls', () => {
   it('a first url that refuses connections is passed over for the second', async () => {
@@ -126,7 +121,7 @@ describe('several urls', () => {
         .end(JSON.stringify({ error: { code: 'unavailable', message: 'the store is unreachable' } }));
     });
     await new Promise<void>((resolve) => unavailable.listen(0, '127.0.0.1', resolve));
-    onCleanup(() => new Promise((resolve) => unavailable.close(() => resolve())));
+    afterTest(() => new Promise((resolve) => unavailable.close(() => resolve())));
     const { port } = unavailable.address() as { port: number };
     const apiKey = srv.keys.streams['macro-wire']!;
     const result = await publishRest({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ClientState, FaultInput, StreamPostsClient } from '../../src/index.js';
-import { client, server as startServer, take } from './support.js';
+import { client, take } from '../support/api.js';
+import { startTestServer as startServer } from '../support/harness.js';
 
 /** What a bot does: publishes a burst, each post with an idempotency key of its own, and waits for every ack. */
 function publishBurst(bot: StreamPostsClient, count: number) {

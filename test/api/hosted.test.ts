@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HOSTED_KEYS, HOSTED_STREAMS, startHostedDouble } from '../support/hosted-double.js';
-import { client, onCleanup, take } from './support.js';
+import { client, take } from '../support/api.js';
+import { afterTest } from '../support/harness.js';
 
 // The library against a double of the hosted dialect (PROTOCOL.md B1a).
 
@@ -12,7 +13,7 @@ const [macro, , whales] = HOSTED_STREAMS as [
 
 async function hostedDouble() {
   const hosted = await startHostedDouble();
-  onCleanup(() => hosted.close());
+  afterTest(() => hosted.close());
   return hosted;
 }
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { TcpProxy } from '../support/proxy.js';
-import { client, onCleanup, server } from './support.js';
+import { proxyTo } from '../support/proxy.js';
+import { client } from '../support/api.js';
+import { startTestServer as server } from '../support/harness.js';
 
 describe('publish({ timeoutMs })', () => {
   it('0 waits through an outage as long as the client lives; the same client with its own timeoutMs gives up', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    onCleanup(() => proxy.close());
+    const proxy = await proxyTo(srv.port);
     const author = await client({ url: proxy.url, apiKey: srv.keys.streams['macro-wire']!, timeoutMs: 200 });
     proxy.refuse(true);
     proxy.cut();

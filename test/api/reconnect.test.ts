@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { TcpProxy } from '../support/proxy.js';
-import type { ClientState } from '../../src/index.js';
-import { client, onCleanup, server, take } from './support.js';
+import { proxyTo } from '../support/proxy.js';
+import { client, libraryClient, take } from '../support/api.js';
+import { startTestServer as server } from '../support/harness.js';
 
 describe('reconnect', () => {
   it('after a drop, delivers what was published and released meanwhile, once, and publishes again', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    onCleanup(() => proxy.close());
+    const proxy = await proxyTo(srv.port);
     const bob = await client({ url: proxy.url, apiKey: srv.keys.streams['macro-wire']! });
     const direct = await client({ url: srv.url, apiKey: srv.keys.streams['macro-wire']! });
     const subscription = bob.subscribe({ streamIds: ['macro-wire'] });
@@ -46,8 +45,7 @@ describe('reconnect', () => {
 
   it('with reconnect: false a drop ends the subscription with unreachable', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    onCleanup(() => proxy.close());
+    const proxy = await proxyTo(srv.port);
     const reader = await client({ url: proxy.url, apiKey: srv.keys.readers['alice']!, reconnect: false });
     const subscription = reader.subscribe();
     await subscription.ready;
@@ -62,24 +60,9 @@ describe('reconnect', () => {
 describe('onState', () => {
   it('reports connecting and ready, then a drop: reconnecting (no key in the reason), connecting, ready again', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    onCleanup(() => proxy.close());
-    const states: ClientState[] = [];
-    let notify = () => {};
-    const until = (check: () => boolean) =>
-      new Promise<void>((resolve) => {
-        notify = () => check() && resolve();
-        notify();
-      });
+    const proxy = await proxyTo(srv.port);
     const apiKey = srv.keys.readers['alice']!;
-    const reader = await client({
-      url: proxy.url,
-      apiKey,
-      onState: (state) => {
-        states.push(state);
-        notify();
-      },
-    });
+    const { client: reader, states, until } = await libraryClient(srv, apiKey, { url: proxy.url });
     expect(states.map((state) => state.kind)).toEqual(['connecting', 'ready']);
     expect(states[1]).toEqual({ kind: 'ready', info: { reconnected: false } });
     // Ready as the socket opened; `connected`, heard before connect resolved, says whom the key acts as.

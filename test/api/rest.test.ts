@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { publishRest, StreamPostsError } from '../../src/index.js';
-import { client, server } from './support.js';
+import { client } from '../support/api.js';
+import { startTestServer as server } from '../support/harness.js';
 
 describe('publishRest', () => {
   it('publishes with the REST form, opening no WebSocket; the same idempotency key gives the one post', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StreamPostsError, type PostEvent } from '../../src/index.js';
-import { client, server } from './support.js';
+import { client } from '../support/api.js';
+import { startTestServer as server } from '../support/harness.js';
 
 async function next(events: AsyncIterator<PostEvent>): Promise<PostEvent> {
   const result = await events.next();

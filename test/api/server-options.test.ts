@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { StreamPostsError } from '../../src/index.js';
-import { client, server } from './support.js';
+import { client } from '../support/api.js';
+import { startTestServer as server } from '../support/harness.js';
 
 describe('startServer takes every serve option', () => {
   it('caps: maxPendingReleases holds back a second hidden post of a stream', async () => {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, StreamPostsError } from '../../src/index.js';
-import { client, server } from './support.js';
+import { client } from '../support/api.js';
+import { startTestServer as server } from '../support/harness.js';
 
 let tmp: string;
 beforeAll(async () => {

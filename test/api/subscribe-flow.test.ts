@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { TcpProxy } from '../support/proxy.js';
+import { proxyTo } from '../support/proxy.js';
 import type { SubscribedInfo } from '../../src/index.js';
-import { client, onCleanup, server, take } from './support.js';
+import { client, take } from '../support/api.js';
+import { startTestServer as server } from '../support/harness.js';
 
 describe('subscribe: highWaterMark', () => {
   it('a consumer that does not pull stops the reading: what is not read waits at the service, which finds the reader slow', async () => {
@@ -56,8 +57,7 @@ describe('subscribe: highWaterMark', () => {
 describe('subscribe: onSubscribed', () => {
   it('is told the streams on the first acknowledgement and again, reconnected, after a drop', async () => {
     const srv = await server();
-    const proxy = await TcpProxy.start(srv.port);
-    onCleanup(() => proxy.close());
+    const proxy = await proxyTo(srv.port);
     const reader = await client({ url: proxy.url, apiKey: srv.keys.readers['alice']! });
     const acks: SubscribedInfo[] = [];
     let again!: () => void;

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, StreamPostsError } from '../../src/index.js';
-import { connectAs, http, KEYS } from '../support/harness.js';
-import { server } from './support.js';
+import { connectAs, http, KEYS, startTestServer as server } from '../support/harness.js';
 
 let tmp: string;
 beforeAll(async () => {

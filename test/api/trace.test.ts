@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connect, type TracedFrame } from '../../src/index.js';
-import { client, server, take } from './support.js';
+import { client, take } from '../support/api.js';
+import { startTestServer as server } from '../support/harness.js';
 
 describe('onFrame', () => {
   it('is told each frame sent and received, as it went over the wire, the key cut out', async () => {

@@ -2,7 +2,7 @@
 // (docs/PROTOCOL.md, admin endpoints): these tests need a serve that has them.
 import { expect, it } from 'vitest';
 import { connectAs, http, KEYS, readByServer, startTestServer } from '../support/harness.js';
-import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from './browser.js';
+import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from '../support/browser.js';
 
 const browser = useBrowser();
 

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { KEYS, publish, startTestServer } from '../support/harness.js';
-import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from './browser.js';
+import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from '../support/browser.js';
 
 const browser = useBrowser();
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { afterTest, KEYS, publish, startTestServer } from '../support/harness.js';
-import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from './browser.js';
+import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from '../support/browser.js';
 
 // evil.test resolves to this machine, as a DNS name pointing at 127.0.0.1 would.
 const browser = useBrowser(['--host-resolver-rules=MAP evil.test 127.0.0.1']);

@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
-import { client, ensureBuilt, jsonLines } from '../e2e/client-support.js';
-import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from './browser.js';
+import { client, ensureBuilt } from '../support/cli.js';
+import { jsonLines } from '../support/cli-output.js';
+import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from '../support/browser.js';
 
 const browser = useBrowser();
 

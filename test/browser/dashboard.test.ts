@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
 import { createLogger } from '../../src/server/logger.js';
 import { connectAs, http, KEYS, publish, startTestServer } from '../support/harness.js';
-import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from './browser.js';
+import { describeInBrowser, openPage, UI_TIMEOUT, useBrowser } from '../support/browser.js';
 
 const browser = useBrowser();
 

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocketServer, type AddressInfo } from 'ws';
 import { runBatch, type BatchResult } from '../../src/cli/batch.js';
 import { Connection, type ConnectionState } from '../../src/client/connection.js';
@@ -8,19 +8,14 @@ import type { ClientError } from '../../src/client/errors.js';
 import { Publisher } from '../../src/client/publisher.js';
 import { Subscription, type Delivery } from '../../src/client/subscription.js';
 import type { StreamPostsServer } from '../../src/index.js';
-import { adminState, advanceClock, KEYS, publish, startTestServer } from '../support/harness.js';
+import { adminState, advanceClock, afterTest, KEYS, publish, startTestServer } from '../support/harness.js';
 import { until } from '../support/poll.js';
-import { TcpProxy } from '../support/proxy.js';
+import { proxyTo, type TcpProxy } from '../support/proxy.js';
 
 const FAST = { backoff: { initialMs: 20, maxMs: 200 } } as const;
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.all(closers.splice(0).map((close) => close()));
-});
 
 async function throughProxy(server: StreamPostsServer): Promise<{ proxy: TcpProxy; url: string }> {
-  const proxy = await TcpProxy.start(Number(new URL(server.url).port));
-  closers.push(() => proxy.close());
+  const proxy = await proxyTo(server.port);
   return { proxy, url: proxy.url };
 }
 
@@ -45,7 +40,7 @@ function follow(
     },
   );
   const done = subscription.start();
-  closers.push(() => subscription.close());
+  afterTest(() => subscription.close());
   return { subscription, deliveries, states, done, subscriptions: () => subscriptions };
 }
 
@@ -210,7 +205,7 @@ describe('Connection failures', () => {
   it('a peer that stops answering pings is dropped and reconnected', async () => {
     // A bare server that never answers pings but otherwise behaves.
     const silent = new WebSocketServer({ port: 0, autoPong: false });
-    closers.push(() => new Promise((resolve) => silent.close(() => resolve())));
+    afterTest(() => new Promise((resolve) => silent.close(() => resolve())));
     silent.on('connection', (ws) =>
       ws.send(JSON.stringify({ event: 'connected', data: { message: 'connected', userId: 'u', streams: [] } })),
     );
@@ -221,7 +216,7 @@ describe('Connection failures', () => {
       { endpoint: resolveEndpoint(url), apiKey: 'k', heartbeat: { intervalMs: 50, timeoutMs: 50 }, ...FAST },
       { onState: (state) => states.push(state) },
     ).start();
-    closers.push(() => connection.close());
+    afterTest(() => connection.close());
     await until(() => states.filter((state) => state.kind === 'ready').length >= 2, 'a second connection');
     const reconnecting = states.find((state) => state.kind === 'reconnecting');
     expect(reconnecting).toMatchObject({ reason: expect.stringContaining('no answer to a ping') });
@@ -242,7 +237,7 @@ describe('Connection over several addresses', () => {
       },
       { onState: (state) => states.push(state) },
     ).start();
-    closers.push(() => connection.close());
+    afterTest(() => connection.close());
     const readies = () => states.filter((state) => state.kind === 'ready').length;
     await until(() => readies() === 1, 'the first connection');
     first.proxy.refuse(true);
@@ -265,7 +260,7 @@ describe('Publisher across drops', () => {
     const { proxy, url } = await throughProxy(server);
     const before = (await adminState(server)).posts as number;
     const publisher = new Publisher({ endpoint: resolveEndpoint(url), apiKey: KEYS.cryptoLegal, ...FAST });
-    closers.push(() => publisher.close());
+    afterTest(() => publisher.close());
     await publisher.start();
     const total = 400;
     async function* lines() {
@@ -293,7 +288,7 @@ describe('Publisher across drops', () => {
     const server = await startTestServer({ rateLimit: 20 });
     const before = (await adminState(server)).posts as number;
     const publisher = new Publisher({ endpoint: resolveEndpoint(server.url), apiKey: KEYS.cryptoLegal });
-    closers.push(() => publisher.close());
+    afterTest(() => publisher.close());
     await publisher.start();
     const outcomes = await Promise.all(
       Array.from({ length: 60 }, (_, index) =>

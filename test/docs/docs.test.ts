@@ -1,9 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runToEnd } from '../e2e/client-support.js';
-import { ROOT } from '../e2e/spawn.js';
 import { anchors, links } from './markdown.js';
+import { ensureBuilt, runToEnd, ROOT } from '../support/cli.js';
 
 const PAGES = [
   'README.md',

@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SERVE_OPTIONS, type ServeOption } from '../../src/api/serve-options.js';
-import { ensureBuilt, runToEnd } from '../e2e/client-support.js';
-import { ROOT } from '../e2e/spawn.js';
+import { ensureBuilt, runToEnd, ROOT } from '../support/cli.js';
 
 /** The rows of docs/serve.md's flag table: each long flag a row names, with the row's default cell. */
 function documentedFlags(): Map<string, string> {

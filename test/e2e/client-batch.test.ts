@@ -2,8 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/api/client.js';
-import { adminState } from '../support/harness.js';
-import { expectCleanError, jsonLines, KEYS, restPosts, runToEnd, cliFixture } from './client-support.js';
+import { adminState, KEYS, restPosts } from '../support/harness.js';
+import { expectCleanError, jsonLines } from '../support/cli-output.js';
+import { runToEnd } from '../support/cli.js';
+import { cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('batch');
 

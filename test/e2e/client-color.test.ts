@@ -1,20 +1,9 @@
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  ANSI,
-  client,
-  ensureBuilt,
-  finish,
-  inTerminal,
-  jsonLines,
-  KEYS,
-  publishWs,
-  SCRIPT,
-  startServe,
-  stripAnsi,
-  type Finished,
-  type Serve,
-} from './client-support.js';
+import { ANSI, jsonLines, stripAnsi } from '../support/cli-output.js';
+import { client, ensureBuilt, finish, inTerminal, SCRIPT, type Finished } from '../support/cli.js';
+import { KEYS, publishToStream } from '../support/harness.js';
+import { startServe, type Serve } from '../support/serve.js';
 
 let serve: Serve;
 beforeAll(async () => {
@@ -144,7 +133,7 @@ describe.skipIf(!existsSync(SCRIPT))('formatting on a terminal', () => {
   /** A serve whose macro-wire holds `text` (markdown) as its newest post. */
   async function serveWith(text: string): Promise<Serve> {
     const own = await startServe();
-    await publishWs(own.url, 'macro-wire', text, { contentType: 'markdown' });
+    await publishToStream(own.url, 'macro-wire', text, { contentType: 'markdown' });
     return own;
   }
 

@@ -3,17 +3,10 @@ import { dirname, join } from 'node:path';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deadUrl as nowhere } from '../support/ports.js';
 import { existsSync } from 'node:fs';
-import {
-  expectCleanError,
-  inTerminal,
-  jsonLines,
-  KEYS,
-  runToEnd,
-  SCRIPT,
-  waitForScreen,
-  type Finished,
-  cliFixture,
-} from './client-support.js';
+import { expectCleanError, jsonLines, waitForScreen } from '../support/cli-output.js';
+import { inTerminal, runToEnd, SCRIPT, type Finished } from '../support/cli.js';
+import { KEYS } from '../support/harness.js';
+import { cliFixture } from '../support/serve.js';
 
 let home: string;
 let deadUrl: string;

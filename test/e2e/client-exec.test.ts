@@ -1,23 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { WebSocketServer } from 'ws';
-import {
-  expectedTreeItem,
-  finish,
-  hiddenView,
-  inMs,
-  jsonLines,
-  KEYS,
-  publishWs,
-  runToEnd,
-  subscribed,
-  waitForLines,
-  cliFixture,
-} from './client-support.js';
+import { describe, expect, it } from 'vitest';
+import { expectedTreeItem, hiddenView } from '../support/shapes.js';
+import { finish, runToEnd } from '../support/cli.js';
+import { inMs, wirePost } from '../support/fixtures.js';
+import { scriptedService } from '../support/hostile.js';
+import { jsonLines, subscribed, waitForLines } from '../support/cli-output.js';
+import { KEYS, publishToStream } from '../support/harness.js';
+import { cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('exec');
 
@@ -75,7 +66,7 @@ async function hookDir(name: string, secret: string): Promise<string> {
 describe('listen --exec', () => {
   it('runs the command for each post (history too) in order, one at a time, with the post on stdin and STREAM_POSTS_* set; failures are reported and the feed goes on', async () => {
     const dir = await hookDir('listen', KEYS.alice);
-    const history = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: a post from before');
+    const history = await publishToStream(fixture.serve.url, 'crypto-legal', 'exec: a post from before');
     const listen = await subscribed(
       [
         'listen',
@@ -93,9 +84,13 @@ describe('listen --exec', () => {
       ],
       { env: { STREAM_POSTS_API_KEY: KEYS.alice, SAME_KEY_ELSEWHERE: KEYS.alice, HOOK_DIR: dir } },
     );
-    const blocking = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: block here until the test says so');
-    const failing = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: fail with 3');
-    const hidden = await publishWs(fixture.serve.url, 'crypto-legal', 'exec: hidden, and its command crashes', {
+    const blocking = await publishToStream(
+      fixture.serve.url,
+      'crypto-legal',
+      'exec: block here until the test says so',
+    );
+    const failing = await publishToStream(fixture.serve.url, 'crypto-legal', 'exec: fail with 3');
+    const hidden = await publishToStream(fixture.serve.url, 'crypto-legal', 'exec: hidden, and its command crashes', {
       releaseAt: inMs(3_600_000),
     });
     // The second post's command is blocked: the feed is read and printed all the same.
@@ -145,7 +140,7 @@ describe('listen --exec', () => {
   it('never gives the command the API key, under any name, from a key file either', async () => {
     const keyFile = join(fixture.tmp, 'bob.key');
     await writeFile(keyFile, `${KEYS.bob}\n`);
-    await publishWs(fixture.serve.url, 'macro-wire', 'exec: the key stays out');
+    await publishToStream(fixture.serve.url, 'macro-wire', 'exec: the key stays out');
     const ways = [
       { args: [], env: { STREAM_POSTS_API_KEY: KEYS.bob, COPY: `prefix-${KEYS.bob}` } },
       { args: ['--api-key', KEYS.bob], env: {} },
@@ -185,7 +180,7 @@ describe('listen --exec', () => {
   });
 
   it('a command killed by a signal is reported with it', async () => {
-    await publishWs(fixture.serve.url, 'macro-wire', 'exec: the shell kills itself');
+    await publishToStream(fixture.serve.url, 'macro-wire', 'exec: the shell kills itself');
     const result = await runToEnd([
       'listen',
       '--url',
@@ -245,7 +240,7 @@ describe('tree --exec', () => {
       ],
       { env: { HOOK_DIR: dir } },
     );
-    const sent = await publishWs(fixture.serve.url, 'macro-wire', 'exec: a tree item released soon', {
+    const sent = await publishToStream(fixture.serve.url, 'macro-wire', 'exec: a tree item released soon', {
       releaseAt: inMs(3_600_000),
     });
     await waitForLines(tree, 1);
@@ -289,23 +284,11 @@ describe('tree --exec', () => {
 });
 
 describe('--exec and what a server sends', () => {
-  const servers: Array<{ http: Server; wss: WebSocketServer }> = [];
-  afterAll(async () => {
-    for (const { http, wss } of servers) {
-      for (const ws of wss.clients) ws.terminate();
-      wss.close();
-      await new Promise((resolve) => http.close(resolve));
-    }
-  });
-
   /** A server that acknowledges the subscription (no history), then sends one post with these fields. */
   async function serverSending(fields: Record<string, unknown>): Promise<string> {
-    const http = createServer();
-    const wss = new WebSocketServer({ server: http });
-    servers.push({ http, wss });
     // Posts of streams the subscription does not name are not shown: the ack names the post's.
     const streamIds = [String(fields['streamId'] ?? 'wire')];
-    wss.on('connection', (ws) => {
+    const { url } = await scriptedService((ws) => {
       const send = (event: string, data: unknown, requestId?: string) =>
         ws.send(JSON.stringify({ event, data, ...(requestId === undefined ? {} : { requestId }) }));
       send('connected', { message: 'connected', userId: 'u', streams: streamIds });
@@ -313,22 +296,10 @@ describe('--exec and what a server sends', () => {
         const command = JSON.parse(String(data));
         send('sub_ack', { command: command.event, streamIds, lastPosts: 0, history: 0 }, command.requestId);
         // `history: 0`: the subscription is live at once.
-        send('stream.post.created', {
-          id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
-          streamId: 'wire',
-          streamName: 'Wire',
-          text: 'hello',
-          contentType: 'rawtext',
-          createdAt: '2026-11-21T12:00:00.000Z',
-          releaseAt: null,
-          hidden: false,
-          customTarget: null,
-          ...fields,
-        });
+        send('stream.post.created', wirePost(fields));
       });
     });
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    return `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    return url;
   }
 
   it('variables and the failure report carry no control, bidi or NUL character from the server', async () => {

@@ -1,30 +1,14 @@
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { generate } from 'selfsigned';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminState } from '../support/harness.js';
-import {
-  expectCleanError,
-  jsonLines,
-  KEYS,
-  runToEnd,
-  startServe,
-  type Finished,
-  cliFixture,
-} from './client-support.js';
+import { adminState, KEYS } from '../support/harness.js';
+import { freePort } from '../support/ports.js';
+import { expectCleanError, jsonLines } from '../support/cli-output.js';
+import { runToEnd, type Finished } from '../support/cli.js';
+import { startServe, cliFixture } from '../support/serve.js';
 
 let deadUrl: string;
-
-/** A port nothing listens on: bound once, then released. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 const fixture = cliFixture('exit');
 beforeAll(async () => {

@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HOSTED_KEYS, HOSTED_STREAMS, startHostedDouble, type HostedDouble } from '../support/hosted-double.js';
-import { ensureBuilt, finish, jsonLines, runToEnd, subscribed } from './client-support.js';
+import { ensureBuilt, finish, runToEnd } from '../support/cli.js';
+import { jsonLines, subscribed } from '../support/cli-output.js';
 
 // The CLI against a double of the hosted service's dialect: no `connected` to wait for,
 // `sub_ack` without `history`, posts without `streamName`, REST lists in pages.

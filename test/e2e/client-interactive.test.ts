@@ -2,20 +2,11 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adminState } from '../support/harness.js';
-import {
-  expectCleanError,
-  inTerminal,
-  KEYS,
-  restPosts,
-  runToEnd,
-  SCRIPT,
-  stripAnsi,
-  waitForScreen,
-  cliFixture,
-} from './client-support.js';
-import type { CliProcess } from './spawn.js';
+import { adminState, KEYS, restPosts } from '../support/harness.js';
 import { deadUrl } from '../support/ports.js';
+import { expectCleanError, stripAnsi, waitForScreen } from '../support/cli-output.js';
+import { inTerminal, runToEnd, SCRIPT, type CliProcess } from '../support/cli.js';
+import { cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('pty');
 

@@ -1,24 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminState } from '../support/harness.js';
-import {
-  cliCommandLine,
-  client,
-  ensureBuilt,
-  expectedTreeItem,
-  finish,
-  hiddenView,
-  jsonLines,
-  KEYS,
-  inMs,
-  postWithCli,
-  publishWs,
-  restPosts,
-  shell,
-  startServe,
-  subscribed,
-  waitForLines,
-  type Serve,
-} from './client-support.js';
+import { adminState, KEYS, publishToStream, restPosts } from '../support/harness.js';
+import { cliCommandLine, client, ensureBuilt, finish, shell } from '../support/cli.js';
+import { expectedTreeItem, hiddenView } from '../support/shapes.js';
+import { jsonLines, postWithCli, subscribed, waitForLines } from '../support/cli-output.js';
+import { inMs } from '../support/fixtures.js';
+import { startServe, type Serve } from '../support/serve.js';
 
 // One serve for the tests that only look at posts they publish themselves; tests run one at a time.
 let shared: Serve;
@@ -152,10 +138,10 @@ describe('custom targets decide who gets a post', () => {
       listen(KEYS.newsdesk, 3),
     ]);
 
-    const sol = await publishWs(url, 'whale-alerts', '250,000 $SOL unstaked', { customTarget: 'SOL' });
-    const eth = await publishWs(url, 'whale-alerts', '40,000 $ETH withdrawn', { customTarget: 'ETH' });
+    const sol = await publishToStream(url, 'whale-alerts', '250,000 $SOL unstaked', { customTarget: 'SOL' });
+    const eth = await publishToStream(url, 'whale-alerts', '40,000 $ETH withdrawn', { customTarget: 'ETH' });
     // Published after the others, seen by everyone: once it is shown, the earlier ones would have been too.
-    const after = await publishWs(url, 'macro-wire', 'payrolls beat expectations');
+    const after = await publishToStream(url, 'macro-wire', 'payrolls beat expectations');
 
     const ids = async (cli: typeof alice) => {
       const { code, stdout } = await finish(cli);
@@ -171,7 +157,7 @@ describe('custom targets decide who gets a post', () => {
 describe('what the views show (plain, piped)', () => {
   it('--utc: times in UTC, marked so, in listen and tree', async () => {
     const serve = await startServe();
-    const sent = await publishWs(serve.url, 'macro-wire', 'a post to date');
+    const sent = await publishToStream(serve.url, 'macro-wire', 'a post to date');
     const time = new Date(sent.post.createdAt).toISOString().slice(11, 19);
     for (const command of ['listen', 'tree']) {
       const args = [command, '--url', serve.url, '--api-key', KEYS.bob, '--streams', 'macro-wire', '--utc'];
@@ -195,7 +181,7 @@ describe('what the views show (plain, piped)', () => {
       '--count',
       '2',
     ]);
-    const hidden = await publishWs(serve.url, 'macro-wire', 'embargoed figures', { releaseAt: inMs(1_500) });
+    const hidden = await publishToStream(serve.url, 'macro-wire', 'embargoed figures', { releaseAt: inMs(1_500) });
     const { code, stdout } = await finish(tree);
     expect(code).toBe(0);
     const releaseAt = hidden.post.releaseAt as string;
@@ -228,7 +214,7 @@ describe('listen options', () => {
       '--streams',
       'macro-wire',
     ]);
-    const hidden = await publishWs(url, 'macro-wire', 'hidden for a second', { releaseAt: inMs(1_000) });
+    const hidden = await publishToStream(url, 'macro-wire', 'hidden for a second', { releaseAt: inMs(1_000) });
     const { code, stdout } = await finish(listen);
     expect(code).toBe(0);
     expect(jsonLines(stdout)).toEqual([created(hiddenView(hidden.post)), released({ ...hidden.post, hidden: false })]);
@@ -236,7 +222,7 @@ describe('listen options', () => {
 
   it('--count N counts live posts only: the --last history is shown first, then exactly N live posts, even when more arrive in one read', async () => {
     const serve = await startServe();
-    for (let i = 1; i <= 5; i += 1) await publishWs(serve.url, 'macro-wire', `old ${i}`);
+    for (let i = 1; i <= 5; i += 1) await publishToStream(serve.url, 'macro-wire', `old ${i}`);
     const listen = await subscribed([
       'listen',
       '--url',
@@ -252,7 +238,7 @@ describe('listen options', () => {
       'macro-wire',
     ]);
     await waitForLines(listen, 5, 'the five posts of history');
-    await Promise.all(['new 1', 'new 2', 'new 3'].map((text) => publishWs(serve.url, 'macro-wire', text)));
+    await Promise.all(['new 1', 'new 2', 'new 3'].map((text) => publishToStream(serve.url, 'macro-wire', text)));
     const { code, stdout } = await finish(listen);
     expect(code).toBe(0);
     const texts = jsonLines(stdout).map((line) => (line as { data: { text: string } }).data.text);
@@ -268,7 +254,7 @@ describe('listen options', () => {
     const subscribedLines = () => serveCli.stderr.split('\n').filter((line) => / info +subscribed /.test(line));
     const listen = await subscribed(['listen', '--url', url, '--api-key', KEYS.alice, '--last', '2']);
     // A post published now is live: whatever the listener sent before it has been handled.
-    await publishWs(url, 'macro-wire', 'after the subscription');
+    await publishToStream(url, 'macro-wire', 'after the subscription');
     await listen.waitFor((out) => out.stdout.includes('after the subscription'), 'the live post');
     expect(subscribedLines()).toHaveLength(1);
     expect(subscribedLines()[0]).toContain('requestId=subscribe');
@@ -289,7 +275,7 @@ describe('listen options', () => {
       '--idle-timeout',
       '800ms',
     ]);
-    const sent = await publishWs(url, 'macro-wire', 'before the quiet');
+    const sent = await publishToStream(url, 'macro-wire', 'before the quiet');
     const { code, stdout } = await finish(listen);
     expect(code).toBe(0);
     expect(jsonLines(stdout)).toEqual([created(sent.post)]);
@@ -397,7 +383,7 @@ describe('listen options', () => {
     ];
     const [bell, quiet] = await Promise.all([subscribed([...args, '--bell']), subscribed(args)]);
     await Promise.all([bell, quiet].map((cli) => waitForLines(cli, 1, 'the post of history')));
-    await publishWs(url, 'macro-wire', 'ring for this one');
+    await publishToStream(url, 'macro-wire', 'ring for this one');
     const [ringing, silent] = await Promise.all([finish(bell), finish(quiet)]);
     expect(ringing.code).toBe(0);
     // One for the post of history, one for the live post.
@@ -411,10 +397,10 @@ describe('listen options', () => {
     const listenArgs = ['listen', '--url', url, '--api-key', KEYS.bob, '--json', '--streams', 'macro-wire'];
     const pipeline = shell(`${cliCommandLine(listenArgs)} | head -n 1; echo "listen exit: \${PIPESTATUS[0]}"`);
     await pipeline.waitFor((out) => /^stream-posts: subscribed: /m.test(out.stderr), 'the subscription');
-    const first = await publishWs(url, 'macro-wire', 'the one line head reads');
+    const first = await publishToStream(url, 'macro-wire', 'the one line head reads');
     await pipeline.waitFor((out) => out.stdout.includes(first.post.id), 'the line through head');
     // head has gone: the next write fails with EPIPE, which ends listen normally.
-    await publishWs(url, 'macro-wire', 'nobody reads this one');
+    await publishToStream(url, 'macro-wire', 'nobody reads this one');
     const { code, stdout } = await finish(pipeline);
     expect(code).toBe(0);
     expect(stdout).toBe(`${JSON.stringify(created(first.post))}\nlisten exit: 0\n`);
@@ -424,8 +410,8 @@ describe('listen options', () => {
     const { url } = shared;
     // Two posts of history and head -2: the last line is written before head goes, and no
     // write follows that could fail with EPIPE; only watching the pipe can end the command.
-    await publishWs(url, 'macro-wire', 'the first of two lines head reads');
-    await publishWs(url, 'macro-wire', 'the second of two lines head reads');
+    await publishToStream(url, 'macro-wire', 'the first of two lines head reads');
+    await publishToStream(url, 'macro-wire', 'the second of two lines head reads');
     const exactly = ['--streams', 'macro-wire', '--last', '2'];
     const runs: [string, string[]][] = [
       ['listen', exactly],
@@ -461,9 +447,9 @@ describe('listen options', () => {
       '--count',
       '2',
     ]);
-    const first = await publishWs(url, 'macro-wire', 'BITCOIN rallies into the close');
-    await publishWs(url, 'macro-wire', 'ether slides, nothing else moves');
-    const second = await publishWs(url, 'whale-alerts', '1,000 $btc moved', { customTarget: 'BTC' });
+    const first = await publishToStream(url, 'macro-wire', 'BITCOIN rallies into the close');
+    await publishToStream(url, 'macro-wire', 'ether slides, nothing else moves');
+    const second = await publishToStream(url, 'whale-alerts', '1,000 $btc moved', { customTarget: 'BTC' });
     const { code, stdout } = await finish(listen);
     expect(code).toBe(0);
     expect(jsonLines(stdout)).toEqual([created(first.post), created(second.post)]);

@@ -2,21 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONNECTED, scriptedService } from '../support/hostile.js';
-import { adminState } from '../support/harness.js';
-import {
-  cliCommandLine,
-  expectCleanError,
-  finish,
-  jsonLines,
-  KEYS,
-  publishWs,
-  restPosts,
-  runToEnd,
-  shell,
-  startServe,
-  subscribed,
-  cliFixture,
-} from './client-support.js';
+import { adminState, KEYS, publishToStream, restPosts } from '../support/harness.js';
+import { cliCommandLine, finish, runToEnd, shell } from '../support/cli.js';
+import { expectCleanError, jsonLines, subscribed } from '../support/cli-output.js';
+import { startServe, cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('post-rules');
 
@@ -301,7 +290,7 @@ describe('durations', () => {
       '--timeout',
       '30',
     ]);
-    const { post: sent } = await publishWs(fixture.serve.url, 'macro-wire', 'within thirty seconds');
+    const { post: sent } = await publishToStream(fixture.serve.url, 'macro-wire', 'within thirty seconds');
     const result = await finish(listener);
     expect(result.code, result.stderr).toBe(0);
     expect(jsonLines(result.stdout)).toEqual([{ event: 'stream.post.created', data: sent }]);

@@ -1,8 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adminState } from '../support/harness.js';
-import { jsonLines, KEYS, postWithCli, restPosts, runToEnd, cliFixture } from './client-support.js';
+import { adminState, KEYS, restPosts } from '../support/harness.js';
+import { jsonLines, postWithCli } from '../support/cli-output.js';
+import { runToEnd } from '../support/cli.js';
+import { cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('post');
 

@@ -1,40 +1,17 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { adminState } from '../support/harness.js';
-import {
-  client,
-  ensureBuilt,
-  expectCleanError,
-  expectedTreeItem,
-  finish,
-  jsonLines,
-  KEYS,
-  inMs,
-  publishWs,
-  restPosts,
-  runToEnd,
-  startServe,
-  subscribed,
-  TcpProxy,
-  waitForLines,
-} from './client-support.js';
-import type { CliProcess } from './spawn.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminState, KEYS, publishToStream, restPosts } from '../support/harness.js';
 import { until } from '../support/poll.js';
+import { client, ensureBuilt, finish, runToEnd, type CliProcess } from '../support/cli.js';
+import { expectCleanError, jsonLines, subscribed, waitForLines } from '../support/cli-output.js';
+import { expectedTreeItem } from '../support/shapes.js';
+import { inMs } from '../support/fixtures.js';
+import { startServe } from '../support/serve.js';
+import { proxyTo } from '../support/proxy.js';
 
 beforeAll(ensureBuilt);
-
-const proxies: TcpProxy[] = [];
-afterEach(async () => {
-  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-});
-
-async function proxyTo(port: number): Promise<TcpProxy> {
-  const proxy = await TcpProxy.start(port);
-  proxies.push(proxy);
-  return proxy;
-}
 
 const created = (post: unknown) => ({ event: 'stream.post.created', data: post });
 
@@ -67,8 +44,8 @@ describe('listen across a drop', () => {
       subscribed([...args, '--url', proxy.url, '-v']),
     ]);
     const listeners = [direct, held];
-    const a = await publishWs(first.url, 'crypto-legal', 'A: before the restart');
-    const b = await publishWs(first.url, 'macro-wire', 'B: before the restart');
+    const a = await publishToStream(first.url, 'crypto-legal', 'A: before the restart');
+    const b = await publishToStream(first.url, 'macro-wire', 'B: before the restart');
     await Promise.all(listeners.map((cli) => waitForLines(cli, 2)));
 
     proxy.refuse(true);
@@ -78,14 +55,14 @@ describe('listen across a drop', () => {
       listeners.map((cli) => cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line')),
     );
     const second = await startServe([], first.port);
-    const c = await publishWs(second.url, 'crypto-legal', 'C: on the new serve');
+    const c = await publishToStream(second.url, 'crypto-legal', 'C: on the new serve');
     proxy.refuse(false);
     await Promise.all(
       listeners.map((cli) => cli.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection')),
     );
     await Promise.all(listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(c.post.id), 'C')));
-    const d = await publishWs(second.url, 'macro-wire', 'D: after the reconnection');
-    const e = await publishWs(second.url, 'whale-alerts', 'E: after the reconnection', { customTarget: 'ETH' });
+    const d = await publishToStream(second.url, 'macro-wire', 'D: after the reconnection');
+    const e = await publishToStream(second.url, 'whale-alerts', 'E: after the reconnection', { customTarget: 'ETH' });
     await Promise.all(listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(e.post.id), 'E')));
 
     const mine = [a, b, c, d, e].map((result) => result.post);
@@ -116,7 +93,7 @@ describe('listen across a drop', () => {
     await listen.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line');
     const second = await startServe([], first.port);
     await listen.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection');
-    const live = await publishWs(second.url, 'crypto-legal', 'live on the new serve');
+    const live = await publishToStream(second.url, 'crypto-legal', 'live on the new serve');
     const { code, stdout, stderr } = await finish(listen);
     expect(code, stderr).toBe(0);
     // --count 1 counted the one live post, not a replayed seed post.
@@ -128,8 +105,8 @@ describe('listen across a drop', () => {
     const proxy = await proxyTo(serve.port);
     const base = ['--url', proxy.url, '--api-key', KEYS.bob, '--json'];
     const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
-    const a = await publishWs(serve.url, 'macro-wire', 'A: before the drop');
-    const b = await publishWs(serve.url, 'whale-alerts', 'B: before the drop, for SOL readers', {
+    const a = await publishToStream(serve.url, 'macro-wire', 'A: before the drop');
+    const b = await publishToStream(serve.url, 'whale-alerts', 'B: before the drop, for SOL readers', {
       customTarget: 'SOL',
     });
     await Promise.all([waitForLines(listen, 2), waitForLines(tree, 2)]);
@@ -141,12 +118,12 @@ describe('listen across a drop', () => {
         cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line'),
       ),
     );
-    const c = await publishWs(serve.url, 'macro-wire', 'C: while the connection is down');
+    const c = await publishToStream(serve.url, 'macro-wire', 'C: while the connection is down');
     proxy.refuse(false);
     await Promise.all(
       [listen, tree].map((cli) => cli.waitFor((out) => out.stdout.includes(c.post.id), 'C from the replay')),
     );
-    const d = await publishWs(serve.url, 'macro-wire', 'D: after the reconnection');
+    const d = await publishToStream(serve.url, 'macro-wire', 'D: after the reconnection');
     await Promise.all([listen, tree].map((cli) => cli.waitFor((out) => out.stdout.includes(d.post.id), 'D')));
 
     const mine = [a, b, c, d].map((result) => result.post);
@@ -160,7 +137,7 @@ describe('listen across a drop', () => {
     const proxy = await proxyTo(serve.port);
     const base = ['--url', proxy.url, '--api-key', KEYS.alice, '--json', '--streams', 'crypto-legal'];
     const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
-    const hidden = await publishWs(serve.url, 'crypto-legal', 'released during the outage $SOL', {
+    const hidden = await publishToStream(serve.url, 'crypto-legal', 'released during the outage $SOL', {
       releaseAt: inMs(1_000),
     });
     await Promise.all([waitForLines(listen, 1), waitForLines(tree, 1)]);
@@ -174,7 +151,7 @@ describe('listen across a drop', () => {
       await Promise.all(
         [listen, tree].map((cli) => cli.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection')),
       );
-      return publishWs(serve.url, 'crypto-legal', 'after the outage');
+      return publishToStream(serve.url, 'crypto-legal', 'after the outage');
     })();
     await Promise.all(
       [listen, tree].map((cli) =>
@@ -202,7 +179,7 @@ describe('listen across a drop', () => {
   async function historyAcrossADrop(lasts: string[]) {
     const serve = await startServe();
     const proxy = await proxyTo(serve.port);
-    const before = await publishWs(serve.url, 'crypto-legal', 'published just before anyone listened');
+    const before = await publishToStream(serve.url, 'crypto-legal', 'published just before anyone listened');
     const listeners = await Promise.all(
       lasts.map((last) =>
         subscribed([
@@ -226,12 +203,12 @@ describe('listen across a drop', () => {
     await Promise.all(
       listeners.map((cli) => cli.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line')),
     );
-    const during = await publishWs(serve.url, 'crypto-legal', 'published during the outage');
+    const during = await publishToStream(serve.url, 'crypto-legal', 'published during the outage');
     proxy.refuse(false);
     await Promise.all(
       listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(during.post.id), 'the post from the outage')),
     );
-    const after = await publishWs(serve.url, 'crypto-legal', 'published after the outage');
+    const after = await publishToStream(serve.url, 'crypto-legal', 'published after the outage');
     await Promise.all(
       listeners.map((cli) => cli.waitFor((out) => out.stdout.includes(after.post.id), 'the post after')),
     );
@@ -269,11 +246,11 @@ describe('listen across a drop', () => {
     proxy.refuse(true);
     proxy.cut();
     await listen.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line');
-    const during = await publishWs(serve.url, 'macro-wire', 'published during the outage');
+    const during = await publishToStream(serve.url, 'macro-wire', 'published during the outage');
     proxy.refuse(false);
     await listen.waitFor((out) => reconnectedLine.test(out.stderr), 'the reconnection');
-    const after = await publishWs(serve.url, 'macro-wire', 'published after the reconnection');
-    const marker = await publishWs(serve.url, 'macro-wire', 'last one');
+    const after = await publishToStream(serve.url, 'macro-wire', 'published after the reconnection');
+    const marker = await publishToStream(serve.url, 'macro-wire', 'last one');
     await control.waitFor((out) => out.stdout.includes(marker.post.id), 'the last post without a drop');
     const expected = [created(during.post), created(after.post), created(marker.post)];
     expect(jsonLines(control.stdout)).toEqual(expected);

@@ -5,19 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { CONNECTED, scriptedService, silentHttpService, silentTcpService, subAck } from '../support/hostile.js';
-import {
-  client,
-  ensureBuilt,
-  expectCleanError,
-  finish,
-  inTerminal,
-  KEYS,
-  runToEnd,
-  SCRIPT,
-  startServe,
-  waitForScreen,
-  type Serve,
-} from './client-support.js';
+import { client, ensureBuilt, finish, inTerminal, runToEnd, SCRIPT } from '../support/cli.js';
+import { expectCleanError, waitForScreen } from '../support/cli-output.js';
+import { KEYS } from '../support/harness.js';
+import { startServe, type Serve } from '../support/serve.js';
 
 let tmp: string;
 beforeAll(async () => {

@@ -1,20 +1,12 @@
 import { writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { WebSocketServer } from 'ws';
-import {
-  ANSI,
-  expectCleanError,
-  inMs,
-  jsonLines,
-  KEYS,
-  publishWs,
-  runToEnd,
-  startServe,
-  cliFixture,
-} from './client-support.js';
+import { describe, expect, it } from 'vitest';
+import { ANSI, expectCleanError, jsonLines } from '../support/cli-output.js';
+import { inMs } from '../support/fixtures.js';
+import { scriptedService } from '../support/hostile.js';
+import { KEYS, publishToStream } from '../support/harness.js';
+import { runToEnd } from '../support/cli.js';
+import { startServe, cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('streams');
 
@@ -141,32 +133,25 @@ describe('stream-posts streams', () => {
 });
 
 describe('stream-posts streams on a service without GET /v1/streams', () => {
-  let http: Server | undefined;
-  afterAll(() => {
-    http?.closeAllConnections();
-    http?.close();
-  });
-
   it("falls back to the ids the WebSocket's connected event names, and says what it does not know", async () => {
     // As the hosted service may: REST has the publish route only, `connected` lists the streams.
-    http = createServer((_request, response) => response.writeHead(404).end('Not Found'));
-    const wss = new WebSocketServer({ server: http });
-    wss.on('connection', (ws, request) => {
-      const streamKey = request.headers['x-api-key'] === 'sp_hosted_stream_key';
-      ws.send(
-        JSON.stringify({
-          event: 'connected',
-          data: {
-            message: 'connected',
-            userId: 'u',
-            streams: ['alpha', 'beta'],
-            ...(streamKey ? { streamId: 'beta' } : {}),
-          },
-        }),
-      );
-    });
-    await new Promise<void>((resolve) => http!.listen(0, '127.0.0.1', resolve));
-    const url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    const { url } = await scriptedService(
+      (ws, request) => {
+        const streamKey = request.headers['x-api-key'] === 'sp_hosted_stream_key';
+        ws.send(
+          JSON.stringify({
+            event: 'connected',
+            data: {
+              message: 'connected',
+              userId: 'u',
+              streams: ['alpha', 'beta'],
+              ...(streamKey ? { streamId: 'beta' } : {}),
+            },
+          }),
+        );
+      },
+      { onRequest: (_request, response) => response.writeHead(404).end('Not Found') },
+    );
     const [table, json, reader, verbose] = await Promise.all([
       runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key']),
       runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key', '--json']),
@@ -196,11 +181,11 @@ describe('stream-posts streams on a service without GET /v1/streams', () => {
 describe('stream-posts history', () => {
   it('prints the recent posts oldest first exactly as listen --last prints them, text and --json', async () => {
     // A stream of its own for this test: the seed's posts and its own, nothing published by another test.
-    const first = await publishWs(fixture.serve.url, 'crypto-legal', 'history one: a plain post');
-    const hidden = await publishWs(fixture.serve.url, 'crypto-legal', 'history two: hidden', {
+    const first = await publishToStream(fixture.serve.url, 'crypto-legal', 'history one: a plain post');
+    const hidden = await publishToStream(fixture.serve.url, 'crypto-legal', 'history two: hidden', {
       releaseAt: inMs(3_600_000),
     });
-    const third = await publishWs(fixture.serve.url, 'crypto-legal', 'history three: **markdown** $BTC', {
+    const third = await publishToStream(fixture.serve.url, 'crypto-legal', 'history three: **markdown** $BTC', {
       contentType: 'markdown',
     });
     const args = (...more: string[]) => as(KEYS.alice, ...more, '--streams', 'crypto-legal');
@@ -227,8 +212,8 @@ describe('stream-posts history', () => {
   });
 
   it('without --streams reads every stream of the key, --limit posts of each, merged by time', async () => {
-    const macro = await publishWs(fixture.serve.url, 'macro-wire', 'history merge: macro');
-    const legal = await publishWs(fixture.serve.url, 'crypto-legal', 'history merge: legal');
+    const macro = await publishToStream(fixture.serve.url, 'macro-wire', 'history merge: macro');
+    const legal = await publishToStream(fixture.serve.url, 'crypto-legal', 'history merge: legal');
     const result = await runToEnd(as(KEYS.bob, 'history', '--limit', '1', '--json'));
     expect(result.code, result.stderr).toBe(0);
     const posts = jsonLines(result.stdout).map((line) => line.data);
@@ -241,7 +226,7 @@ describe('stream-posts history', () => {
 
   it('--json escapes what a terminal acts on, as listen --json does; text output removes it', async () => {
     const hostile = 'C1 \u009b31m, bidi \u202eevil, zero-width \u200b, escape \u001b[2J end';
-    const sent = await publishWs(fixture.serve.url, 'whale-alerts', hostile, { customTarget: 'BTC' });
+    const sent = await publishToStream(fixture.serve.url, 'whale-alerts', hostile, { customTarget: 'BTC' });
     const args = as(KEYS.alice, 'history', '--streams', 'whale-alerts', '--limit', '1');
     const [json, text] = await Promise.all([runToEnd([...args, '--json']), runToEnd(args)]);
     expect(json.stdout).toContain('\\u009b31m, bidi \\u202eevil, zero-width \\u200b, escape \\u001b[2J end');

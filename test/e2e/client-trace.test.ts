@@ -1,7 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliFixture, client, finish, KEYS, postWithCli, runToEnd, subscribed } from './client-support.js';
+import { cliFixture } from '../support/serve.js';
+import { client, finish, runToEnd } from '../support/cli.js';
+import { KEYS } from '../support/harness.js';
+import { postWithCli, subscribed } from '../support/cli-output.js';
 
 const fixture = cliFixture('trace');
 

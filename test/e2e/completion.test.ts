@@ -3,8 +3,9 @@ import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN } from './spawn.js';
-import { cliCommandLine, ensureBuilt, finish, KEYS, runToEnd, shell, startServe } from './client-support.js';
+import { BIN, cliCommandLine, ensureBuilt, finish, runToEnd, shell } from '../support/cli.js';
+import { KEYS } from '../support/harness.js';
+import { startServe } from '../support/serve.js';
 
 let tmp: string;
 let scripts: Record<'bash' | 'zsh' | 'fish', string>;

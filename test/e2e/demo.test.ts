@@ -3,21 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_POSTS } from '../../src/demo/publisher.js';
-import {
-  ANSI,
-  client,
-  ensureBuilt,
-  expectCleanError,
-  finish,
-  inTerminal,
-  jsonLines,
-  runToEnd,
-  shell,
-  startServe,
-  stripAnsi,
-  waitForLines,
-} from './client-support.js';
-import { BIN, ROOT } from './spawn.js';
+import { ANSI, expectCleanError, jsonLines, stripAnsi, waitForLines } from '../support/cli-output.js';
+import { client, ensureBuilt, finish, inTerminal, runToEnd, shell, BIN, ROOT } from '../support/cli.js';
+import { startServe } from '../support/serve.js';
 
 beforeAll(ensureBuilt);
 

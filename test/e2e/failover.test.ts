@@ -1,17 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadUrl } from '../support/ports.js';
 import { connect } from '../../src/api/client.js';
-import { RedisServer } from '../stores/redis-server.js';
-import {
-  ensureBuilt,
-  expectCleanError,
-  jsonLines,
-  KEYS,
-  runToEnd,
-  startServe,
-  subscribed,
-  type Serve,
-} from './client-support.js';
+import { RedisServer } from '../support/redis-server.js';
+import { ensureBuilt, runToEnd } from '../support/cli.js';
+import { expectCleanError, jsonLines, subscribed } from '../support/cli-output.js';
+import { KEYS } from '../support/harness.js';
+import { startServe, type Serve } from '../support/serve.js';
 
 let redis: RedisServer;
 let keyspaces = 0;

@@ -1,15 +1,12 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { adminState } from '../support/harness.js';
-import { client, ensureBuilt, finish, jsonLines, KEYS, publishWs, startServe, TcpProxy } from './client-support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { adminState, KEYS, publishToStream, openClient } from '../support/harness.js';
 import { until } from '../support/poll.js';
-import { openClient, type CliProcess } from './spawn.js';
+import { client, ensureBuilt, finish, type CliProcess } from '../support/cli.js';
+import { jsonLines } from '../support/cli-output.js';
+import { startServe } from '../support/serve.js';
+import { proxyTo } from '../support/proxy.js';
 
 beforeAll(ensureBuilt);
-
-const proxies: TcpProxy[] = [];
-afterEach(async () => {
-  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-});
 
 const TOTAL = 1_000;
 const SLOW_MS = 60_000;
@@ -20,8 +17,7 @@ const results = (cli: CliProcess) => cli.stdout.split('\n').length - 1;
 describe('post --batch across drops', () => {
   it('1,000 posts with the connection cut twice while posts are in flight: exit 0, 1,000 ok results, exactly 1,000 posts on the service, each seen once', async () => {
     const serve = await startServe(['--rate-limit', '0']);
-    const proxy = await TcpProxy.start(serve.port);
-    proxies.push(proxy);
+    const proxy = await proxyTo(serve.port);
     const before = (await adminState(serve)).posts;
 
     // A subscriber straight on serve, connected throughout: every post the service publishes reaches it once.
@@ -119,7 +115,7 @@ describe('post --batch across drops', () => {
     expect(await published()).toBe(TOTAL);
 
     // The subscriber saw each post once, the very post its line reported; a last post marks the end of the stream.
-    const marker = await publishWs(serve.url, 'crypto-legal', 'fault batch: end marker');
+    const marker = await publishToStream(serve.url, 'crypto-legal', 'fault batch: end marker');
     await watcher.next(
       (message) => message.event === 'stream.post.created' && message.data.id === marker.post.id,
       SLOW_MS,

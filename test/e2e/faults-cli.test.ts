@@ -1,18 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminState } from '../support/harness.js';
-import {
-  cliCommandLine,
-  ensureBuilt,
-  expectCleanError,
-  finish,
-  jsonLines,
-  KEYS,
-  postWithCli,
-  runToEnd,
-  startServe,
-  subscribed,
-  waitForLines,
-} from './client-support.js';
+import { adminState, KEYS } from '../support/harness.js';
+import { cliCommandLine, ensureBuilt, finish, runToEnd } from '../support/cli.js';
+import { expectCleanError, jsonLines, postWithCli, subscribed, waitForLines } from '../support/cli-output.js';
+import { startServe } from '../support/serve.js';
 
 beforeAll(() => ensureBuilt());
 

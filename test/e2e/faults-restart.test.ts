@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminState } from '../support/harness.js';
-import { client, ensureBuilt, jsonLines } from './client-support.js';
-import { freeFixedPort, PostPump, startLoggedServe, type LogLine, type LoggedServe } from './faults-support.js';
-import type { CliProcess } from './spawn.js';
+import { client, ensureBuilt, type CliProcess } from '../support/cli.js';
+import { jsonLines } from '../support/cli-output.js';
+import { freeFixedPort } from '../support/ports.js';
+import { PostPump } from '../support/post-pump.js';
+import { startLoggedServe, type LogLine, type LoggedServe } from '../support/serve.js';
 
 beforeAll(ensureBuilt);
 

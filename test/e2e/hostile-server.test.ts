@@ -1,9 +1,10 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
-import type { Duplex } from 'node:stream';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { client, ensureBuilt, finish, jsonLines } from './client-support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { WebSocket } from 'ws';
+import { client, ensureBuilt, finish } from '../support/cli.js';
+import { jsonLines } from '../support/cli-output.js';
+import { wirePost } from '../support/fixtures.js';
+import { scriptedService, type ScriptedService } from '../support/hostile.js';
 
 /**
  * A server that speaks just enough of the protocol to be believed, and puts
@@ -42,60 +43,8 @@ function linkTargets(stdout: string): string[] {
 
 const visible = (text: string): string => text.replace(OSC8, '').replace(SGR, '');
 
-interface Hostile {
-  url: string;
-}
-
-const servers = new Set<{ http: Server; wss: WebSocketServer }>();
-
-afterEach(async () => {
-  for (const { http, wss } of servers) {
-    for (const ws of wss.clients) ws.terminate();
-    wss.close();
-    http.closeAllConnections();
-    await new Promise((resolve) => http.close(resolve));
-  }
-  servers.clear();
-});
-
-/**
- * A real http + ws server on port 0. `onConnection` plays the service;
- * `refuse`, when given, answers the upgrade itself with raw bytes.
- */
-async function hostileServer(
-  onConnection: (ws: WebSocket) => void,
-  refuse?: (socket: Duplex, request: IncomingMessage) => void,
-): Promise<Hostile> {
-  const http = createServer();
-  const wss = new WebSocketServer({ noServer: true });
-  http.on('upgrade', (request, socket, head) => {
-    if (refuse) refuse(socket, request);
-    else wss.handleUpgrade(request, socket, head, onConnection);
-  });
-  servers.add({ http, wss });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const address = http.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return { url: `ws://127.0.0.1:${address.port}` };
-}
-
 const send = (ws: WebSocket, event: string, data: unknown, requestId?: string) =>
   ws.send(JSON.stringify({ event, data, ...(requestId ? { requestId } : {}) }));
-
-function post(fields: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
-    streamId: 'wire',
-    streamName: 'Wire',
-    text: 'hello',
-    contentType: 'rawtext',
-    createdAt: '2026-11-21T12:00:00.000Z',
-    releaseAt: null,
-    hidden: false,
-    customTarget: null,
-    ...fields,
-  };
-}
 
 /**
  * The service side of a subscription: `connected`, a `sub_ack` for the
@@ -120,7 +69,7 @@ function subscriber(streamIds: string[], afterSubscribed: (ws: WebSocket) => voi
   };
 }
 
-const listenArgs = (server: Hostile, command = 'listen', flags: string[] = []) => [
+const listenArgs = (server: ScriptedService, command = 'listen', flags: string[] = []) => [
   command,
   '--url',
   server.url,
@@ -137,7 +86,7 @@ beforeAll(() => ensureBuilt());
 
 describe('nothing a server sends can control the terminal', () => {
   it('the unauthorized error message and the close reason', async () => {
-    const server = await hostileServer((ws) => {
+    const server = await scriptedService((ws) => {
       send(ws, 'error', { code: 'unauthorized', message: HOSTILE });
       ws.close(4401, HOSTILE_REASON);
     });
@@ -146,7 +95,7 @@ describe('nothing a server sends can control the terminal', () => {
     expect(result.stderr).toMatch(SHOWN);
     expectClean(result);
 
-    const closeOnly = await hostileServer((ws) => ws.close(4401, HOSTILE_REASON));
+    const closeOnly = await scriptedService((ws) => ws.close(4401, HOSTILE_REASON));
     const closed = await finish(client(listenArgs(closeOnly), COLOUR));
     expect(closed.code).toBe(3);
     expect(closed.stderr).toContain(REASON_SHOWN);
@@ -154,7 +103,7 @@ describe('nothing a server sends can control the terminal', () => {
   });
 
   it('a close reason, when the connection ends and when it is retried', async () => {
-    const server = await hostileServer(subscriber(['wire'], (ws) => ws.close(4000, HOSTILE_REASON)));
+    const server = await scriptedService(subscriber(['wire'], (ws) => ws.close(4000, HOSTILE_REASON)));
     const ended = await finish(client(listenArgs(server)));
     expect(ended.stderr).toContain(REASON_SHOWN);
     expectClean(ended);
@@ -168,7 +117,7 @@ describe('nothing a server sends can control the terminal', () => {
   });
 
   it('the error code and message of a refused subscription', async () => {
-    const server = await hostileServer((ws) => {
+    const server = await scriptedService((ws) => {
       send(ws, 'connected', { message: 'connected', userId: 'u', streams: [] });
       ws.on('message', (data) =>
         send(
@@ -186,9 +135,9 @@ describe('nothing a server sends can control the terminal', () => {
   });
 
   it('stream ids in "subscribed:", and a stream id shown for a blank stream name', async () => {
-    const server = await hostileServer(
+    const server = await scriptedService(
       subscriber([HOSTILE], (ws) =>
-        send(ws, 'stream.post.created', post({ streamId: HOSTILE, streamName: ' \u200B ' })),
+        send(ws, 'stream.post.created', wirePost({ streamId: HOSTILE, streamName: ' \u200B ' })),
       ),
     );
     for (const options of [{}, COLOUR]) {
@@ -205,9 +154,8 @@ describe('nothing a server sends can control the terminal', () => {
 
   it('the HTTP status text of a refused upgrade', async () => {
     // Bytes 0x80-0xFF are allowed in a reason phrase, and read as Latin-1: 0x9B is CSI, 0x9D OSC.
-    const server = await hostileServer(
-      () => {},
-      (socket) =>
+    const server = await scriptedService(() => {}, {
+      refuse: (socket) =>
         socket.end(
           Buffer.concat([
             Buffer.from('HTTP/1.1 403 Go away '),
@@ -217,7 +165,7 @@ describe('nothing a server sends can control the terminal', () => {
             Buffer.from('2J now\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'),
           ]),
         ),
-    );
+    });
     const result = await finish(client(listenArgs(server), COLOUR));
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('HTTP 403 Go away 0;PWNED2J now');
@@ -226,11 +174,11 @@ describe('nothing a server sends can control the terminal', () => {
 
   it('the post id `post` prints, and the error of a refused post', async () => {
     const reply = (answer: (ws: WebSocket, requestId: string) => void) =>
-      hostileServer((ws) => {
+      scriptedService((ws) => {
         send(ws, 'connected', { message: 'connected', userId: 'u', streams: ['wire'], streamId: 'wire' });
         ws.on('message', (data) => answer(ws, JSON.parse(String(data)).requestId));
       });
-    const postArgs = (server: Hostile, flags: string[] = []) => [
+    const postArgs = (server: ScriptedService, flags: string[] = []) => [
       'post',
       '--url',
       server.url,
@@ -243,7 +191,7 @@ describe('nothing a server sends can control the terminal', () => {
     ];
 
     const acked = await reply((ws, requestId) =>
-      send(ws, 'ack', { post: post({ id: HOSTILE }), duplicate: false }, requestId),
+      send(ws, 'ack', { post: wirePost({ id: HOSTILE }), duplicate: false }, requestId),
     );
     const printed = await finish(client(postArgs(acked), COLOUR));
     expect(printed.code, printed.stderr).toBe(0);
@@ -275,7 +223,7 @@ describe('nothing a server sends can control the terminal', () => {
 
   it('--json writes each message re-serialized on one line, C1 controls and line separators escaped', async () => {
     const text = `a\u009B2J\u0085b\u2028c\u2029d\u202Ee`;
-    const envelope = { event: 'stream.post.created', data: post({ text, streamName: 'W\u009D0;x\u009C' }) };
+    const envelope = { event: 'stream.post.created', data: wirePost({ text, streamName: 'W\u009D0;x\u009C' }) };
     const item = {
       _id: '01JWEX3G5B1P2FMXKPJAHEMTTH',
       title: 'W',
@@ -287,8 +235,8 @@ describe('nothing a server sends can control the terminal', () => {
       hidden: false,
     };
     // Pretty-printed over several lines, as a server may: the client must not pass its text through.
-    const server = await hostileServer(subscriber(['wire'], (ws) => ws.send(JSON.stringify(envelope, null, 2))));
-    const treeServer = await hostileServer(subscriber(['wire'], (ws) => ws.send(JSON.stringify(item, null, 2))));
+    const server = await scriptedService(subscriber(['wire'], (ws) => ws.send(JSON.stringify(envelope, null, 2))));
+    const treeServer = await scriptedService(subscriber(['wire'], (ws) => ws.send(JSON.stringify(item, null, 2))));
     for (const [target, command, expected] of [
       [server, 'listen', envelope],
       [treeServer, 'tree', item],
@@ -302,12 +250,12 @@ describe('nothing a server sends can control the terminal', () => {
   });
 
   it('a markdown link whose text is another URL shows where it really goes, as a hyperlink too', async () => {
-    const server = await hostileServer(
+    const server = await scriptedService(
       subscriber(['wire'], (ws) =>
         send(
           ws,
           'stream.post.created',
-          post({ contentType: 'markdown', text: 'see [https://good.example](https://evil.example/steal)' }),
+          wirePost({ contentType: 'markdown', text: 'see [https://good.example](https://evil.example/steal)' }),
         ),
       ),
     );
@@ -323,12 +271,12 @@ describe('no post can crash or stall rendering', () => {
   it('deeply nested and emphasis-heavy markdown shows as plain text under a note; the next post still renders', async () => {
     const nested = `${'>'.repeat(2000)} deep`;
     const emphasis = '*a _'.repeat(16_000);
-    const server = await hostileServer(
+    const server = await scriptedService(
       subscriber(['wire'], (ws) => {
         // Each as a post and as a tree item: listen shows the one, tree the other.
         for (const [index, text] of [nested, emphasis, '**after**'].entries()) {
           const id = `01JWEX3G5B1P2FMXKPJAHEMTT${index}`;
-          send(ws, 'stream.post.created', post({ id, contentType: 'markdown', text }));
+          send(ws, 'stream.post.created', wirePost({ id, contentType: 'markdown', text }));
           ws.send(
             JSON.stringify({
               _id: id,
@@ -399,7 +347,7 @@ function oldPost(i: number, tree: boolean, id = `old-${String(i).padStart(8, '0'
       })
     : JSON.stringify({
         event: 'stream.post.created',
-        data: post({ id, text: `p${i}`, createdAt: new Date(time).toISOString() }),
+        data: wirePost({ id, text: `p${i}`, createdAt: new Date(time).toISOString() }),
       });
 }
 
@@ -423,7 +371,7 @@ describe('a hostile service cannot make the client hold memory without bound', (
       const sample = () => {
         if (pid !== 0) most = Math.max(most, rssMiB(pid));
       };
-      const server = await hostileServer((ws) => {
+      const server = await scriptedService((ws) => {
         send(ws, 'connected', { message: 'connected', userId: 'u', streams: ['wire'] });
         ws.once('message', (data) => {
           const command = JSON.parse(String(data));
@@ -463,18 +411,18 @@ describe('a hostile service cannot make the client hold memory without bound', (
       if (pid !== 0) most = Math.max(most, rssMiB(pid));
     };
     const huge = (i: number) => `${String(i).padStart(8, '0')}${'x'.repeat(1024 * 1024)}`;
-    const server = await hostileServer(
+    const server = await scriptedService(
       subscriber(['wire'], (ws) =>
         flood(
           ws,
           300,
-          (i) => JSON.stringify({ event: 'stream.post.created', data: post({ id: huge(i), text: `huge ${i}` }) }),
+          (i) => JSON.stringify({ event: 'stream.post.created', data: wirePost({ id: huge(i), text: `huge ${i}` }) }),
           sample,
           () =>
             send(
               ws,
               'stream.post.created',
-              post({ id: 'after-the-flood', text: 'after', createdAt: new Date().toISOString() }),
+              wirePost({ id: 'after-the-flood', text: 'after', createdAt: new Date().toISOString() }),
             ),
         ),
       ),
@@ -490,12 +438,12 @@ describe('a hostile service cannot make the client hold memory without bound', (
 
 describe('an acknowledgement for something not asked for ends the command, naming what the service answered', () => {
   const acking = (data: (command: any) => Record<string, unknown>) =>
-    hostileServer((ws) => {
+    scriptedService((ws) => {
       send(ws, 'connected', { message: 'connected', userId: 'u', streams: ['wire', 'other'] });
       ws.on('message', (raw) => {
         const command = JSON.parse(String(raw));
         send(ws, 'sub_ack', { command: command.event, history: 0, ...data(command) }, command.requestId);
-        for (let i = 0; i < 10; i++) send(ws, 'stream.post.created', post({ id: `live-${i}`, streamId: 'other' }));
+        for (let i = 0; i < 10; i++) send(ws, 'stream.post.created', wirePost({ id: `live-${i}`, streamId: 'other' }));
       });
     });
 

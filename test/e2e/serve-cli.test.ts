@@ -1,17 +1,15 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS } from '../support/harness.js';
-import { openClient, ROOT, runCli } from './spawn.js';
+import { KEYS, openClient } from '../support/harness.js';
+import { ensureBuilt, runCli } from '../support/cli.js';
 
 let tmp: string;
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, 'dist/cli.js'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT });
+  ensureBuilt();
   tmp = await mkdtemp(join(tmpdir(), 'stream-posts-serve-'));
 });
 

@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, ensureBuilt, KEYS, runToEnd, startServe } from './client-support.js';
-import { openClient } from './spawn.js';
+import { client, ensureBuilt, runToEnd } from '../support/cli.js';
+import { KEYS, openClient } from '../support/harness.js';
+import { startServe } from '../support/serve.js';
 
 beforeAll(ensureBuilt);
 

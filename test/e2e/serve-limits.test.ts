@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { KEYS } from '../support/harness.js';
-import { openClient, ROOT, runCli } from './spawn.js';
+import { KEYS, openClient } from '../support/harness.js';
+import { ROOT, runCli } from '../support/cli.js';
 
 beforeAll(() => {
   if (!existsSync(join(ROOT, 'dist/cli.js'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT });

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { client, ensureBuilt, finish, KEYS } from './client-support.js';
-import { openClient } from './spawn.js';
+import { client, ensureBuilt, finish } from '../support/cli.js';
+import { KEYS, openClient } from '../support/harness.js';
 
 /** Status of one request to the spawned serve, with headers fetch will not set (Host). */
 function status(

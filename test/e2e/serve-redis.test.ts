@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisServer } from '../stores/redis-server.js';
-import { runCli } from './spawn.js';
+import { RedisServer } from '../support/redis-server.js';
+import { runCli } from '../support/cli.js';
 
 const PASSWORD = 'redis-password-never-printed';
 let redis: RedisServer;

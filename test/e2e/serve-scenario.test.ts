@@ -3,18 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, startServer, type PostEvent } from '../../src/index.js';
-import { advanceClock, KEYS } from '../support/harness.js';
-import {
-  ensureBuilt,
-  expectCleanError,
-  inMs,
-  jsonLines,
-  publishWs,
-  runToEnd,
-  startServe,
-  subscribed,
-  waitForLines,
-} from './client-support.js';
+import { advanceClock, KEYS, publishToStream } from '../support/harness.js';
+import { ensureBuilt, runToEnd } from '../support/cli.js';
+import { expectCleanError, jsonLines, subscribed, waitForLines } from '../support/cli-output.js';
+import { inMs } from '../support/fixtures.js';
+import { startServe } from '../support/serve.js';
 
 beforeAll(ensureBuilt);
 
@@ -43,12 +36,12 @@ describe('a recorded feed replays offline', () => {
   it('listen --json output, converted with scenario from-recording and played stepped, gives the same posts in the same order', async () => {
     const serve = await startServe();
     const listen = await subscribed(['listen', '--url', serve.url, '--api-key', KEYS.alice, '--json']);
-    await publishWs(serve.url, 'macro-wire', 'Fed holds rates');
-    await publishWs(serve.url, 'crypto-legal', '**SEC** drops the case', { contentType: 'markdown' });
-    await publishWs(serve.url, 'macro-wire', 'embargoed CPI print', { releaseAt: inMs(3_600_000) });
-    await publishWs(serve.url, 'whale-alerts', '1,000 BTC moved', { customTarget: 'BTC' });
+    await publishToStream(serve.url, 'macro-wire', 'Fed holds rates');
+    await publishToStream(serve.url, 'crypto-legal', '**SEC** drops the case', { contentType: 'markdown' });
+    await publishToStream(serve.url, 'macro-wire', 'embargoed CPI print', { releaseAt: inMs(3_600_000) });
+    await publishToStream(serve.url, 'whale-alerts', '1,000 BTC moved', { customTarget: 'BTC' });
     await advanceClock(serve, 3_600_000);
-    await publishWs(serve.url, 'crypto-legal', 'after the release');
+    await publishToStream(serve.url, 'crypto-legal', 'after the release');
     const recorded = await waitForLines(listen, 6);
     const recording = await writeTemp('recording.ndjson', listen.stdout);
 

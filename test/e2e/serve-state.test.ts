@@ -5,8 +5,11 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Arrivals } from '../support/arrivals.js';
-import { advanceClock, adminState, connectAs, http, KEYS } from '../support/harness.js';
-import { ensureBuilt, expectCleanError, inMs, publishWs, runToEnd, startServe, type Serve } from './client-support.js';
+import { advanceClock, adminState, connectAs, http, KEYS, publishToStream } from '../support/harness.js';
+import { ensureBuilt, runToEnd } from '../support/cli.js';
+import { expectCleanError } from '../support/cli-output.js';
+import { inMs } from '../support/fixtures.js';
+import { startServe, type Serve } from '../support/serve.js';
 
 beforeAll(ensureBuilt);
 
@@ -45,7 +48,9 @@ describe('serve --state: a restart keeps what was pending', () => {
     const first = await startServe(['--state', file]);
     const published = [];
     for (const [i, streamId] of ['macro-wire', 'crypto-legal', 'macro-wire'].entries()) {
-      published.push((await publishWs(first.url, streamId, `embargoed ${i}`, { releaseAt: inMs(HOUR + i) })).post);
+      published.push(
+        (await publishToStream(first.url, streamId, `embargoed ${i}`, { releaseAt: inMs(HOUR + i) })).post,
+      );
     }
     expect(await stop(first)).toBe(0);
 
@@ -76,12 +81,12 @@ describe('serve --state: a restart keeps what was pending', () => {
   it('a resent idempotency key after a restart returns the original post with duplicate: true', async () => {
     const file = stateFile();
     const first = await startServe(['--state', file]);
-    const original = await publishWs(first.url, 'macro-wire', 'once only', { idempotencyKey: 'job-42' });
+    const original = await publishToStream(first.url, 'macro-wire', 'once only', { idempotencyKey: 'job-42' });
     expect(original.duplicate).toBe(false);
     expect(await stop(first)).toBe(0);
 
     const second = await startServe(['--state', file]);
-    const again = await publishWs(second.url, 'macro-wire', 'once only', { idempotencyKey: 'job-42' });
+    const again = await publishToStream(second.url, 'macro-wire', 'once only', { idempotencyKey: 'job-42' });
     expect(again).toEqual({ post: original.post, duplicate: true });
     expect(await adminState(second)).toMatchObject({ idempotencyKeys: 1 });
   });
@@ -91,7 +96,8 @@ describe('serve --state: a restart keeps what was pending', () => {
     const first = await startServe(['--state', file]);
     await advanceClock(first, 5 * HOUR);
     const posts = [];
-    for (const text of ['one', 'two', 'three']) posts.push((await publishWs(first.url, 'crypto-legal', text)).post);
+    for (const text of ['one', 'two', 'three'])
+      posts.push((await publishToStream(first.url, 'crypto-legal', text)).post);
     expect(await stop(first)).toBe(0);
 
     const second = await startServe(['--state', file]);
@@ -109,7 +115,9 @@ describe('serve --state saves a change without waiting for a stop', () => {
     const arrivals = new Arrivals();
     const watcher = watch(directory, () => arrivals.notify());
     try {
-      const { post } = await publishWs(first.url, 'macro-wire', 'saved before the crash', { idempotencyKey: 'crash' });
+      const { post } = await publishToStream(first.url, 'macro-wire', 'saved before the crash', {
+        idempotencyKey: 'crash',
+      });
       // Saved by rename: each write of the file is an event in its directory.
       await arrivals.until(
         () => readFileSync(file, 'utf8').includes(post.id),
@@ -119,7 +127,9 @@ describe('serve --state saves a change without waiting for a stop', () => {
       first.cli.child.kill('SIGKILL');
       await first.cli.exit();
       const second = await startServe(['--state', file]);
-      const again = await publishWs(second.url, 'macro-wire', 'saved before the crash', { idempotencyKey: 'crash' });
+      const again = await publishToStream(second.url, 'macro-wire', 'saved before the crash', {
+        idempotencyKey: 'crash',
+      });
       expect(again).toEqual({ post, duplicate: true });
     } finally {
       watcher.close();
@@ -130,8 +140,8 @@ describe('serve --state saves a change without waiting for a stop', () => {
 describe('GET /_admin/export', () => {
   it('answers the state a state file holds: posts, pending releases, idempotency key digests, and no key', async () => {
     const serve = await startServe();
-    const hidden = (await publishWs(serve.url, 'macro-wire', 'later', { releaseAt: inMs(HOUR) })).post;
-    const keyed = (await publishWs(serve.url, 'crypto-legal', 'keyed', { idempotencyKey: 'export-key' })).post;
+    const hidden = (await publishToStream(serve.url, 'macro-wire', 'later', { releaseAt: inMs(HOUR) })).post;
+    const keyed = (await publishToStream(serve.url, 'crypto-legal', 'keyed', { idempotencyKey: 'export-key' })).post;
     const reply = await http(serve, 'GET', '/_admin/export');
     expect(reply.status).toBe(200);
     const state = reply.body;
@@ -241,11 +251,11 @@ describe('serve --state: one writer per file', () => {
     expectCleanError(second.stderr);
     expect(await readFile(file, 'utf8')).toBe(before);
     // The first goes on with the file as its own.
-    const { post } = await publishWs(first.url, 'macro-wire', 'by the holder', { idempotencyKey: 'holder' });
+    const { post } = await publishToStream(first.url, 'macro-wire', 'by the holder', { idempotencyKey: 'holder' });
     expect(await stop(first)).toBe(0);
     expect(await readdir(tmp)).not.toContain(`${basename(file)}.lock`);
     const third = await startServe(['--state', file]);
-    expect(await publishWs(third.url, 'macro-wire', 'by the holder', { idempotencyKey: 'holder' })).toEqual({
+    expect(await publishToStream(third.url, 'macro-wire', 'by the holder', { idempotencyKey: 'holder' })).toEqual({
       post,
       duplicate: true,
     });

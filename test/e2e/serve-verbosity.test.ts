@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliCommandLine, client, ensureBuilt, KEYS, shell } from './client-support.js';
 import { until } from '../support/poll.js';
-import { freeFixedPort } from './faults-support.js';
-import { openClient } from './spawn.js';
+import { cliCommandLine, client, ensureBuilt, shell } from '../support/cli.js';
+import { KEYS, openClient } from '../support/harness.js';
+import { freeFixedPort } from '../support/ports.js';
 
 beforeAll(ensureBuilt);
 

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS } from '../support/harness.js';
-import { RedisServer } from '../stores/redis-server.js';
-import { jsonLines, runToEnd } from './client-support.js';
-import { openClient, runCli } from './spawn.js';
+import { KEYS, openClient } from '../support/harness.js';
+import { RedisServer } from '../support/redis-server.js';
+import { jsonLines } from '../support/cli-output.js';
+import { runToEnd, runCli } from '../support/cli.js';
 
 let redis: RedisServer;
 let keyspaces = 0;

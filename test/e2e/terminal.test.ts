@@ -6,8 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { advanceClock } from '../support/harness.js';
 import { HOSTED_KEYS, startHostedDouble } from '../support/hosted-double.js';
 import { Tmux, rowsWith } from '../terminal/tmux.js';
-import { cliFixture, KEYS, publishWs, runToEnd, TcpProxy } from './client-support.js';
-import { until } from './faults-support.js';
+import { runToEnd } from '../support/cli.js';
+import { KEYS, publishToStream } from '../support/harness.js';
+import { until } from '../support/poll.js';
+import { TcpProxy } from '../support/proxy.js';
+import { cliFixture } from '../support/serve.js';
 
 const run = promisify(execFile);
 const fixture = cliFixture('terminal');
@@ -35,7 +38,7 @@ async function connected(tmux: Tmux): Promise<string> {
 
 /** Publishes as the stream's owner; whale-alerts is a custom stream, and alice follows its BTC posts. */
 function post(stream: string, text: string, extra: Record<string, unknown> = {}) {
-  return publishWs(
+  return publishToStream(
     fixture.serve.url,
     stream,
     text,

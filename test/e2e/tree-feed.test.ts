@@ -1,29 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  client,
-  ensureBuilt,
-  expectCleanError,
-  finish,
-  jsonLines,
-  KEYS,
-  publishWs,
-  startServe,
-  stripAnsi,
-  subscribed,
-  waitForLines,
-} from './client-support.js';
-import { adminState, afterTest, untilAdminState } from '../support/harness.js';
+import { adminState, advanceClock, afterTest, untilAdminState, KEYS, publishToStream } from '../support/harness.js';
 import { PingingTerminal } from '../support/tree-terminal.js';
-
-/** Moves the serve's clock through its admin endpoint. */
-async function advanceClock(httpUrl: string, advanceMs: number): Promise<void> {
-  const response = await fetch(`${httpUrl}/_admin/clock`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ advanceMs }),
-  });
-  expect(response.status).toBe(200);
-}
+import { client, ensureBuilt, finish } from '../support/cli.js';
+import { expectCleanError, jsonLines, stripAnsi, subscribed, waitForLines } from '../support/cli-output.js';
+import { startServe } from '../support/serve.js';
 
 describe('stream-posts tree on the hosted tree feed address', () => {
   it('shows the posts, a hidden one and its release, with the key as a header or in the query', async () => {
@@ -35,8 +15,8 @@ describe('stream-posts tree on the hosted tree feed address', () => {
     expect((await adminState(serve)).subscriptions).toBe(2);
     expect(json.stderr).toMatch(/subscribed: the tree feed/);
 
-    const plain = await publishWs(serve.url, 'macro-wire', 'Fed holds rates at 4.25%');
-    const markdown = await publishWs(
+    const plain = await publishToStream(serve.url, 'macro-wire', 'Fed holds rates at 4.25%');
+    const markdown = await publishToStream(
       serve.url,
       'crypto-legal',
       '**SEC v. Binance**: dismissal filed, $BNB; see https://example.org/docket',
@@ -45,11 +25,11 @@ describe('stream-posts tree on the hosted tree feed address', () => {
       },
     );
     const { now } = (await (await fetch(`${serve.httpUrl}/_admin/state`)).json()) as { now: string };
-    const hidden = await publishWs(serve.url, 'macro-wire', 'CPI at 3.1%, $BTC up', {
+    const hidden = await publishToStream(serve.url, 'macro-wire', 'CPI at 3.1%, $BTC up', {
       releaseAt: new Date(Date.parse(now) + 60_000).toISOString(),
     });
     await waitForLines(json, 3);
-    await advanceClock(serve.httpUrl, 120_000);
+    await advanceClock(serve, 120_000);
 
     const items = await waitForLines(json, 4);
     expect(items.map((item) => item._id)).toEqual([plain.post.id, markdown.post.id, hidden.post.id, hidden.post.id]);
@@ -57,8 +37,8 @@ describe('stream-posts tree on the hosted tree feed address', () => {
     expect(items.map((item) => item.releaseAt)).toEqual([
       undefined,
       undefined,
-      Date.parse(hidden.post.releaseAt),
-      Date.parse(hidden.post.releaseAt),
+      Date.parse(hidden.post.releaseAt!),
+      Date.parse(hidden.post.releaseAt!),
     ]);
 
     await text.waitFor((out) => stripAnsi(out.stdout).includes('CPI at 3.1%'), 'the released post');
@@ -114,7 +94,7 @@ describe('a news terminal of the Tree family against serve', () => {
       for (const stream of ['macro-wire', 'crypto-legal', 'macro-wire']) {
         const pongs = terminal.pongs;
         await terminal.until(() => terminal.pongs >= pongs + 3, `3 more pongs`);
-        ids.push((await publishWs(serve.url, stream, `news on ${stream}`)).post.id);
+        ids.push((await publishToStream(serve.url, stream, `news on ${stream}`)).post.id);
         await terminal.until(() => terminal.itemIds.length === ids.length, `the post on ${stream}`);
       }
       expect(terminal.connections).toBe(1);

@@ -5,16 +5,8 @@ import { MemoryStore } from '../../src/server/stores/memory-store.js';
 import type { Store } from '../../src/server/stores/store.js';
 import { startServer } from '../../src/server/assemble.js';
 import { adminState, afterTest, KEYS, startTestServer } from '../support/harness.js';
-import {
-  clientFrame,
-  connectWire,
-  OPCODE,
-  parseServerBytes,
-  rawConnect,
-  request,
-  tcpSocketOf,
-  upgradeRequest,
-} from './helpers.js';
+import { clientFrame, OPCODE, parseServerBytes, rawConnect, tcpSocketOf, upgradeRequest } from '../support/raw-peer.js';
+import { connectWire, request } from '../support/wire.js';
 
 const RATE = 200;
 const BURST = 2 * RATE;

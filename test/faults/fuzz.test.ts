@@ -6,20 +6,9 @@ import { isPlainObject } from '../../src/protocol/objects.js';
 import { COMMANDS } from '../../src/protocol/types.js';
 import type { StreamPostsServer } from '../../src/index.js';
 import { adminState, http, KEYS, startTestServer } from '../support/harness.js';
-import {
-  clientFrame,
-  connectWire,
-  envelopeProblems,
-  errorProblems,
-  OPCODE,
-  parseServerBytes,
-  postProblems,
-  rawConnect,
-  readAll,
-  request,
-  upgradeRequest,
-  type WireClient,
-} from './helpers.js';
+import { clientFrame, OPCODE, parseServerBytes, rawConnect, readAll, upgradeRequest } from '../support/raw-peer.js';
+import { connectWire, request, type WireClient } from '../support/wire.js';
+import { envelopeProblems, errorProblems, postProblems } from '../support/shapes.js';
 
 const SEED = 20_250_611;
 const RUNS = 500;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { MAX_CONTENT_BYTES, MAX_TREE_SUGGESTIONS } from '../../src/protocol/limits.js';
 import { parseSeed } from '../../src/server/service/seed.js';
 import { startTestServer, TEST_STORE } from '../support/harness.js';
-import { connectWire, postIds, request, summarize, tcpSocketOf, type WireClient } from './helpers.js';
+import { connectWire, postIds, request, summarize, type WireClient } from '../support/wire.js';
+import { tcpSocketOf } from '../support/raw-peer.js';
 
 const KiB = 1024;
 const STREAMS = 10;

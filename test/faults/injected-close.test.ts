@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { StreamPostsError, type ClientState } from '../../src/index.js';
 import { startTestServer } from '../support/harness.js';
-import { RecordingLogger } from './helpers.js';
-import { aliceOnMacroWire, ids, libraryClient, take } from './injected-support.js';
+import { RecordingLogger } from '../support/logger.js';
+import { aliceOnMacroWire, ids, libraryClient, take } from '../support/api.js';
 
 const reconnects = (states: ClientState[]) =>
   states.filter((state): state is Extract<ClientState, { kind: 'reconnecting' }> => state.kind === 'reconnecting');
@@ -15,14 +15,14 @@ describe('an injected close', () => {
       const { reader, events } = await aliceOnMacroWire(server);
       const { client: publisher } = await libraryClient(server, server.keys.streams['macro-wire']!);
       const published: string[] = [];
-      const publish = async (i: number) =>
+      const postBurst = async (i: number) =>
         published.push((await publisher.publish({ streamId: 'macro-wire', content: `burst ${i}` })).post.id);
 
-      for (let i = 0; i < 5; i += 1) await publish(i);
+      for (let i = 0; i < 5; i += 1) await postBurst(i);
       const fault = await server.faults.add({ type: 'close', code, reason: 'injected', scope: { user: 'alice' } });
       expect(fault).toMatchObject({ type: 'close', code, applied: 1 });
       // The rest of the burst goes out while the reader is away.
-      for (let i = 5; i < 10; i += 1) await publish(i);
+      for (let i = 5; i < 10; i += 1) await postBurst(i);
 
       expect(ids(await take(events, 10))).toEqual(published);
       await reader.until(() => reader.states.filter((state) => state.kind === 'ready').length === 2);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { publishRest } from '../../src/index.js';
 import { connectAs, KEYS, publish, startTestServer } from '../support/harness.js';
-import { aliceOnMacroWire, ids, libraryClient, take } from './injected-support.js';
+import { aliceOnMacroWire, ids, libraryClient, take } from '../support/api.js';
 
 describe('pause-deliveries', () => {
   it('holds the posts of matching subscribers; clearing it delivers them in order, and others were never held', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectAs, KEYS, startTestServer } from '../support/harness.js';
-import { aliceOnMacroWire, ids, libraryClient, take } from './injected-support.js';
+import { aliceOnMacroWire, ids, libraryClient, take } from '../support/api.js';
 
 describe('send-frame', () => {
   it.each([

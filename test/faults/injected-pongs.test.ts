@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startTestServer } from '../support/harness.js';
-import { aliceOnMacroWire, HEARTBEAT, ids, libraryClient, take } from './injected-support.js';
+import { aliceOnMacroWire, HEARTBEAT, ids, libraryClient, take } from '../support/api.js';
 
 describe('stop-pongs', () => {
   it('the client finds the connection dead by its heartbeat, drops it, reconnects and replays what it missed', async () => {

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { publishRest, StreamPostsError } from '../../src/index.js';
+import { publishRest } from '../../src/index.js';
 import { adminState, connectAs, http, KEYS, startTestServer } from '../support/harness.js';
-import { libraryClient } from './injected-support.js';
-
-async function rejection(promise: Promise<unknown>): Promise<StreamPostsError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(StreamPostsError);
-  return error as StreamPostsError;
-}
+import { libraryClient, rejection } from '../support/api.js';
 
 describe('fail-publishes', () => {
   it('fails the next N publishes over WebSocket and REST with its code, stores nothing, then lets them through', async () => {

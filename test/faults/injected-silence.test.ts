@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectAs, KEYS, publish, startTestServer } from '../support/harness.js';
-import { RecordingLogger } from './helpers.js';
-import { aliceOnMacroWire, HEARTBEAT, ids, libraryClient, take } from './injected-support.js';
+import { RecordingLogger } from '../support/logger.js';
+import { aliceOnMacroWire, HEARTBEAT, ids, libraryClient, take } from '../support/api.js';
 
 describe('go-silent', () => {
   it('nothing reaches the client, which finds the connection dead by its heartbeat, reconnects and replays the posts it missed', async () => {

@@ -2,16 +2,9 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { KeepAliveRound, StreamPostsServer } from '../../src/index.js';
 import { KEYS, readByServer, startTestServer } from '../support/harness.js';
-import {
-  connectWire,
-  postIds,
-  RecordingLogger,
-  request,
-  sleep,
-  summarize,
-  tcpSocketOf,
-  type WireClient,
-} from './helpers.js';
+import { connectWire, postIds, request, summarize, type WireClient } from '../support/wire.js';
+import { RecordingLogger } from '../support/logger.js';
+import { tcpSocketOf } from '../support/raw-peer.js';
 
 /**
  * Far longer than any test: no timed round comes while one runs, and every round is one
@@ -161,7 +154,7 @@ describe('keep-alive against peers that stop answering (PROTOCOL.md B2)', () => 
     await peer.until(() => peer.pings.length === 1, 'a timed round', WAIT_MS);
     // Halfway to the next timed round: a round that did not restart the interval would be
     // followed by one half an interval later.
-    await sleep(INTERVAL_MS / 2);
+    await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS / 2));
     const askedAt = performance.now();
     expect(await server.keepAliveRound()).toEqual({ pinged: 1, terminated: 0 });
     await peer.until(() => peer.pings.length === 3, 'the timed round after it', WAIT_MS);

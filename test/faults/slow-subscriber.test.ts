@@ -7,20 +7,16 @@ import { adminState, KEYS, SEVERAL_INSTANCES, startTestServer } from '../support
 import { until } from '../support/poll.js';
 import {
   clientFrame,
-  connectWire,
   OPCODE,
   parseServerBytes,
-  postIds,
   rawConnect,
   readAll,
-  RecordingLogger,
-  request,
   serverSideSocket,
-  summarize,
   tcpSocketOf,
   upgradeRequest,
-  type WireClient,
-} from './helpers.js';
+} from '../support/raw-peer.js';
+import { connectWire, postIds, request, summarize, type WireClient } from '../support/wire.js';
+import { RecordingLogger } from '../support/logger.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
-import { ensureBuilt } from '../e2e/client-support.js';
+import { ensureBuilt } from '../support/cli.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 

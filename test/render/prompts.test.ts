@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { isPromptCancelled, promptForPost, type PostAnswers, type PromptOptions } from '../../src/render/prompts.js';
+import { until } from '../support/poll.js';
 
 const ENTER = '\r';
 const DOWN = '\u001B[B';
@@ -31,7 +32,8 @@ async function answer(known: Partial<PostAnswers>, keys: string[], options: Part
   const pause = () => new Promise((resolve) => setTimeout(resolve, 25));
   let seen = 0;
   for (const key of keys) {
-    while (screen.length === seen) await pause();
+    await until(() => screen.length !== seen, 'the screen to change');
+    // Still for 25 ms: the prompt has finished drawing (nothing to wait on says so).
     do {
       seen = screen.length;
       await pause();

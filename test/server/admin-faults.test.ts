@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamPostsServer } from '../../src/index.js';
 import { adminState, connectAs, http, KEYS, startTestServer } from '../support/harness.js';
-import { RecordingLogger } from '../faults/helpers.js';
+import { RecordingLogger } from '../support/logger.js';
 
 function addFault(server: StreamPostsServer, fault: unknown, headers: Record<string, string> = {}) {
   return http(server, 'POST', '/_admin/faults', { body: fault, headers });

@@ -12,14 +12,10 @@ import {
   SEVERAL_INSTANCES,
   startTestServer,
   type Message,
-  type TestClient,
+  publishOn,
 } from '../support/harness.js';
 
 const LATER = () => new Date(Date.now() + 3_600_000).toISOString();
-
-async function publishOn(client: TestClient, data: Record<string, unknown>): Promise<Message> {
-  return client.request('add-stream-post', { streamId: 'macro-wire', contentType: 'rawtext', ...data });
-}
 
 function expectLimit(reply: Message): void {
   expect(reply.event).toBe('error');
@@ -43,8 +39,8 @@ describe('per-key rate limit', () => {
     const second = await connectAs(server, KEYS.macroWire);
     const startedAt = performance.now();
     const replies = await Promise.all([
-      ...[1, 2, 3].map((i) => publishOn(first, { content: `first ${i}` })),
-      ...[1, 2, 3].map((i) => publishOn(second, { content: `second ${i}` })),
+      ...[1, 2, 3].map((i) => publishOn(first, { streamId: 'macro-wire', content: `first ${i}` })),
+      ...[1, 2, 3].map((i) => publishOn(second, { streamId: 'macro-wire', content: `second ${i}` })),
     ]);
     const rest = await Promise.all(
       [1, 2, 3].map((i) =>
@@ -72,7 +68,9 @@ describe('per-key rate limit', () => {
   it('is off with rateLimit 0 unless given', async () => {
     const server = await startTestServer({ rateLimit: 0 });
     const client = await connectAs(server, KEYS.macroWire);
-    const replies = await Promise.all(Array.from({ length: 900 }, (_, i) => publishOn(client, { content: `p${i}` })));
+    const replies = await Promise.all(
+      Array.from({ length: 900 }, (_, i) => publishOn(client, { streamId: 'macro-wire', content: `p${i}` })),
+    );
     expect(replies.filter((reply) => reply.event !== 'ack')).toEqual([]);
   });
 });
@@ -128,8 +126,8 @@ describe('subscriptions per connection', () => {
 
     // Each post still arrives once.
     const publisher = await connectAs(server, KEYS.macroWire);
-    const posted = await publishOn(publisher, { content: 'once' });
-    const marker = await publishOn(publisher, { content: 'marker' });
+    const posted = await publishOn(publisher, { streamId: 'macro-wire', content: 'once' });
+    const marker = await publishOn(publisher, { streamId: 'macro-wire', content: 'marker' });
     const ids: string[] = [];
     for (;;) {
       const { data } = await client.nextEvent('stream.post.created');
@@ -146,9 +144,10 @@ describe('pending releases per stream', () => {
     const server = await startTestServer({ maxPendingReleases: 2 });
     const publisher = await connectAs(server, KEYS.macroWire);
     const releaseAt = new Date(Date.now() + 60_000).toISOString();
-    for (const content of ['h1', 'h2']) expect((await publishOn(publisher, { content, releaseAt })).event).toBe('ack');
+    for (const content of ['h1', 'h2'])
+      expect((await publishOn(publisher, { streamId: 'macro-wire', content, releaseAt })).event).toBe('ack');
     const before = await counts(server);
-    expectLimit(await publishOn(publisher, { content: 'h3', releaseAt }));
+    expectLimit(await publishOn(publisher, { streamId: 'macro-wire', content: 'h3', releaseAt }));
     const rest = await http(server, 'POST', '/v1/streams/macro-wire/post', {
       key: KEYS.macroWire,
       body: { content: 'h3', contentType: 'rawtext', releaseAt },
@@ -158,7 +157,7 @@ describe('pending releases per stream', () => {
     expect(await counts(server)).toEqual(before);
 
     // Posts shown at once, and other streams, are not affected.
-    expect((await publishOn(publisher, { content: 'now' })).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'now' })).event).toBe('ack');
     const legal = await connectAs(server, KEYS.cryptoLegal);
     expect(
       (
@@ -172,18 +171,24 @@ describe('pending releases per stream', () => {
     ).toBe('ack');
 
     await advanceClock(server, 120_000);
-    expect((await publishOn(publisher, { content: 'h4', releaseAt: LATER() })).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'h4', releaseAt: LATER() })).event).toBe(
+      'ack',
+    );
   });
 
   it('refuses a hidden post that would take the stream past the byte cap', async () => {
     const server = await startTestServer({ maxPendingReleaseBytes: 100 });
     const publisher = await connectAs(server, KEYS.macroWire);
     const releaseAt = LATER();
-    expect((await publishOn(publisher, { content: 'a'.repeat(60), releaseAt })).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'a'.repeat(60), releaseAt })).event).toBe(
+      'ack',
+    );
     const before = await counts(server);
-    expectLimit(await publishOn(publisher, { content: 'é'.repeat(25), releaseAt }));
+    expectLimit(await publishOn(publisher, { streamId: 'macro-wire', content: 'é'.repeat(25), releaseAt }));
     expect(await counts(server)).toEqual(before);
-    expect((await publishOn(publisher, { content: 'b'.repeat(40), releaseAt })).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'b'.repeat(40), releaseAt })).event).toBe(
+      'ack',
+    );
   });
 });
 
@@ -191,15 +196,17 @@ describe('idempotency keys per stream', () => {
   it('refuses a new key past the count cap; repeats, unkeyed posts and other streams still work; the window frees slots', async () => {
     const server = await startTestServer({ maxIdempotencyKeys: 2, idempotencyWindowMs: 60_000 });
     const publisher = await connectAs(server, KEYS.macroWire);
-    const first = await publishOn(publisher, { content: 'k1', idempotencyKey: 'k1' });
-    expect((await publishOn(publisher, { content: 'k2', idempotencyKey: 'k2' })).event).toBe('ack');
+    const first = await publishOn(publisher, { streamId: 'macro-wire', content: 'k1', idempotencyKey: 'k1' });
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'k2', idempotencyKey: 'k2' })).event).toBe(
+      'ack',
+    );
     const before = await counts(server);
-    expectLimit(await publishOn(publisher, { content: 'k3', idempotencyKey: 'k3' }));
+    expectLimit(await publishOn(publisher, { streamId: 'macro-wire', content: 'k3', idempotencyKey: 'k3' }));
     expect(await counts(server)).toEqual(before);
 
-    const repeat = await publishOn(publisher, { content: 'k1', idempotencyKey: 'k1' });
+    const repeat = await publishOn(publisher, { streamId: 'macro-wire', content: 'k1', idempotencyKey: 'k1' });
     expect(repeat.data).toMatchObject({ duplicate: true, post: { id: first.data.post.id } });
-    expect((await publishOn(publisher, { content: 'unkeyed' })).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'unkeyed' })).event).toBe('ack');
     const legal = await connectAs(server, KEYS.cryptoLegal);
     expect(
       (
@@ -213,17 +220,21 @@ describe('idempotency keys per stream', () => {
     ).toBe('ack');
 
     await advanceClock(server, 61_000);
-    expect((await publishOn(publisher, { content: 'k3', idempotencyKey: 'k3' })).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'k3', idempotencyKey: 'k3' })).event).toBe(
+      'ack',
+    );
   });
 
   it('refuses a keyed post whose text would take the stream past the byte cap', async () => {
     const server = await startTestServer({ maxIdempotencyBytes: 100 });
     const publisher = await connectAs(server, KEYS.macroWire);
-    expect((await publishOn(publisher, { content: 'a'.repeat(80), idempotencyKey: 'a' })).event).toBe('ack');
+    expect(
+      (await publishOn(publisher, { streamId: 'macro-wire', content: 'a'.repeat(80), idempotencyKey: 'a' })).event,
+    ).toBe('ack');
     const before = await counts(server);
-    expectLimit(await publishOn(publisher, { content: 'b'.repeat(30), idempotencyKey: 'b' }));
+    expectLimit(await publishOn(publisher, { streamId: 'macro-wire', content: 'b'.repeat(30), idempotencyKey: 'b' }));
     expect(await counts(server)).toEqual(before);
-    expect((await publishOn(publisher, { content: 'b'.repeat(30) })).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'b'.repeat(30) })).event).toBe('ack');
   });
 });
 
@@ -259,12 +270,16 @@ describe('releaseAt range', () => {
     const publisher = await connectAs(server, KEYS.macroWire);
     const before = await counts(server);
     for (const releaseAt of ['9999-12-31T23:59:59.999-23:59', '0000-01-01T00:00:00+01:00']) {
-      const reply = await publishOn(publisher, { content: 'far', releaseAt });
+      const reply = await publishOn(publisher, { streamId: 'macro-wire', content: 'far', releaseAt });
       expect(reply.event).toBe('error');
       expect(reply.data.code).toBe('invalid-argument');
     }
     expect(await counts(server)).toEqual(before);
-    const last = await publishOn(publisher, { content: 'far', releaseAt: '9999-12-31T23:59:59.999Z' });
+    const last = await publishOn(publisher, {
+      streamId: 'macro-wire',
+      content: 'far',
+      releaseAt: '9999-12-31T23:59:59.999Z',
+    });
     expect(last.data.post.releaseAt).toBe('9999-12-31T23:59:59.999Z');
   });
 });
@@ -282,7 +297,7 @@ describe('tree item cashtags', () => {
     );
     const coins = Array.from({ length: 30 }, (_, i) => `$C${i}X`);
     const publisher = await connectAs(server, KEYS.macroWire);
-    await publishOn(publisher, { content: [...spellings, ...variants, ...coins].join(' ') });
+    await publishOn(publisher, { streamId: 'macro-wire', content: [...spellings, ...variants, ...coins].join(' ') });
     const item = await reader.next((m) => m.event === undefined);
     expect(item['suggestions']).toHaveLength(10);
     const suggestions = item['suggestions'] as { coin: string; found: string[] }[];

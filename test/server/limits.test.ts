@@ -11,6 +11,7 @@ import {
   startTestServer,
   type Message,
   type TestClient,
+  subscribeAs,
 } from '../support/harness.js';
 
 const BURST_RATE = 10; // burst = 2 × rate = 20
@@ -43,9 +44,7 @@ function burstReplies(client: TestClient): Message[] {
 }
 
 async function watchMacroWire(server: StreamPostsServer, key: string = KEYS.newsdesk): Promise<TestClient> {
-  const client = await connectAs(server, key);
-  expect((await client.request('on-stream-post', { streamIds: 'macro-wire' })).event).toBe('sub_ack');
-  return client;
+  return subscribeAs(server, key, { streamIds: 'macro-wire' });
 }
 
 /** Ids of the posts the watcher got before a marker published now (the barrier). */

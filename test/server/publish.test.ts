@@ -10,6 +10,7 @@ import {
   startTestServer,
   type Message,
   type TestClient,
+  subscribeAs,
 } from '../support/harness.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -23,9 +24,7 @@ function isPostEvent(message: Message): boolean {
 
 /** A newsdesk reader (owner of every demo stream) subscribed to one stream. */
 async function subscribe(server: StreamPostsServer, streamIds = 'macro-wire'): Promise<TestClient> {
-  const client = await connectAs(server, KEYS.newsdesk);
-  expect((await client.request('on-stream-post', { streamIds })).event).toBe('sub_ack');
-  return client;
+  return subscribeAs(server, KEYS.newsdesk, { streamIds });
 }
 
 /** Post events the subscriber got before a marker published now; the marker is the barrier. */

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Post, StreamPostsServer } from '../../src/index.js';
 import { advanceClock, http, KEYS, restPublish, startTestServer } from '../support/harness.js';
 
-async function publishMany(server: StreamPostsServer, count: number, spacingMs = 0): Promise<Post[]> {
+/** `count` posts on macro-wire over REST (`post 0` first), `spacingMs` apart on the server's clock. */
+async function publishNumbered(server: StreamPostsServer, count: number, spacingMs = 0): Promise<Post[]> {
   const posts: Post[] = [];
   for (let i = 0; i < count; i += 1) {
     if (spacingMs > 0) await advanceClock(server, spacingMs);
@@ -18,7 +19,7 @@ function posts(server: StreamPostsServer, query: string, key: string = KEYS.alic
 describe('GET /v1/streams/{id}/posts: pages', () => {
   it('pages newest first to the end, each post once, with nextToken or cursor', async () => {
     const server = await startTestServer();
-    await publishMany(server, 23);
+    await publishNumbered(server, 23);
     const everything = (await posts(server, '?limit=100')).body;
     expect(everything.nextToken).toBeUndefined();
     expect(everything.posts).toHaveLength(24); // and the seed's post
@@ -41,9 +42,9 @@ describe('GET /v1/streams/{id}/posts: pages', () => {
 
   it('repeats no post when new ones arrive between pages', async () => {
     const server = await startTestServer();
-    await publishMany(server, 6);
+    await publishNumbered(server, 6);
     const first = (await posts(server, '?limit=4')).body;
-    await publishMany(server, 3);
+    await publishNumbered(server, 3);
     const second = (await posts(server, `?limit=4&nextToken=${first.nextToken}`)).body;
     const seen = [...first.posts, ...second.posts].map((post: { id: string }) => post.id);
     expect(new Set(seen).size).toBe(seen.length);
@@ -53,7 +54,7 @@ describe('GET /v1/streams/{id}/posts: pages', () => {
 
   it('bounds createdAt with fromDate and toDate, both inclusive', async () => {
     const server = await startTestServer();
-    const published = await publishMany(server, 5, 60_000);
+    const published = await publishNumbered(server, 5, 60_000);
     const from = published[1]!.createdAt;
     const to = published[3]!.createdAt;
     const reply = await posts(server, `?fromDate=${from}&toDate=${to}`);

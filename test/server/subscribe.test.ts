@@ -13,6 +13,7 @@ import {
   http,
   KEYS,
   publish,
+  publishOn,
   startTestServer,
   type Message,
   type TestClient,
@@ -53,7 +54,7 @@ async function textsUntilMarker(server: StreamPostsServer, client: TestClient): 
 async function publisherFor(server: StreamPostsServer, key: string) {
   const client = await connectAs(server, key);
   return async (data: Record<string, unknown>) => {
-    const reply = await client.request('add-stream-post', { contentType: 'rawtext', ...data });
+    const reply = await publishOn(client, data);
     if (reply.event !== 'ack') throw new Error(`publish failed: ${JSON.stringify(reply)}`);
     return reply.data.post;
   };

@@ -13,11 +13,14 @@ import {
   afterTest,
   publish,
   type TestClient,
+  publishMany,
+  subscribeAs,
 } from '../support/harness.js';
 import { createClient } from 'redis';
 import { SCRIPTS } from '../../src/server/stores/redis-scripts.js';
 import { Arrivals } from '../support/arrivals.js';
-import { RedisServer } from './redis-server.js';
+import { put } from '../support/media.js';
+import { RedisServer } from '../support/redis-server.js';
 
 // Deliveries to three instances on a loaded machine: generous, never the point of a test.
 const WAIT_MS = 20_000;
@@ -42,27 +45,13 @@ async function instances(count: number, url = redis.url, prefix = `multi${++keys
 }
 
 async function subscribe(server: CoreServer, streamIds: string, lastPosts = 0): Promise<TestClient> {
-  const client = await connectAs(server, KEYS.alice);
-  expect((await client.request('on-stream-post', { streamIds, lastPosts })).event).toBe('sub_ack');
-  return client;
+  return subscribeAs(server, KEYS.alice, { streamIds, lastPosts });
 }
 
 /** Events of one type up to (and without) the post with `text`, which must arrive. */
 async function eventsUntil(client: TestClient, text: string, type = 'stream.post.created'): Promise<any[]> {
   await client.next((m) => m.event === 'stream.post.created' && m.data.text === text, WAIT_MS);
   return client.messages.filter((m) => m.event === type && m.data.text !== text).map((m) => m.data);
-}
-
-/** Sends many publishes on one connection without waiting, then waits for every reply. */
-async function publishMany(server: CoreServer, key: string, posts: Record<string, unknown>[]): Promise<any[]> {
-  const publisher = await connectAs(server, key);
-  posts.forEach((data, i) =>
-    publisher.send({ event: 'add-stream-post', data: { contentType: 'rawtext', ...data }, requestId: `m${i}` }),
-  );
-  const replies = [];
-  for (let i = 0; i < posts.length; i += 1) replies.push(await publisher.next((m) => m.requestId === `m${i}`, WAIT_MS));
-  publisher.close();
-  return replies;
 }
 
 describe('three instances on one Redis', () => {
@@ -75,16 +64,19 @@ describe('three instances on one Redis', () => {
         a,
         KEYS.macroWire,
         Array.from({ length: 20 }, (_, i) => ({ streamId: 'macro-wire', content: `a${i}` })),
+        WAIT_MS,
       ),
       publishMany(
         b,
         KEYS.macroWire,
         Array.from({ length: 20 }, (_, i) => ({ streamId: 'macro-wire', content: `b${i}` })),
+        WAIT_MS,
       ),
       publishMany(
         c,
         KEYS.cryptoLegal,
         Array.from({ length: 20 }, (_, i) => ({ streamId: 'crypto-legal', content: `c${i}` })),
+        WAIT_MS,
       ),
     ]);
     expect(sent.flat().every((reply) => reply.event === 'ack')).toBe(true);
@@ -125,8 +117,8 @@ describe('three instances on one Redis', () => {
     const hidden = (stream: string) =>
       Array.from({ length: 500 }, (_, i) => ({ streamId: stream, content: `${stream} ${i}`, releaseAt }));
     const acks = [
-      ...(await publishMany(a, KEYS.macroWire, hidden('macro-wire'))),
-      ...(await publishMany(b, KEYS.cryptoLegal, hidden('crypto-legal'))),
+      ...(await publishMany(a, KEYS.macroWire, hidden('macro-wire'), WAIT_MS)),
+      ...(await publishMany(b, KEYS.cryptoLegal, hidden('crypto-legal'), WAIT_MS)),
     ];
     expect(acks.every((reply) => reply.event === 'ack' && reply.data.post.hidden)).toBe(true);
     expect((await adminState(servers[2]!)).scheduledReleases).toBe(1000);
@@ -387,12 +379,6 @@ describe('uploaded media on several instances', () => {
   /** The same address on another instance: what a load balancer in front of them does. */
   const on = (server: CoreServer, url: string) => `${server.httpUrl}${new URL(url).pathname}`;
 
-  async function put(url: string, type: string, body: Buffer): Promise<number> {
-    const response = await fetch(url, { method: 'PUT', headers: { 'content-type': type }, body });
-    await response.arrayBuffer();
-    return response.status;
-  }
-
   it('an address handed out by one instance takes uploads at the others, the last one kept, and every instance serves it', async () => {
     const [a, b, c] = await instances(3);
     const reply = await http(a!, 'POST', '/v1/streams/macro-wire/post', {
@@ -404,9 +390,9 @@ describe('uploaded media on several instances', () => {
     const served = (reply.body.post.metadata.media as { url: string }[]).map((item) => item.url);
     const bytes = Buffer.from('89504e470d0a1a0a', 'hex');
 
-    expect(await put(on(b!, first!.url), 'image/jpeg', bytes)).toBe(415);
-    expect(await put(on(b!, first!.url), 'image/png', Buffer.from('first bytes'))).toBe(200);
-    expect(await put(on(c!, first!.url), 'image/png', bytes)).toBe(200);
+    expect((await put(on(b!, first!.url), 'image/jpeg', bytes)).status).toBe(415);
+    expect((await put(on(b!, first!.url), 'image/png', Buffer.from('first bytes'))).status).toBe(200);
+    expect((await put(on(c!, first!.url), 'image/png', bytes)).status).toBe(200);
     for (const server of [a!, b!, c!]) {
       const response = await fetch(on(server, served[0]!));
       expect(response.status).toBe(200);
@@ -415,7 +401,9 @@ describe('uploaded media on several instances', () => {
 
     // Two instances asked at once for the same address: each upload is taken whole or refused
     // while the other is under way, and what is served is one of them, whole.
-    const statuses = await Promise.all([b!, c!].map((server) => put(on(server, second!.url), 'image/png', bytes)));
+    const statuses = await Promise.all(
+      [b!, c!].map(async (server) => (await put(on(server, second!.url), 'image/png', bytes)).status),
+    );
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(0);
     expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
     const secondServed = await fetch(on(a!, served[1]!));
@@ -427,6 +415,6 @@ describe('uploaded media on several instances', () => {
       body: { content: 'late chart', uploadMedia: [{ mimeType: 'image/png' }] },
     });
     await advanceClock(c!, 60 * 60_000 + 1);
-    expect(await put(on(b!, late.body.mediaUploadURLs[0].url), 'image/png', bytes)).toBe(410);
+    expect((await put(on(b!, late.body.mediaUploadURLs[0].url), 'image/png', bytes)).status).toBe(410);
   });
 });

@@ -6,9 +6,9 @@ import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { parseSeed } from '../../src/server/service/seed.js';
 import type { PublishResult, StoreEvent } from '../../src/server/stores/store.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/server/stores/redis-store.js';
-import { RedisServer } from './redis-server.js';
 import { publishRequest, redisForFile } from '../support/stores.js';
 import { Arrivals } from '../support/arrivals.js';
+import { RedisServer } from '../support/redis-server.js';
 
 const redis = redisForFile();
 const freshPrefix = () => redis.prefix();

@@ -4,10 +4,19 @@ import { connect as connectLibrary } from '../../src/api/client.js';
 import { startServer as startLibraryServer } from '../../src/api/server.js';
 import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { startServer, type CoreServer } from '../../src/server/assemble.js';
-import type { LogFields, LogLevel, Logger } from '../../src/server/logger.js';
-import { Arrivals } from '../support/arrivals.js';
-import { afterTest, connect, connectAs, http, KEYS, type TestClient } from '../support/harness.js';
-import { RedisServer } from './redis-server.js';
+import {
+  afterTest,
+  connect,
+  connectAs,
+  http,
+  KEYS,
+  type TestClient,
+  publishOn,
+  subscribeAs,
+} from '../support/harness.js';
+import { RecordingLogger } from '../support/logger.js';
+import { until } from '../support/poll.js';
+import { RedisServer } from '../support/redis-server.js';
 
 // Deliveries through Redis on a loaded machine: generous, never the point of a test.
 const WAIT_MS = 20_000;
@@ -23,26 +32,10 @@ async function startRedis(options: Parameters<typeof RedisServer.start>[0] = {})
 }
 
 /** Every line an instance logs, to wait on and to count. */
-class LogLines implements Logger {
-  readonly lines: { level: LogLevel; message: string; fields: LogFields }[] = [];
-  readonly #arrivals = new Arrivals();
-
-  log(level: LogLevel, message: string, fields: LogFields = {}): void {
-    this.lines.push({ level, message, fields });
-    this.#arrivals.notify();
-  }
-
+class LogLines extends RecordingLogger {
   /** Warnings that the store went unusable, by cause. */
   unusable(cause: string): number {
     return this.lines.filter((line) => line.message === 'store unusable' && line.fields['cause'] === cause).length;
-  }
-
-  until(match: (line: { message: string; fields: LogFields }) => boolean): Promise<void> {
-    return this.#arrivals.until(
-      () => this.lines.some(match),
-      WAIT_MS,
-      () => new Error(`no such log line; got ${JSON.stringify(this.lines)}`),
-    );
   }
 }
 
@@ -80,14 +73,7 @@ async function admin() {
 }
 
 async function subscribe(server: CoreServer, lastPosts = 0): Promise<TestClient> {
-  const client = await connectAs(server, KEYS.alice);
-  const reply = await client.request('on-stream-post', { streamIds: 'macro-wire', lastPosts }, WAIT_MS);
-  expect(reply.event).toBe('sub_ack');
-  return client;
-}
-
-function publishOn(publisher: TestClient, content: string): Promise<any> {
-  return publisher.request('add-stream-post', { streamId: 'macro-wire', content, contentType: 'rawtext' }, WAIT_MS);
+  return subscribeAs(server, KEYS.alice, { streamIds: 'macro-wire', lastPosts }, WAIT_MS);
 }
 
 /** Texts of the posts a subscriber got, once `last` has come. */
@@ -96,13 +82,19 @@ async function textsUntil(client: TestClient, last: string): Promise<string[]> {
   return client.messages.filter((m) => m.event === 'stream.post.created').map((m) => m.data.text as string);
 }
 
-/** `GET /readyz` until `check` accepts it (no clock of its own: one that never comes ends in the test's timeout). */
+/** `GET /readyz` until `check` accepts it; returns its body. */
 async function untilReady(server: CoreServer, check: (status: number, body: any) => boolean): Promise<any> {
-  for (;;) {
-    const reply = await http(server, 'GET', '/readyz');
-    if (check(reply.status, reply.body)) return reply.body;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  let body: any;
+  await until(
+    async () => {
+      const reply = await http(server, 'GET', '/readyz');
+      body = reply.body;
+      return check(reply.status, reply.body);
+    },
+    'GET /readyz to answer as expected',
+    WAIT_MS,
+  );
+  return body;
 }
 
 const ready = (status: number) => status === 200;
@@ -129,7 +121,11 @@ async function expectSurvived(
   const publisherB = await connectAs(b.server, KEYS.macroWire);
   const sent = ['after 1 on a', 'after 2 on b', 'after 3 on a'];
   for (const [i, text] of sent.entries()) {
-    const reply = await publishOn(i % 2 === 0 ? publisherA : publisherB, text);
+    const reply = await publishOn(
+      i % 2 === 0 ? publisherA : publisherB,
+      { streamId: 'macro-wire', content: text },
+      WAIT_MS,
+    );
     expect(reply.event).toBe('ack');
   }
   expect(await textsUntil(onB, 'after 3 on a')).toEqual(sent);
@@ -158,7 +154,8 @@ async function beforeTheLoss([a, b]: [Instance, Instance]): Promise<{
   await subscription.ready;
   const publishers = [await connectAs(a.server, KEYS.macroWire), await connectAs(b.server, KEYS.macroWire)];
   const sent = Array.from({ length: 10 }, (_, i) => `before ${i}`);
-  for (const [i, text] of sent.entries()) expect((await publishOn(publishers[i % 2]!, text)).event).toBe('ack');
+  for (const [i, text] of sent.entries())
+    expect((await publishOn(publishers[i % 2]!, { streamId: 'macro-wire', content: text }, WAIT_MS)).event).toBe('ack');
   // While Redis keeps its data, no acked post is lost: every subscriber has each, once.
   for (const subscriber of subscribers) expect(await textsUntil(subscriber, 'before 9')).toEqual(sent);
   const replaying = subscription[Symbol.asyncIterator]();
@@ -181,7 +178,9 @@ describe('a Redis that loses its data, under two instances', () => {
     const greeting = await early.next((m) => m.event !== undefined, WAIT_MS);
     expect(greeting.event).toBe('connected');
     const publisher = await connectAs(a.server, KEYS.macroWire);
-    expect((await publishOn(publisher, 'the first after the flush')).event).toBe('ack');
+    expect(
+      (await publishOn(publisher, { streamId: 'macro-wire', content: 'the first after the flush' }, WAIT_MS)).event,
+    ).toBe('ack');
     await expectSurvived(instances, subscribers, replaying);
     for (const { logs } of [a, b]) expect(logs.unusable('unreachable')).toBe(0);
   });
@@ -219,7 +218,7 @@ describe('a Redis that loses its data, under two instances', () => {
     }
     // Liveness is not readiness.
     expect((await http(a.server, 'GET', '/healthz')).status).toBe(200);
-    const refused = await publishOn(publisher, 'while Redis is down');
+    const refused = await publishOn(publisher, { streamId: 'macro-wire', content: 'while Redis is down' }, WAIT_MS);
     expect(refused).toMatchObject({ event: 'error', data: { code: 'unavailable' } });
     const newcomer = await connect(b.server, { key: KEYS.alice });
     const closed = await newcomer.closed;
@@ -228,7 +227,11 @@ describe('a Redis that loses its data, under two instances', () => {
 
     await redis!.restart();
     for (const { server } of instances) await untilReady(server, ready);
-    const again = await publishOn(publisher, 'the first after the restart');
+    const again = await publishOn(
+      publisher,
+      { streamId: 'macro-wire', content: 'the first after the restart' },
+      WAIT_MS,
+    );
     expect(again.event).toBe('ack');
     // The subscribers were closed once, when Redis went away: the new ones follow on.
     await expectSurvived(instances, [], replaying);
@@ -250,7 +253,9 @@ describe('a Redis that loses its data, under two instances', () => {
     }
     await redisAdmin.configSet('maxmemory', '0');
     const publisher = await connectAs(b.server, KEYS.macroWire);
-    expect((await publishOn(publisher, 'the first after the eviction')).event).toBe('ack');
+    expect(
+      (await publishOn(publisher, { streamId: 'macro-wire', content: 'the first after the eviction' }, WAIT_MS)).event,
+    ).toBe('ack');
     await expectSurvived(instances, subscribers, replaying);
 
     // Full under noeviction: Redis keeps its data and refuses writes.
@@ -259,7 +264,7 @@ describe('a Redis that loses its data, under two instances', () => {
     const publishers = [await connectAs(a.server, KEYS.macroWire), publisher];
     for (let i = 0; i < 3; i += 1) {
       for (const one of publishers) {
-        const refused = await publishOn(one, `refused ${i}`);
+        const refused = await publishOn(one, { streamId: 'macro-wire', content: `refused ${i}` }, WAIT_MS);
         expect(refused).toMatchObject({ event: 'error', data: { code: 'unavailable' } });
       }
     }
@@ -275,12 +280,15 @@ describe('a Redis that loses its data, under two instances', () => {
     }
     await redisAdmin.configSet('maxmemory', '0');
     for (const { server } of instances) await untilReady(server, ready);
-    expect((await publishOn(publishers[0]!, 'after the memory came back')).event).toBe('ack');
+    expect(
+      (await publishOn(publishers[0]!, { streamId: 'macro-wire', content: 'after the memory came back' }, WAIT_MS))
+        .event,
+    ).toBe('ack');
     // Redis kept its data: nobody was closed, nothing refused was delivered, nothing acked was missed.
     for (const subscriber of stay) {
       expect(await textsUntil(subscriber, 'after the memory came back')).toEqual(['after the memory came back']);
     }
-    for (const { logs } of instances) await logs.until((line) => line.message === 'store usable again');
+    for (const { logs } of instances) await logs.until((line) => line.message === 'store usable again', WAIT_MS);
   });
 
   it('SCRIPT FLUSH under pipelined publishes: refusals name the missing scripts, nothing is lost, nobody is closed', async () => {
@@ -288,7 +296,7 @@ describe('a Redis that loses its data, under two instances', () => {
     const [a, b] = instances;
     const stay = [await subscribe(a.server), await subscribe(b.server)];
     const publisher = await connectAs(a.server, KEYS.macroWire);
-    expect((await publishOn(publisher, 'warm')).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'warm' }, WAIT_MS)).event).toBe('ack');
     await (await admin()).scriptFlush();
     const texts = Array.from({ length: 50 }, (_, i) => `pipelined ${i}`);
     texts.forEach((content, i) =>
@@ -303,7 +311,7 @@ describe('a Redis that loses its data, under two instances', () => {
       replies.push(await publisher.next((m) => m.requestId === `p${i}`, WAIT_MS));
     const acked = texts.filter((_, i) => replies[i]!.event === 'ack');
     for (const reply of replies.filter((one) => one.event !== 'ack')) expect(reply.data.code).toBe('unavailable');
-    expect((await publishOn(publisher, 'marker')).event).toBe('ack');
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'marker' }, WAIT_MS)).event).toBe('ack');
     for (const subscriber of stay) expect(await textsUntil(subscriber, 'marker')).toEqual(['warm', ...acked, 'marker']);
     // The true cause, once, when there was a refusal; never "cannot reach".
     expect(a.logs.unusable('script-missing')).toBe(acked.length === texts.length ? 0 : 1);

@@ -16,6 +16,16 @@ export function samplePost(change: Partial<Post> = {}): Post {
   };
 }
 
+/** A post of the stream `wire` (a service of the test's own), with any fields changed, hostile ones too. */
+export function wirePost(change: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...samplePost({ streamId: 'wire', streamName: 'Wire', text: 'hello', contentType: 'rawtext' }), ...change };
+}
+
+/** `releaseAt` this far ahead, as ISO 8601. */
+export function inMs(ms: number): string {
+  return new Date(Date.now() + ms).toISOString();
+}
+
 const CATEGORIES = ['CRYPTO', 'MACRO', 'LEGAL'] as const;
 const PRICING = ['FREE', 'PAID', 'PACKAGE_ONLY'] as const;
 

@@ -7,10 +7,13 @@ import {
   type StartServerOptions,
   type StreamPostsServer,
 } from '../../src/index.js';
-import { RedisServer } from '../stores/redis-server.js';
-import { Arrivals } from './arrivals.js';
+import { RedisServer } from './redis-server.js';
 import { TestCluster } from './cluster.js';
 import { until } from './poll.js';
+import { TestClient, type Message } from './test-client.js';
+
+// The recording client is the harness's too: tests import it from here with the rest.
+export { readByServer, TestClient, type Message } from './test-client.js';
 
 /** Demo-seed keys, by role, for tests. */
 export const KEYS = {
@@ -21,6 +24,13 @@ export const KEYS = {
   macroWire: 'sp_demo_stream_macro_wire',
   whaleAlerts: 'sp_demo_stream_whale_alerts',
 } as const;
+
+/** The demo seed's stream keys by stream id. */
+export const STREAM_KEYS: Record<string, string> = {
+  'crypto-legal': KEYS.cryptoLegal,
+  'macro-wire': KEYS.macroWire,
+  'whale-alerts': KEYS.whaleAlerts,
+};
 
 const cleanups: (() => Promise<void> | void)[] = [];
 
@@ -74,13 +84,6 @@ export function afterTest(cleanup: () => Promise<void> | void): void {
   cleanups.push(cleanup);
 }
 
-export interface Message {
-  event?: string;
-  data?: any;
-  requestId?: string;
-  [field: string]: unknown;
-}
-
 export interface ConnectOptions {
   key?: string;
   /** Send the key as ?apiKey= instead of the x-api-key header. */
@@ -96,101 +99,8 @@ export interface ConnectOptions {
   wsOptions?: WebSocket.ClientOptions;
 }
 
-/** A WebSocket client that records every message, for asserting on what the server sent. */
-export class TestClient {
-  readonly messages: Message[] = [];
-  readonly closed: Promise<{ code: number; reason: string }>;
-  readonly #arrivals = new Arrivals();
-  #cursor = 0;
-
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      this.messages.push(JSON.parse(data.toString()) as Message);
-      this.#arrivals.notify();
-    });
-    this.closed = new Promise((resolve) => {
-      ws.on('close', (code, reason) => {
-        resolve({ code, reason: reason.toString() });
-        this.#arrivals.notify();
-      });
-    });
-    ws.on('error', () => {});
-  }
-
-  send(command: unknown): void {
-    this.ws.send(typeof command === 'string' ? command : JSON.stringify(command));
-  }
-
-  /** Waits for the first message after the cursor matching `match`, moves the cursor past it. */
-  // The bound only names what never came; it is far above any wait in a passing run, so a
-  // loaded machine (CI's two cores running two test files at once) does not fail a test.
-  async next(match: (message: Message) => boolean = () => true, timeoutMs = 10_000): Promise<Message> {
-    let found: Message | undefined;
-    const ready = () => {
-      for (let i = this.#cursor; i < this.messages.length; i += 1) {
-        if (match(this.messages[i]!)) {
-          found = this.messages[i]!;
-          this.#cursor = i + 1;
-          return true;
-        }
-      }
-      return false;
-    };
-    await this.#arrivals.until(
-      ready,
-      timeoutMs,
-      () =>
-        new Error(
-          `no matching message within ${timeoutMs} ms; got ${JSON.stringify(this.messages.slice(this.#cursor))}`,
-        ),
-    );
-    return found!;
-  }
-
-  /** Waits for the next message with this event name. */
-  nextEvent(event: string, timeoutMs?: number): Promise<Message> {
-    return this.next((message) => message.event === event, timeoutMs);
-  }
-
-  /** Sends a command with a fresh requestId and waits for the reply carrying it. */
-  async request(event: string, data: unknown, timeoutMs?: number): Promise<Message> {
-    const requestId = `r${Math.random().toString(36).slice(2)}`;
-    this.send({ event, data, requestId });
-    return this.next((message) => message.requestId === requestId && message.event !== undefined, timeoutMs);
-  }
-
-  /** Messages received after the cursor so far (does not wait). */
-  rest(): Message[] {
-    return this.messages.slice(this.#cursor);
-  }
-
-  close(): void {
-    this.ws.close();
-  }
-}
-
-/**
- * Resolves once the server has read everything this peer sent before (its answers to pings
- * included): the server answers a ping of the peer's own only after what came before it.
- */
-export function readByServer(ws: WebSocket): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onPong = (): void => {
-      ws.off('close', onClose);
-      resolve();
-    };
-    const onClose = (): void => {
-      ws.off('pong', onPong);
-      reject(new Error('closed before the server answered a ping'));
-    };
-    ws.once('pong', onPong);
-    ws.once('close', onClose);
-    ws.ping();
-  });
-}
-
 /** Opens a connection and resolves once it is open (not once authenticated). */
-export async function connect(server: ServerAddress, options: ConnectOptions = {}): Promise<TestClient> {
+export async function connect(server: Pick<ServerAddress, 'url'>, options: ConnectOptions = {}): Promise<TestClient> {
   const url = new URL(`${server.url}${options.path ?? '/v1/ws'}`);
   if (!options.hosted) url.searchParams.set('hello', '1');
   for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value);
@@ -199,7 +109,12 @@ export async function connect(server: ServerAddress, options: ConnectOptions = {
     if (options.keyInQuery) url.searchParams.set('apiKey', options.key);
     else headers['x-api-key'] = options.key;
   }
-  const ws = new WebSocket(url, { headers, ...options.wsOptions });
+  return openClient(url, { headers, ...options.wsOptions });
+}
+
+/** Opens a connection to this very URL (nothing added to it) and resolves once it is open; closed after the test. */
+export async function openClient(url: string | URL, options: WebSocket.ClientOptions = {}): Promise<TestClient> {
+  const ws = new WebSocket(url, options);
   const client = new TestClient(ws);
   cleanups.push(async () => {
     if (ws.readyState === WebSocket.CLOSED) return;
@@ -216,7 +131,7 @@ export async function connect(server: ServerAddress, options: ConnectOptions = {
 
 /** Connects with a key and waits for `connected`. */
 export async function connectAs(
-  server: ServerAddress,
+  server: Pick<ServerAddress, 'url'>,
   key: string,
   options: Omit<ConnectOptions, 'key'> = {},
 ): Promise<TestClient> {
@@ -225,13 +140,77 @@ export async function connectAs(
   return client;
 }
 
+/** Connects with a key and subscribes with `on-stream-post` and these arguments; resolves once the `sub_ack` came. */
+export async function subscribeAs(
+  server: Pick<ServerAddress, 'url'>,
+  key: string,
+  args: Record<string, unknown>,
+  timeoutMs?: number,
+): Promise<TestClient> {
+  const client = await connectAs(server, key);
+  const reply = await client.request('on-stream-post', args, timeoutMs);
+  expect(reply.event, JSON.stringify(reply)).toBe('sub_ack');
+  return client;
+}
+
 /** Publishes with a stream key over a fresh connection; returns the ack's post. */
-export async function publish(server: ServerAddress, key: string, data: Record<string, unknown>): Promise<Post> {
+export async function publish(
+  server: Pick<ServerAddress, 'url'>,
+  key: string,
+  data: Record<string, unknown>,
+): Promise<Post> {
+  return (await acknowledged(server, key, data)).post;
+}
+
+/**
+ * Publishes `content` to a demo stream with that stream's key, over a fresh connection as
+ * `publish` does; returns the whole ack (`duplicate` too).
+ */
+export function publishToStream(
+  url: string,
+  streamId: string,
+  content: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ post: Post; duplicate: boolean }> {
+  return acknowledged({ url }, STREAM_KEYS[streamId]!, { streamId, content, ...extra });
+}
+
+async function acknowledged(
+  server: Pick<ServerAddress, 'url'>,
+  key: string,
+  data: Record<string, unknown>,
+): Promise<{ post: Post; duplicate: boolean }> {
   const publisher = await connectAs(server, key);
-  const reply = await publisher.request('add-stream-post', { contentType: 'rawtext', ...data });
+  const reply = await publishOn(publisher, data);
   publisher.close();
   if (reply.event !== 'ack') throw new Error(`publish failed: ${JSON.stringify(reply)}`);
-  return reply.data.post as Post;
+  return reply.data;
+}
+
+/** Sends `add-stream-post` on an open connection (rawtext unless `data` says otherwise); resolves with the reply, ack or error. */
+export function publishOn(client: TestClient, data: Record<string, unknown>, timeoutMs?: number): Promise<Message> {
+  return client.request('add-stream-post', { contentType: 'rawtext', ...data }, timeoutMs);
+}
+
+/**
+ * Sends every publish on one connection before the first reply comes (pipelined), then
+ * waits for all the replies; returns them in the order of `posts`.
+ */
+export async function publishMany(
+  server: Pick<ServerAddress, 'url'>,
+  key: string,
+  posts: Record<string, unknown>[],
+  timeoutMs?: number,
+): Promise<Message[]> {
+  const publisher = await connectAs(server, key);
+  posts.forEach((data, i) =>
+    publisher.send({ event: 'add-stream-post', data: { contentType: 'rawtext', ...data }, requestId: `m${i}` }),
+  );
+  const replies = [];
+  for (let i = 0; i < posts.length; i += 1)
+    replies.push(await publisher.next((m) => m.requestId === `m${i}`, timeoutMs));
+  publisher.close();
+  return replies;
 }
 
 /** Publishes over REST with a stream key; asserts the 201 and returns the post. */
@@ -247,6 +226,17 @@ export async function restPublish(
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body.post as Post;
+}
+
+/** Posts of a stream through REST, newest first, as the newsdesk (owner of every demo stream) unless `key` is given. */
+export async function restPosts(
+  server: Pick<ServerAddress, 'httpUrl'>,
+  streamId: string,
+  key: string = KEYS.newsdesk,
+): Promise<any[]> {
+  const reply = await http(server, 'GET', `/v1/streams/${streamId}/posts?limit=100`, { key });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+  return reply.body.posts;
 }
 
 /** JSON over HTTP against the server's REST origin. */

@@ -1,5 +1,6 @@
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { afterEach } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -50,16 +51,33 @@ export interface ScriptedService {
   wss: WebSocketServer;
 }
 
+export interface ScriptedOptions {
+  /** Answers every upgrade itself (raw bytes on the socket) instead of accepting it. */
+  refuse?: (socket: Duplex, request: IncomingMessage) => void;
+  /** Answers plain HTTP requests (REST); by default 426 Upgrade Required, as a bare ws server does. */
+  onRequest?: (request: IncomingMessage, response: ServerResponse) => void;
+}
+
 /** A WebSocket service that does only what `onConnection` does with each connection. */
-export async function scriptedService(onConnection: (ws: WebSocket) => void): Promise<ScriptedService> {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+export async function scriptedService(
+  onConnection: (ws: WebSocket, request: IncomingMessage) => void,
+  options: ScriptedOptions = {},
+): Promise<ScriptedService> {
+  const http = createHttpServer(
+    options.onRequest ?? ((_request, response) => response.writeHead(426).end(STATUS_CODES[426])),
+  );
+  const wss = new WebSocketServer({ noServer: true });
   wss.on('connection', onConnection);
-  await new Promise((resolve) => wss.once('listening', resolve));
+  http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (options.refuse) options.refuse(socket, request);
+    else wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+  });
   cleanups.push(async () => {
     for (const client of wss.clients) client.terminate();
     await new Promise((resolve) => wss.close(resolve));
   });
-  return { url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, wss };
+  const port = await listen(http, new Set());
+  return { url: `ws://127.0.0.1:${port}`, wss };
 }
 
 /** The data of a subscribe command's `sub_ack`, echoing its requestId and lastPosts. */

@@ -1,4 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { afterTest } from './harness.js';
 
 /**
  * A TCP hop between a client and `serve` that a test can break: `hold()` stops
@@ -79,4 +80,11 @@ export class TcpProxy {
     this.cut();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/** A TcpProxy to this port, closed after the test. */
+export async function proxyTo(port: number): Promise<TcpProxy> {
+  const proxy = await TcpProxy.start(port);
+  afterTest(() => proxy.close());
+  return proxy;
 }

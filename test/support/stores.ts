@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { PublishRequest, Store } from '../../src/server/stores/store.js';
-import { RedisServer } from '../stores/redis-server.js';
+import { RedisServer } from './redis-server.js';
 
 /** A publish of a short public post to the demo seed's macro-wire, with any fields changed. */
 export function publishRequest(overrides: Partial<PublishRequest> = {}): PublishRequest {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach } from 'vitest';
-import { BIN } from '../e2e/spawn.js';
+import { BIN } from '../support/cli.js';
 
 const run = promisify(execFile);
 

@@ -1,33 +1,41 @@
+import { expect } from 'vitest';
 import {
   connect,
+  StreamPostsError,
   type ClientState,
   type ConnectOptions,
   type StreamPostsClient,
   type StreamPostsServer,
 } from '../../src/index.js';
-import { Arrivals } from '../support/arrivals.js';
-import { afterTest } from '../support/harness.js';
+import { Arrivals } from './arrivals.js';
+import { afterTest } from './harness.js';
 
-/** A library client (the one bots use) with every state change it reports recorded; closed after the test. */
+/** A library client (the one bots use), closed after the test. */
+export async function client(options: ConnectOptions): Promise<StreamPostsClient> {
+  const connected = await connect(options);
+  afterTest(() => connected.close());
+  return connected;
+}
+
+/** A library client with every state change it reports recorded (to `server.url` unless `options.url`); closed after the test. */
 export async function libraryClient(
   server: StreamPostsServer,
   apiKey: string,
-  options: Pick<ConnectOptions, 'heartbeat'> = {},
+  options: Partial<Pick<ConnectOptions, 'heartbeat' | 'url'>> = {},
 ): Promise<{ client: StreamPostsClient; states: ClientState[]; until: (check: () => boolean) => Promise<void> }> {
   const states: ClientState[] = [];
   const arrivals = new Arrivals();
-  const client = await connect({
-    ...options,
+  const connected = await client({
     url: server.url,
+    ...options,
     apiKey,
     onState: (state) => {
       states.push(state);
       arrivals.notify();
     },
   });
-  afterTest(() => client.close());
   return {
-    client,
+    client: connected,
     states,
     until: (check) =>
       arrivals.until(check, 60_000, () => new Error(`never happened; states: ${JSON.stringify(states)}`)),
@@ -43,7 +51,17 @@ export async function aliceOnMacroWire(server: StreamPostsServer, options: Pick<
   return { reader, events };
 }
 
-/** The next `count` values of an iterator. */
+/** What `promise` rejected with, which must be a StreamPostsError (a promise that resolves fails the test). */
+export async function rejection(promise: Promise<unknown>): Promise<StreamPostsError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(StreamPostsError);
+  return error as StreamPostsError;
+}
+
+/** The next `count` values of an iterator (waits for them; never ends the iteration). */
 export async function take<T>(iterator: AsyncIterator<T>, count: number): Promise<T[]> {
   const values: T[] = [];
   while (values.length < count) {

@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
-import WebSocket from 'ws';
-import { Arrivals } from '../support/arrivals.js';
-import { TestClient } from '../support/harness.js';
+import { Arrivals } from './arrivals.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The CLI under test; STREAM_POSTS_E2E_BIN points the e2e tests at another build (a packed or installed copy). */
@@ -96,7 +97,6 @@ export class CliProcess {
 
 const running = new Set<CliProcess>();
 const runningForFile = new Set<CliProcess>();
-const sockets = new Set<WebSocket>();
 
 async function killAll(set: Set<CliProcess>): Promise<void> {
   const processes = [...set];
@@ -114,11 +114,7 @@ async function killAll(set: Set<CliProcess>): Promise<void> {
   await Promise.all(processes.map((cli) => cli.exited));
 }
 
-afterEach(async () => {
-  for (const ws of sockets) ws.terminate();
-  sockets.clear();
-  await killAll(running);
-});
+afterEach(() => killAll(running));
 
 afterAll(() => killAll(runningForFile));
 
@@ -162,15 +158,95 @@ export function runCli(args: string[], options: RunOptions = {}): CliProcess {
   return runProcess(process.execPath, [BIN, ...args], options);
 }
 
-/** Opens a recording WebSocket client (terminated after the test). */
-export async function openClient(url: string, options: WebSocket.ClientOptions = {}): Promise<TestClient> {
-  const ws = new WebSocket(url, options);
-  sockets.add(ws);
-  const client = new TestClient(ws);
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused with HTTP ${res.statusCode}`)));
-    ws.once('error', reject);
+/** Builds once per worker if a test file runs before `npm run build` did. */
+export function ensureBuilt(): void {
+  buildUnless('dist/cli.js');
+}
+
+/** The dashboard `serve` ships, from dist/dashboard/, built as `ensureBuilt` builds the CLI. */
+export function ensureDashboardBuilt(): void {
+  buildUnless('dist/dashboard/index.html');
+}
+
+function buildUnless(built: string): void {
+  if (!existsSync(join(ROOT, built))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT });
+}
+
+// No config file, no inherited settings: a developer's own profile or key must not leak into a test.
+const ISOLATED_ENV: Record<string, string | undefined> = {
+  XDG_CONFIG_HOME: join(tmpdir(), `stream-posts-e2e-no-config-${process.pid}`),
+  STREAM_POSTS_URL: undefined,
+  STREAM_POSTS_API_KEY: undefined,
+  STREAM_POSTS_PROFILE: undefined,
+  STREAM_POSTS_ADMIN_TOKEN: undefined,
+  STREAM_POSTS_ALLOWED_HOSTS: undefined,
+  STREAM_POSTS_ALLOW_ORIGIN: undefined,
+  FORCE_COLOR: undefined,
+};
+
+/** `runCli` with a clean environment (no config file, no STREAM_POSTS_* variables). */
+export function client(args: string[], options: RunOptions = {}): CliProcess {
+  return runCli(args, { ...options, env: { ...ISOLATED_ENV, ...options.env } });
+}
+
+export interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A bash command line with the same clean environment (for pipes into other programs). */
+export function shell(command: string, options: RunOptions = {}): CliProcess {
+  return runProcess('bash', ['-c', command], {
+    ...options,
+    processGroup: true,
+    env: { ...ISOLATED_ENV, ...options.env },
   });
-  return client;
+}
+
+/** The shell words that run the CLI under test. */
+export function cliCommandLine(args: string[]): string {
+  return [process.execPath, BIN, ...args].map(shellQuote).join(' ');
+}
+
+/** Runs a client command to its end. */
+export async function finish(cli: CliProcess, timeoutMs?: number): Promise<Finished> {
+  const { code } = await cli.exit(timeoutMs);
+  return { code, stdout: cli.stdout, stderr: cli.stderr };
+}
+
+export function runToEnd(args: string[], options: RunOptions = {}, timeoutMs?: number): Promise<Finished> {
+  return finish(client(args, options), timeoutMs);
+}
+
+export const SCRIPT = '/usr/bin/script';
+
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Runs `stream-posts ...args` on a pseudo-terminal (util-linux `script`), so
+ * stdin, stdout and stderr are all TTYs. Everything the command writes comes
+ * back, merged, on the returned process's stdout; keystrokes go to its stdin.
+ * `redirect` is appended to the shell command line (e.g. ` 2>/dev/null`).
+ */
+export function inTerminal(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  redirect = '',
+  sized: boolean | number = false,
+): CliProcess {
+  // `sized`: the terminal reports 100x40 as a real one does (`script` under a test gets 0x0, and ora needs a width);
+  // a number is the columns it reports instead of 100.
+  // `exec`: the command replaces the shell, so a Ctrl-C reaches it alone and its exit code is the terminal's (a
+  // shell left waiting, as dash is, would die of the SIGINT itself and report 130 whatever the command did).
+  const columns = typeof sized === 'number' ? sized : 100;
+  const command = `${sized === false ? '' : `stty cols ${columns} rows 40; `}exec ${cliCommandLine(args)}${redirect}`;
+  return runProcess(SCRIPT, ['-qfec', command, '/dev/null'], {
+    stdin: 'pipe',
+    processGroup: true,
+    // `script` runs the line with $SHELL: the same shell everywhere, whatever the machine's user has.
+    env: { ...ISOLATED_ENV, SHELL: '/bin/sh', TERM: 'xterm-256color', COLUMNS: '100', LINES: '40', ...env },
+  });
 }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../support/ports.js';
+import { freePort } from './ports.js';
 
 /**
  * A redis-server of a test's own on a free port, never the machine's 6379. With

@@ -1,16 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe } from 'vitest';
-import { afterTest } from '../support/harness.js';
+import { ensureDashboardBuilt, ROOT } from './cli.js';
+import { afterTest } from './harness.js';
 
 /** Debian's Chromium (`apt-get install chromium`); CI installs it. */
 export const CHROMIUM = '/usr/bin/chromium';
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), 'screenshots');
+const SCREENSHOTS = join(ROOT, 'test/browser/screenshots');
 
 /** The browser tests run wherever Chromium is installed, and always in CI (where its absence fails them). */
 export const skipReason =
@@ -34,12 +32,6 @@ const ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-
-/** The dashboard is served from dist/dashboard/: built once if a test runs before `npm run build` did. */
-function ensureDashboardBuilt(): void {
-  if (!existsSync(join(ROOT, 'dist/dashboard/index.html')))
-    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT });
-}
 
 /** One Chromium per test file, with a fresh profile; `extraArgs` such as host resolver rules. */
 export function useBrowser(extraArgs: string[] = []): () => BrowserContext {
