@@ -19,6 +19,7 @@ import { scrubSecrets, silentLogger, type Logger } from './logger.js';
 import { storeLimits, type ServerOptions } from './server-options.js';
 import type { Seed } from './service/seed.js';
 import { StreamPostsService } from './service/service.js';
+import { SubscriptionService } from './service/subscriptions.js';
 import { MemoryStore } from './stores/memory-store.js';
 import { DEFAULT_REDIS_PREFIX, redisUrlPassword } from './stores/redis-keys.js';
 import { seedDigest } from './stores/seed-catalog.js';
@@ -190,6 +191,13 @@ export class CoreServer {
         connectionIdPrefix: instance?.name ?? '',
         faults: this.faults,
         service,
+        subscriptions: new SubscriptionService({
+          service,
+          fanout,
+          keyLimits,
+          maxSubscriptionsPerConnection:
+            options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
+        }),
         fanout,
         logger,
         clock: this.clock,
@@ -199,7 +207,6 @@ export class CoreServer {
         createReplyBudget,
         hostedHiddenPosts: options.hostedHiddenPosts ?? 'at-release',
         keyLimits,
-        maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
         maxPendingCommands: options.maxPendingCommands ?? DEFAULTS.maxPendingCommands,
       },
       faults: this.faults,
@@ -233,7 +240,6 @@ export class CoreServer {
       scenario,
       {
         service: this.#service,
-        store: this.store,
         clock: this.clock,
         logger: this.#logger,
         advanceClock: (ms) => this.admin.advanceClock(ms),

@@ -3,11 +3,10 @@ import type { AdjustableClock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Scenario, ScenarioFaults, ScenarioStep } from './scenario.js';
 import type { StreamPostsService } from '../service/service.js';
-import type { PostRecord, Store } from '../stores/store.js';
+import type { PostRecord } from '../stores/store.js';
 
 export interface ScenarioContext {
   service: StreamPostsService;
-  store: Store;
   clock: AdjustableClock;
   logger: Logger;
   /** Moves the service's clock forward (the admin action: due releases have fired when it resolves). */
@@ -165,7 +164,7 @@ export class ScenarioPlayer {
   }
 
   async #publish(publish: Extract<ScenarioStep, { kind: 'publish' }>['publish']): Promise<Partial<StepOutcome>> {
-    const stream = this.#context.store.stream(publish.streamId)!;
+    const stream = this.#context.service.stream(publish.streamId)!;
     const release = publish.releaseAt;
     const releaseAt =
       release === null ? null : 'absolute' in release ? release.absolute : this.#startClock + release.afterStartMs;

@@ -4,19 +4,18 @@
 import { buildSchema, GraphQLError } from 'graphql';
 import { CloseCode, makeServer, type Context } from 'graphql-ws';
 import type { WebSocket } from 'ws';
-import { CLOSE_POLICY_VIOLATION, CLOSE_SLOW_CONSUMER, CLOSE_UNAUTHORIZED } from '../../protocol/close-codes.js';
-import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
-import { MAX_LAST_POSTS } from '../../protocol/limits.js';
-import { splitStreamIds } from '../../protocol/stream-ids.js';
+import { CLOSE_SLOW_CONSUMER } from '../../protocol/close-codes.js';
+import { parseSubscribeArgs } from '../../protocol/commands.js';
+import { ProtocolError } from '../../protocol/errors.js';
 import type { Post } from '../../protocol/types.js';
-import type { KeepAliveRound } from '../../protocol/admin.js';
 import { checkedDocument } from './document-limits.js';
-import { Subscription, type FanOut, type HiddenPosts, type QueuedPost, type Subscriber } from '../ws/fanout.js';
-import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
+import type { FanOut, Holder, QueuedPost, Subscription, Subscriptions } from '../ws/fanout.js';
+import type { KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
 import type { TokenBucket } from '../ws/rate-limiter.js';
+import type { KeepAlivePeer } from '../service/keep-alive.js';
 import type { StreamPostsService } from '../service/service.js';
-import type { Identity, UserRecord } from '../stores/store.js';
+import { Refusal, type Admission } from '../service/subscriptions.js';
 
 const SCHEMA = buildSchema(`
   type Post {
@@ -48,39 +47,58 @@ const SCHEMA = buildSchema(`
 
 export interface GraphqlContext {
   service: StreamPostsService;
+  subscriptions: Subscriptions;
   fanout: FanOut;
   logger: Logger;
+  /** Each key's shared rate. */
   keyLimits: KeyLimits;
   createRateLimiter: (() => TokenBucket) | undefined;
   maxBufferedBytes: number;
-  maxSubscriptionsPerConnection: number;
 }
 
-/** What one /graphql connection knows once its key is checked. */
-interface Connection {
-  ws: WebSocket;
-  /** The key from the upgrade request (header or query), for a client that sends no connectionParams. */
-  requestKey: string | undefined;
-  identity?: Identity;
-  user?: UserRecord;
-  keyId?: string;
-  rateLimiter?: TokenBucket | undefined;
+const OPEN = 1;
+
+/** One /graphql connection: what it knows once its key is checked, and its side of keep-alive. */
+class Connection implements KeepAlivePeer {
+  readonly id = 'graphql';
+  admission: Admission | undefined = undefined;
+  rateLimiter: TokenBucket | undefined = undefined;
   /** Operations streaming now; each ends (and leaves the fan-out) on `complete` or close. */
-  operations: Set<PostFeed>;
+  readonly operations = new Set<PostFeed>();
   /** Answered the last keep-alive round's ping (or joined since it). */
-  alive: boolean;
+  isAlive = true;
+
+  constructor(
+    readonly ws: WebSocket,
+    /** The key from the upgrade request (header or query), for a client that sends no connectionParams. */
+    public requestKey: string | undefined,
+  ) {}
+
+  get closed(): boolean {
+    return this.ws.readyState !== OPEN;
+  }
+
+  /** A ping alone: graphql-transport-ws has no keep-alive event. */
+  ping(): boolean {
+    if (this.ws.readyState !== OPEN) return false;
+    this.isAlive = false;
+    this.ws.ping();
+    return true;
+  }
+
+  terminate(): void {
+    this.ws.terminate();
+  }
 }
 
 type Extra = Connection;
-
-const OPEN = 1;
 
 /**
  * One GraphQL subscription's feed of posts: a fan-out Subscriber (so a post costs it what it
  * costs any WebSocket subscriber) turned into the async iterator graphql executes the
  * selection over.
  */
-class PostFeed implements Subscriber, AsyncIterableIterator<Record<string, Post>> {
+class PostFeed implements Holder, AsyncIterableIterator<Record<string, Post>> {
   envelopeStamp = 0;
   treeStamp = 0;
   readonly #waiting: Record<string, Post>[] = [];
@@ -88,9 +106,25 @@ class PostFeed implements Subscriber, AsyncIterableIterator<Record<string, Post>
   #done = false;
   subscription: Subscription | undefined;
 
-  get ended(): boolean {
+  get closed(): boolean {
     return this.#done;
   }
+
+  /** The connection's operations: each is a subscription of its own, never a repeat of another. */
+  get subscriptionCount(): number {
+    return this.connection.operations.size;
+  }
+
+  repeatOf(): undefined {
+    return undefined;
+  }
+
+  hold(subscription: Subscription): void {
+    this.subscription = subscription;
+  }
+
+  /** Nothing to say: graphql-transport-ws has no acknowledgement but the first result. */
+  acknowledge(): void {}
 
   constructor(
     readonly field: 'streamPostCreated' | 'streamPostReleased',
@@ -161,11 +195,6 @@ function graphqlError(error: ProtocolError): GraphQLError {
   return new GraphQLError(error.message, { extensions: { code: error.code } });
 }
 
-/** As on /v1/ws: each stream once, however often it is named (each would be its history again). */
-function streamIdsArg(value: unknown): string[] {
-  return Array.isArray(value) ? splitStreamIds(value.map(String)) : [];
-}
-
 /**
  * Hands a connection's messages to `handle` in order, one per event-loop turn. A message
  * costs up to a few ms of parsing and validation; a burst of them read in one chunk would
@@ -201,10 +230,10 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
   closeAll(code: number, reason: string): void;
   /** Closes the connections that hold an operation (events were missed; they must replay). */
   closeSubscribers(code: number, reason: string): void;
-  /** The server's keep-alive round, on these connections: ping, or terminate who left the last ping unanswered. */
-  keepAliveRound(): KeepAliveRound;
+  /** The connections, for the server's keep-alive rounds. */
+  peers(): Iterable<KeepAlivePeer>;
 } {
-  const { service, fanout, keyLimits } = context;
+  const { service, subscriptions } = context;
   const sockets = new Map<WebSocket, Connection>();
 
   async function feed(
@@ -213,45 +242,32 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
     ctx: Context<Record<string, unknown> | undefined, Extra>,
   ): Promise<AsyncIterableIterator<Record<string, Post>>> {
     const connection = ctx.extra;
-    const max = context.maxSubscriptionsPerConnection;
-    if (max !== 0 && connection.operations.size >= max) {
-      throw new GraphQLError(`this connection already holds ${max} subscriptions, the most the server allows`, {
-        extensions: { code: 'limit-exceeded' },
-      });
-    }
-    const lastPosts = args['lastPosts'] ?? 0;
-    if (typeof lastPosts !== 'number' || !Number.isInteger(lastPosts) || lastPosts < 0 || lastPosts > MAX_LAST_POSTS) {
-      throw new GraphQLError(`lastPosts must be an integer from 0 to ${MAX_LAST_POSTS}`, {
-        extensions: { code: 'invalid-argument' },
-      });
-    }
-    let resolved;
+    const posts = new PostFeed(field, connection, context);
+    let subscribing: Promise<void> | undefined;
     try {
-      resolved = service.resolveStreams(connection.identity!, streamIdsArg(args['streamIds']), field);
+      subscribing = subscriptions.subscribe(posts, {
+        identity: connection.admission!.identity,
+        // As on /v1/ws, and checked by the same rules: each stream once, lastPosts in range.
+        args: parseSubscribeArgs(
+          { streamIds: args['streamIds'] ?? undefined, lastPosts: args['lastPosts'] ?? undefined },
+          'on-stream-post',
+        ),
+        command: field,
+        requestId: undefined,
+        format: 'envelope',
+        // Hidden posts per the hosted column of B1a: a created post once its text is there.
+        hiddenPosts: field === 'streamPostCreated' ? 'at-release' : 'push',
+      });
     } catch (error) {
+      posts.end();
       if (error instanceof ProtocolError) throw graphqlError(error);
       throw error;
     }
     // The place is taken before the first await: a burst of subscribes all checked before
     // any was counted would pass the cap together.
-    const posts = new PostFeed(field, connection, context);
     connection.operations.add(posts);
     try {
-      // As on /v1/ws: what was acknowledged before this operation is history, not live.
-      await service.caughtUp();
-      // Completed, or its socket closed, while it waited: nothing to register.
-      if (posts.ended) return posts;
-      // Hidden posts per the hosted column of B1a: a created post once its text is there.
-      const hiddenPosts: HiddenPosts = field === 'streamPostCreated' ? 'at-release' : 'push';
-      const subscription = new Subscription(posts, 'envelope', resolved.user, resolved.streams, hiddenPosts);
-      posts.subscription = subscription;
-      // Registered before history is read, so nothing published meanwhile is missed.
-      fanout.add(subscription);
-      const read = field === 'streamPostCreated' && lastPosts > 0 ? await service.history(resolved, lastPosts) : [];
-      fanout.goLive(
-        subscription,
-        read.filter((post) => !post.hidden),
-      );
+      await subscribing;
       return posts;
     } catch (error) {
       // A failed subscribe holds no place and leaves nothing in the fan-out.
@@ -265,7 +281,7 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
     roots: {
       query: {
         streams: (_args: unknown, ctx: Context<Record<string, unknown> | undefined, Extra>) =>
-          service.store.streamsOf(ctx.extra.user!.id).map(({ id, name }) => ({ id, name })),
+          service.streamsOf(ctx.extra.admission!.user).map(({ id, name }) => ({ id, name })),
       },
       subscription: {
         streamPostCreated: (args: Record<string, unknown>, ctx: Context<Record<string, unknown> | undefined, Extra>) =>
@@ -281,25 +297,20 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
       const given = ctx.connectionParams?.['apiKey'];
       const key = typeof given === 'string' && given !== '' ? given : connection.requestKey;
       connection.requestKey = undefined;
-      const identity = await service.authenticate(key);
-      if (!identity) {
-        connection.ws.close(CLOSE_UNAUTHORIZED, unauthorizedMessage(key));
+      const admitted = await subscriptions.admit(key, connection);
+      if (admitted === undefined) return false;
+      if (admitted instanceof Refusal) {
+        // No error event in graphql-transport-ws before the connection is acknowledged: the close says it.
+        connection.ws.close(admitted.closeCode, admitted.message);
         return false;
       }
-      const keyId = keyIdOf(identity);
-      if (!keyLimits.openConnection(keyId)) {
-        connection.ws.close(CLOSE_POLICY_VIOLATION, 'too many connections for this key');
-        return false;
-      }
-      connection.keyId = keyId;
-      connection.identity = identity;
-      connection.user = service.userOf(identity);
+      connection.admission = admitted;
       connection.rateLimiter = context.createRateLimiter?.();
       return true;
     },
     onSubscribe(ctx, _id, payload) {
       const connection = ctx.extra;
-      const keyBucket = connection.keyId === undefined ? undefined : keyLimits.bucket(connection.keyId);
+      const keyBucket = connection.admission && context.keyLimits.bucket(connection.admission.keyId);
       if (
         (connection.rateLimiter !== undefined && !connection.rateLimiter.tryTake()) ||
         (keyBucket !== undefined && !keyBucket.tryTake())
@@ -323,12 +334,12 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
 
   function onPong(this: WebSocket): void {
     const connection = sockets.get(this);
-    if (connection) connection.alive = true;
+    if (connection) connection.isAlive = true;
   }
 
   return {
     accept(ws, requestKey) {
-      const connection: Connection = { ws, requestKey, operations: new Set(), alive: true };
+      const connection = new Connection(ws, requestKey);
       sockets.set(ws, connection);
       ws.on('pong', onPong);
       const closed = server.opened(
@@ -354,27 +365,15 @@ export function createGraphqlEndpoint(context: GraphqlContext): {
       ws.once('close', (code, reason) => {
         sockets.delete(ws);
         for (const operation of [...connection.operations]) operation.end();
-        if (connection.keyId !== undefined) keyLimits.closeConnection(connection.keyId);
+        if (connection.admission !== undefined) subscriptions.leave(connection.admission.keyId);
         void closed(code, reason.toString());
       });
     },
     closeAll(code, reason) {
       for (const ws of sockets.keys()) ws.close(code, reason);
     },
-    keepAliveRound() {
-      const round: KeepAliveRound = { pinged: 0, terminated: 0 };
-      for (const [ws, connection] of sockets) {
-        if (!connection.alive) {
-          context.logger.log('warn', 'terminating unresponsive peer', { via: 'graphql' });
-          ws.terminate();
-          round.terminated += 1;
-        } else if (ws.readyState === OPEN) {
-          connection.alive = false;
-          ws.ping();
-          round.pinged += 1;
-        }
-      }
-      return round;
+    peers() {
+      return sockets.values();
     },
     closeSubscribers(code, reason) {
       for (const [ws, connection] of sockets) if (connection.operations.size > 0) ws.close(code, reason);

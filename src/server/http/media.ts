@@ -191,7 +191,7 @@ export class MediaStore {
     if (!withheld(item.releaseAt, now, 'anyone')) return false;
     const key = req.headers['x-api-key'];
     const identity = typeof key === 'string' ? await this.#service.authenticate(key) : undefined;
-    const stream = this.#service.store.stream(item.streamId);
+    const stream = this.#service.stream(item.streamId);
     return stream === undefined || withheld(item.releaseAt, now, readerOf(identity, stream));
   }
 }

@@ -3,8 +3,8 @@ import { MAX_LAST_POSTS, REST_DEFAULT_LIMIT } from '../../protocol/limits.js';
 import type { Post } from '../../protocol/types.js';
 import { decodeToken, encodeToken, queryDate, queryInteger, queryValue } from './rest-query.js';
 import type { StreamPostsService } from '../service/service.js';
-import { postFor, readerOf } from '../service/visibility.js';
-import { canSee, type Identity } from '../stores/store.js';
+import { postFor } from '../service/visibility.js';
+import type { Identity } from '../stores/store.js';
 
 const POST_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -44,19 +44,16 @@ export async function listPosts(
     throw new ProtocolError('invalid-argument', 'fromDate must not be after toDate');
   }
   // As a subscription to it would be refused: unknown → not-found, not followed → forbidden.
-  const { user, streams } = service.resolveStreams(identity, [streamId], 'GET posts');
-  const stream = streams[0]!;
-  const matching = (await service.store.recent(stream.id, MAX_LAST_POSTS))
+  const { posts, reader } = await service.storedHistory(identity, streamId, 'GET posts');
+  const matching = posts
     .filter(
       (post) =>
-        canSee(user, stream, post) &&
         (before === undefined || post.id < before) &&
         (from === undefined || post.createdAt >= from) &&
         (to === undefined || post.createdAt <= to),
     )
     .reverse();
   const page = matching.slice(0, limit);
-  const reader = readerOf(identity, stream);
   const oldest = page.at(-1);
   return {
     posts: page.map((post) => postFor(post, reader)),

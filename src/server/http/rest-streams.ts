@@ -3,7 +3,8 @@ import { ProtocolError } from '../../protocol/errors.js';
 import { PRICING_TYPES, STREAM_STATES, type Stream } from '../../protocol/types.js';
 import { decodeToken, encodeToken, queryBoolean, queryEnum, queryInteger, queryValue } from './rest-query.js';
 import type { StreamPostsService } from '../service/service.js';
-import { followedBy, follows, type Identity, type StreamRecord, type UserRecord } from '../stores/store.js';
+import { followedBy, follows } from '../service/visibility.js';
+import type { Identity, StreamRecord, UserRecord } from '../stores/store.js';
 
 const MAX_STREAMS_PAGE = 50;
 const DEFAULT_STREAMS_PAGE = 10;
@@ -132,7 +133,7 @@ export async function listStreams(
   const user = service.userOf(identity);
   // The seed's streams never change while serving, so an offset into this list is a stable place.
   const listed = sortStreams(
-    service.store.streams().filter((stream) => listedFor(user, stream) && matches(stream, query)),
+    service.streams().filter((stream) => listedFor(user, stream) && matches(stream, query)),
     query.sortBy,
   );
   const page = listed.slice(offset, offset + limit).map((stream) => restStream(stream, user, identity));
@@ -147,7 +148,7 @@ export async function visibleStream(
   streamId: string,
 ): Promise<{ stream: StreamRecord; user: UserRecord }> {
   await service.caughtUp();
-  const stream = service.store.stream(streamId);
+  const stream = service.stream(streamId);
   const user = service.userOf(identity);
   if (!stream || !listedFor(user, stream)) throw new ProtocolError('not-found', `no stream with id "${streamId}"`);
   return { stream, user };
@@ -196,6 +197,6 @@ export async function selectTargets(
     if (seen.has(target)) throw new ProtocolError('invalid-argument', `customTargets[${i}] ${shown} is listed twice`);
     seen.add(target);
   }
-  await service.store.setCustomTargets(user.id, stream.id, [...seen]);
+  await service.setCustomTargets(user, stream.id, [...seen]);
   return { customTargets: [...seen] };
 }

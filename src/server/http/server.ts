@@ -15,7 +15,6 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { queryToArgs, isCommandName } from '../../protocol/commands.js';
 import type { KeepAliveRound } from '../../protocol/admin.js';
-import { encodeEvent } from '../../protocol/events.js';
 import { CLOSE_GOING_AWAY, CLOSE_SERVICE_RESTART } from '../../protocol/close-codes.js';
 import { TREE_COMMAND } from '../../protocol/types.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
@@ -31,6 +30,7 @@ import {
 } from '../http-util.js';
 import type { Logger } from '../logger.js';
 import { createPerimeter, type Refusal } from './perimeter.js';
+import { KeepAlive, type KeepAlivePeer } from '../service/keep-alive.js';
 import { Session, type SessionContext, type SessionStart } from '../ws/session.js';
 import type { createGraphqlEndpoint } from '../graphql/graphql-server.js';
 import type { Unusable } from '../stores/store-health.js';
@@ -83,9 +83,6 @@ const CLOSE_DEADLINE_MS = 2000;
  * client trickling its headers was held up to that much past the timeout.
  */
 const HTTP_TIMEOUT_CHECKS = { connectionsCheckingInterval: 1_000 } as const;
-/** Sessions pinged per turn of the event loop in a keep-alive round. */
-const KEEP_ALIVE_SLICE = 200;
-const KEEP_ALIVE_FRAME = Buffer.from(encodeEvent('keep-alive', {}));
 
 /** What the address of an upgrade tells the session: its command, whether it is a tree feed, its dialect. */
 type Route = Omit<SessionStart, 'seq' | 'key'>;
@@ -148,9 +145,7 @@ export class HttpFront {
   readonly #sessions = new Set<Session>();
   readonly faults: UpgradeFaults;
   readonly #secure: boolean;
-  #keepAliveTimer: NodeJS.Timeout | undefined;
-  /** The keep-alive round under way, if any. */
-  #round: Promise<KeepAliveRound> | undefined;
+  readonly #keepAlive: KeepAlive;
   #nextSessionId = 1;
   #closing: Promise<void> | undefined;
   readonly #sessionContext: SessionContext;
@@ -164,6 +159,11 @@ export class HttpFront {
   constructor(parts: FrontParts) {
     const { host, port, keepAliveMs, bodyTimeoutMs, headersTimeoutMs } = parts;
     this.#options = { host, port, keepAliveMs, headersTimeoutMs };
+    this.#keepAlive = new KeepAlive({
+      intervalMs: keepAliveMs,
+      logger: parts.logger,
+      peers: () => this.#keepAlivePeers(),
+    });
     const checkPerimeter = createPerimeter({
       bindHost: host,
       allowedHosts: parts.allowedHosts,
@@ -250,12 +250,12 @@ export class HttpFront {
     this.#graphql ??= import('../graphql/graphql-server.js').then(({ createGraphqlEndpoint }) =>
       createGraphqlEndpoint({
         service: context.service,
+        subscriptions: context.subscriptions,
         fanout: context.fanout,
         logger: this.#logger,
         keyLimits: context.keyLimits,
         createRateLimiter: context.createRateLimiter,
         maxBufferedBytes: context.maxBufferedBytes,
-        maxSubscriptionsPerConnection: context.maxSubscriptionsPerConnection,
       }),
     );
     this.#graphql.then(
@@ -376,64 +376,23 @@ export class HttpFront {
       });
     });
     this.#address = this.#http.address() as AddressInfo;
-    this.#armKeepAlive();
+    this.#keepAlive.start();
     return this;
-  }
-
-  /** Timed rounds every `keepAliveMs`, counted from the last round (timed or asked for). */
-  #armKeepAlive(): void {
-    if (this.#keepAliveTimer) clearInterval(this.#keepAliveTimer);
-    this.#keepAliveTimer = setInterval(() => void this.#startRound(), this.#options.keepAliveMs);
-    this.#keepAliveTimer.unref();
   }
 
   /**
    * One keep-alive round now (`POST /_admin/keep-alive`): a peer that has not answered the
-   * previous round's ping is terminated, every other one gets a ping and a `keep-alive`
-   * event. Resolves once the round has reached every connection. The next timed round
-   * comes a whole interval later, so a peer always has an interval to answer.
+   * previous round's ping is terminated, every other one gets a ping (and a `keep-alive`
+   * event where it takes envelopes). Resolves once the round has reached every connection.
    */
   keepAliveRound(): Promise<KeepAliveRound> {
-    if (this.#closing !== undefined) return Promise.resolve({ pinged: 0, terminated: 0 });
-    this.#armKeepAlive();
-    return this.#startRound();
+    return this.#keepAlive.round();
   }
 
-  /** Rounds run one after the other: one asked for during a timed round waits for it. */
-  #startRound(): Promise<KeepAliveRound> {
-    const previous = this.#round;
-    const round = previous ? previous.then(() => this.#runRound()) : this.#runRound();
-    this.#round = round;
-    void round.then(() => {
-      if (this.#round === round) this.#round = undefined;
-    });
-    return round;
-  }
-
-  /**
-   * One keep-alive round, in slices of KEEP_ALIVE_SLICE sessions with I/O between them:
-   * 10,000 pings in one go held deliveries up for tens of milliseconds.
-   */
-  async #runRound(): Promise<KeepAliveRound> {
-    const sessions = [...this.#sessions];
-    // GraphQL connections are few and answer pings only: one go.
-    const counts = (await this.#graphql?.catch(() => undefined))?.keepAliveRound() ?? { pinged: 0, terminated: 0 };
-    return new Promise((resolve) => {
-      const slice = (from: number): void => {
-        const to = Math.min(from + KEEP_ALIVE_SLICE, sessions.length);
-        for (let i = from; i < to; i += 1) {
-          const session = sessions[i]!;
-          if (!session.isAlive) {
-            this.#logger.log('warn', 'terminating unresponsive peer', { conn: session.id });
-            session.terminate();
-            counts.terminated += 1;
-          } else if (session.ping(KEEP_ALIVE_FRAME)) counts.pinged += 1;
-        }
-        if (to < sessions.length && this.#closing === undefined) setImmediate(slice, to);
-        else resolve(counts);
-      };
-      slice(0);
-    });
+  /** Every connection a keep-alive round pings: GraphQL's (few, once loaded) and the sessions. */
+  async #keepAlivePeers(): Promise<Iterable<KeepAlivePeer>> {
+    const graphql = await this.#graphql?.catch(() => undefined);
+    return graphql ? [...graphql.peers(), ...this.#sessions] : this.#sessions;
   }
 
   get port(): number {
@@ -472,7 +431,7 @@ export class HttpFront {
   }
 
   async #shutdown(): Promise<void> {
-    if (this.#keepAliveTimer) clearInterval(this.#keepAliveTimer);
+    this.#keepAlive.stop();
     if (this.#graphql) (await this.#graphql.catch(() => undefined))?.closeAll(CLOSE_GOING_AWAY, 'server shutting down');
     const stopped = new Promise<void>((resolve) => this.#http.close(() => resolve()));
     const closing = [...this.#sessions].map(

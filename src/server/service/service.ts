@@ -14,7 +14,8 @@ import type {
   StreamRecord,
   UserRecord,
 } from '../stores/store.js';
-import { canSee, follows, isPending, isShared } from '../stores/store.js';
+import { isPending, isShared } from '../stores/store.js';
+import { canSee, follows, readerOf, type Reader } from './visibility.js';
 
 /** The streams a subscription resolved to, with what the user may see of each. */
 export interface ResolvedSubscription {
@@ -39,14 +40,37 @@ function nameIds(ids: readonly string[]): string {
 
 /**
  * The service's rules (PROTOCOL.md B1, B4) over a Store, shared by the
- * WebSocket and REST surfaces so both answer the same way.
+ * WebSocket, GraphQL and REST surfaces so all answer the same way. The store is its own:
+ * the surfaces ask the service, never the store.
  */
 export class StreamPostsService {
+  readonly #store: Store;
   /** A shared store, once: the memory store has nothing to catch up with and no feed position. */
   readonly #shared: SharedStore | undefined;
 
-  constructor(readonly store: Store) {
+  constructor(store: Store) {
+    this.#store = store;
     this.#shared = isShared(store) ? store : undefined;
+  }
+
+  /** A stream of the seed, whoever asks (the caller decides what the asker may see of it). */
+  stream(id: string): StreamRecord | undefined {
+    return this.#store.stream(id);
+  }
+
+  /** Every stream, in seed order. */
+  streams(): StreamRecord[] {
+    return this.#store.streams();
+  }
+
+  /** The streams a user follows or owns, in seed order. */
+  streamsOf(user: UserRecord): StreamRecord[] {
+    return this.#store.streamsOf(user.id);
+  }
+
+  /** Replaces a user's selected targets on a custom stream (checked by the caller); delivery follows at once. */
+  setCustomTargets(user: UserRecord, streamId: string, targets: readonly string[]): Promise<void> {
+    return this.#store.setCustomTargets(user.id, streamId, targets);
   }
 
   /**
@@ -60,11 +84,11 @@ export class StreamPostsService {
   /** At once in memory (no key is no identity); a shared store's answer is a promise. */
   authenticate(key: string | undefined): Awaitable<Identity | undefined> {
     if (key === undefined || key === '') return undefined;
-    return this.store.authenticate(key);
+    return this.#store.authenticate(key);
   }
 
   userOf(identity: Identity): UserRecord {
-    const user = this.store.user(identity.userId);
+    const user = this.#store.user(identity.userId);
     if (!user) throw new ProtocolError('internal', 'the user of this key no longer exists');
     return user;
   }
@@ -72,12 +96,12 @@ export class StreamPostsService {
   /** Resolves `streamIds` (empty = all of the user's streams); all-or-nothing. */
   resolveStreams(identity: Identity, streamIds: readonly string[], command: string): ResolvedSubscription {
     const user = this.userOf(identity);
-    if (streamIds.length === 0) return { user, streams: this.store.streamsOf(user.id) };
+    if (streamIds.length === 0) return { user, streams: this.#store.streamsOf(user.id) };
     const missing: string[] = [];
     const notFollowed: string[] = [];
     const streams: StreamRecord[] = [];
     for (const id of streamIds) {
-      const stream = this.store.stream(id);
+      const stream = this.#store.stream(id);
       if (!stream) missing.push(id);
       else if (follows(user, stream)) streams.push(stream);
       else notFollowed.push(id);
@@ -98,7 +122,7 @@ export class StreamPostsService {
 
   /** `metadata`: the REST form's (PROTOCOL.md B6), stored and delivered with the post. */
   async publish(identity: Identity, args: PublishArgs, metadata?: Record<string, unknown>): Promise<PublishResult> {
-    const stream = this.store.stream(args.streamId);
+    const stream = this.#store.stream(args.streamId);
     if (!stream) throw new ProtocolError('not-found', `no stream with id "${args.streamId}"`, PUBLISH_COMMAND);
     if (identity.kind !== 'stream' || identity.streamId !== stream.id) {
       const why = identity.kind === 'reader' ? 'a reader key cannot publish' : 'this key belongs to another stream';
@@ -126,7 +150,7 @@ export class StreamPostsService {
         PUBLISH_COMMAND,
       );
     }
-    return this.store.publish({
+    return this.#store.publish({
       streamId: stream.id,
       text: args.content,
       contentType: args.contentType,
@@ -144,10 +168,29 @@ export class StreamPostsService {
   history(resolved: ResolvedSubscription, perStream: number): Awaitable<PostRecord[]> {
     if (perStream === 0) return [];
     // Taken in the same turn the subscription was registered: the history ends where its live posts begin.
-    const asOf = this.#shared?.position();
+    return this.#read(resolved, perStream, this.#shared?.position());
+  }
+
+  /**
+   * All a stream's kept history the key may see (oldest first), and as whom it reads it: what
+   * REST pages through. Unknown and unfollowed streams are refused as a subscription is.
+   */
+  async storedHistory(
+    identity: Identity,
+    streamId: string,
+    command: string,
+  ): Promise<{ posts: PostRecord[]; reader: Reader }> {
+    const resolved = this.resolveStreams(identity, [streamId], command);
+    return {
+      posts: await this.#read(resolved, MAX_LAST_POSTS, undefined),
+      reader: readerOf(identity, resolved.streams[0]!),
+    };
+  }
+
+  #read(resolved: ResolvedSubscription, perStream: number, asOf: number | undefined): Awaitable<PostRecord[]> {
     // Only a custom stream filters by target, so only there must the whole history be read.
     const reads = resolved.streams.map((stream) =>
-      this.store.recent(stream.id, stream.custom ? MAX_LAST_POSTS : perStream, asOf),
+      this.#store.recent(stream.id, stream.custom ? MAX_LAST_POSTS : perStream, asOf),
     );
     return reads.some(isPending)
       ? Promise.all(reads).then((recent) => mergeHistory(resolved, recent, perStream))

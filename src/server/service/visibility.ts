@@ -1,11 +1,20 @@
 import type { Post } from '../../protocol/types.js';
-import { storedPost, type Identity, type PostRecord, type StreamRecord } from '../stores/store.js';
+import { storedPost, type Identity, type PostRecord, type StreamRecord, type UserRecord } from '../stores/store.js';
+
+export { followedBy, follows } from '../stores/follows.js';
 
 /**
  * Who reads a post: its stream's owner (any key of the user who owns the stream; the admin,
  * with the admin token, reads as the owner does), or anyone else.
  */
 export type Reader = 'owner' | 'anyone';
+
+/** Whether a user sees a post of a stream (PROTOCOL.md B1 custom-target rule). */
+export function canSee(user: UserRecord, stream: StreamRecord, post: Pick<PostRecord, 'customTarget'>): boolean {
+  if (!stream.custom || stream.owner === user.id) return true;
+  if (post.customTarget === null) return false;
+  return user.customTargets.get(stream.id)?.has(post.customTarget) ?? false;
+}
 
 /** The reader a key makes of a stream's posts; no key is anyone. */
 export function readerOf(identity: Identity | undefined, stream: Pick<StreamRecord, 'owner'>): Reader {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import type { Seed } from '../../protocol/seed.js';
-import { follows, type PostRecord, type StreamRecord, type TargetSelections, type UserRecord } from './store.js';
+import { follows } from './follows.js';
+import type { PostRecord, StreamRecord, TargetSelections, UserRecord } from './store.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 

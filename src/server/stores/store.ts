@@ -182,30 +182,3 @@ export function storedPost(record: PostRecord): Post {
     ...(record.metadata === undefined ? {} : { metadata: record.metadata as Record<string, unknown> }),
   };
 }
-
-const followSets = new WeakMap<UserRecord, ReadonlySet<string>>();
-
-/**
- * The streams a user follows, as a set: built once per user record (follows never change while
- * serving; a reset makes new records), since a reader may follow hundreds and every subscribe asks.
- */
-export function followedBy(user: UserRecord): ReadonlySet<string> {
-  let followed = followSets.get(user);
-  if (followed === undefined) {
-    followed = new Set(user.follows);
-    followSets.set(user, followed);
-  }
-  return followed;
-}
-
-/** The user follows or owns the stream. */
-export function follows(user: UserRecord, stream: StreamRecord): boolean {
-  return stream.owner === user.id || followedBy(user).has(stream.id);
-}
-
-/** Whether a user sees a post of a stream (PROTOCOL.md B1 custom-target rule). */
-export function canSee(user: UserRecord, stream: StreamRecord, post: Pick<PostRecord, 'customTarget'>): boolean {
-  if (!stream.custom || stream.owner === user.id) return true;
-  if (post.customTarget === null) return false;
-  return user.customTargets.get(stream.id)?.has(post.customTarget) ?? false;
-}

@@ -1,18 +1,16 @@
 import { encodeEvent } from '../../protocol/events.js';
 import { toTreeItem } from '../../protocol/tree.js';
-import { postFor } from '../service/visibility.js';
-import { canSee, type PostRecord, type StoreEvent, type StreamRecord, type UserRecord } from '../stores/store.js';
+import type {
+  Delivery,
+  Format,
+  HiddenPosts,
+  SubscriptionHolder,
+  SubscriptionService,
+} from '../service/subscriptions.js';
+import { canSee, postFor } from '../service/visibility.js';
+import type { PostRecord, StoreEvent, StreamRecord, UserRecord } from '../stores/store.js';
 
-export type Format = 'envelope' | 'tree';
-
-/**
- * How a subscription learns of a hidden post (PROTOCOL.md B1a): `push` (our dialect) sends
- * it hidden at creation and again at its release; `at-release` (the hosted dialect, and
- * GraphQL) holds it back while hidden and sends it once, at its release, as an ordinary new
- * post with its text: every public client of the hosted service reads only
- * `stream.post.created` and runs string operations on its text.
- */
-export type HiddenPosts = 'push' | 'at-release';
+export type { Format, HiddenPosts };
 
 /** The side of a connection that fan-out writes to. */
 export interface Subscriber {
@@ -23,6 +21,12 @@ export interface Subscriber {
   /** Posts to send, in order, as the peer reads them: the subscriber asks `queuedFrame` for each frame when its turn comes. */
   sendQueued(posts: QueuedPost[]): void;
 }
+
+/** A connection's side of its subscriptions: the service's holder, and what the fan-out writes to. */
+export type Holder = SubscriptionHolder<Subscription> & Subscriber;
+
+/** The subscription service (service/subscriptions.ts) over this fan-out. */
+export type Subscriptions = SubscriptionService<Subscription, Holder>;
 
 /**
  * A post waiting to be written to one subscriber (history, mostly): a reference to the
@@ -95,7 +99,7 @@ interface StreamEntry {
  * post costs O(its subscribers); each post is serialized once per format and
  * the same Buffer is written to every socket.
  */
-export class FanOut {
+export class FanOut implements Delivery<Subscription, Holder> {
   readonly #byStream = new Map<string, StreamEntry>();
   readonly #frames = new WeakMap<PostRecord, FrameCache>();
   #size = 0;
@@ -108,6 +112,16 @@ export class FanOut {
   /** Subscriptions covering a stream. */
   subscribersOf(streamId: string): number {
     return this.#byStream.get(streamId)?.subscriptions.size ?? 0;
+  }
+
+  subscription(
+    holder: Holder,
+    format: Format,
+    user: UserRecord,
+    streams: StreamRecord[],
+    hiddenPosts: HiddenPosts,
+  ): Subscription {
+    return new Subscription(holder, format, user, streams, hiddenPosts);
   }
 
   add(subscription: Subscription): void {

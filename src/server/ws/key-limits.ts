@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { TokenBucket } from './rate-limiter.js';
+import type { KeyConnections } from '../service/subscriptions.js';
 import type { Identity } from '../stores/store.js';
 
 export interface KeyLimitsOptions {
@@ -26,13 +27,17 @@ const keyIds = new Map<string, string>();
  * What one key may use across all its connections and REST: a shared rate, a number of
  * connections. Keys come from the seed, so the maps are as bounded as the seed is.
  */
-export class KeyLimits {
+export class KeyLimits implements KeyConnections {
   readonly #options: KeyLimitsOptions;
   readonly #buckets = new Map<string, TokenBucket>();
   readonly #connections = new Map<string, number>();
 
   constructor(options: KeyLimitsOptions) {
     this.#options = options;
+  }
+
+  keyIdOf(identity: Identity): string {
+    return keyIdOf(identity);
   }
 
   get maxConnections(): number {

@@ -4,7 +4,7 @@ import type { StreamPostsService } from '../service/service.js';
 import type { CommandName } from '../../protocol/types.js';
 import type { CommandLimits } from './command-queue.js';
 import type { ConnectionContext } from './connection.js';
-import type { FanOut, HiddenPosts } from './fanout.js';
+import type { FanOut, HiddenPosts, Subscriptions } from './fanout.js';
 import type { KeyLimits } from './key-limits.js';
 import type { SessionHooks } from './outlet.js';
 import type { TokenBucket } from './rate-limiter.js';
@@ -17,6 +17,8 @@ export interface SessionContextOf<S> extends ConnectionContext, CommandLimits {
   /** What every connection id of this instance starts with (`w2-` under serve --workers), else ''. */
   connectionIdPrefix: string;
   service: StreamPostsService;
+  /** Who is let in, and a subscribe's way to live posts (service/subscriptions.ts). */
+  subscriptions: Subscriptions;
   fanout: FanOut;
   logger: Logger;
   /** The service's clock (admin advances included), for `connected.serverTime`. */
@@ -34,8 +36,8 @@ export interface SessionContextOf<S> extends ConnectionContext, CommandLimits {
   createReplyBudget: (() => TokenBucket) | undefined;
   /** How the hosted dialect (no `hello=1`) delivers hidden posts (PROTOCOL.md B1a). */
   hostedHiddenPosts: HiddenPosts;
+  /** Each key's shared rate (the connection cap is the subscription service's business). */
   keyLimits: KeyLimits;
-  maxSubscriptionsPerConnection: number;
   maxPendingCommands: number;
   /** Injected faults (admin/faults.ts), let in around the session's writes and at its publishes. */
   faults: SessionHooks;

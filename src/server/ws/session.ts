@@ -6,30 +6,30 @@
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { parseCommandArgs } from '../../protocol/commands.js';
-import {
-  CLOSE_INTERNAL_ERROR,
-  CLOSE_POLICY_VIOLATION,
-  CLOSE_SERVICE_RESTART,
-  CLOSE_UNAUTHORIZED,
-  UNAUTHORIZED_CLOSE_REASON,
-} from '../../protocol/close-codes.js';
-import { ProtocolError, unauthorizedMessage } from '../../protocol/errors.js';
+import { CLOSE_INTERNAL_ERROR, CLOSE_POLICY_VIOLATION, CLOSE_SERVICE_RESTART } from '../../protocol/close-codes.js';
+import { ProtocolError } from '../../protocol/errors.js';
 import { encodeError, encodeEvent } from '../../protocol/events.js';
 import { PUBLISH_COMMAND, type Command, type CommandName } from '../../protocol/types.js';
 import type { ConnectionInfo } from '../../protocol/admin.js';
 import type { AckFault } from '../fault-hooks.js';
 import { CommandQueue, type CommandHost, type PublishCommand, type SubscribeCommand } from './command-queue.js';
 import { closeReason, Connection } from './connection.js';
-import { Subscription, type Format, type Subscriber } from './fanout.js';
+import type { Format, Holder, Subscription } from './fanout.js';
 import { Greeting, greetings } from './greeting.js';
-import { keyIdOf } from './key-limits.js';
 import type { HookedConnection } from './outlet.js';
 import type { SessionContextOf, SessionStart } from './session-context.js';
 import { logs } from '../logger.js';
 import type { TokenBucket } from './rate-limiter.js';
-import type { ResolvedSubscription } from '../service/service.js';
+import { Refusal, type Admission, type SubscribeRequest } from '../service/subscriptions.js';
 import { postFor } from '../service/visibility.js';
-import { isPending, type Identity, type PostRecord, type PublishResult, type UserRecord } from '../stores/store.js';
+import {
+  isPending,
+  type Identity,
+  type PostRecord,
+  type PublishResult,
+  type StreamRecord,
+  type UserRecord,
+} from '../stores/store.js';
 
 /** A publish the store took, and the injected fault (if any) that decides its ack. */
 interface StoredPublish {
@@ -45,15 +45,16 @@ interface StoredPublish {
 const NO_SUBSCRIPTIONS = Object.freeze([]) as unknown as Subscription[];
 
 /** What a subscription is replaced by: the same format and the same streams, in any order. */
-function subscriptionKey(format: Format, streamIds: readonly string[]): string {
-  return `${format}:${[...streamIds].sort().join(',')}`;
+function subscriptionKey(format: Format, streams: readonly StreamRecord[]): string {
+  const ids = streams.map((stream) => stream.id).sort();
+  return `${format}:${ids.join(',')}`;
 }
 
 export type SessionContext = SessionContextOf<Session>;
 export type { SessionStart };
 
 /** One WebSocket connection: authentication, commands, subscriptions, backpressure. */
-export class Session extends Connection<SessionContext> implements Subscriber, HookedConnection {
+export class Session extends Connection<SessionContext> implements Holder, HookedConnection {
   envelopeStamp = 0;
   treeStamp = 0;
   /**
@@ -170,39 +171,24 @@ export class Session extends Connection<SessionContext> implements Subscriber, H
 
   /** Checks the key, then greets; a promise only while a shared store is asked. */
   #open(): Promise<void> | undefined {
-    const identity = this.#context.service.authenticate(this.start.key);
-    return isPending(identity) ? identity.then((found) => this.#opened(found)) : this.#opened(identity);
+    const admitted = this.#context.subscriptions.admit(this.start.key, this);
+    return isPending(admitted) ? admitted.then((found) => this.#opened(found)) : this.#opened(admitted);
   }
 
-  #opened(identity: Identity | undefined): Promise<void> | undefined {
+  #opened(admitted: Admission | Refusal | undefined): Promise<void> | undefined {
     // Not kept for the life of the connection: it was needed only here.
-    if (identity) this.start.key = undefined;
-    if (!identity) {
-      const message = unauthorizedMessage(this.start.key);
-      this.start.key = undefined;
-      this.#log('warn', 'rejected connection', { code: 'unauthorized' });
-      this.#sendEnvelope(encodeError('unauthorized', message));
-      this.close(CLOSE_UNAUTHORIZED, this.start.treeOnly ? message : UNAUTHORIZED_CLOSE_REASON);
-      return undefined;
-    }
-    const user = this.#context.service.userOf(identity);
-    const keyId = keyIdOf(identity);
-    const { keyLimits } = this.#context;
-    if (this.#closed) return undefined;
-    if (!keyLimits.openConnection(keyId)) {
-      this.#log('warn', 'rejected connection', { code: 'limit-exceeded' });
+    this.start.key = undefined;
+    if (admitted === undefined) return undefined;
+    if (admitted instanceof Refusal) {
+      this.#log('warn', 'rejected connection', { code: admitted.code });
       // On the tree feed the close reason alone says it: its readers take every message for a tree item.
-      this.#sendEnvelope(
-        encodeError(
-          'limit-exceeded',
-          `this key already has ${keyLimits.maxConnections} open connections, the most the server allows`,
-        ),
-      );
-      this.close(CLOSE_POLICY_VIOLATION, 'too many connections for this key');
+      this.#sendEnvelope(encodeError(admitted.code, admitted.message));
+      this.close(admitted.closeCode, this.start.treeOnly ? closeReason(admitted.message) : admitted.closeReason);
       return undefined;
     }
-    this.#keyId = keyId;
-    this.#keyLimiter = keyLimits.bucket(keyId);
+    const { identity, user } = admitted;
+    this.#keyId = admitted.keyId;
+    this.#keyLimiter = this.#context.keyLimits.bucket(admitted.keyId);
     this.#identity = identity;
     this.#user = user;
     this.#context.faults.attach(this);
@@ -224,7 +210,7 @@ export class Session extends Connection<SessionContext> implements Subscriber, H
       const whole = encodeEvent('connected', {
         message: 'connected',
         userId: user.id,
-        streams: this.#context.service.store.streamsOf(user.id).map((stream) => stream.id),
+        streams: this.#context.service.streamsOf(user).map((stream) => stream.id),
       });
       greeting = new Greeting(Buffer.from(whole.slice(0, -2)));
       greetings.set(user, greeting);
@@ -297,86 +283,60 @@ export class Session extends Connection<SessionContext> implements Subscriber, H
   }
 
   #subscribe(command: SubscribeCommand): Promise<void> | undefined {
-    const { service } = this.#context;
-    const resolved = service.resolveStreams(this.#identity!, command.data.streamIds, command.event);
-    // On a shared store, this instance first dispatches every event stored before now: a post
-    // acknowledged (through any instance) before this command is history, never a live post.
-    const caughtUp = service.caughtUp();
-    return caughtUp === undefined
-      ? this.#subscribeTo(command, resolved)
-      : caughtUp.then(() => this.#subscribeTo(command, resolved));
+    return this.#context.subscriptions.subscribe(this, {
+      identity: this.#identity!,
+      args: command.data,
+      command: command.event,
+      requestId: command.requestId,
+      format: command.event === 'on-stream-post-tree' ? 'tree' : 'envelope',
+      hiddenPosts: this.start.hello ? 'push' : this.#context.hostedHiddenPosts,
+    });
   }
 
-  #subscribeTo(command: SubscribeCommand, resolved: ResolvedSubscription): Promise<void> | undefined {
-    if (this.#closed) return undefined;
-    const { service, fanout } = this.#context;
-    const format: Format = command.event === 'on-stream-post-tree' ? 'tree' : 'envelope';
-    const streamIds = resolved.streams.map((stream) => stream.id);
-    const subscriptions = this.#subscriptions;
+  /** Closed (or closing): a subscribe still under way registers nothing. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get subscriptionCount(): number {
+    return this.#subscriptions.length;
+  }
+
+  /** Subscribing again to the same streams in the same format replaces, not adds. */
+  repeatOf(format: Format, streams: readonly StreamRecord[]): Subscription | undefined {
     // Nearly every connection subscribes once: no key is built when there is nothing to replace.
-    const key = subscriptions.length === 0 ? '' : subscriptionKey(format, streamIds);
-    const at =
-      subscriptions.length === 0
-        ? -1
-        : subscriptions.findIndex(
-            (held) =>
-              held.format === format &&
-              held.streams.length === streamIds.length &&
-              subscriptionKey(
-                held.format,
-                held.streams.map((stream) => stream.id),
-              ) === key,
-          );
-    const replaced = at === -1 ? undefined : subscriptions[at];
-    const max = this.#context.maxSubscriptionsPerConnection;
-    if (!replaced && max !== 0 && subscriptions.length >= max) {
-      throw new ProtocolError(
-        'limit-exceeded',
-        `this connection already holds ${max} subscriptions, the most the server allows; open another connection or subscribe to several streams in one command`,
-        command.event,
-      );
-    }
-    const hiddenPosts = this.start.hello ? 'push' : this.#context.hostedHiddenPosts;
-    const subscription = new Subscription(this, format, resolved.user, resolved.streams, hiddenPosts);
-    // Registered before history is read, so nothing published meanwhile is missed.
-    if (replaced) fanout.remove(replaced);
-    fanout.add(subscription);
-    if (replaced) subscriptions[at] = subscription;
+    if (this.#subscriptions.length === 0) return undefined;
+    const key = subscriptionKey(format, streams);
+    return this.#subscriptions.find(
+      (held) =>
+        held.format === format &&
+        held.streams.length === streams.length &&
+        subscriptionKey(format, held.streams) === key,
+    );
+  }
+
+  hold(subscription: Subscription, replaced: Subscription | undefined): void {
+    const subscriptions = this.#subscriptions;
+    if (replaced) subscriptions[subscriptions.indexOf(replaced)] = subscription;
     else if (subscriptions === NO_SUBSCRIPTIONS) this.#subscriptions = [subscription];
     else subscriptions.push(subscription);
-    // Live posts wait in the subscription until goLive, so reading history before the
-    // acknowledgement loses nothing, and lets it say how many history messages follow.
-    const read = service.history(resolved, command.data.lastPosts);
-    if (!isPending(read)) {
-      this.#acknowledge(command, subscription, streamIds, read);
-      return undefined;
-    }
-    return read.then((posts) => this.#acknowledge(command, subscription, streamIds, posts));
   }
 
-  /** `sub_ack` with how many history messages follow, then the history, then live posts. */
-  #acknowledge(
-    command: SubscribeCommand,
-    subscription: Subscription,
-    streamIds: readonly string[],
-    read: PostRecord[],
-  ): void {
-    if (this.#closed) return;
-    const { fanout } = this.#context;
-    // Held back while hidden: such a post reaches this subscription at its release.
-    const history = subscription.hiddenPosts === 'push' ? read : read.filter((post) => !post.hidden);
+  /** `sub_ack` with how many history messages follow (the history and live posts come after it). */
+  acknowledge(request: SubscribeRequest, subscription: Subscription, history: readonly PostRecord[]): void {
+    const streamIds = subscription.streams.map((stream) => stream.id);
+    const { command, requestId } = request;
     this.#sendEnvelope(
       encodeEvent(
         'sub_ack',
-        { command: command.event, streamIds, lastPosts: command.data.lastPosts, history: history.length },
-        command.requestId,
+        { command, streamIds, lastPosts: request.args.lastPosts, history: history.length },
+        requestId,
       ),
     );
-    fanout.goLive(subscription, history);
     if (logs(this.#context.logger, 'info'))
       this.#log('info', 'subscribed', {
-        event: command.event,
-        requestId: command.requestId,
+        event: command,
+        requestId,
         streams: streamIds.join(','),
         history: history.length,
       });
@@ -473,7 +433,7 @@ export class Session extends Connection<SessionContext> implements Subscriber, H
     this.#detach();
     this.outlet.dropHeld();
     // Only now: a connection closed for being slow holds its buffers until its socket is gone.
-    if (this.#keyId !== undefined) this.#context.keyLimits.closeConnection(this.#keyId);
+    if (this.#keyId !== undefined) this.#context.subscriptions.leave(this.#keyId);
     this.#keyId = undefined;
     if (logs(this.#context.logger, 'info')) this.#log('info', 'disconnected', { code });
     this.#context.sessionClosed(this);
