@@ -68,6 +68,8 @@ export class TerminalModel {
   #solo: string | undefined;
   readonly #match: RegExp | undefined;
   #search: RegExp | undefined;
+  /** The text `#search` was made from. */
+  #searchPattern = '';
   #searchText = '';
   #pauseSeq = 0;
   #seq = 0;
@@ -76,9 +78,14 @@ export class TerminalModel {
   readonly #ruleMuted = new Set<string>();
   #selectedId: string | undefined;
   #rowsVersion = 0;
-  #rowsCache: { version: number; rows: readonly Entry[] } | undefined;
   /**
-   * Posts that came, and went, since `rows()` was last worked out, the filters unchanged:
+   * `rows()` as far as worked out: `next` is the index in `#entries` of the next post to try
+   * (newest first), -1 once every post was tried. A search key finds only the rows a frame
+   * shows; the rest are found when asked for (`rows()`, `finishRows()`).
+   */
+  #rowsCache: { version: number; rows: Entry[]; next: number } | undefined;
+  /**
+   * Posts that came, and went, since `rows()` was last worked out whole, the filters unchanged:
    * the next `rows()` puts the new ones on top and takes the gone ones off the bottom
    * instead of trying every post again (a key pressed while posts arrive waits for that).
    */
@@ -191,7 +198,7 @@ export class TerminalModel {
       this.#entries.push(entry);
       this.#counts.set(entry.streamId, (this.#counts.get(entry.streamId) ?? 0) + 1);
       const dropped = this.#trim();
-      if (this.#rowsCache?.version === this.#rowsVersion && this.#added.length < this.capacity) {
+      if (this.#rowsComplete() && this.#added.length < this.capacity) {
         this.#added.push(entry);
         for (const gone of dropped) this.#dropped.add(gone);
         this.#changed();
@@ -271,12 +278,25 @@ export class TerminalModel {
     return true;
   }
 
-  /** The feed as shown, newest first: filters, search, pause and pins applied. */
-  rows(): readonly Entry[] {
+  /** Whether `rows()` is worked out whole for the filters and posts as they are. */
+  #rowsComplete(): boolean {
     const cached = this.#rowsCache;
-    if (cached?.version === this.#rowsVersion) {
-      if (this.#added.length === 0 && this.#dropped.size === 0) return cached.rows;
-      // The gone are the oldest: at the bottom, where shown.
+    return cached !== undefined && cached.version === this.#rowsVersion && cached.next === -1;
+  }
+
+  /**
+   * The rows worked out so far, newest first, trying older posts until `enough` says so or
+   * every post was tried. Posts that came and went since are applied to a whole list.
+   */
+  #scan(enough: (rows: readonly Entry[]) => boolean): Entry[] {
+    let cached = this.#rowsCache;
+    if (cached?.version !== this.#rowsVersion) {
+      cached = { version: this.#rowsVersion, rows: [], next: this.#newestShowable() };
+      this.#rowsCache = cached;
+      this.#added = [];
+      this.#dropped.clear();
+    } else if (this.#added.length > 0 || this.#dropped.size > 0) {
+      // Only a whole list takes them (`add`): the gone are the oldest, at the bottom, where shown.
       let end = cached.rows.length;
       while (end > 0 && this.#dropped.has(cached.rows[end - 1]!)) end -= 1;
       const rows: Entry[] = [];
@@ -287,38 +307,98 @@ export class TerminalModel {
       cached.rows = rows.concat(cached.rows.slice(0, end));
       this.#added = [];
       this.#dropped.clear();
-      return cached.rows;
     }
-    const rows: Entry[] = [];
-    for (let index = this.#entries.length - 1; index >= 0; index--) {
-      const entry = this.#entries[index]!;
+    const { rows } = cached;
+    let next = cached.next;
+    while (next >= 0 && !enough(rows)) {
+      const entry = this.#entries[next]!;
+      next -= 1;
       if (this.#shown(entry)) rows.push(entry);
     }
-    this.#rowsCache = { version: this.#rowsVersion, rows };
-    this.#added = [];
-    this.#dropped.clear();
+    cached.next = next;
     return rows;
+  }
+
+  /**
+   * The index in `#entries` of the newest post the pause lets show: posts are held in arrival
+   * order, so those that came after the pause (thousands, in a long pause) are not tried one by one.
+   */
+  #newestShowable(): number {
+    const entries = this.#entries;
+    if (!this.paused || entries.length === 0 || entries[entries.length - 1]!.seq <= this.#pauseSeq)
+      return entries.length - 1;
+    let low = -1;
+    let high = entries.length - 1;
+    // entries[low] came before the pause or low is -1; entries[high] came after it.
+    while (high - low > 1) {
+      const middle = (low + high) >> 1;
+      if (entries[middle]!.seq <= this.#pauseSeq) low = middle;
+      else high = middle;
+    }
+    return low;
+  }
+
+  /** The feed as shown, newest first: filters, search, pause and pins applied. */
+  rows(): readonly Entry[] {
+    return this.#scan(() => false);
+  }
+
+  /**
+   * At least the first `count` rows (all of them when fewer are shown): what a frame of the
+   * list needs. After a search key this tries only as many posts as it takes to fill them.
+   */
+  firstRows(count: number): readonly Entry[] {
+    return this.#scan((rows) => rows.length >= count);
+  }
+
+  /** How many rows are shown, or undefined while `rows()` is not worked out whole. */
+  rowCount(): number | undefined {
+    if (!this.#rowsComplete()) return undefined;
+    // Posts that came since are counted in (`#scan` takes them without trying any other).
+    return this.#scan(() => true).length;
+  }
+
+  /**
+   * Works out the rows not yet tried (the count a search shows): false when there were
+   * none. The terminal does it just after a frame drawn from the first rows only.
+   */
+  finishRows(): boolean {
+    if (this.#rowsComplete()) return false;
+    this.rows();
+    this.#changed();
+    return true;
   }
 
   /** Where the selection is in `rows()`: the top when nothing is selected or the selected row left the view. */
   selectedIndex(): number {
     if (this.#selectedId === undefined) return 0;
-    const rows = this.rows();
+    const entry = this.#byId.get(this.#selectedId);
+    // A row gone, or not shown: no list to search.
+    if (entry === undefined || !this.#shown(entry)) return 0;
     // Usually near the top: the reader is looking at recent news.
-    const at = rows.findIndex((entry) => entry.id === this.#selectedId);
-    return at === -1 ? 0 : at;
+    const at = this.#scan(() => true).indexOf(entry);
+    if (at !== -1) return at;
+    const rows = this.#scan((found) => found[found.length - 1] === entry);
+    return rows[rows.length - 1] === entry ? rows.length - 1 : 0;
   }
 
   selected(): Entry | undefined {
-    return this.rows()[this.selectedIndex()];
+    const index = this.selectedIndex();
+    return this.firstRows(index + 1)[index];
+  }
+
+  /** The row `index` rows down, or past the end the last (clamped): only the rows up to it are worked out. */
+  #rowAt(index: number): [Entry | undefined, number] {
+    const rows = this.firstRows(Math.max(1, index + 1));
+    const at = Math.max(0, Math.min(rows.length - 1, index));
+    return [rows[at], at];
   }
 
   /** Moves the selection by `delta` rows (clamped); the top row follows the newest post. */
   move(delta: number): void {
-    const rows = this.rows();
-    if (rows.length === 0) return;
-    const index = Math.max(0, Math.min(rows.length - 1, this.selectedIndex() + delta));
-    this.#selectedId = index === 0 ? undefined : rows[index]!.id;
+    const [entry, index] = this.#rowAt(this.selectedIndex() + delta);
+    if (entry === undefined) return;
+    this.#selectedId = index === 0 ? undefined : entry.id;
     this.detailScroll = 0;
     this.#changed();
   }
@@ -351,7 +431,7 @@ export class TerminalModel {
       this.paused = true;
       this.#pauseSeq = this.#seq;
       // The row under the cursor stays where it is while paused.
-      this.#selectedId ??= this.rows()[0]?.id;
+      this.#selectedId ??= this.firstRows(1)[0]?.id;
     }
     this.#rowsChanged();
   }
@@ -359,18 +439,22 @@ export class TerminalModel {
   /** Sets the search (case-insensitive); an unfinished pattern keeps the last good one and says so. */
   setSearch(text: string): void {
     this.#searchText = text;
+    const search = this.#search;
     if (text === '') {
       this.#search = undefined;
       this.message = undefined;
     } else {
       try {
-        this.#search = new RegExp(text, 'iu');
+        if (search === undefined || text !== this.#searchPattern) this.#search = new RegExp(text, 'iu');
+        this.#searchPattern = text;
         this.message = undefined;
       } catch {
         this.message = `not a regular expression yet: ${text}`;
       }
     }
-    this.#rowsChanged();
+    // The same pattern (an unfinished one kept the last) shows the same rows: none is tried again.
+    if (this.#search === search) this.#changed();
+    else this.#rowsChanged();
   }
 
   clearSearch(): void {
@@ -379,9 +463,15 @@ export class TerminalModel {
 
   /** `n`/`N`: the next or previous match. The list shows only matches, so that is the next row. */
   nextMatch(direction: 1 | -1): void {
-    const rows = this.rows();
+    const target = this.selectedIndex() + direction;
+    // Only a step round the end (past the last, before the first) needs every row.
+    let rows = this.firstRows(Math.max(1, target + 1));
     if (rows.length === 0) return;
-    const index = (this.selectedIndex() + direction + rows.length) % rows.length;
+    let index = target;
+    if (target < 0) {
+      rows = this.rows();
+      index = rows.length - 1;
+    } else if (target >= rows.length) index = 0;
     this.#selectedId = index === 0 ? undefined : rows[index]!.id;
     this.detailScroll = 0;
     this.#changed();

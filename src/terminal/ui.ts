@@ -35,6 +35,17 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
   failed.catch(() => undefined);
   const size = () => ({ width: stdout.columns || 80, height: stdout.rows || 24 });
 
+  let finishing: NodeJS.Immediate | undefined;
+  /** The rows a frame did not need (a search's count), found once the frame is out, and drawn. */
+  const finish = () => {
+    finishing = undefined;
+    try {
+      // Only a search's count shows what the frame did not need.
+      if (options.model.finishRows() && options.model.searching) store.now();
+    } catch (error) {
+      fail(error);
+    }
+  };
   const draw = () => {
     try {
       // Wall time: a terminal slow to take the frame (the write waits) is a cost too.
@@ -42,6 +53,7 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
       const { width, height } = size();
       writer.draw(view.lines(keys, width, height), width);
       store.drawn(performance.now() - began);
+      if (options.model.rowCount() === undefined) finishing ??= setImmediate(finish);
     } catch (error) {
       fail(error);
     }
@@ -88,6 +100,7 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
       stdout.off('resize', onResize);
       stdin.off('data', onData);
       clearTimeout(waiting);
+      if (finishing !== undefined) clearImmediate(finishing);
       stdin.pause();
     },
     failed,

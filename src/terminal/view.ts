@@ -106,7 +106,8 @@ export class View {
     const parts = [
       connectionText(model, this.#options.dialect()),
       model.paused ? c.yellow(`PAUSED ${model.newSincePause} new`) : '',
-      model.searching ? c.cyan(`/${model.searchText}/ ${model.rows().length} found`) : '',
+      // Counted just after the frame a search key draws from the first rows (`finishRows`).
+      model.searching ? c.cyan(`/${model.searchText}/ ${model.rowCount() ?? '…'} found`) : '',
       model.filtered && !model.searching ? 'filtered' : '',
       `${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`,
       `streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`,
@@ -190,10 +191,11 @@ export class View {
     const c = screenChalk(this.#options.color);
     const listHeight = model.detailOpen ? Math.max(3, Math.floor(area * 0.4)) : area;
     const detailHeight = area - listHeight;
-    const rows = model.rows();
     const selectedIndex = model.selectedIndex();
     if (selectedIndex < this.#offset) this.#offset = selectedIndex;
     if (selectedIndex >= this.#offset + listHeight) this.#offset = selectedIndex - listHeight + 1;
+    // Only the rows this frame shows: fewer are all there are.
+    const rows = model.firstRows(this.#offset + listHeight);
     this.#offset = Math.max(0, Math.min(this.#offset, Math.max(0, rows.length - listHeight)));
     const lines: string[] = [];
     if (rows.length === 0) lines.push(c.dim(model.size === 0 ? '  waiting for posts…' : '  nothing matches'));

@@ -105,6 +105,128 @@ describe('the terminal model', () => {
     expect(texts(model)).toEqual(['three', 'two', 'one']);
   });
 
+  it('a search finds a page of rows at once and counts the rest when asked, posts coming and going meanwhile', () => {
+    const model = new TerminalModel({ capacity: 100 });
+    for (let index = 0; index < 90; index++)
+      model.add(post(index % 3 === 0 ? `Whale ${index}` : `other ${index}`), false);
+    model.setSearch('WHALE');
+    // A frame of the list asks for its rows: the newest matches, the count not yet known.
+    expect(
+      model
+        .firstRows(5)
+        .slice(0, 5)
+        .map((entry) => entry.text),
+    ).toEqual(['Whale 87', 'Whale 84', 'Whale 81', 'Whale 78', 'Whale 75']);
+    expect(model.rowCount()).toBeUndefined();
+    expect(model.finishRows()).toBe(true);
+    expect(model.rowCount()).toBe(30);
+    expect(model.finishRows()).toBe(false);
+    // Posts arriving are counted without trying the others again; the oldest go at the capacity.
+    for (let index = 90; index < 120; index++)
+      model.add(post(index % 3 === 0 ? `whale ${index}` : `other ${index}`), false);
+    expect(model.rowCount()).toBe(33);
+    expect(model.rows().at(-1)?.text).toBe('Whale 21');
+    // A post arriving before the count was finished: the count waits for it.
+    model.setSearch('whale 1');
+    expect(model.firstRows(1)[0]?.text).toBe('whale 117');
+    model.add(post('whale 1 more'), false);
+    expect(model.rowCount()).toBeUndefined();
+    expect(model.finishRows()).toBe(true);
+    expect(model.rows().map((entry) => entry.text)).toEqual([
+      'whale 1 more',
+      'whale 117',
+      'whale 114',
+      'whale 111',
+      'whale 108',
+      'whale 105',
+      'whale 102',
+    ]);
+    expect(model.rowCount()).toBe(7);
+    // An unfinished pattern keeps the rows: nothing to count again.
+    model.setSearch('whale 1(');
+    expect(model.rowCount()).toBe(7);
+    // Esc: the whole feed.
+    model.clearSearch();
+    expect(model.rows()).toHaveLength(100);
+  });
+
+  it('n, N, PgDn and G past the first page of matches, paused, muted and pinned', () => {
+    const model = new TerminalModel({ capacity: 200 });
+    for (let index = 0; index < 100; index++)
+      model.add(post(`match ${index}`, index % 4 === 0 ? { streamId: 'whale', streamName: 'Whale' } : {}), false);
+    model.togglePause();
+    for (let index = 100; index < 150; index++) model.add(post(`match ${index}`), false);
+    model.toggleMute('whale');
+    model.setSearch('match');
+    // A page of 10, as a frame draws it.
+    model.firstRows(10);
+    const page = model.firstRows(10).slice(0, 10);
+    expect(page[0]?.text).toBe('match 99');
+    for (let step = 0; step < 9; step++) model.nextMatch(1);
+    expect(model.selected()).toBe(page[9]);
+    model.nextMatch(1);
+    expect(model.selected()?.text).toBe('match 86');
+    model.nextMatch(-1);
+    expect(model.selected()).toBe(page[9]);
+    model.togglePin();
+    expect(model.pinned()).toEqual([page[9]]);
+    model.move(20);
+    expect(model.selectedIndex()).toBe(29);
+    expect(model.selected()?.text).toBe('match 61');
+    model.bottom();
+    expect(model.selected()?.text).toBe('match 1');
+    // n from the oldest match goes round to the newest; N from the newest to the oldest.
+    model.nextMatch(1);
+    expect(model.selectedIndex()).toBe(0);
+    model.setSearch('match 9');
+    expect(model.rowCount()).toBeUndefined();
+    model.nextMatch(-1);
+    expect(model.selected()?.text).toBe('match 9');
+    expect(model.rowCount()).toBe(9);
+    model.nextMatch(1);
+    expect(model.selected()?.text).toBe('match 99');
+  });
+
+  it('rows found a page at a time are the rows found at once, whatever happens between', () => {
+    let seed = 7;
+    const random = (below: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % below;
+    };
+    const lazy = new TerminalModel({ capacity: 60 });
+    const eager = new TerminalModel({ capacity: 60 });
+    const both = (step: (model: TerminalModel) => void) => {
+      step(lazy);
+      step(eager);
+      eager.rows();
+    };
+    for (let round = 0; round < 600; round++) {
+      const choice = random(12);
+      if (choice < 5) {
+        const fields = random(3) === 0 ? { streamId: 'whale', streamName: 'Whale' } : {};
+        const made = post(`${['alpha', 'beta', 'gamma'][random(3)]} ${round}`, fields);
+        both((model) => model.add(made, false));
+      } else if (choice === 5) {
+        const text = ['', 'a', 'alpha', 'b|g', 'whale', 'alpha('][random(6)]!;
+        both((model) => model.setSearch(text));
+      } else if (choice === 6) both((model) => model.togglePause());
+      else if (choice === 7) both((model) => model.toggleMute('whale'));
+      else if (choice === 8) {
+        const direction = random(2) === 0 ? 1 : -1;
+        both((model) => model.nextMatch(direction));
+      } else if (choice === 9) {
+        const delta = [1, -1, 10, -10, 1000][random(5)]!;
+        both((model) => model.move(delta));
+      } else if (choice === 10) lazy.firstRows(1 + random(12));
+      else lazy.finishRows();
+      expect(lazy.selectedIndex()).toBe(eager.selectedIndex());
+      expect(lazy.firstRows(12).slice(0, 12)).toEqual(eager.rows().slice(0, 12));
+      const count = lazy.rowCount();
+      if (count !== undefined) expect(count).toBe(eager.rows().length);
+    }
+    expect(lazy.rows()).toEqual(eager.rows());
+  });
+
   it('pins the selected post above the feed', () => {
     const model = new TerminalModel({ capacity: 10 });
     for (const text of ['a', 'b', 'c']) model.add(post(text), false);
