@@ -6,6 +6,13 @@ import { ScreenWriter } from './writer.js';
 const HIDE_CURSOR = '\u001B[?25l';
 /** How long the start of a key's sequence waits for its end before it is taken as it is. */
 const SEQUENCE_WAIT_MS = 50;
+/**
+ * How long after a frame drawn from the first rows only the rest are tried (a search's count):
+ * long enough for the terminal to take the frame before this process works on (on a busy
+ * machine they share the cores), short enough for the count to seem to come with it. Keys
+ * typed meanwhile are counted once.
+ */
+const COUNT_AFTER_MS = 5;
 
 export interface UiOptions extends ViewOptions {
   store: FrameStore;
@@ -35,7 +42,7 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
   failed.catch(() => undefined);
   const size = () => ({ width: stdout.columns || 80, height: stdout.rows || 24 });
 
-  let finishing: NodeJS.Immediate | undefined;
+  let finishing: NodeJS.Timeout | undefined;
   /** The rows a frame did not need (a search's count), found once the frame is out, and drawn. */
   const finish = () => {
     finishing = undefined;
@@ -53,7 +60,7 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
       const { width, height } = size();
       writer.draw(view.lines(keys, width, height), width);
       store.drawn(performance.now() - began);
-      if (options.model.rowCount() === undefined) finishing ??= setImmediate(finish);
+      if (options.model.rowCount() === undefined) finishing ??= setTimeout(finish, COUNT_AFTER_MS);
     } catch (error) {
       fail(error);
     }
@@ -100,7 +107,7 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
       stdout.off('resize', onResize);
       stdin.off('data', onData);
       clearTimeout(waiting);
-      if (finishing !== undefined) clearImmediate(finishing);
+      clearTimeout(finishing);
       stdin.pause();
     },
     failed,
