@@ -243,7 +243,9 @@ export async function run(options = {}) {
     const burst = {
       seconds: round(burstSeconds),
       newestAfterMs: round(shownAt - lastAck),
-      framesPerSecond: round(burstFrames / burstSeconds),
+      // Frames a second as the gaps between them: N frames at the cap span N - 1 gaps, and a
+      // burst shorter than a second (0.35 s here) made N / seconds read 31 at exactly 30.
+      framesPerSecond: round(Math.max(0, burstFrames - 1) / burstSeconds),
     };
     log(
       `  burst of ${config.posts} in ${round((lastAck - burstStart) / 1000)} s: newest on screen ${burst.newestAfterMs} ms after the last ack; ${burst.framesPerSecond} frames/s; CPU terminal ${cpu.view} ms, tree ${cpu.tree} ms; RSS terminal ${rss.view} MiB, tree ${rss.tree} MiB`,
