@@ -1,38 +1,9 @@
 import type { Post } from '../protocol/types.js';
 import { firstMatch, type AlertRule } from './alerts.js';
 import { entryOf, type Entry } from './entry.js';
+import type { AlertEffect, ConnectionView, ModelOptions, StreamInfo } from './model-types.js';
 
-/** The connection as the header tells it. */
-export type ConnectionView =
-  | { kind: 'connecting'; attempt: number }
-  | { kind: 'subscribing' }
-  | { kind: 'connected'; reconnected: boolean }
-  | { kind: 'reconnecting'; attempt: number; delayMs: number; sinceMs: number }
-  | { kind: 'closed'; reason: string };
-
-/** What an alert asks of the world outside the model: the terminal does it. */
-export interface AlertEffect {
-  action: 'bell' | 'notify' | 'exec';
-  rule: AlertRule;
-  entry: Entry;
-  post: Post;
-}
-
-export interface ModelOptions {
-  /** Posts kept; the oldest go first. */
-  capacity: number;
-  rules?: readonly AlertRule[];
-  /** Only posts whose text matches are kept (`--match`). */
-  match?: RegExp | undefined;
-  now?: () => number;
-}
-
-export interface StreamInfo {
-  id: string;
-  name: string;
-  /** Posts of it in the buffer. */
-  count: number;
-}
+export type { AlertEffect, ConnectionView, ModelOptions, StreamInfo };
 
 /**
  * The terminal's state without the screen: the buffer, the filters, the search, the

@@ -1,0 +1,37 @@
+// What the terminal's model is told and tells: its options, the connection as the header
+// shows it, a stream as the picker lists it, and what an alert asks of the world outside.
+import type { Post } from '../protocol/types.js';
+import type { AlertRule } from './alerts.js';
+import type { Entry } from './entry.js';
+
+/** The connection as the header tells it. */
+export type ConnectionView =
+  | { kind: 'connecting'; attempt: number }
+  | { kind: 'subscribing' }
+  | { kind: 'connected'; reconnected: boolean }
+  | { kind: 'reconnecting'; attempt: number; delayMs: number; sinceMs: number }
+  | { kind: 'closed'; reason: string };
+
+/** What an alert asks of the world outside the model: the terminal does it. */
+export interface AlertEffect {
+  action: 'bell' | 'notify' | 'exec';
+  rule: AlertRule;
+  entry: Entry;
+  post: Post;
+}
+
+export interface ModelOptions {
+  /** Posts kept; the oldest go first. */
+  capacity: number;
+  rules?: readonly AlertRule[];
+  /** Only posts whose text matches are kept (`--match`). */
+  match?: RegExp | undefined;
+  now?: () => number;
+}
+
+export interface StreamInfo {
+  id: string;
+  name: string;
+  /** Posts of it in the buffer. */
+  count: number;
+}
