@@ -98,15 +98,44 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
  */
 export function answerBodyError(res: ServerResponse, error: unknown): boolean {
   if (error instanceof BodyTooLargeError) {
-    sendError(res, 'invalid-argument', `the request body must be at most ${error.limit} bytes`, 413, {
-      connection: 'close',
-    });
+    const declared = Number(res.req.headers['content-length']);
+    // A client still sending its body when the answer comes and the connection closes reads a
+    // reset, not the 413 (fetch: "other side closed"). Up to DRAIN_BYTES more are read and
+    // dropped, so it reads the answer; a body declared larger than that is not waited for.
+    const linger = !Number.isFinite(declared) || declared <= error.limit + DRAIN_BYTES;
+    sendError(
+      res,
+      'invalid-argument',
+      `the request body must be at most ${error.limit} bytes`,
+      413,
+      linger ? {} : { connection: 'close' },
+    );
+    if (linger) dropRestOfBody(res.req);
   } else if (error instanceof BodyTimeoutError) {
     sendError(res, 'bad-request', error.message, 408, { connection: 'close' });
   } else if (error instanceof BodyAbortedError) {
     res.destroy();
   } else return false;
   return true;
+}
+
+/** What more of a refused body is read and dropped before the connection is closed instead. */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+/** How long the rest of a refused body may take to arrive. */
+const DRAIN_MS = 10_000;
+
+/** Reads the rest of a refused request's body into nothing, within DRAIN_BYTES and DRAIN_MS. */
+function dropRestOfBody(req: IncomingMessage): void {
+  let dropped = 0;
+  const cut = () => req.socket.destroy();
+  const timer = setTimeout(cut, DRAIN_MS);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_BYTES) cut();
+  });
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
 }
 
 /** Parses a JSON body that must be an object. */

@@ -163,9 +163,8 @@ describe('POST /v1/streams/{id}/post', () => {
     expect(await postCount(server)).toBe(before);
   });
 
-  it('answers 413 to a body over 1 MiB and creates nothing', async ({ skip }) => {
-    // The service resets the connection after its answer (the rest of the body is never read).
-    skip(SEVERAL_INSTANCES, 'a TCP proxy can lose the answer to the reset that follows it');
+  it('answers 413 to a body over 1 MiB and creates nothing, an answer the client reads whole', async () => {
+    // The rest of the body is read and dropped before anything closes: through a TCP proxy too.
     const server = await startTestServer();
     const before = await postCount(server);
     const rawBody = JSON.stringify({ ...valid, content: 'x'.repeat(1024 * 1024) });
