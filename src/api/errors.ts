@@ -1,5 +1,5 @@
 import { ERROR_CODES, type ErrorCode } from '../protocol/errors.js';
-import { ClientError } from '../client/errors.js';
+import { ClientError, type KeyRefusal } from '../client/errors.js';
 import { secretScrubber } from '../protocol/redact.js';
 
 /** Codes the client adds to the protocol's own (PROTOCOL.md B5). */
@@ -41,11 +41,17 @@ export class StreamPostsError extends Error {
    * (`timeoutMs` of `connect` or `publish`).
    */
   readonly awaited: string | undefined;
+  /**
+   * For `unauthorized`, when the service said why: its own words apart from the library's
+   * sentence, `{ by: 'reply', detail: 'HTTP 401: Invalid secret key' }` (a REST reply; an
+   * error frame's is its message alone) or `{ by: 'close', detail: 'close 4401, unauthorized' }`.
+   */
+  readonly refusal: KeyRefusal | undefined;
 
   constructor(
     code: StreamPostsErrorCode,
     message: string,
-    options: { cause?: unknown; path?: string; status?: number; awaited?: string } = {},
+    options: { cause?: unknown; path?: string; status?: number; awaited?: string; refusal?: KeyRefusal } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'StreamPostsError';
@@ -53,8 +59,11 @@ export class StreamPostsError extends Error {
     this.path = options.path;
     this.status = options.status;
     this.awaited = options.awaited;
+    this.refusal = options.refusal;
   }
 }
+
+export { keyRefusedMessage, type KeyRefusal } from '../client/errors.js';
 
 function isKnownCode(code: string | undefined): code is StreamPostsErrorCode {
   return code !== undefined && (STREAM_POSTS_ERROR_CODES as readonly string[]).includes(code);
@@ -84,10 +93,12 @@ export function redactSecrets(text: string, secrets: readonly (string | undefine
  */
 export function redactedClientError(error: ClientError, secrets: readonly (string | undefined)[]): ClientError {
   const message = redactSecrets(error.message, secrets);
-  if (message === error.message) return error;
+  const refusal = error.refusal && { by: error.refusal.by, detail: redactSecrets(error.refusal.detail, secrets) };
+  if (message === error.message && refusal?.detail === error.refusal?.detail) return error;
   return new ClientError(error.kind, message, error.code, {
     ...(error.awaited === undefined ? {} : { awaited: redactSecrets(error.awaited, secrets) }),
     ...(error.status === undefined ? {} : { status: error.status }),
+    ...(refusal === undefined ? {} : { refusal }),
   });
 }
 
@@ -108,6 +119,7 @@ export function fromClientError(error: unknown, secrets: readonly (string | unde
       cause: redacted,
       ...(redacted.status === undefined ? {} : { status: redacted.status }),
       ...(redacted.awaited === undefined ? {} : { awaited: redacted.awaited }),
+      ...(redacted.refusal === undefined ? {} : { refusal: redacted.refusal }),
     });
   }
   const message = error instanceof Error ? error.message : String(error);

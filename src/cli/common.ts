@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command, type OptionValues } from '@commander-js/extra-typings';
 import type { ConnectionSettings } from './settings.js';
-import { StreamPostsError } from '../api/errors.js';
+import { keyRefusedMessage, StreamPostsError } from '../api/errors.js';
 import { DEFAULT_TIMEOUT_MS, formatWait } from '../api/cli-words.js';
 import { EXIT, ExitError } from './exit.js';
 import { collectUrls, parseTimeout } from './parse.js';
@@ -151,21 +151,21 @@ export function requireKey(settings: ConnectionSettings): string {
 
 /**
  * "The service refused the key" says where the key came from (`--api-key-file key.txt`,
- * `STREAM_POSTS_API_KEY`, a profile…): the one place that wording is made, for every
- * client command.
+ * `STREAM_POSTS_API_KEY`, a profile…), for every client command: the sentence made again
+ * from the service's words (`refusal`), or, when it gave none, the source after the message.
  */
 export function namingKeySource(error: unknown, settings: Pick<ConnectionSettings, 'keySource'>): unknown {
   if (!(error instanceof StreamPostsError) || error.code !== 'unauthorized' || settings.keySource === undefined)
     return error;
-  const from = `the key from ${settings.keySource}`;
-  // Where the source goes in the sentence, not which error it is (the code said that).
-  const message = error.message.includes(KEY_REFUSED)
-    ? error.message.replace(KEY_REFUSED, `refused ${from}`)
-    : `${error.message} (${from})`;
-  return new StreamPostsError(error.code, message, { cause: error });
+  const key = `the key from ${settings.keySource}`;
+  const { refusal, status } = error;
+  const message = refusal === undefined ? `${error.message} (${key})` : keyRefusedMessage(refusal, key);
+  return new StreamPostsError(error.code, message, {
+    cause: error,
+    ...(status === undefined ? {} : { status }),
+    ...(refusal === undefined ? {} : { refusal }),
+  });
 }
-
-const KEY_REFUSED = 'refused the key';
 
 /** Runs a client command, its key refusals worded by namingKeySource. */
 export async function withKeySource<T>(

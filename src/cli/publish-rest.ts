@@ -1,4 +1,4 @@
-import { StreamPostsError } from '../api/errors.js';
+import { keyRefusedMessage, StreamPostsError } from '../api/errors.js';
 import { publishRestOrRefusal } from '../api/rest.js';
 import { API_KEY_HEADER, STREAMS_PATH } from '../protocol/paths.js';
 import type { CommonOptions } from './common.js';
@@ -26,7 +26,8 @@ async function checkKeyOverRest(options: CommonOptions, apiKey: string): Promise
   }
   await response.body?.cancel();
   if (response.status === 401) {
-    throw new StreamPostsError('unauthorized', 'the service refused the key: HTTP 401', { status: 401 });
+    const refusal = { by: 'reply', detail: 'HTTP 401' } as const;
+    throw new StreamPostsError('unauthorized', keyRefusedMessage(refusal), { status: 401, refusal });
   }
 }
 

@@ -8,7 +8,14 @@ import { parseServerMessage } from '../protocol/events.js';
 import { redactUrl } from '../protocol/redact.js';
 import { backoffDelay, DEFAULT_BACKOFF } from './backoff.js';
 import type { Endpoint } from './endpoint.js';
-import { ClientError, DEFAULT_TIMEOUT_MS, describeNetworkError, formatWait, timeoutError } from './errors.js';
+import {
+  ClientError,
+  DEFAULT_TIMEOUT_MS,
+  describeNetworkError,
+  formatWait,
+  keyRefusedError,
+  timeoutError,
+} from './errors.js';
 import { API_KEY_HEADER, API_KEY_QUERY } from '../protocol/paths.js';
 import { ReplyWaits } from './reply-waits.js';
 import { TurnCork } from './turn-cork.js';
@@ -315,13 +322,7 @@ export class Connection {
       this.handlers.onFrame?.('received', raw);
       const message = parseServerMessage(raw);
       if (message.kind === 'error' && message.code === 'unauthorized') {
-        this.#finish(
-          new ClientError(
-            'unauthorized',
-            `the service refused the key: ${message.message || 'unauthorized'}`,
-            'unauthorized',
-          ),
-        );
+        this.#finish(keyRefusedError({ by: 'reply', detail: message.message || 'unauthorized' }));
         return;
       }
       // The service turning the first connection away (too many for the key, say) before it
@@ -360,13 +361,7 @@ export class Connection {
       const ownReason = this.#lostReason;
       this.#lostReason = undefined;
       if (code === CLOSE_UNAUTHORIZED) {
-        return this.#finish(
-          new ClientError(
-            'unauthorized',
-            `the service refused the key (${describeClose(code, reason)})`,
-            'unauthorized',
-          ),
-        );
+        return this.#finish(keyRefusedError({ by: 'close', detail: describeClose(code, reason) }));
       }
       if (upgradeFailure?.kind === 'unauthorized') return this.#finish(upgradeFailure);
       // On the tree feed a refused subscription is a close, and trying again would be refused again.

@@ -6,24 +6,53 @@
  */
 export type ClientErrorKind = 'usage' | 'refused' | 'unreachable' | 'unauthorized' | 'timeout';
 
+/**
+ * The service's own words when it refused the key, apart from the sentence around them.
+ * `reply`: its answer, an error frame's message (`Invalid secret key`) or a REST reply's
+ * status and message (`HTTP 401: Invalid secret key`); `close`: the WebSocket close that
+ * refused it (`close 4401, unauthorized`).
+ */
+export interface KeyRefusal {
+  readonly by: 'reply' | 'close';
+  readonly detail: string;
+}
+
+/**
+ * "The service refused the key": the one place that sentence is made, by the library and by
+ * the CLI, which says where the key came from in `key` (`the key from --api-key`).
+ */
+export function keyRefusedMessage(refusal: KeyRefusal, key = 'the key'): string {
+  return refusal.by === 'close'
+    ? `the service refused ${key} (${refusal.detail})`
+    : `the service refused ${key}: ${refusal.detail}`;
+}
+
 export class ClientError extends Error {
   /** For `timeout`: what was awaited, and from where (`ack from ws://…`), as the message says it. */
   readonly awaited: string | undefined;
   /** For a refusal of a REST request: its HTTP status. */
   readonly status: number | undefined;
+  /** For `unauthorized`, when the service said why: its words apart from the message's sentence. */
+  readonly refusal: KeyRefusal | undefined;
 
   constructor(
     readonly kind: ClientErrorKind,
     message: string,
     /** The service's error code, when the service gave one. */
     readonly code?: string,
-    options: { cause?: unknown; awaited?: string; status?: number } = {},
+    options: { cause?: unknown; awaited?: string; status?: number; refusal?: KeyRefusal } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ClientError';
     this.awaited = options.awaited;
     this.status = options.status;
+    this.refusal = options.refusal;
   }
+}
+
+/** The error for a key the service refused, its words kept apart in `refusal`. */
+export function keyRefusedError(refusal: KeyRefusal, options: { status?: number } = {}): ClientError {
+  return new ClientError('unauthorized', keyRefusedMessage(refusal), 'unauthorized', { ...options, refusal });
 }
 
 /** A socket or fetch failure in words people know; the system's own message otherwise. */

@@ -1,6 +1,6 @@
 import { API_KEY_HEADER } from '../protocol/paths.js';
 import type { Endpoint } from './endpoint.js';
-import { ClientError, describeNetworkError, timeoutError } from './errors.js';
+import { ClientError, describeNetworkError, keyRefusedError, timeoutError } from './errors.js';
 
 // A gateway's answers for an instance that is away: the next address may answer.
 const NEXT_ADDRESS_STATUSES = new Set([502, 503, 504]);
@@ -58,9 +58,7 @@ export async function requestJson(
     const message =
       typeof error.message === 'string' ? error.message : `HTTP ${response.status} ${response.statusText}`;
     if (response.status === 401)
-      throw new ClientError('unauthorized', `the service refused the key: HTTP 401: ${message}`, 'unauthorized', {
-        status: 401,
-      });
+      throw keyRefusedError({ by: 'reply', detail: `HTTP 401: ${message}` }, { status: 401 });
     throw new ClientError('refused', `${code}: ${message}`, code, { status: response.status });
   }
   throw new ClientError('unreachable', `cannot reach the service: ${failures.join('; ')}`);

@@ -1,7 +1,7 @@
 import { parsePost } from '../protocol/events.js';
 import { backoffDelay } from './backoff.js';
 import type { Endpoint } from './endpoint.js';
-import { ClientError, DEFAULT_TIMEOUT_MS, describeNetworkError, timeoutError } from './errors.js';
+import { ClientError, DEFAULT_TIMEOUT_MS, describeNetworkError, keyRefusedError, timeoutError } from './errors.js';
 import { commandFrame } from './publish-args.js';
 import type { PublishData, PublishOutcome } from './publisher.js';
 import { API_KEY_HEADER, STREAMS_PATH } from '../protocol/paths.js';
@@ -77,8 +77,7 @@ export async function publishRest(
     const code = typeof error.code === 'string' ? error.code : `http-${response.status}`;
     const message =
       typeof error.message === 'string' ? error.message : `HTTP ${response.status} ${response.statusText}`;
-    if (response.status === 401)
-      throw new ClientError('unauthorized', `the service refused the key: HTTP 401: ${message}`, 'unauthorized');
+    if (response.status === 401) throw keyRefusedError({ by: 'reply', detail: `HTTP 401: ${message}` });
     return { ok: false, code, message, status: response.status };
   }
 }

@@ -44,6 +44,29 @@ describe('errors', () => {
     }
   });
 
+  it("unauthorized over WebSocket: the service's own words in refusal, apart from the sentence, no key in them", async () => {
+    const srv = await server();
+    const refused = await rejection(connect({ url: srv.url, apiKey: 'sk-wrong-secret-123' }));
+    expect(refused.refusal).toEqual({ by: 'reply', detail: 'Invalid secret key' });
+    expect(refused.message).toBe('the service refused the key: Invalid secret key');
+
+    const key = 'sp_secret_key_123456';
+    const echoing = await scriptedService((ws) =>
+      ws.send(JSON.stringify({ event: 'error', data: { code: 'unauthorized', message: `no key ${key}` } })),
+    );
+    const echoed = await rejection(connect({ url: echoing.url, apiKey: key }));
+    expect([echoed.code, echoed.refusal]).toEqual(['unauthorized', { by: 'reply', detail: 'no key [redacted]' }]);
+    expect(echoed.message).toBe('the service refused the key: no key [redacted]');
+
+    const closing = await scriptedService((ws) => ws.close(4401, `no key ${key}`));
+    const closed = await rejection(connect({ url: closing.url, apiKey: key }));
+    expect([closed.code, closed.refusal]).toEqual([
+      'unauthorized',
+      { by: 'close', detail: 'close 4401, no key [redacted]' },
+    ]);
+    expect(closed.message).toBe('the service refused the key (close 4401, no key [redacted])');
+  });
+
   it('unreachable: nothing listening', async () => {
     const srv = await server();
     const url = srv.url;

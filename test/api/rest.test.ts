@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { publishRest, StreamPostsError } from '../../src/index.js';
-import { client } from '../support/api.js';
+import { fetchStreams } from '../../src/api/rest-reads.js';
+import { resolveEndpoints } from '../../src/client/endpoint.js';
+import { client, rejection } from '../support/api.js';
 import { startTestServer as server } from '../support/harness.js';
 
 describe('publishRest', () => {
@@ -78,6 +80,17 @@ describe('publishRest', () => {
     }).catch((error: unknown) => error);
     expect(unauthorized).toMatchObject({ code: 'unauthorized' });
     expect((unauthorized as Error).message).not.toContain(unknownKey);
+  });
+
+  it("a refused key: the service's own words in refusal, apart from the sentence, for a publish and a read", async () => {
+    const srv = await server();
+    const refused = { by: 'reply', detail: 'HTTP 401: Invalid secret key' };
+    const publish = publishRest({ url: srv.httpUrl, apiKey: 'sp_not_a_key', streamId: 'macro-wire', content: 'x' });
+    const read = fetchStreams(resolveEndpoints(srv.url), 'sp_not_a_key', 5_000);
+    for (const error of await Promise.all([publish, read].map((attempt) => rejection(attempt)))) {
+      expect([error.code, error.refusal]).toEqual(['unauthorized', refused]);
+      expect(error.message).toBe('the service refused the key: HTTP 401: Invalid secret key');
+    }
   });
 
   it('is unreachable where nothing listens, and checks its options like connect', async () => {
