@@ -77,7 +77,8 @@ export async function publishRest(
     const code = typeof error.code === 'string' ? error.code : `http-${response.status}`;
     const message =
       typeof error.message === 'string' ? error.message : `HTTP ${response.status} ${response.statusText}`;
-    if (response.status === 401) throw keyRefusedError({ by: 'reply', detail: `HTTP 401: ${message}` });
+    if (response.status === 401)
+      throw keyRefusedError({ by: 'reply', detail: `HTTP 401: ${message}` }, { status: 401 });
     return { ok: false, code, message, status: response.status };
   }
 }

@@ -88,7 +88,7 @@ describe('publishRest', () => {
     const publish = publishRest({ url: srv.httpUrl, apiKey: 'sp_not_a_key', streamId: 'macro-wire', content: 'x' });
     const read = fetchStreams(resolveEndpoints(srv.url), 'sp_not_a_key', 5_000);
     for (const error of await Promise.all([publish, read].map((attempt) => rejection(attempt)))) {
-      expect([error.code, error.refusal]).toEqual(['unauthorized', refused]);
+      expect([error.code, error.refusal, error.status]).toEqual(['unauthorized', refused, 401]);
       expect(error.message).toBe('the service refused the key: HTTP 401: Invalid secret key');
     }
   });
