@@ -95,11 +95,8 @@ export function redactedClientError(error: ClientError, secrets: readonly (strin
   const message = redactSecrets(error.message, secrets);
   const refusal = error.refusal && { by: error.refusal.by, detail: redactSecrets(error.refusal.detail, secrets) };
   if (message === error.message && refusal?.detail === error.refusal?.detail) return error;
-  return new ClientError(error.kind, message, error.code, {
-    ...(error.awaited === undefined ? {} : { awaited: redactSecrets(error.awaited, secrets) }),
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(refusal === undefined ? {} : { refusal }),
-  });
+  const awaited = error.awaited === undefined ? undefined : redactSecrets(error.awaited, secrets);
+  return new ClientError(error.kind, message, error.code, { awaited, status: error.status, refusal });
 }
 
 /** A client-side failure in the library's terms, the original kept as `cause` (a copy without the key, when it named one). */
@@ -115,12 +112,8 @@ export function fromClientError(error: unknown, secrets: readonly (string | unde
             ? 'internal'
             : 'unreachable';
     const redacted = redactedClientError(error, secrets);
-    return new StreamPostsError(code, redacted.message, {
-      cause: redacted,
-      ...(redacted.status === undefined ? {} : { status: redacted.status }),
-      ...(redacted.awaited === undefined ? {} : { awaited: redacted.awaited }),
-      ...(redacted.refusal === undefined ? {} : { refusal: redacted.refusal }),
-    });
+    const { status, awaited, refusal } = redacted;
+    return new StreamPostsError(code, redacted.message, { cause: redacted, status, awaited, refusal });
   }
   const message = error instanceof Error ? error.message : String(error);
   return new StreamPostsError('internal', redactSecrets(message, secrets), { cause: error });

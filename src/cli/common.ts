@@ -160,11 +160,7 @@ export function namingKeySource(error: unknown, settings: Pick<ConnectionSetting
   const key = `the key from ${settings.keySource}`;
   const { refusal, status } = error;
   const message = refusal === undefined ? `${error.message} (${key})` : keyRefusedMessage(refusal, key);
-  return new StreamPostsError(error.code, message, {
-    cause: error,
-    ...(status === undefined ? {} : { status }),
-    ...(refusal === undefined ? {} : { refusal }),
-  });
+  return new StreamPostsError(error.code, message, { cause: error, status, refusal });
 }
 
 /** Runs a client command, its key refusals worded by namingKeySource. */
