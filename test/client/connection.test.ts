@@ -265,6 +265,8 @@ describe('Publisher across drops', () => {
     const total = 400;
     async function* lines() {
       for (let index = 0; index < total; index++) {
+        // Input is read ahead of the acks: the second cut waits for the first one's reconnection.
+        if (index === 260) await until(() => proxy.connections >= 2 && proxy.open > 0, 'the first reconnection');
         if (index === 120 || index === 260) proxy.cut();
         yield `${JSON.stringify({ content: `post ${index}` })}\n`;
         if (index % 20 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
