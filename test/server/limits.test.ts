@@ -114,6 +114,30 @@ describe('rate limit', () => {
     },
   );
 
+  it('gives no burst back at a keep-alive round: a connection lets its buckets go only once they are full again', async () => {
+    // One instance (a port of its own), so that the round reaches the connection. At 1 a
+    // second (burst 2), a token comes back only after a second.
+    const rate = 1;
+    const server = await startTestServer({ port: 0, rateLimit: rate });
+    const client = await connectAs(server, KEYS.macroWire);
+    const sentAt = performance.now();
+    sendBurst(client, 2);
+    await untilReplies(client, 2);
+    // Nothing waits on the connection now, but its bucket is empty: it is kept through the round.
+    expect((await http(server, 'POST', '/_admin/keep-alive', { body: {} })).status).toBe(200);
+    sendBurst(client, 2, 2);
+    await untilReplies(client, 4);
+    const refill = Math.floor(((performance.now() - sentAt) / 1000) * rate);
+    const replies = burstReplies(client);
+    expect(replies.map((reply) => reply.requestId)).toEqual(['b0', 'b1', 'b2', 'b3']);
+    expect(replies.slice(0, 2).map((reply) => reply.event)).toEqual(['ack', 'ack']);
+    // A bucket made afresh would have let both through; only what the rate gave back since may pass.
+    const laterAcks = replies.slice(2).filter((reply) => reply.event === 'ack');
+    expect(laterAcks.length).toBeLessThanOrEqual(refill);
+    for (const reply of replies.slice(2 + laterAcks.length)) expect(reply.data.code).toBe('rate-limited');
+    expect(client.ws.readyState).toBe(WebSocket.OPEN);
+  });
+
   it('limits nothing with rateLimit 0', async () => {
     const server = await startTestServer({ rateLimit: 0 });
     const { posts } = await adminState(server);

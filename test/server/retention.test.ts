@@ -5,7 +5,8 @@ import { createRequire } from 'node:module';
 import { queryObjects } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { afterTest, KEYS, startTestServer } from '../support/harness.js';
+import { CommandQueue } from '../../src/server/ws/command-queue.js';
+import { afterTest, http, KEYS, startTestServer } from '../support/harness.js';
 
 const CONNECTIONS = 200;
 const wsModule = createRequire(import.meta.url).resolve('ws');
@@ -37,6 +38,10 @@ function requestsInHeap(): number {
 
 function functionsInHeap(): number {
   return queryObjects(Function, { format: 'count' }) as number;
+}
+
+function commandQueuesInHeap(): number {
+  return queryObjects(CommandQueue, { format: 'count' }) as number;
 }
 
 /** Opens CONNECTIONS subscribed connections to `url` from another process; resolves once all are ready. */
@@ -98,5 +103,23 @@ describe('what an open connection keeps', () => {
     const ours = (functionsInHeap() - before) / CONNECTIONS;
     // ws makes a few per connection; a closure per listener, or per session, would add one per connection each.
     expect(ours - ownedByWs).toBeLessThan(0.5);
+  });
+
+  it('not its command queue once nothing waits: at once without rate limits, with them at a keep-alive round once its buckets are full again', async () => {
+    // One instance each (a port of its own), so that the round below reaches every connection.
+    const unlimited = await startTestServer({ port: 0, maxConnectionsPerKey: 0, rateLimit: 0 });
+    let before = commandQueuesInHeap();
+    await holdConnections(`${unlimited.url}/v1/ws?hello=1`, KEYS.alice);
+    // Each has sent its subscribe and had its answer: nothing a queue made afresh would not hold.
+    expect(commandQueuesInHeap() - before).toBeLessThan(CONNECTIONS / 10);
+
+    const limited = await startTestServer({ port: 0, maxConnectionsPerKey: 0, rateLimit: 200 });
+    before = commandQueuesInHeap();
+    await holdConnections(`${limited.url}/v1/ws?hello=1`, KEYS.alice);
+    // Each has taken a token from its bucket: a fresh queue's bucket would be fuller.
+    expect(commandQueuesInHeap() - before).toBeGreaterThanOrEqual(CONNECTIONS);
+    // At 200 a second a token comes back in 5 ms: by the round, (nearly) every bucket is full again.
+    expect((await http(limited, 'POST', '/_admin/keep-alive', { body: {} })).status).toBe(200);
+    expect(commandQueuesInHeap() - before).toBeLessThan(CONNECTIONS / 10);
   });
 });

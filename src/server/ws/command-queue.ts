@@ -10,12 +10,6 @@ import type { TokenBucket } from './rate-limiter.js';
 /** Bytes of commands one connection may have waiting for their turn (PROTOCOL.md B4). */
 const MAX_PENDING_COMMAND_BYTES = 4 * 1024 * 1024;
 /**
- * Frames read from one connection before it yields to the others: the kernel hands a
- * flooding peer's frames over a megabyte at a time, and without a pause here all of them
- * were handled before any other connection was served.
- */
-const FRAMES_BEFORE_YIELD = 1000;
-/**
  * Publishes of one connection sent to the store before the first is answered. On a shared
  * store each waits a round trip; sent together they arrive together, their replies come back
  * in one read, and their posts leave in one write per subscriber. In memory the publishes
@@ -84,8 +78,16 @@ export interface CommandHost<C> {
     message: string,
     fields?: Record<string, string | number | boolean | undefined>,
   ): void;
-  /** Stops reading the connection's frames until the others have been served. */
-  yieldReading(connection: C): void;
+  /**
+   * Counts a frame read from the connection (every so many, reading yields to the other
+   * connections): the count is the connection's, not the queue's, which may be let go.
+   */
+  frameRead(connection: C): void;
+  /**
+   * Nothing waits or runs, and no rate bucket was made: a queue made afresh at the next frame
+   * would be the same, so the connection may let this one go.
+   */
+  unused(connection: C, queue: CommandQueue<C>): void;
   /** Whether the connection answers pings now (a `stop-pongs` fault turns it off). */
   answersPings(connection: C): boolean;
   /** Sends the answer to a command (or to a tree feed's `ping`). */
@@ -96,11 +98,14 @@ export interface CommandHost<C> {
  * Replies come in the order commands were sent. Publishes run together (up to
  * MAX_PIPELINED_PUBLISHES, answered in turn); any other command waits for what runs before
  * it, and holds the ones behind it here. Made with the first command (or the key check,
- * when the store answers later): until then a connection carries none of it.
+ * when the store answers later): until then a connection carries none of it, and it is let
+ * go again once it holds nothing a fresh one would not (`unused`, `idle`): an idle
+ * subscriber has sent a command, and need not keep a queue for it.
  */
 export class CommandQueue<C> {
   // Made at the first command, not at connect: a bucket starts full, and one made at
-  // connect would be full by then too, so nothing changes.
+  // connect would be full by then too, so nothing changes. For the same reason a queue
+  // whose buckets are full again may be let go: the next one starts with full buckets.
   #rateLimiter: TokenBucket | undefined;
   #replyBudget: TokenBucket | undefined;
   #pending = NO_COMMANDS;
@@ -109,7 +114,8 @@ export class CommandQueue<C> {
   inFlight: number;
   /** What runs now is publishes only, so another publish may join them. */
   publishing = false;
-  #framesUntilYield = FRAMES_BEFORE_YIELD;
+  /** Settles once the last publish started has been answered (set by the first one). */
+  replyTurn: Promise<void> | undefined;
   /** The budget of `rate-limited` replies is spent: what waits is answered, then the connection closes. */
   #overRate = false;
 
@@ -126,6 +132,11 @@ export class CommandQueue<C> {
    * token check per frame, and at most a budget of `rate-limited` replies.
    */
   onMessage(data: Buffer, isBinary: boolean): void {
+    this.#take(data, isBinary);
+    if (this.#unused) this.host.unused(this.connection, this);
+  }
+
+  #take(data: Buffer, isBinary: boolean): void {
     if (!this.#read()) return;
     const { connection, host } = this;
     let arrival: Arrival = isBinary ? BINARY : host.identified(connection) ? TEXT : TEXT_BEFORE_KEY;
@@ -165,6 +176,11 @@ export class CommandQueue<C> {
    * closing the feed: the terminal reconnects, which is its own rule.
    */
   onTreeFeedFrame(data: Buffer, isBinary: boolean): void {
+    this.#takeTreeFeedFrame(data, isBinary);
+    if (this.#unused) this.host.unused(this.connection, this);
+  }
+
+  #takeTreeFeedFrame(data: Buffer, isBinary: boolean): void {
     const { connection, host } = this;
     // A `stop-pongs` fault stops these too: the way to see such a terminal reconnect.
     if (!this.#read() || isBinary || !data.equals(TREE_FEED_PING) || !host.answersPings(connection)) return;
@@ -173,14 +189,37 @@ export class CommandQueue<C> {
     host.sendReply(connection, TREE_FEED_PONG);
   }
 
-  /** Whether a frame is read at all; every FRAMES_BEFORE_YIELD frames, reading pauses for a turn. */
+  /** Whether a frame is read at all (counted by the connection: every so many, reading pauses for a turn). */
   #read(): boolean {
     if (this.#overRate) return false;
-    if (--this.#framesUntilYield === 0) {
-      this.#framesUntilYield = FRAMES_BEFORE_YIELD;
-      this.host.yieldReading(this.connection);
-    }
+    this.host.frameRead(this.connection);
     return true;
+  }
+
+  /**
+   * Nothing waits or runs and no rate bucket was made: what a queue made afresh would hold.
+   * Known without reading the clock, so it is asked after every frame and every answer.
+   */
+  get #unused(): boolean {
+    return this.#settled && this.#rateLimiter === undefined && this.#replyBudget === undefined;
+  }
+
+  get #settled(): boolean {
+    return this.inFlight === 0 && this.#pending.length === 0 && !this.#overRate;
+  }
+
+  /**
+   * Nothing waits or runs, and every rate bucket made is full again: a queue made afresh,
+   * whose buckets start full, would behave the same from here on (a full bucket stays full
+   * until a token is taken), so the connection may let this one go. Reads the clock: asked
+   * once a keep-alive round, not per frame.
+   */
+  get idle(): boolean {
+    return (
+      this.#settled &&
+      (this.#rateLimiter === undefined || this.#rateLimiter.full) &&
+      (this.#replyBudget === undefined || this.#replyBudget.full)
+    );
   }
 
   /** A command started outside the queue (the key check, a URL-form command) was answered. */
@@ -197,6 +236,7 @@ export class CommandQueue<C> {
       this.#pendingBytes -= next.data.length;
     }
     if (this.#overRate && this.inFlight === 0) this.#closeOverRate();
+    else if (this.#unused) this.host.unused(this.connection, this);
   }
 
   /** Drops what waits (the connection is closing). */

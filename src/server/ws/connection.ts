@@ -11,6 +11,13 @@ export interface ConnectionContext {
   fanout: FanOut;
 }
 
+/**
+ * Frames read from one connection before it yields to the others: the kernel hands a
+ * flooding peer's frames over a megabyte at a time, and without a pause here all of them
+ * were handled before any other connection was served.
+ */
+const FRAMES_BEFORE_YIELD = 1000;
+
 /** A close reason is at most 123 bytes. */
 export function closeReason(text: string): string {
   const bytes = Buffer.from(text);
@@ -43,6 +50,8 @@ export abstract class Connection<C extends ConnectionContext = ConnectionContext
   readonly connectedAt = Date.now();
   /** Frames and posts waiting behind a history the peer is still reading; made when one is queued. */
   #queue: OutboundQueue | undefined;
+  /** Frames to read before reading yields to the other connections (counted by `frameRead`). */
+  #framesUntilYield = FRAMES_BEFORE_YIELD;
 
   constructor(
     protected readonly ws: WebSocket,
@@ -155,8 +164,10 @@ export abstract class Connection<C extends ConnectionContext = ConnectionContext
     closeSlowConsumer(this.ws);
   }
 
-  /** Stops reading frames until the other connections have been served. */
-  protected yieldReading(): void {
+  /** Counts a frame read; every FRAMES_BEFORE_YIELD, reading stops until the other connections have been served. */
+  protected frameRead(): void {
+    if (--this.#framesUntilYield > 0) return;
+    this.#framesUntilYield = FRAMES_BEFORE_YIELD;
     this.ws.pause();
     setImmediate(Connection.#resumeReading, this);
   }

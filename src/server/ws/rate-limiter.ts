@@ -16,6 +16,15 @@ export class TokenBucket {
     this.#updatedAt = clock.now();
   }
 
+  /**
+   * Whether the bucket is full at the clock's time: a bucket made now would be the same from
+   * here on (both stay full until a token is taken, and take it alike).
+   */
+  get full(): boolean {
+    const refill = ((this.clock.now() - this.#updatedAt) / 1000) * this.ratePerSecond;
+    return this.#tokens + Math.max(refill, 0) >= this.burst;
+  }
+
   tryTake(): boolean {
     const now = this.clock.now();
     const refill = ((now - this.#updatedAt) / 1000) * this.ratePerSecond;

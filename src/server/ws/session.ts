@@ -67,10 +67,12 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
   #identity: Identity | undefined;
   #keyId: string | undefined;
   #user: UserRecord | undefined;
-  /** Made with the first command, or for a key check the store answers later. */
+  /**
+   * Made with the first command, or for a key check the store answers later; let go once a
+   * fresh one would be the same (at once when no rate bucket was made, else at a keep-alive
+   * round once the buckets are full again).
+   */
   #commands: CommandQueue<Session> | undefined;
-  /** Settles once the last publish started has been answered (set by the first one). */
-  #replyTurn: Promise<void> | undefined;
   #closed = false;
 
   constructor(
@@ -135,6 +137,9 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
 
   /** A keep-alive round's ping and event; false when none was sent (closing, or silenced by a fault). */
   ping(keepAliveFrame: Buffer): boolean {
+    // Rounds come every so often to every connection: the time to let go of a queue whose
+    // rate buckets were used, once they are full again (an idle subscriber's, mostly).
+    if (this.#commands?.idle) this.#commands = undefined;
     if (!this.outlet.writePing()) return false;
     this.isAlive = false;
     this.#sendEnvelope(keepAliveFrame);
@@ -228,15 +233,6 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
     else commands.onMessage(data, isBinary);
   }
 
-  // The command queue's state, read and set by #startPublish below.
-  get #inFlight(): number {
-    return this.#commands!.inFlight;
-  }
-
-  set #publishing(on: boolean) {
-    this.#commands!.publishing = on;
-  }
-
   /** What the command queue asks of a session: one object for every session, not closures of each. */
   static readonly #commandHost: CommandHost<Session> = {
     limits: (session) => session.#context,
@@ -251,7 +247,10 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
       session.ws.close(CLOSE_POLICY_VIOLATION, reason);
     },
     log: (session, level, message, fields) => session.#log(level, message, fields),
-    yieldReading: (session) => session.yieldReading(),
+    frameRead: (session) => session.frameRead(),
+    unused: (session, queue) => {
+      if (session.#commands === queue) session.#commands = undefined;
+    },
     answersPings: (session) => session.answersPings,
     sendReply: (session, frame) => session.#sendReply(frame),
   };
@@ -347,16 +346,18 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
    * takes the same steps to the store, so the store gets them in the order they came.
    */
   #startPublish(command: PublishCommand): Promise<void> {
+    // Only the command queue starts one, and keeps the reply turn (it is there while one runs).
+    const commands = this.#commands!;
     // Nothing before it waits for its answer (the usual case): no turn to wait for.
-    const first = this.#inFlight === 0;
-    this.#publishing = true;
+    const first = commands.inFlight === 0;
+    commands.publishing = true;
     const stored = this.#storePublish(command);
     const answer = () =>
       this.#answerPublish(command, stored).catch((error: unknown) =>
         this.#failed(error, command.requestId, PUBLISH_COMMAND),
       );
-    const answered = first || this.#replyTurn === undefined ? answer() : this.#replyTurn.then(answer);
-    this.#replyTurn = answered;
+    const answered = first || commands.replyTurn === undefined ? answer() : commands.replyTurn.then(answer);
+    commands.replyTurn = answered;
     return answered;
   }
 
