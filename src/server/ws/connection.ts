@@ -18,6 +18,21 @@ export interface ConnectionContext {
  */
 const FRAMES_BEFORE_YIELD = 1000;
 
+/**
+ * What `connectedAt` counts from: a time in milliseconds since the epoch is past the small
+ * integers V8 keeps in a field itself, and each would be a number object of its own (16
+ * bytes a connection); counted from here it is not, for the first 12 days the process runs.
+ */
+const CONNECTED_SINCE = Date.now();
+
+/**
+ * Milliseconds since CONNECTED_SINCE. Through `Math.floor` (the difference is whole already):
+ * V8 gives its result as a small integer where it fits, and a difference as a number object.
+ */
+function connectedAfter(): number {
+  return Math.floor(Date.now() - CONNECTED_SINCE);
+}
+
 /** A close reason is at most 123 bytes. */
 export function closeReason(text: string): string {
   const bytes = Buffer.from(text);
@@ -47,7 +62,8 @@ export abstract class Connection<C extends ConnectionContext = ConnectionContext
   isAlive = true;
   /** What this connection writes through: itself, unless a test hook wrapped it (admin/faults.ts). */
   outlet: Outlet = this;
-  readonly connectedAt = Date.now();
+  /** Milliseconds from CONNECTED_SINCE (`connectedAt` is the time). */
+  readonly #connectedAfter = connectedAfter();
   /** Frames and posts waiting behind a history the peer is still reading; made when one is queued. */
   #queue: OutboundQueue | undefined;
   /** Frames to read before reading yields to the other connections (counted by `frameRead`). */
@@ -91,6 +107,11 @@ export abstract class Connection<C extends ConnectionContext = ConnectionContext
     connectionOf(this).onError(error);
   }
 
+  /** When the connection was accepted, in milliseconds since the epoch. */
+  get connectedAt(): number {
+    return CONNECTED_SINCE + this.#connectedAfter;
+  }
+
   /** A post from fan-out (a Subscriber's), through the outlet. */
   sendFrame(frame: Buffer): void {
     this.outlet.writePost(frame);
@@ -109,7 +130,7 @@ export abstract class Connection<C extends ConnectionContext = ConnectionContext
 
   writePosts(posts: QueuedPost[]): void {
     if (this.ws.readyState !== OPEN) return;
-    (this.#queue ??= this.#newQueue()).pushPosts(posts);
+    (this.#queue ??= Connection.#newQueue(this)).pushPosts(posts);
   }
 
   writeFrame(frame: Buffer | string): void {
@@ -135,15 +156,18 @@ export abstract class Connection<C extends ConnectionContext = ConnectionContext
   /** Nothing is held for this connection outside it (a wrapper may hold posts: it drops them). */
   dropHeld(): void {}
 
-  /** Made once per history queued, not per frame. */
-  #newQueue(): OutboundQueue {
-    const { maxBufferedBytes, fanout } = this.context;
-    return new OutboundQueue(this.ws, this.socket, {
+  /**
+   * Made once per history queued, not per frame. Static, as the other private methods here
+   * are: an instance method would give every connection a field to check it by.
+   */
+  static #newQueue(connection: Connection): OutboundQueue {
+    const { maxBufferedBytes, fanout } = connection.context;
+    return new OutboundQueue(connection.ws, connection.socket, {
       maxBufferedBytes,
       fanout,
-      slowConsumer: () => this.slowConsumer(),
+      slowConsumer: () => connection.slowConsumer(),
       drained: (queue) => {
-        if (this.#queue === queue) this.#queue = undefined;
+        if (connection.#queue === queue) connection.#queue = undefined;
       },
     });
   }

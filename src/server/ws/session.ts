@@ -37,12 +37,8 @@ interface StoredPublish {
   injected: AckFault | undefined;
 }
 
-/**
- * The empty list every connection without a subscription shares (frozen: a push would
- * throw, never leak into another connection); a connection gets an array of its own when
- * it subscribes.
- */
-const NO_SUBSCRIPTIONS = Object.freeze([]) as unknown as Subscription[];
+/** The empty list of a connection without a subscription, for the paths that read a list. */
+const NO_SUBSCRIPTIONS: readonly Subscription[] = Object.freeze([]);
 
 /** What a subscription is replaced by: the same format and the same streams, in any order. */
 function subscriptionKey(format: Format, streams: readonly StreamRecord[]): string {
@@ -58,11 +54,11 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
   envelopeStamp = 0;
   treeStamp = 0;
   /**
-   * By format and stream set (subscribing again to the same streams replaces, not adds). An
-   * array made when the first subscription comes: most connections hold one, and a map each
-   * would cost more than the subscription.
+   * By format and stream set (subscribing again to the same streams replaces, not adds). Most
+   * connections hold one, held as it is; an array once there are more (a map each would cost
+   * more than the subscription, and an array of one 56 bytes).
    */
-  #subscriptions = NO_SUBSCRIPTIONS;
+  #subscriptions: Subscription | Subscription[] | undefined;
   #keyLimiter: TokenBucket | undefined;
   #identity: Identity | undefined;
   #keyId: string | undefined;
@@ -74,20 +70,24 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
    */
   #commands: CommandQueue<Session> | undefined;
   #closed = false;
+  // What is kept of the start: its key and URL-form command are needed only to open.
+  readonly #seq: number;
+  /** The hosted tree feed address (SessionStart.treeOnly). */
+  readonly #treeOnly: boolean;
+  /** `hello=1` asked for our dialect (SessionStart.hello). */
+  readonly #hello: boolean;
 
-  constructor(
-    ws: WebSocket,
-    context: SessionContext,
-    readonly start: SessionStart,
-    socket: Duplex,
-  ) {
+  constructor(ws: WebSocket, context: SessionContext, start: SessionStart, socket: Duplex) {
     super(ws, socket, context);
+    this.#seq = start.seq;
+    this.#treeOnly = start.treeOnly === true;
+    this.#hello = start.hello === true;
     // In memory the key is checked, the peer greeted and a URL-form subscription acknowledged
     // before this returns; a shared store's answers are awaited, and commands sent meanwhile
     // wait behind the key check (it counts as a command in flight: for good, if it failed).
     let opening: Promise<void> | undefined;
     try {
-      opening = this.#open();
+      opening = this.#open(start.key, start.urlCommand);
     } catch (error) {
       this.#commands = new CommandQueue(this, Session.#commandHost, 1);
       this.#openFailed(error);
@@ -109,7 +109,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
     if (error instanceof ProtocolError && error.code === 'unavailable') {
       // The store is away: nothing this peer did; it reconnects (the store logged the cause once).
       this.#log('info', 'rejected connection', { code: error.code });
-      if (!this.start.treeOnly) this.#sendEnvelope(encodeError(error.code, error.message));
+      if (!this.#treeOnly) this.#sendEnvelope(encodeError(error.code, error.message));
       this.close(CLOSE_SERVICE_RESTART, closeReason(`unavailable: ${error.message}`));
       return;
     }
@@ -127,7 +127,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
   }
 
   get id(): string {
-    return `${this.#context.connectionIdPrefix}c${this.start.seq}`;
+    return `${this.#context.connectionIdPrefix}c${this.#seq}`;
   }
 
   /** The answer to one of the peer's commands: counted against the slow-consumer limit from the next turn on. */
@@ -148,7 +148,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
 
   /** Whether it holds a subscription (a publish-only connection does not). */
   get subscribing(): boolean {
-    return this.#subscriptions.length > 0;
+    return this.#subscriptions !== undefined;
   }
 
   /** The key's identity, once checked. */
@@ -164,7 +164,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
       user: identity?.userId ?? null,
       stream: identity?.streamId ?? null,
       kind: identity?.kind === 'stream' ? 'stream' : 'user',
-      subscriptions: this.#subscriptions.map((subscription) => ({
+      subscriptions: this.#held.map((subscription) => ({
         streamIds: subscription.streams.map((stream) => stream.id),
         format: subscription.format === 'tree' ? 'tree' : 'post',
       })),
@@ -175,20 +175,23 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
   }
 
   /** Checks the key, then greets; a promise only while a shared store is asked. */
-  #open(): Promise<void> | undefined {
-    const admitted = this.#context.subscriptions.admit(this.start.key, this);
-    return isPending(admitted) ? admitted.then((found) => this.#opened(found)) : this.#opened(admitted);
+  #open(key: string | undefined, urlCommand: SessionStart['urlCommand']): Promise<void> | undefined {
+    const admitted = this.#context.subscriptions.admit(key, this);
+    return isPending(admitted)
+      ? admitted.then((found) => this.#opened(found, urlCommand))
+      : this.#opened(admitted, urlCommand);
   }
 
-  #opened(admitted: Admission | Refusal | undefined): Promise<void> | undefined {
-    // Not kept for the life of the connection: it was needed only here.
-    this.start.key = undefined;
+  #opened(
+    admitted: Admission | Refusal | undefined,
+    urlCommand: SessionStart['urlCommand'],
+  ): Promise<void> | undefined {
     if (admitted === undefined) return undefined;
     if (admitted instanceof Refusal) {
       this.#log('warn', 'rejected connection', { code: admitted.code });
       // On the tree feed the close reason alone says it: its readers take every message for a tree item.
       this.#sendEnvelope(encodeError(admitted.code, admitted.message));
-      this.close(admitted.closeCode, this.start.treeOnly ? closeReason(admitted.message) : admitted.closeReason);
+      this.close(admitted.closeCode, this.#treeOnly ? closeReason(admitted.message) : admitted.closeReason);
       return undefined;
     }
     const { identity, user } = admitted;
@@ -200,10 +203,9 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
     // Every connection passes here: no fields are built for a line that is not written.
     if (logs(this.#context.logger, 'info'))
       this.#log('info', 'connected', { user: user.id, keyKind: identity.kind, stream: identity.streamId });
-    const urlCommand = this.start.urlCommand;
     // The hosted dialect greets on the bare endpoint only: bots on the URL form take any
     // message but `sub_ack`, `ack`, `keep-alive` and posts for news.
-    if (urlCommand === undefined || this.start.hello) this.#greet(user, identity);
+    if (urlCommand === undefined || this.#hello) this.#greet(user, identity);
     if (urlCommand) return this.#run(() => parseCommandArgs(urlCommand.event, urlCommand.args), urlCommand.event);
     return undefined;
   }
@@ -221,7 +223,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
       greetings.set(user, greeting);
     }
     // The hosted dialect gets no field the hosted service is not known to send.
-    const extra = this.start.hello ? this.#context.statedRateLimit : '';
+    const extra = this.#hello ? this.#context.statedRateLimit : '';
     this.#sendEnvelope(greeting.frameAt(this.#context.clock.now(), identity.streamId, extra));
   }
 
@@ -229,7 +231,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
   protected onMessage(data: Buffer, isBinary: boolean): void {
     if (this.#closed) return;
     const commands = (this.#commands ??= new CommandQueue(this, Session.#commandHost, 0));
-    if (this.start.treeOnly) commands.onTreeFeedFrame(data, isBinary);
+    if (this.#treeOnly) commands.onTreeFeedFrame(data, isBinary);
     else commands.onMessage(data, isBinary);
   }
 
@@ -288,7 +290,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
       command: command.event,
       requestId: command.requestId,
       format: command.event === 'on-stream-post-tree' ? 'tree' : 'envelope',
-      hiddenPosts: this.start.hello ? 'push' : this.#context.hostedHiddenPosts,
+      hiddenPosts: this.#hello ? 'push' : this.#context.hostedHiddenPosts,
     });
   }
 
@@ -298,15 +300,22 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
   }
 
   get subscriptionCount(): number {
-    return this.#subscriptions.length;
+    const held = this.#subscriptions;
+    return held === undefined ? 0 : Array.isArray(held) ? held.length : 1;
+  }
+
+  /** The subscriptions held, as a list (made for the asking when there is one). */
+  get #held(): readonly Subscription[] {
+    const held = this.#subscriptions;
+    return held === undefined ? NO_SUBSCRIPTIONS : Array.isArray(held) ? held : [held];
   }
 
   /** Subscribing again to the same streams in the same format replaces, not adds. */
   repeatOf(format: Format, streams: readonly StreamRecord[]): Subscription | undefined {
     // Nearly every connection subscribes once: no key is built when there is nothing to replace.
-    if (this.#subscriptions.length === 0) return undefined;
+    if (this.#subscriptions === undefined) return undefined;
     const key = subscriptionKey(format, streams);
-    return this.#subscriptions.find(
+    return this.#held.find(
       (held) =>
         held.format === format &&
         held.streams.length === streams.length &&
@@ -315,10 +324,11 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
   }
 
   hold(subscription: Subscription, replaced: Subscription | undefined): void {
-    const subscriptions = this.#subscriptions;
-    if (replaced) subscriptions[subscriptions.indexOf(replaced)] = subscription;
-    else if (subscriptions === NO_SUBSCRIPTIONS) this.#subscriptions = [subscription];
-    else subscriptions.push(subscription);
+    const held = this.#subscriptions;
+    if (held === undefined) this.#subscriptions = subscription;
+    else if (!Array.isArray(held)) this.#subscriptions = replaced ? subscription : [held, subscription];
+    else if (replaced) held[held.indexOf(replaced)] = subscription;
+    else held.push(subscription);
   }
 
   /** `sub_ack` with how many history messages follow (the history and live posts come after it). */
@@ -397,7 +407,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
   }
 
   #reject(error: ProtocolError, requestId?: string, event?: string): void {
-    if (this.start.treeOnly)
+    if (this.#treeOnly)
       this.close(error.code === 'internal' ? CLOSE_INTERNAL_ERROR : CLOSE_POLICY_VIOLATION, closeReason(error.message));
     else this.#sendReply(encodeError(error.code, error.message, error.command ?? event, requestId));
     // The client's mistake, answered to it: not a warning for the operator (a flood of bad
@@ -412,7 +422,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
 
   /** A frame other than a post: never sent on the tree feed address. */
   #sendEnvelope(frame: Buffer | string): void {
-    if (!this.start.treeOnly) this.outlet.writeFrame(frame);
+    if (!this.#treeOnly) this.outlet.writeFrame(frame);
   }
 
   protected slowConsumer(): void {
@@ -424,8 +434,8 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
 
   #detach(): void {
     this.#closed = true;
-    for (const subscription of this.#subscriptions) this.#context.fanout.remove(subscription);
-    this.#subscriptions = NO_SUBSCRIPTIONS;
+    for (const subscription of this.#held) this.#context.fanout.remove(subscription);
+    this.#subscriptions = undefined;
     this.#commands?.clear();
     this.clearQueue();
   }
