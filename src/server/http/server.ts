@@ -12,7 +12,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type Server as WebSocketServerOf } from 'ws';
 import { queryToArgs, isCommandName } from '../../protocol/commands.js';
 import type { KeepAliveRound } from '../../protocol/admin.js';
 import { CLOSE_GOING_AWAY, CLOSE_SERVICE_RESTART } from '../../protocol/close-codes.js';
@@ -31,6 +31,7 @@ import {
 import type { Logger } from '../logger.js';
 import { createPerimeter, type Refusal } from './perimeter.js';
 import { KeepAlive, type KeepAlivePeer } from '../service/keep-alive.js';
+import { ConnectionSocket } from '../ws/connection.js';
 import { Session, type SessionContext, type SessionStart } from '../ws/session.js';
 import type { createGraphqlEndpoint } from '../graphql/graphql-server.js';
 import type { Unusable } from '../stores/store-health.js';
@@ -141,7 +142,7 @@ export class HttpFront {
   readonly #options: Pick<FrontParts, 'host' | 'port' | 'keepAliveMs' | 'headersTimeoutMs'>;
   readonly #logger: Logger;
   readonly #http: Server;
-  readonly #wss: WebSocketServer;
+  readonly #wss: WebSocketServerOf<typeof ConnectionSocket>;
   readonly #sessions = new Set<Session>();
   readonly faults: UpgradeFaults;
   readonly #secure: boolean;
@@ -204,7 +205,12 @@ export class HttpFront {
     this.#http = parts.tls
       ? createHttpsServer({ cert: parts.tls.cert, key: parts.tls.key, ...HTTP_TIMEOUT_CHECKS }, onRequest)
       : createHttpServer(HTTP_TIMEOUT_CHECKS, onRequest);
-    this.#wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, clientTracking: false });
+    this.#wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: MAX_FRAME_BYTES,
+      clientTracking: false,
+      WebSocket: ConnectionSocket,
+    });
     this.#http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const refusal = checkPerimeter(req.headers);
       if (refusal) {
@@ -315,7 +321,7 @@ export class HttpFront {
     });
   }
 
-  #accept(ws: WebSocket, socket: Duplex, key: string | undefined, route: Route): void {
+  #accept(ws: ConnectionSocket, socket: Duplex, key: string | undefined, route: Route): void {
     if (this.#closing) {
       // The handshake finished after shutdown began.
       ws.close(CLOSE_GOING_AWAY, 'server shutting down');

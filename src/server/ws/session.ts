@@ -4,7 +4,6 @@
 // Injected faults wrap a session's outlet from outside (outlet.ts): nothing here asks
 // whether one is set.
 import type { Duplex } from 'node:stream';
-import type { WebSocket } from 'ws';
 import { parseCommandArgs } from '../../protocol/commands.js';
 import { CLOSE_INTERNAL_ERROR, CLOSE_POLICY_VIOLATION, CLOSE_SERVICE_RESTART } from '../../protocol/close-codes.js';
 import { ProtocolError } from '../../protocol/errors.js';
@@ -13,7 +12,7 @@ import { PUBLISH_COMMAND, type Command, type CommandName } from '../../protocol/
 import type { ConnectionInfo } from '../../protocol/admin.js';
 import type { AckFault } from '../fault-hooks.js';
 import { CommandQueue, type CommandHost, type PublishCommand, type SubscribeCommand } from './command-queue.js';
-import { closeReason, Connection } from './connection.js';
+import { closeReason, Connection, type ConnectionSocket } from './connection.js';
 import type { Format, Holder, Subscription } from './fanout.js';
 import { Greeting, greetings } from './greeting.js';
 import type { HookedConnection } from './outlet.js';
@@ -77,7 +76,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
   /** `hello=1` asked for our dialect (SessionStart.hello). */
   readonly #hello: boolean;
 
-  constructor(ws: WebSocket, context: SessionContext, start: SessionStart, socket: Duplex) {
+  constructor(ws: ConnectionSocket, context: SessionContext, start: SessionStart, socket: Duplex) {
     super(ws, socket, context);
     this.#seq = start.seq;
     this.#treeOnly = start.treeOnly === true;
