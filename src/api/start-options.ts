@@ -7,6 +7,7 @@ import type { Seed } from '../protocol/seed.js';
 import { STATE_NEEDS_MEMORY } from '../protocol/state.js';
 import { DEFAULTS } from '../server/defaults.js';
 import type { Logger } from '../server/logger.js';
+import type { SharedServerOptions } from '../server/shared-options.js';
 import { parseSeed, parseSeedText, SeedError, type SeedInput as ParsedSeedInput } from '../server/service/seed.js';
 import { isValidToken, normalizeOrigin } from '../server/http/perimeter.js';
 import type { ServerOptions as CoreOptions } from '../server/assemble.js';
@@ -16,7 +17,6 @@ import {
   SERVE_OPTIONS,
   START_SERVER_OPTION_NAMES,
   type ServeOption,
-  type ServeOptionName,
   type StartServerOptionName,
 } from './serve-options.js';
 import {
@@ -72,55 +72,13 @@ export interface SeedInput {
 const seedInputMatchesSchema: (seed: SeedInput) => ParsedSeedInput = (seed) => seed;
 void seedInputMatchesSchema;
 
-export interface StartServerOptions {
+/**
+ * What `startServer` takes. Beside the options the core server takes alike (documented once, in
+ * SharedServerOptions), a seed as written or its file, and where state lives.
+ */
+export interface StartServerOptions extends SharedServerOptions {
   /** A seed object, or the path of a seed JSON file. Default: the demo seed. */
   seed?: SeedInput | string;
-  /** Default `127.0.0.1`. */
-  host?: string;
-  /** Default 8787; 0 picks a free port (read it back from `server.url`). */
-  port?: number;
-  /** PEM certificate and key (contents, not paths): the server then speaks wss:// and https://. */
-  tls?: { cert: string | Buffer; key: string | Buffer };
-  /** How long an idempotency key deduplicates, in ms. Default 600000 (10 min); 0 turns deduplication off. */
-  idempotencyWindowMs?: number;
-  /** How long an upload address (REST `uploadMedia`) takes uploads, in ms. Default 3600000 (1 hour). */
-  uploadWindowMs?: number;
-  /** Commands per second per connection (burst twice this). Default 200; 0 turns the limit off. */
-  rateLimit?: number;
-  /** Bytes queued for one subscriber before it is closed with 1013. Default 8 MiB. */
-  maxBufferedBytes?: number;
-  /** Interval of keep-alive events and pings, in ms. Default 30000. */
-  keepAliveMs?: number;
-  /** Commands and REST requests per second per key, all its connections together (burst twice this). Default 400, or 0 when `rateLimit` is 0; 0 turns it off. */
-  keyRateLimit?: number;
-  /** Open connections per key; past it a connection gets `limit-exceeded` and close 1008. Default 16; 0 = no cap. */
-  maxConnectionsPerKey?: number;
-  /** Subscriptions per connection. Default 64; 0 = no cap. */
-  maxSubscriptions?: number;
-  /** Commands one connection may have waiting for their turn before it is closed with 1008. Default 1000. */
-  maxPendingCommands?: number;
-  /** Hidden posts waiting for their releaseAt, per stream. Default 1000; 0 = no cap. */
-  maxPendingReleases?: number;
-  /** Text bytes of those hidden posts, per stream. Default 16 MiB; 0 = no cap. */
-  maxPendingReleaseBytes?: number;
-  /** Idempotency keys remembered per stream within the window. Default 10000; 0 = no cap. */
-  maxIdempotencyKeys?: number;
-  /** Text bytes of the posts those keys hold, per stream. Default 16 MiB; 0 = no cap. */
-  maxIdempotencyBytes?: number;
-  /** The HTTP `/_admin/*` endpoints. Default: on when bound to a loopback address or `adminToken` is set. The methods below work either way. */
-  admin?: boolean;
-  /** Admin requests then need `Authorization: Bearer <adminToken>` (printable ASCII, no spaces). */
-  adminToken?: string;
-  /** Host names accepted besides loopback names, IP addresses and `host` (`.example.com` for subdomains); `'all'` turns the check off. */
-  allowedHosts?: readonly string[] | 'all';
-  /** Browser origins accepted besides loopback ones, e.g. `https://app.example.com`; `'*'` accepts any. */
-  allowedOrigins?: readonly string[];
-  /** How long a request body may take to arrive (then 408), in ms. Default 10000. */
-  bodyTimeoutMs?: number;
-  /** How long request headers may take to arrive, in ms. Default 10000. */
-  headersTimeoutMs?: number;
-  /** Receives the server's log lines (never keys). Default: silent. */
-  logger?: Logger;
   /**
    * Where state lives: `'memory'` (default), or `redis://[:password@]host:port[/db]`, whose
    * keyspace several servers share to act as one service.
@@ -135,38 +93,13 @@ export interface StartServerOptions {
    * which is refused otherwise (`store-evicts`): posts Redis evicts are lost.
    */
   allowEviction?: boolean;
-  /**
-   * A file that keeps the memory store's posts, pending releases, idempotency keys and clock
-   * offset across restarts: loaded at start when it exists, saved a second after a change and
-   * at `close()`. A file that cannot be used rejects with `invalid-state`; one that another live
-   * process holds (one writer per file, a lock held until `close()`) with `state-locked`. Not
-   * with a Redis store.
-   */
-  state?: string;
-  /**
-   * How a client that did not ask for our dialect (`hello=1`) gets a hidden post, as the
-   * hosted service's clients expect: `'at-release'` (default) once at its release, as a new
-   * post with its text; `'push'` hidden at creation and then `stream.post.released`, so an
-   * author can test a client against that too.
-   */
-  hostedHiddenPosts?: 'at-release' | 'push';
 }
 
-/** Where the core server's name for an option differs from startServer's. */
-const CORE_NAMES: Partial<Record<ServeOptionName, keyof CoreOptions>> = {
-  maxSubscriptions: 'maxSubscriptionsPerConnection',
-  maxPendingReleases: 'maxPendingReleasesPerStream',
-  maxPendingReleaseBytes: 'maxPendingReleaseBytesPerStream',
-  maxIdempotencyKeys: 'maxIdempotencyKeysPerStream',
-  maxIdempotencyBytes: 'maxIdempotencyBytesPerStream',
-};
-
-/** The numeric options, each with the core's name for it and the range the table gives. */
+/** The numeric options, each with the range the table gives (the core takes them under the same names). */
 const NUMBER_OPTIONS = START_SERVER_OPTION_NAMES.flatMap((name) => {
   const option: ServeOption = SERVE_OPTIONS[name];
   if (option.min === undefined || option.max === undefined) return [];
-  const core = CORE_NAMES[name] ?? (name as keyof CoreOptions);
-  return [{ name, core, min: option.min, max: option.max }];
+  return [{ name: name as keyof SharedServerOptions & StartServerOptionName, min: option.min, max: option.max }];
 });
 
 // Both ways: a new startServer option needs its row in the table, and a row marked api its option here.
@@ -297,9 +230,9 @@ export async function coreOptions(
 ): Promise<CoreOptions> {
   const given = checkKnownOptions('startServer', options, START_SERVER_OPTION_NAMES);
   const core: Partial<Record<keyof CoreOptions, unknown>> = {};
-  for (const { name, core: coreName, min, max } of NUMBER_OPTIONS) {
+  for (const { name, min, max } of NUMBER_OPTIONS) {
     const value = optionalInteger(given, name, min, max);
-    if (value !== undefined) core[coreName] = value;
+    if (value !== undefined) core[name] = value;
   }
   const host = optionalString(given, 'host');
   const admin = optionalBoolean(given, 'admin');

@@ -195,8 +195,7 @@ export class CoreServer {
           service,
           fanout,
           keyLimits,
-          maxSubscriptionsPerConnection:
-            options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
+          maxSubscriptions: options.maxSubscriptions ?? DEFAULTS.maxSubscriptions,
         }),
         fanout,
         logger,

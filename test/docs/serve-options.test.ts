@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SERVE_OPTIONS, type ServeOption } from '../../src/api/serve-options.js';
+import { SERVE_OPTIONS, START_SERVER_OPTION_NAMES, type ServeOption } from '../../src/api/serve-options.js';
 import { ensureBuilt, runToEnd, ROOT } from '../support/cli.js';
 
 /** The rows of docs/serve.md's flag table: each long flag a row names, with the row's default cell. */
@@ -59,5 +59,43 @@ describe("docs/serve.md's flag table is the option table", () => {
       const [, amount = '', unit = ''] = /^`(\d+)([a-zA-Z]*)`$/.exec(option.shownDefault) ?? [];
       expect(Number(amount) * (unit === '' ? 1 : units[unit]!), option.flag).toBe(option.default);
     }
+  });
+});
+
+/** The rows of docs/api.md's startServer table: each option's name and its default cell. */
+function documentedStartServerOptions(): Map<string, string> {
+  const lines = readFileSync(join(ROOT, 'docs/api.md'), 'utf8').split('\n');
+  const start = lines.indexOf('| option | type | default | meaning |');
+  expect(start, 'docs/api.md has its startServer table').toBeGreaterThanOrEqual(0);
+  const rows = new Map<string, string>();
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break;
+    const [name = '', , shown = ''] = line
+      .slice(1, -1)
+      .split(/(?<!\\)\|/)
+      .map((cell) => cell.trim());
+    rows.set(name.replaceAll('`', ''), shown);
+  }
+  return rows;
+}
+
+describe("docs/api.md's startServer table is the option table", () => {
+  const documented = documentedStartServerOptions();
+
+  it('names the options startServer takes, and no other', () => {
+    expect([...documented.keys()].sort()).toEqual([...START_SERVER_OPTION_NAMES].sort());
+  });
+
+  it('gives each number its default', () => {
+    const differing = START_SERVER_OPTION_NAMES.flatMap((name) => {
+      const option: ServeOption = SERVE_OPTIONS[name];
+      if (typeof option.default !== 'number') return [];
+      // The cell leads with the value in code marks (`16777216` (16 MiB)).
+      const shown = /^`(\d+)`/.exec(documented.get(name) ?? '')?.[1];
+      return Number(shown) === option.default
+        ? []
+        : [`${name}: docs say ${documented.get(name)}, the table ${option.default}`];
+    });
+    expect(differing).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_CONTENT_BYTES, MAX_TREE_SUGGESTIONS } from '../../src/protocol/limits.js';
 import { parseSeed } from '../../src/server/service/seed.js';
-import { startTestServer, TEST_STORE } from '../support/harness.js';
+import { adminState, startTestServer, TEST_STORE } from '../support/harness.js';
 import { connectWire, postIds, request, summarize, type WireClient } from '../support/wire.js';
 import { tcpSocketOf } from '../support/raw-peer.js';
 
@@ -93,11 +93,13 @@ describe('history under flow control', () => {
     const server = await startTestServer({ seed, maxBufferedBytes: MAX_BUFFERED });
     const stopped = await connectWire(server, READER_KEY, { summarize });
     expect((await request(stopped, 'on-stream-post', { lastPosts: POSTS_PER_STREAM }, 'h')).event).toBe('sub_ack');
+    const { subscriptions } = await adminState(server);
     tcpSocketOf(stopped.ws).pause();
 
     const publisher = await connectWire(server, OWNER_KEY(1));
     const content = bigContent(1, -1);
     // Each live post waits behind the history; past 1 MiB of them the reader is a slow consumer.
+    let closed = false;
     for (let i = 0; i < 40; i += 1) {
       const reply = await request(
         publisher,
@@ -106,8 +108,13 @@ describe('history under flow control', () => {
         `p${i}`,
       );
       expect(reply['event']).toBe('ack');
+      // It reads again as soon as it is closed, within the server's grace for reading the close frame.
+      if (!closed && (await adminState(server)).subscriptions === subscriptions - 1) {
+        closed = true;
+        tcpSocketOf(stopped.ws).resume();
+      }
     }
-    tcpSocketOf(stopped.ws).resume();
+    expect(closed).toBe(true);
     expect((await stopped.closed).code).toBe(1013);
   });
 });

@@ -327,7 +327,7 @@ const AT_THE_LIMITS = `subscription { streamPostCreated(streamIds: ["macro-wire"
 describe('caps and cost limits', () => {
   it('a burst of subscribes on every connection a key may open never passes the caps', async () => {
     const server = await startTestServer({ keyRateLimit: 0 });
-    const { maxConnectionsPerKey: connections, maxSubscriptionsPerConnection: cap } = DEFAULTS;
+    const { maxConnectionsPerKey: connections, maxSubscriptions: cap } = DEFAULTS;
     const over = 16;
     const sockets = await Promise.all(Array.from({ length: connections }, () => initialisedSocket(server, KEYS.alice)));
     for (const socket of sockets) {

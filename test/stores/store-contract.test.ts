@@ -86,7 +86,7 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
     });
 
     it('deduplicates nothing with a window of 0: a key lapses as its post is stored', async () => {
-      const { store } = await open({ idempotencyWindowMs: 0, maxIdempotencyKeysPerStream: 1 });
+      const { store } = await open({ idempotencyWindowMs: 0, maxIdempotencyKeys: 1 });
       const first = await store.publish(post({ idempotencyKey: 'k1' }));
       const again = await store.publish(post({ idempotencyKey: 'k1' }));
       expect(again.duplicate).toBe(false);
@@ -99,8 +99,8 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
     it('holds no key with a window of 0: a keyed post counts against neither key cap', async () => {
       const { store } = await open({
         idempotencyWindowMs: 0,
-        maxIdempotencyKeysPerStream: 1,
-        maxIdempotencyBytesPerStream: 2,
+        maxIdempotencyKeys: 1,
+        maxIdempotencyBytes: 2,
       });
       expect((await store.publish(post({ idempotencyKey: 'k1', text: 'longer than two bytes' }))).duplicate).toBe(
         false,
@@ -127,7 +127,7 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
     }
 
     it('refuses a pending release past the count cap, and takes one again after a release', async () => {
-      const { store, clock } = await open({ maxPendingReleasesPerStream: 2 });
+      const { store, clock } = await open({ maxPendingReleases: 2 });
       const releaseAt = clock.now() + 5000;
       await store.publish(post({ releaseAt }));
       await store.publish(post({ releaseAt }));
@@ -142,7 +142,7 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
     });
 
     it('refuses a pending release past the byte cap', async () => {
-      const { store, clock } = await open({ maxPendingReleaseBytesPerStream: 10 });
+      const { store, clock } = await open({ maxPendingReleaseBytes: 10 });
       const releaseAt = clock.now() + 5000;
       await store.publish(post({ releaseAt, text: 'é'.repeat(3) }));
       await refused(store, post({ releaseAt, text: 'abcde' }));
@@ -150,7 +150,7 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
     });
 
     it('refuses a new idempotency key past the count cap, but answers a held one', async () => {
-      const { store, clock } = await open({ idempotencyWindowMs: 60_000, maxIdempotencyKeysPerStream: 2 });
+      const { store, clock } = await open({ idempotencyWindowMs: 60_000, maxIdempotencyKeys: 2 });
       await store.publish(post({ idempotencyKey: 'k1' }));
       await store.publish(post({ idempotencyKey: 'k2' }));
       await refused(store, post({ idempotencyKey: 'k3' }));
@@ -161,7 +161,7 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
     });
 
     it('refuses a new idempotency key past the byte cap', async () => {
-      const { store } = await open({ maxIdempotencyBytesPerStream: 8 });
+      const { store } = await open({ maxIdempotencyBytes: 8 });
       await store.publish(post({ idempotencyKey: 'k1', text: 'abcd' }));
       await refused(store, post({ idempotencyKey: 'k2', text: 'abcde' }));
       await store.publish(post({ idempotencyKey: 'k2', text: 'abcd' }));
@@ -170,10 +170,10 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
     it('checks the caps in one order, each refusal worded alike: releases, their bytes, keys, their bytes', async () => {
       const caps = {
         idempotencyWindowMs: 60_000,
-        maxPendingReleasesPerStream: 1,
-        maxPendingReleaseBytesPerStream: 4,
-        maxIdempotencyKeysPerStream: 1,
-        maxIdempotencyBytesPerStream: 4,
+        maxPendingReleases: 1,
+        maxPendingReleaseBytes: 4,
+        maxIdempotencyKeys: 1,
+        maxIdempotencyBytes: 4,
       };
       const { store, clock } = await open(caps);
       const releaseAt = clock.now() + 5000;
@@ -197,10 +197,10 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
 
     it('takes any number with every cap 0 (no cap)', async () => {
       const { store, clock } = await open({
-        maxPendingReleasesPerStream: 0,
-        maxPendingReleaseBytesPerStream: 0,
-        maxIdempotencyKeysPerStream: 0,
-        maxIdempotencyBytesPerStream: 0,
+        maxPendingReleases: 0,
+        maxPendingReleaseBytes: 0,
+        maxIdempotencyKeys: 0,
+        maxIdempotencyBytes: 0,
       });
       const releaseAt = clock.now() + 5000;
       for (let i = 0; i < 5; i += 1)
@@ -210,7 +210,7 @@ describe.each(Object.keys(STORES))('the %s store', (name) => {
 
     it('counts a post of the largest size allowed in UTF-8 bytes, and keeps it whole', async () => {
       const text = 'é'.repeat(MAX_CONTENT_BYTES / 2);
-      const { store, clock } = await open({ maxPendingReleaseBytesPerStream: MAX_CONTENT_BYTES * 2 - 1 });
+      const { store, clock } = await open({ maxPendingReleaseBytes: MAX_CONTENT_BYTES * 2 - 1 });
       const releaseAt = clock.now() + 5000;
       const { post: stored } = await store.publish(post({ releaseAt, text, metadata: { tag: 'ü' } }));
       expect((await store.recent(STREAM, 1))[0]).toEqual(stored);

@@ -103,7 +103,7 @@ export interface SubscriptionServiceOptions<S extends SubscriptionShape, H exten
   fanout: Delivery<S, H>;
   keyLimits: KeyConnections;
   /** 0: no cap. */
-  maxSubscriptionsPerConnection: number;
+  maxSubscriptions: number;
 }
 
 /**
@@ -121,7 +121,7 @@ export class SubscriptionService<S extends SubscriptionShape, H extends Subscrip
     this.#service = options.service;
     this.#fanout = options.fanout;
     this.#keyLimits = options.keyLimits;
-    this.#maxSubscriptions = options.maxSubscriptionsPerConnection;
+    this.#maxSubscriptions = options.maxSubscriptions;
   }
 
   /**

@@ -12,11 +12,11 @@ import { PUBLISH_COMMAND } from '../../protocol/types.js';
 
 /** Per-stream caps every store enforces (PROTOCOL.md B4); 0 or undefined = no cap. */
 export interface HoldingsCaps {
-  maxPendingReleasesPerStream?: number;
-  maxPendingReleaseBytesPerStream?: number;
-  maxIdempotencyKeysPerStream?: number;
+  maxPendingReleases?: number;
+  maxPendingReleaseBytes?: number;
+  maxIdempotencyKeys?: number;
   /** Text bytes of the posts those keys hold on to (a key keeps its post for its duplicate's ack). */
-  maxIdempotencyBytesPerStream?: number;
+  maxIdempotencyBytes?: number;
 }
 
 /** What a stream holds of one kind: how many, and their posts' text in UTF-8 bytes. */
@@ -32,10 +32,10 @@ export interface Held {
  * `bytes` cap when the post's text would take the holder past it.
  */
 export const HOLDING_RULES = [
-  { kind: 'releases', cap: 'maxPendingReleasesPerStream', holder: 'releases', measure: 'count' },
-  { kind: 'releases-bytes', cap: 'maxPendingReleaseBytesPerStream', holder: 'releases', measure: 'bytes' },
-  { kind: 'keys', cap: 'maxIdempotencyKeysPerStream', holder: 'keys', measure: 'count' },
-  { kind: 'keys-bytes', cap: 'maxIdempotencyBytesPerStream', holder: 'keys', measure: 'bytes' },
+  { kind: 'releases', cap: 'maxPendingReleases', holder: 'releases', measure: 'count' },
+  { kind: 'releases-bytes', cap: 'maxPendingReleaseBytes', holder: 'releases', measure: 'bytes' },
+  { kind: 'keys', cap: 'maxIdempotencyKeys', holder: 'keys', measure: 'count' },
+  { kind: 'keys-bytes', cap: 'maxIdempotencyBytes', holder: 'keys', measure: 'bytes' },
 ] as const;
 
 export type HoldingKind = (typeof HOLDING_RULES)[number]['kind'];
