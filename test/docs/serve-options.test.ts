@@ -4,21 +4,29 @@ import { describe, expect, it } from 'vitest';
 import { SERVE_OPTIONS, START_SERVER_OPTION_NAMES, type ServeOption } from '../../src/api/serve-options.js';
 import { ensureBuilt, runToEnd, ROOT } from '../support/cli.js';
 
-/** The rows of docs/serve.md's flag table: each long flag a row names, with the row's default cell. */
-function documentedFlags(): Map<string, string> {
-  const lines = readFileSync(join(ROOT, 'docs/serve.md'), 'utf8').split('\n');
-  const start = lines.indexOf('| flag | default | meaning |');
-  expect(start, 'docs/serve.md has its flag table').toBeGreaterThanOrEqual(0);
-  const rows = new Map<string, string>();
+/** The cells of each row of the table under `header` in a page of docs/ (a cell may hold an escaped bar: `text\\|json`). */
+function tableRows(page: string, header: string): string[][] {
+  const lines = readFileSync(join(ROOT, 'docs', page), 'utf8').split('\n');
+  const start = lines.indexOf(header);
+  expect(start, `docs/${page} has its table ${header}`).toBeGreaterThanOrEqual(0);
+  const rows: string[][] = [];
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break;
-    // A cell may hold an escaped bar (`text\|json`).
-    const [flags = '', shown = ''] = line
-      .slice(1, -1)
-      .split(/(?<!\\)\|/)
-      .map((cell) => cell.trim());
-    for (const [flag] of flags.matchAll(/--[a-z][a-z0-9-]*/g)) rows.set(flag, shown);
+    rows.push(
+      line
+        .slice(1, -1)
+        .split(/(?<!\\)\|/)
+        .map((cell) => cell.trim()),
+    );
   }
+  return rows;
+}
+
+/** The rows of docs/serve.md's flag table: each long flag a row names, with the row's default cell. */
+function documentedFlags(): Map<string, string> {
+  const rows = new Map<string, string>();
+  for (const [flags = '', shown = ''] of tableRows('serve.md', '| flag | default | meaning |'))
+    for (const [flag] of flags.matchAll(/--[a-z][a-z0-9-]*/g)) rows.set(flag, shown);
   return rows;
 }
 
@@ -64,19 +72,8 @@ describe("docs/serve.md's flag table is the option table", () => {
 
 /** The rows of docs/api.md's startServer table: each option's name and its default cell. */
 function documentedStartServerOptions(): Map<string, string> {
-  const lines = readFileSync(join(ROOT, 'docs/api.md'), 'utf8').split('\n');
-  const start = lines.indexOf('| option | type | default | meaning |');
-  expect(start, 'docs/api.md has its startServer table').toBeGreaterThanOrEqual(0);
-  const rows = new Map<string, string>();
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith('|')) break;
-    const [name = '', , shown = ''] = line
-      .slice(1, -1)
-      .split(/(?<!\\)\|/)
-      .map((cell) => cell.trim());
-    rows.set(name.replaceAll('`', ''), shown);
-  }
-  return rows;
+  const rows = tableRows('api.md', '| option | type | default | meaning |');
+  return new Map(rows.map(([name = '', , shown = '']) => [name.replaceAll('`', ''), shown]));
 }
 
 describe("docs/api.md's startServer table is the option table", () => {
