@@ -9,6 +9,17 @@ import { collectList, parseBytes, parseDuration, parseNonNegativeInteger, parseP
 /** A serve option's default as --help shows it: the doc's wording, without its code marks. */
 const shown = (option: ServeOption): string => option.shownDefault.replaceAll('`', '');
 
+/**
+ * A flag whose value a parser reads (a duration, a size), with the table's default as --help
+ * shows it: every such row of the table is declared alike.
+ */
+function parsedOption<const Usage extends string>(
+  row: ServeOption & { readonly flag: Usage; readonly default: number },
+  parse: (text: string) => number,
+) {
+  return new Option(row.flag, row.doc).argParser(parse).default(row.default, shown(row));
+}
+
 /** A byte cap, where 0 means none. */
 const parseBytesOrZero = (text: string): number => (text.trim() === '0' ? 0 : parseBytes(text));
 
@@ -30,16 +41,8 @@ export function addServeCommand(program: Command, { run, setExitCode, env }: Com
     .option(S.seed.flag, S.seed.doc)
     .option(S.tlsCert.flag, S.tlsCert.doc)
     .option(S.tlsKey.flag, S.tlsKey.doc)
-    .addOption(
-      new Option(S.idempotencyWindowMs.flag, S.idempotencyWindowMs.doc)
-        .argParser(parseDuration)
-        .default(S.idempotencyWindowMs.default, shown(S.idempotencyWindowMs)),
-    )
-    .addOption(
-      new Option(S.uploadWindowMs.flag, S.uploadWindowMs.doc)
-        .argParser(parseTimeout)
-        .default(S.uploadWindowMs.default, shown(S.uploadWindowMs)),
-    )
+    .addOption(parsedOption(S.idempotencyWindowMs, parseDuration))
+    .addOption(parsedOption(S.uploadWindowMs, parseTimeout))
     .option(S.rateLimit.flag, S.rateLimit.doc, parseNonNegativeInteger, S.rateLimit.default)
     .addOption(new Option(S.keyRateLimit.flag, S.keyRateLimit.doc).argParser(parseNonNegativeInteger))
     .option(
@@ -51,27 +54,11 @@ export function addServeCommand(program: Command, { run, setExitCode, env }: Com
     .option(S.maxSubscriptions.flag, S.maxSubscriptions.doc, parseNonNegativeInteger, S.maxSubscriptions.default)
     .option(S.maxPendingCommands.flag, S.maxPendingCommands.doc, positiveInteger, S.maxPendingCommands.default)
     .option(S.maxPendingReleases.flag, S.maxPendingReleases.doc, parseNonNegativeInteger, S.maxPendingReleases.default)
-    .addOption(
-      new Option(S.maxPendingReleaseBytes.flag, S.maxPendingReleaseBytes.doc)
-        .argParser(parseBytesOrZero)
-        .default(S.maxPendingReleaseBytes.default, shown(S.maxPendingReleaseBytes)),
-    )
+    .addOption(parsedOption(S.maxPendingReleaseBytes, parseBytesOrZero))
     .option(S.maxIdempotencyKeys.flag, S.maxIdempotencyKeys.doc, parseNonNegativeInteger, S.maxIdempotencyKeys.default)
-    .addOption(
-      new Option(S.maxIdempotencyBytes.flag, S.maxIdempotencyBytes.doc)
-        .argParser(parseBytesOrZero)
-        .default(S.maxIdempotencyBytes.default, shown(S.maxIdempotencyBytes)),
-    )
-    .addOption(
-      new Option(S.maxBufferedBytes.flag, S.maxBufferedBytes.doc)
-        .argParser(parseBytes)
-        .default(S.maxBufferedBytes.default, shown(S.maxBufferedBytes)),
-    )
-    .addOption(
-      new Option(S.keepAliveMs.flag, S.keepAliveMs.doc)
-        .argParser(parseTimeout)
-        .default(S.keepAliveMs.default, shown(S.keepAliveMs)),
-    )
+    .addOption(parsedOption(S.maxIdempotencyBytes, parseBytesOrZero))
+    .addOption(parsedOption(S.maxBufferedBytes, parseBytes))
+    .addOption(parsedOption(S.keepAliveMs, parseTimeout))
     .addOption(
       new Option(S.hostedHiddenPosts.flag, S.hostedHiddenPosts.doc)
         .choices(S.hostedHiddenPosts.choices)
@@ -85,16 +72,8 @@ export function addServeCommand(program: Command, { run, setExitCode, env }: Com
     .addOption(new Option(S.adminToken.flag, S.adminToken.doc).env(S.adminToken.env))
     .addOption(new Option(S.allowedHosts.flag, S.allowedHosts.doc).argParser(collectList).env(S.allowedHosts.env))
     .addOption(new Option(S.allowedOrigins.flag, S.allowedOrigins.doc).argParser(collectList).env(S.allowedOrigins.env))
-    .addOption(
-      new Option(S.bodyTimeoutMs.flag, S.bodyTimeoutMs.doc)
-        .argParser(parseTimeout)
-        .default(S.bodyTimeoutMs.default, shown(S.bodyTimeoutMs)),
-    )
-    .addOption(
-      new Option(S.headersTimeoutMs.flag, S.headersTimeoutMs.doc)
-        .argParser(parseTimeout)
-        .default(S.headersTimeoutMs.default, shown(S.headersTimeoutMs)),
-    )
+    .addOption(parsedOption(S.bodyTimeoutMs, parseTimeout))
+    .addOption(parsedOption(S.headersTimeoutMs, parseTimeout))
     .option(S.store.flag, S.store.doc, S.store.default)
     .option(S.redisPrefix.flag, S.redisPrefix.doc, S.redisPrefix.default)
     .option(S.resetStore.flag, S.resetStore.doc, S.resetStore.default)
