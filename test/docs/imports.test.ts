@@ -110,7 +110,8 @@ function roomGraph(graph: Map<string, string[]>): { rooms: Map<string, string[]>
 const MAY_IMPORT: Record<string, (room: string) => boolean> = {
   'protocol/': () => false,
   'render/': (room) => room === 'protocol/',
-  'cli/': (room) => ['api/', 'protocol/', 'render/', 'demo/', 'terminal/'].includes(room),
+  'cli/': (room) => ['api/', 'protocol/', 'render/', 'demo/', 'terminal/', 'doctor/'].includes(room),
+  'doctor/': (room) => ['api/', 'protocol/'].includes(room),
   'client/': (room) => room === 'protocol/',
   'demo/': (room) => ['api/', 'protocol/'].includes(room),
   'terminal/': (room) => ['api/', 'protocol/', 'render/'].includes(room),
