@@ -44,4 +44,6 @@ export type {
 export { publishRest } from './api/rest.js';
 export type { PublishRestOptions } from './api/rest.js';
 export { StreamPostsError, STREAM_POSTS_ERROR_CODES } from './api/errors.js';
+export { isOptionError } from './api/options.js';
+export type { OptionError } from './api/options.js';
 export type { StreamPostsErrorCode } from './api/errors.js';

@@ -81,7 +81,8 @@ export function addServeCommand(program: Command, { run, setExitCode, env }: Com
     .option(S.workers.flag, S.workers.doc, positiveInteger, S.workers.default)
     .option(S.state.flag, S.state.doc)
     .option(S.scenario.flag, S.scenario.doc)
-    .option(S.speed.flag, S.speed.doc, parseSpeed)
+    // Its default is shown, not set: --speed without --scenario is refused, so serve must see whether it was given.
+    .option(S.speed.flag, `${S.speed.doc} (default: ${shown(S.speed)})`, parseSpeed)
     .option(S.exitAfterScenario.flag, S.exitAfterScenario.doc)
     .option(S.exec.flag, S.exec.doc)
     .option(S.color.flag, S.color.doc)
