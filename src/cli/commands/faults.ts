@@ -1,4 +1,5 @@
 import { describeNetworkError } from '../../api/cli-words.js';
+import { redactSecrets } from '../../api/errors.js';
 import { FAULT_TYPES, type Fault } from '../../protocol/admin.js';
 import { safeLine } from '../../render/text.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
@@ -104,6 +105,9 @@ async function adminRequest(options: FaultsOptions, method: string, path: string
   if (body !== undefined) headers['content-type'] = 'application/json';
   const timeoutMs = options.timeout ?? DEFAULT_TIMEOUT_MS;
   if (options.trace === true) (await import('../trace.js')).startTrace([options.adminToken]);
+  // The service's words may echo the token, as written, escaped or split.
+  const failure = (exitCode: number, message: string) =>
+    new ExitError(exitCode, redactSecrets(message, [options.adminToken]));
   let response: Response;
   let payload: { error?: { code?: unknown; message?: unknown } } | undefined;
   try {
@@ -116,22 +120,22 @@ async function adminRequest(options: FaultsOptions, method: string, path: string
     payload = (await response.json().catch(() => undefined)) as typeof payload;
   } catch (error) {
     if ((error as Error).name === 'TimeoutError')
-      throw new ExitError(EXIT.unreachable, `no answer from ${url} within ${timeoutMs} ms (--timeout)`);
+      throw failure(EXIT.unreachable, `no answer from ${url} within ${timeoutMs} ms (--timeout)`);
     const cause = (error as { cause?: Error & { code?: string } }).cause ?? (error as Error);
-    throw new ExitError(EXIT.unreachable, `cannot reach ${url}: ${describeNetworkError(cause)} (--admin-url)`);
+    throw failure(EXIT.unreachable, `cannot reach ${url}: ${describeNetworkError(cause)} (--admin-url)`);
   }
   if (response.ok) return payload;
   const error = payload?.error ?? {};
   const said = typeof error.message === 'string' ? error.message : `HTTP ${response.status}`;
   if (response.status === 401)
-    throw new ExitError(
+    throw failure(
       EXIT.unreachable,
       `${url} needs the admin token: --admin-token or STREAM_POSTS_ADMIN_TOKEN (${said})`,
     );
   if (response.status === 404 && error.code !== 'not-found')
-    throw new ExitError(EXIT.unreachable, `no admin endpoints at ${base} (is serve's admin on? --admin-url)`);
+    throw failure(EXIT.unreachable, `no admin endpoints at ${base} (is serve's admin on? --admin-url)`);
   const code = typeof error.code === 'string' ? error.code : `http-${response.status}`;
-  throw new ExitError(EXIT.failed, `${code}: ${said}`);
+  throw failure(EXIT.failed, `${code}: ${said}`);
 }
 
 function describeFault(fault: Fault): string {
