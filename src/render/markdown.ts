@@ -2,7 +2,8 @@ import { stripVTControlCharacters } from 'node:util';
 import type { Token } from 'marked';
 import { budgetClock } from './budget.js';
 import { onlyStyling } from './escapes.js';
-import { hyperlink, isWebUrl } from './hyperlinks.js';
+import { destinationAddress } from '../protocol/urls.js';
+import { hyperlink } from './hyperlinks.js';
 import { claimsOtherTarget } from './link-claims.js';
 import { markdownRisk } from './markdown-guard.js';
 import { createChalk } from './style.js';
@@ -80,7 +81,11 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
   const budgetMs = options.budgetMs ?? RENDER_BUDGET_MS;
   if (!(budgetMs > 0)) throw new RangeError(`budgetMs must be positive, got ${budgetMs}`);
   const spent = budgetClock(options.now);
-  const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
+  const [{ Marked }, { markedTerminal }, { bareAddresses, imageLabel }] = await Promise.all([
+    import('marked'),
+    import('marked-terminal'),
+    import('./links.js'),
+  ]);
   const c = createChalk(color);
   const hyperlinks = color && options.hyperlinks === true;
 
@@ -118,6 +123,7 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
       walkTokens(token) {
         if (token.type === 'code') token.text = expandTabs(token.text).replace(/^/gm, CODE_LINE);
       },
+      tokenizer: bareAddresses.tokenizer,
       extensions: [
         { name: 'budgetBlock', level: 'block', tokenizer: checkBudget },
         { name: 'budgetInline', level: 'inline', tokenizer: checkBudget },
@@ -149,15 +155,27 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
         // marked-terminal decides on hyperlinks from process.stdout at import time.
         link(token) {
           const text = this.parser.parseInline(token.tokens);
-          const href = safeLine(token.href);
+          // Where the link goes as the link extractor sees it: a control or invisible character ends it.
+          const address = destinationAddress(token.href);
+          const href = address ?? safeLine(token.href);
           const shown = stripVTControlCharacters(text);
-          if (hyperlinks && isWebUrl(href)) {
-            const link = hyperlink(href, c.blue.underline(text));
+          if (hyperlinks && address !== undefined) {
+            const link = hyperlink(address, c.blue.underline(text));
             // `[https://good.example](https://evil.example)`: the real target must be visible too.
-            return claimsOtherTarget(shown, href) ? `${link} (${hyperlink(href, c.blue.underline(href))})` : link;
+            return claimsOtherTarget(shown, address)
+              ? `${link} (${hyperlink(address, c.blue.underline(address))})`
+              : link;
           }
           const url = c.blue.underline(href);
           return shown === href ? url : `${c.blue(text)} (${url})`;
+        },
+        // An image cannot be shown here: what it is and where, as a link counts it.
+        image(token) {
+          const address = destinationAddress(token.href);
+          const label = c.dim(imageLabel(token.text));
+          if (address === undefined) return label;
+          const url = c.blue.underline(address);
+          return `${label} ${hyperlinks ? hyperlink(address, url) : url}`;
         },
         // marked-terminal ignores column alignment and draws a box wider than the terminal.
         table(token) {
