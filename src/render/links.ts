@@ -1,5 +1,7 @@
 import { Marked, type MarkedExtension, type Token, type Tokens } from 'marked';
 import { addressAt, destinationAddress, webAddresses } from '../protocol/urls.js';
+import { budgetClock } from './budget.js';
+import { markdownRisk } from './markdown-guard.js';
 import { safeLine } from './text.js';
 
 /**
@@ -23,19 +25,56 @@ export const bareAddresses: MarkedExtension = {
   },
 };
 
+/**
+ * Most CPU time reading one text's markdown may take (a feed row reads each post's once): a
+ * 64 KiB prose post takes about 5 ms once warm, hostile emphasis would take 40 s. Past
+ * this, the text's links and headline are read from it as plain text.
+ */
+const LEXING_BUDGET_MS = 15;
+
+class OverBudget extends Error {}
+
+const spent = budgetClock(undefined);
+let measuring = false;
+// marked cannot be interrupted from outside; it calls extension tokenizers at every block
+// and inline step, so the clock is read there.
+const checkBudget = (): undefined => {
+  if (measuring && spent.over(LEXING_BUDGET_MS)) throw new OverBudget();
+  return undefined;
+};
+
 let lexer: Marked | undefined;
 
-/** marked with the one scanner for bare addresses, made once; lexing only (no renderer). */
-function markdownTokens(text: string): Token[] {
-  lexer ??= new Marked(bareAddresses);
-  return lexer.lexer(text);
+/**
+ * marked's tokens of a markdown text, lexed with the one scanner for bare addresses; undefined
+ * when it cannot be lexed safely (too deeply nested, too slow), and is to be read as plain text.
+ */
+function markdownTokens(text: string): Token[] | undefined {
+  if (markdownRisk(text) !== undefined) return undefined;
+  lexer ??= new Marked(bareAddresses, {
+    extensions: [
+      { name: 'budgetBlock', level: 'block', tokenizer: checkBudget },
+      { name: 'budgetInline', level: 'inline', tokenizer: checkBudget },
+    ],
+  });
+  spent.start();
+  measuring = true;
+  try {
+    return lexer.lexer(text);
+  } catch {
+    // Over the budget, or a shape the guard did not foresee: the reader still gets the text.
+    return undefined;
+  } finally {
+    measuring = false;
+  }
 }
 
-/** Each web address a markdown text links to or shows as an image, in order. */
-function markdownAddresses(text: string): string[] {
+/** Each web address a markdown text links to or shows as an image, in order; undefined when it cannot be lexed. */
+function markdownAddresses(text: string): string[] | undefined {
+  const tokens = markdownTokens(text);
+  if (tokens === undefined) return undefined;
   const found: string[] = [];
-  lexer ??= new Marked(bareAddresses);
-  lexer.walkTokens(markdownTokens(text), (token) => {
+  lexer!.walkTokens(tokens, (token) => {
     if (token.type !== 'link' && token.type !== 'image') return;
     const address = destinationAddress((token as Tokens.Link | Tokens.Image).href);
     if (address !== undefined) found.push(address);
@@ -45,7 +84,7 @@ function markdownAddresses(text: string): string[] {
 
 /** The web addresses of a post's text, in order, each once, at most `limit`. */
 export function linksOf(text: string, markdown: boolean, limit = Number.POSITIVE_INFINITY): string[] {
-  const all = markdown ? markdownAddresses(text) : webAddresses(text).map((found) => found.url);
+  const all = (markdown ? markdownAddresses(text) : undefined) ?? webAddresses(text).map((found) => found.url);
   return [...new Set(all)].slice(0, limit);
 }
 
@@ -124,9 +163,9 @@ const MAX_HEADLINE = 400;
 export function headlineOf(text: string, markdown: boolean): string {
   // A headline needs at most the first few hundred characters: a 64 KiB post costs no more.
   const start = text.slice(0, 4 * MAX_HEADLINE);
-  const line = markdown
-    ? firstLine(markdownTokens(start))
-    : start.split('\n').find((candidate) => candidate.trim() !== '');
+  const tokens = markdown ? markdownTokens(start) : undefined;
+  const line =
+    tokens === undefined ? start.split('\n').find((candidate) => candidate.trim() !== '') : firstLine(tokens);
   const shown = safeLine(line ?? '');
   return shown.length > MAX_HEADLINE ? `${shown.slice(0, MAX_HEADLINE - 1)}…` : shown;
 }

@@ -250,6 +250,17 @@ describe('the link extractor', () => {
   });
 });
 
+describe('markdown that cannot be read safely', () => {
+  it.each([
+    ['nested 2,000 levels deep', `${'>'.repeat(2000)} deep https://a.example/x`],
+    ['nested and bracketed', `see https://a.example/x\n\n${'> '.repeat(3000)}${'['.repeat(3000)}x${'*'.repeat(3000)}`],
+    ['emphasis that takes marked seconds', `${'*a _'.repeat(16_000)} https://a.example/x`],
+  ])('%s: its links and headline are read as plain text', (_name, markdown) => {
+    expect(linksOf(markdown, true)).toEqual(['https://a.example/x']);
+    expect(headlineOf(markdown, true)).toBe(headlineOf(markdown, false));
+  });
+});
+
 describe('the headline', () => {
   it.each(HEADLINES)('of %j', (markdown, headline) => {
     expect(headlineOf(markdown, true)).toBe(headline);
