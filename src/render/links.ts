@@ -26,11 +26,12 @@ export const bareAddresses: MarkedExtension = {
 };
 
 /**
- * Most CPU time reading one text's markdown may take (a feed row reads each post's once): a
- * 64 KiB prose post takes about 5 ms once warm, hostile emphasis would take 40 s. Past
- * this, the text's links and headline are read from it as plain text.
+ * Most CPU time reading one text's markdown may take (a feed row reads each post's once), as
+ * much as a render may take: a 64 KiB post dense with links and emphasis took 18 ms, hostile
+ * emphasis would take 40 s. Past this, the text's links and headline are read from it as
+ * plain text.
  */
-const LEXING_BUDGET_MS = 15;
+const LEXING_BUDGET_MS = 30;
 
 class OverBudget extends Error {}
 
