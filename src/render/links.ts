@@ -1,6 +1,6 @@
 import { Marked, type MarkedExtension, type Token, type Tokens } from 'marked';
 import { addressAt, destinationAddress, webAddresses } from '../protocol/urls.js';
-import { budgetClock } from './budget.js';
+import { markedBudget } from './budget.js';
 import { markdownRisk } from './markdown-guard.js';
 import { safeLine } from './text.js';
 
@@ -33,16 +33,7 @@ export const bareAddresses: MarkedExtension = {
  */
 const LEXING_BUDGET_MS = 30;
 
-class OverBudget extends Error {}
-
-const spent = budgetClock(undefined);
-let measuring = false;
-// marked cannot be interrupted from outside; it calls extension tokenizers at every block
-// and inline step, so the clock is read there.
-const checkBudget = (): undefined => {
-  if (measuring && spent.over(LEXING_BUDGET_MS)) throw new OverBudget();
-  return undefined;
-};
+const budget = markedBudget(LEXING_BUDGET_MS, undefined);
 
 let lexer: Marked | undefined;
 
@@ -52,21 +43,12 @@ let lexer: Marked | undefined;
  */
 function markdownTokens(text: string): Token[] | undefined {
   if (markdownRisk(text) !== undefined) return undefined;
-  lexer ??= new Marked(bareAddresses, {
-    extensions: [
-      { name: 'budgetBlock', level: 'block', tokenizer: checkBudget },
-      { name: 'budgetInline', level: 'inline', tokenizer: checkBudget },
-    ],
-  });
-  spent.start();
-  measuring = true;
+  const marked = (lexer ??= new Marked(bareAddresses, { extensions: budget.extensions }));
   try {
-    return lexer.lexer(text);
+    return budget.measure(() => marked.lexer(text));
   } catch {
     // Over the budget, or a shape the guard did not foresee: the reader still gets the text.
     return undefined;
-  } finally {
-    measuring = false;
   }
 }
 
