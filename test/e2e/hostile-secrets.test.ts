@@ -22,7 +22,11 @@ const JOINER = new RegExp(
 const percentDecoded = (text: string) =>
   text.replace(/%([0-9a-f]{2})/gi, (_escape, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 
-function expectNoSecret(out: { stdout: string; stderr: string }, secret: string): void {
+function expectNoSecret(
+  out: { stdout: string; stderr: string },
+  secret: string,
+  shownOn: 'stdout' | 'stderr' = 'stderr',
+): void {
   for (const [name, text] of [
     ['stdout', out.stdout],
     ['stderr', out.stderr],
@@ -31,7 +35,7 @@ function expectNoSecret(out: { stdout: string; stderr: string }, secret: string)
     expect(percentDecoded(text).replace(JOINER, ''), name).not.toContain(secret);
   }
   // Each split copy was seen, and replaced (the trace also shows each frame or reply that held them).
-  expect((out.stderr.match(/\[redacted\]/g) ?? []).length).toBeGreaterThanOrEqual(UNSAFE_CHARACTERS.length);
+  expect((out[shownOn].match(/\[redacted\]/g) ?? []).length).toBeGreaterThanOrEqual(UNSAFE_CHARACTERS.length);
 }
 
 /** An error body that names the secret in every split form. */
@@ -97,5 +101,23 @@ describe('a service that echoes the key split by invisible and control character
     expect(result.code, result.stderr).not.toBe(0);
     if (command.includes('--trace')) expect(result.stderr).toMatch(/^\+\d+\.\d{3}s < 403 .*forbidden/m);
     expectNoSecret(result, ADMIN_TOKEN);
+  });
+  it.each([
+    ['faults list', []],
+    ['faults list --json', ['--json']],
+  ])('%s: the admin token in what the service lists', async (_name, flags) => {
+    const fault = { id: 'f1', type: 'close', createdAt: '2026-01-01T00:00:00.000Z', reason: splitCopies(ADMIN_TOKEN) };
+    const service = await scriptedService(() => {}, {
+      onRequest: (request, response) => {
+        request.resume();
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ faults: [fault] }));
+      },
+    });
+    const admin = service.url.replace(/^ws:/, 'http:');
+    const result = await finish(
+      client(['faults', 'list', ...flags, '--admin-url', admin, '--admin-token', ADMIN_TOKEN]),
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expectNoSecret(result, ADMIN_TOKEN, 'stdout');
   });
 });

@@ -142,19 +142,28 @@ function describeFault(fault: Fault): string {
   const { id, type, createdAt: _createdAt, scope, ...rest } = fault;
   const fields = Object.entries(rest).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   const where = scope ? Object.entries(scope).map(([name, value]) => `${name}=${value}`) : ['all connections'];
-  return safeLine(`${id} ${type} ${[...fields, ...where].join(' ')}`);
+  return `${id} ${type} ${[...fields, ...where].join(' ')}`;
+}
+
+/**
+ * One line of `faults`' output (JSON with --json): what the service sent, never the admin
+ * token it may echo. The token is cut out before the sanitizer runs, which could otherwise
+ * hide it from the scrubber (a character inside it shown as a space).
+ */
+function print(options: FaultsOptions, line: string): void {
+  const redacted = redactSecrets(line, [options.adminToken]);
+  process.stdout.write(`${options.json ? redacted : safeLine(redacted)}\n`);
 }
 
 export async function faultsAdd(argument: string, flags: FaultFlags, options: FaultsOptions): Promise<number> {
   const { fault } = (await adminRequest(options, 'POST', '/faults', faultFrom(argument, flags))) as { fault: Fault };
-  process.stdout.write(options.json ? `${JSON.stringify(fault)}\n` : `${describeFault(fault)}\n`);
+  print(options, options.json ? JSON.stringify(fault) : describeFault(fault));
   return EXIT.ok;
 }
 
 export async function faultsList(options: FaultsOptions): Promise<number> {
   const { faults } = (await adminRequest(options, 'GET', '/faults')) as { faults: Fault[] };
-  for (const fault of faults)
-    process.stdout.write(options.json ? `${JSON.stringify(fault)}\n` : `${describeFault(fault)}\n`);
+  for (const fault of faults) print(options, options.json ? JSON.stringify(fault) : describeFault(fault));
   if (faults.length === 0 && !options.json) process.stderr.write('no faults in force\n');
   return EXIT.ok;
 }
@@ -171,12 +180,12 @@ export async function faultsConnections(options: FaultsOptions): Promise<number>
     connections: { id: string; user: string | null; stream: string | null; subscriptions: unknown[] }[];
   };
   for (const connection of connections) {
-    const line = options.json
-      ? JSON.stringify(connection)
-      : safeLine(
-          `${connection.id}  ${connection.user ?? '(not yet authenticated)'}${connection.stream ? ` stream=${connection.stream}` : ''}  ${connection.subscriptions.length} subscription(s)`,
-        );
-    process.stdout.write(`${line}\n`);
+    print(
+      options,
+      options.json
+        ? JSON.stringify(connection)
+        : `${connection.id}  ${connection.user ?? '(not yet authenticated)'}${connection.stream ? ` stream=${connection.stream}` : ''}  ${connection.subscriptions.length} subscription(s)`,
+    );
   }
   return EXIT.ok;
 }
