@@ -382,11 +382,12 @@ describe('terminal in tmux', () => {
       async () => (await readFile(output, 'utf8').catch(() => '')).split(link).length - 1 >= 2,
       'two OSC 8 hyperlinks',
     );
-    // Every hyperlink shows its own address: the forged one reached the screen as plain text.
+    // Every hyperlink shows its own address: the forged one reached the screen as plain text
+    // (the address inside it is a link of its own, as any address in a text is).
     const written = await readFile(output, 'utf8');
     const links = [...written.matchAll(/\u001B\]8;;([^\u0007]+)\u0007(.*?)\u001B\]8;;\u0007/g)];
     for (const [, target, text] of links) expect(text!.replace(/\u001B\[[0-9;]*m/g, '')).toBe(target);
-    expect(written).not.toContain('\u001B]8;;https://evil.example\u0007');
+    expect(links.map(([, , text]) => text)).not.toContain('forged');
   });
 
   it('a dropped connection shows reconnecting, then the posts resume, none lost or repeated', async () => {

@@ -2,12 +2,12 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
 import { compileRules } from '../../src/terminal/alerts.js';
-import { headlineOf, linksOf } from '../../src/terminal/entry.js';
 import { parseKeys, splitUnfinished } from '../../src/terminal/keys.js';
 import { TerminalModel } from '../../src/terminal/model.js';
 import { cells, fitLine, fitText, formatRow, lineCells } from '../../src/terminal/row.js';
 import { FrameStore } from '../../src/terminal/store.js';
 import { ScreenWriter } from '../../src/terminal/writer.js';
+import { headlineOf, linksOf } from '../../src/render/links.js';
 
 let next = 0;
 function post(text: string | null, fields: Partial<Post> = {}): Post {
@@ -271,8 +271,8 @@ describe('the terminal model', () => {
 describe('rows and text', () => {
   it('a headline is the first line with its markdown marks taken out, and no control characters', () => {
     expect(headlineOf('\n\n# **Fed** holds [rates](https://x.example)\nmore', true)).toBe('Fed holds rates');
-    expect(headlineOf('a\u001B]0;title\u0007b\u009B2J', false)).toBe('a]0;titleb2J');
-    expect(linksOf('see https://a.example/x, and https://b.example and https://a.example/x')).toEqual([
+    expect(headlineOf('a\u001B]0;title\u0007b\u009B2J', false)).toBe('a ]0;title b 2J');
+    expect(linksOf('see https://a.example/x, and https://b.example and https://a.example/x', false)).toEqual([
       'https://a.example/x',
       'https://b.example',
     ]);
