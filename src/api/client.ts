@@ -215,7 +215,10 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
       const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
       await Promise.race([shared.firstWord, ended, grace]);
     }
-    return new StreamPostsClient(shared, { endpoints, apiKey }, secrets, timeoutMs, policy.onRateLimited);
+    return new StreamPostsClient(shared, { endpoints, apiKey }, secrets, timeoutMs, {
+      reconnect,
+      onRateLimited: policy.onRateLimited,
+    });
   } catch (error) {
     await shared.connection.close();
     if (error instanceof ClientError && error.kind === 'timeout') {

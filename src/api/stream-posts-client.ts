@@ -1,6 +1,7 @@
 // The library's client handle: what `connect` resolves to (subscribe, publish, targets, close)
 // with its documentation; `connect` and its options are in client.ts, the work in src/client/.
 import type { Endpoint } from '../client/endpoint.js';
+import { mayBePublished } from '../client/errors.js';
 import { Publisher } from '../client/publisher.js';
 import type { RateLimitWait } from '../client/pacer.js';
 import { setCustomTargets as postCustomTargets } from '../client/rest-streams.js';
@@ -127,13 +128,18 @@ export class StreamPostsClient {
     rest: { endpoints: readonly Endpoint[]; apiKey: string },
     secrets: readonly string[],
     timeoutMs: number,
-    onRateLimited?: (wait: RateLimitWait) => void,
+    publishing: { reconnect: boolean; onRateLimited?: ((wait: RateLimitWait) => void) | undefined },
   ) {
     this.#shared = shared;
     this.#rest = rest;
     this.#secrets = secrets;
     this.#timeoutMs = timeoutMs;
-    this.#publisher = new Publisher(shared.opener('publisher'), onRateLimited && { onRateLimited });
+    const { reconnect, onRateLimited } = publishing;
+    this.#publisher = new Publisher(shared.opener('publisher'), {
+      ackTimeoutMs: timeoutMs,
+      reconnect,
+      ...(onRateLimited === undefined ? {} : { onRateLimited }),
+    });
     // Failures reach each publish through the publisher itself.
     this.#publisher.start().catch(() => {});
   }
@@ -305,7 +311,8 @@ export class StreamPostsClient {
               () =>
                 new StreamPostsError(
                   'timeout',
-                  `no acknowledgement within ${timeoutMs} ms (timeoutMs); publishing again with idempotencyKey "${idempotencyKey}" is safe`,
+                  `no acknowledgement within ${timeoutMs} ms (timeoutMs); ${mayBePublished(idempotencyKey)}`,
+                  { idempotencyKey },
                 ),
             );
     } catch (error) {

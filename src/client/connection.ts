@@ -176,6 +176,14 @@ export class Connection {
     if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.pause();
   }
 
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  get isOpen(): boolean {
+    return this.#ready;
+  }
+
   resume(): void {
     this.#paused = false;
     if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.resume();

@@ -1,4 +1,5 @@
 import { commandFrame, type PublishOutcome } from '../../api/cli-words.js';
+import { StreamPostsError } from '../../api/errors.js';
 import { parseIsoDateTime } from '../../protocol/dates.js';
 import type { PublishArgs } from '../../protocol/types.js';
 import { jsonLine } from '../../render/json.js';
@@ -176,7 +177,17 @@ async function send(
     const via = options.via === 'rest' ? httpWhere(options.settings) : wsWhere(options.settings);
     status.info(`publishing to ${args.streamId} via ${via}`);
   }
-  const outcome: PublishOutcome = await session.publish(args);
+  let outcome: PublishOutcome;
+  try {
+    outcome = await session.publish(args);
+  } catch (error) {
+    // The post may have been published: a script reads the key to publish it again at most once.
+    if (options.json && error instanceof StreamPostsError && error.idempotencyKey !== undefined) {
+      const { code, message, idempotencyKey } = error;
+      process.stdout.write(`${jsonLine({ error: { code, message, idempotencyKey } })}\n`);
+    }
+    throw error;
+  }
   status.stop();
   if (!outcome.ok) {
     const http = outcome.status !== undefined ? `HTTP ${outcome.status} ` : '';
