@@ -16,6 +16,7 @@ export type { RateLimitWait } from '../client/pacer.js';
 export { commandFrame, setFields } from '../client/publish-args.js';
 export { generateIdempotencyKey, withIdempotencyKey } from '../client/idempotency.js';
 export { DEFAULT_TIMEOUT_MS, describeNetworkError, formatWait } from '../client/errors.js';
+export { serviceTimeMs } from '../client/service-time.js';
 
 /**
  * What to throw when a library error ends a command: the error itself (the CLI's exit code

@@ -2,6 +2,7 @@
 // with its documentation; `connect` and its options are in client.ts, the work in src/client/.
 import type { Endpoint } from '../client/endpoint.js';
 import { mayBePublished } from '../client/errors.js';
+import { serviceTimeMs } from '../client/service-time.js';
 import { Publisher } from '../client/publisher.js';
 import type { RateLimitWait } from '../client/pacer.js';
 import { setCustomTargets as postCustomTargets } from '../client/rest-streams.js';
@@ -165,8 +166,20 @@ export class StreamPostsClient {
     return this.#shared.facts?.streamId;
   }
 
-  /** The service's clock when it said `connected` (ISO), when it says: `serve`'s includes admin advances. */
+  /**
+   * The service's clock when it said `connected` (ISO), when it says: `serve`'s includes admin
+   * advances. A time more than 100 years from this machine's clock is not taken (undefined).
+   */
   get serverTime(): string | undefined {
+    const stated = this.statedServerTime;
+    return serviceTimeMs(stated) === undefined ? undefined : stated;
+  }
+
+  /**
+   * `connected.serverTime` as the service said it, however far off.
+   * @internal
+   */
+  get statedServerTime(): string | undefined {
     return this.#shared.facts?.serverTime;
   }
 

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { checkReadable } from '../files.js';
 import { prepareBatchLine, runBatch, type BatchResult } from '../batch.js';
-import { serviceClock } from '../release-at.js';
+import { localClockNotice, serviceClock } from '../release-at.js';
 import { PUBLISH_FIELDS, type PublishOptions, type PublishResult } from '../../api/publish.js';
 import {
   commandFailure,
@@ -183,7 +183,9 @@ export async function postBatch(options: PostOptions): Promise<number> {
         },
       });
       const connected = client;
-      now = serviceClock(client.serverTime);
+      now = serviceClock(client.statedServerTime);
+      const notice = localClockNotice(client.statedServerTime, 'a relative releaseAt');
+      if (notice !== undefined) status.info(notice);
       // No wait of its own per post: --timeout bounds each reply on the connection, and a post
       // held back by rate limits or a reconnect is resent with its key until it is acknowledged.
       const ws = (fields: PublishOptions) => {

@@ -13,6 +13,7 @@ import type { PublishSession } from '../publish-one.js';
 import {
   formatReleaseTime,
   isRelativeReleaseAt,
+  localClockNotice,
   RELEASE_AT_FORMS,
   resolveReleaseAt,
   serviceClock,
@@ -123,6 +124,9 @@ export async function post(options: PostOptions): Promise<number> {
       status.info(
         `${options.via === 'rest' ? 'over REST the service does not say its time' : `the service did not say its time (connected.serverTime) within ${SERVICE_CLOCK_WAIT_MS / 1000} s`}: --release-at ${options.releaseAt} counts from this machine's clock`,
       );
+    } else if (relative) {
+      const notice = localClockNotice(session.serverTime, `--release-at ${options.releaseAt}`);
+      if (notice !== undefined) status.info(notice);
     }
     const now = serviceClock(session.serverTime);
     let args: PublishArgs;
