@@ -4,6 +4,7 @@ import { DEFAULT_BACKOFF } from '../client/backoff.js';
 import type { RateLimitWait } from '../client/pacer.js';
 import { PUBLISH_MAX_ATTEMPTS as MAX_PUBLISH_ATTEMPTS } from '../client/publisher.js';
 import { ClientError } from '../client/errors.js';
+import { MAX_TIMER_MS } from '../client/timer-delay.js';
 import { fromClientError, redactedClientError, redactSecrets, StreamPostsError } from './errors.js';
 import { StreamPostsClient, withTimeout } from './stream-posts-client.js';
 
@@ -252,6 +253,3 @@ function heartbeatOption(value: unknown): { intervalMs: number; timeoutMs: numbe
   };
   return { intervalMs: checked('intervalMs'), timeoutMs: checked('timeoutMs') };
 }
-
-/** Node keeps a timer's delay in 32 bits. */
-const MAX_TIMER_MS = 2_147_483_647;

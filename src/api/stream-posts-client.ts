@@ -3,6 +3,7 @@
 import type { Endpoint } from '../client/endpoint.js';
 import { mayBePublished } from '../client/errors.js';
 import { serviceTimeMs } from '../client/service-time.js';
+import { timerDelay } from '../client/timer-delay.js';
 import { Publisher } from '../client/publisher.js';
 import type { RateLimitWait } from '../client/pacer.js';
 import { setCustomTargets as postCustomTargets } from '../client/rest-streams.js';
@@ -102,7 +103,7 @@ export interface PostSubscription<E extends SubscriptionEvent = SubscriptionEven
 export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => StreamPostsError): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
+    timer = setTimeout(() => reject(onTimeout()), timerDelay(ms));
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
