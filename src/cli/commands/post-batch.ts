@@ -186,8 +186,8 @@ export async function postBatch(options: PostOptions): Promise<number> {
       now = serviceClock(client.statedServerTime);
       const notice = localClockNotice(client.statedServerTime, 'a relative releaseAt');
       if (notice !== undefined) status.info(notice);
-      // No wait of its own per post: --timeout bounds each reply on the connection, and a post
-      // held back by rate limits or a reconnect is resent with its key until it is acknowledged.
+      // No wait of its own per post: a post held back by rate limits or a reconnect is resent
+      // with its key until it is acknowledged; once sent, --timeout bounds its ack.
       const ws = (fields: PublishOptions) => {
         fields.timeoutMs = 0;
         return connected.publishOrRefusal(fields);
