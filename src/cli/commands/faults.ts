@@ -174,5 +174,6 @@ export async function faultsConnections(options: FaultsOptions): Promise<number>
         );
     process.stdout.write(`${line}\n`);
   }
+  if (connections.length === 0 && !options.json) process.stderr.write('no open connections\n');
   return EXIT.ok;
 }
