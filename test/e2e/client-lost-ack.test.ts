@@ -65,11 +65,13 @@ describe('post when acks are lost (drop-acks)', () => {
   it('every ack lost: exit 3 naming the key, which --json carries; re-run with it publishes nothing more', async () => {
     const serve = await startServe();
     await dropAcks(serve);
-    const result = await post(serve, ['--timeout', '2s', '--json'], 'never acked');
+    const result = await post(serve, ['--timeout', '2s', '--json', '-v'], 'never acked');
     expect(result.code, result.stderr).toBe(3);
     const [printed] = jsonLines(result.stdout);
     expect(printed.error).toEqual({ code: 'timeout', message: expect.any(String), idempotencyKey: expect.any(String) });
     const key: string = printed.error.idempotencyKey;
+    // -v names the key before the post goes, so a run cut short knows it too.
+    expect(result.stderr).toContain(`publishing to macro-wire via ${serve.url}/v1/ws with idempotency key ${key}`);
     expect(result.stderr).toContain(
       `timed out after 2s waiting for ack (the reply to add-stream-post) from ${serve.url}/v1/ws; the post may have been published: re-run with --idempotency-key ${key} to publish it at most once`,
     );

@@ -179,7 +179,7 @@ async function send(
   const args = withIdempotencyKey(validated);
   if (options.verbose) {
     const via = options.via === 'rest' ? httpWhere(options.settings) : wsWhere(options.settings);
-    status.info(`publishing to ${args.streamId} via ${via}`);
+    status.info(`publishing to ${args.streamId} via ${via} with idempotency key ${String(args.idempotencyKey)}`);
   }
   let outcome: PublishOutcome;
   try {
