@@ -242,6 +242,8 @@ export class Publisher {
       this.#giveUp(entry);
       return false;
     }
+    // Without a key the service could not tell a resend from a new post.
+    if (entry.idempotencyKey === undefined) return true;
     if (entry.late === MOVE_STEP && this.#reconnect) {
       entry.answered = undefined;
       this.connection.drop(`no ${ACK} within ${formatWait(this.#ackTimeoutMs / 2)}`);
