@@ -187,5 +187,6 @@ export async function faultsConnections(options: FaultsOptions): Promise<number>
         : `${connection.id}  ${connection.user ?? '(not yet authenticated)'}${connection.stream ? ` stream=${connection.stream}` : ''}  ${connection.subscriptions.length} subscription(s)`,
     );
   }
+  if (connections.length === 0 && !options.json) process.stderr.write('no open connections\n');
   return EXIT.ok;
 }
