@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliCommandLine, ROOT, runToEnd, shell } from '../support/cli.js';
+import { cliCommandLine, ROOT, shell } from '../support/cli.js';
 import { startServe } from '../support/serve.js';
 
 /**
@@ -49,11 +49,4 @@ describe("the README's examples", () => {
       await run.waitFor(({ stdout }) => stdout.trim() !== '', 'output');
     },
   );
-});
-
-describe('every subcommand', () => {
-  it('lists the options it reads from its parent (targets set: the key and the URL)', async () => {
-    const { stdout } = await runToEnd(['targets', 'set', '--help']);
-    for (const flag of ['--url', '--api-key', '--api-key-file', '--json']) expect(stdout).toContain(flag);
-  });
 });

@@ -26,7 +26,6 @@ export function addTargetsCommand(program: Command, { run, setExitCode, env }: C
     )
     .argument('<stream>', 'the stream id')
     .argument('<targets>', 'comma-separated targets, case-sensitive, e.g. BTC,ETH; "" selects none')
-    .configureHelp({ showGlobalOptions: true })
     .action(async (stream, list) => {
       const { parseTargets } = await import('./targets.js');
       const chosen = parseTargets(list);
