@@ -1,4 +1,5 @@
 import type { Post } from '../protocol/types.js';
+import { safeLine } from '../render/text.js';
 import { firstMatch, type AlertRule } from './alerts.js';
 import { entryOf, type Entry } from './entry.js';
 import type { AlertEffect, ConnectionView, ModelOptions, StreamInfo } from './model-types.js';
@@ -130,14 +131,20 @@ export class TerminalModel {
     return streams;
   }
 
-  knowStream(id: string, name?: string): void {
+  /** A stream named by the network (a subscription's ids, a name looked up): both sanitized here, as a post's are. */
+  knowStream(rawId: string, rawName?: string): void {
+    const id = safeLine(rawId);
+    const name = rawName === undefined ? undefined : safeLine(rawName) || undefined;
+    if (id === '') return;
     if (name !== undefined || !this.#streams.has(id)) this.#streams.set(id, name ?? this.#streams.get(id) ?? id);
     this.#streamsVersion += 1;
     this.#changed();
   }
 
   setConnection(connection: ConnectionView): void {
-    this.connection = connection;
+    // A close reason is the service's text.
+    this.connection =
+      connection.kind === 'closed' ? { kind: 'closed', reason: safeLine(connection.reason) } : connection;
     this.#changed();
   }
 
@@ -147,8 +154,9 @@ export class TerminalModel {
     this.#changed();
   }
 
+  /** A line for the footer: it may quote the network (an address, a command's failure), so it is sanitized. */
   say(message: string | undefined): void {
-    this.message = message;
+    this.message = message === undefined ? undefined : safeLine(message);
     this.#changed();
   }
 

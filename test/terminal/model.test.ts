@@ -227,6 +227,17 @@ describe('the terminal model', () => {
     expect(lazy.rows()).toEqual(eager.rows());
   });
 
+  it('sanitizes what the network names: stream ids, looked-up names, close reasons, messages', () => {
+    const model = new TerminalModel({ capacity: 10 });
+    model.add(post('a', { streamId: 'w\u001B]0;T\u0007x', streamName: 'w\u001B]0;T\u0007x' }), false);
+    model.knowStream('w\u001B]0;T\u0007x', 'N\u001B]52;c;cHduZWQ=\u0007\u202Eame');
+    expect(model.streams()).toEqual([{ id: 'w]0;Tx', name: 'N]52;c;cHduZWQ=ame', count: 1 }]);
+    model.setConnection({ kind: 'closed', reason: 'bye\u001B[2J\u009B2J' });
+    expect(model.connection).toEqual({ kind: 'closed', reason: 'bye[2J2J' });
+    model.say('opened https://a.example/\u0007\u001B[?1049l');
+    expect(model.message).toBe('opened https://a.example/[?1049l');
+  });
+
   it('pins the selected post above the feed', () => {
     const model = new TerminalModel({ capacity: 10 });
     for (const text of ['a', 'b', 'c']) model.add(post(text), false);
