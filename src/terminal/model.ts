@@ -6,6 +6,9 @@ import type { AlertEffect, ConnectionView, ModelOptions, StreamInfo } from './mo
 
 export type { AlertEffect, ConnectionView, ModelOptions, StreamInfo };
 
+/** How long a post released in this session stays marked when it is not selected. */
+export const RELEASE_MARK_MS = 60_000;
+
 /**
  * The terminal's state without the screen: the buffer, the filters, the search, the
  * selection, pause and pins, the alert rules' effects. The view reads it; keys and
@@ -48,7 +51,14 @@ export class TerminalModel {
   readonly #pins: string[] = [];
   readonly #alerted = new Map<string, number>();
   readonly #ruleMuted = new Set<string>();
+  /** Released posts the selection has been on: their mark is gone. */
+  readonly #releaseSeen = new Set<string>();
+  /** The post the selection stays on; undefined while it follows the newest. */
   #selectedId: string | undefined;
+  /** The newest arrival the user saw at the top before the selection stayed on a post. */
+  #seenSeq = 0;
+  /** The post a pause put the selection on, when it was following the newest. */
+  #pausedOn: string | undefined;
   #rowsVersion = 0;
   /**
    * `rows()` as far as worked out: `next` is the index in `#entries` of the next post to try
@@ -183,8 +193,10 @@ export class TerminalModel {
         this.#changed();
       } else this.#rowsChanged();
     } else {
+      // A release is news now: the post goes to the top, as if it had just come.
       const at = this.#entries.lastIndexOf(previous);
-      if (at !== -1) this.#entries[at] = entry;
+      if (at !== -1) this.#entries.splice(at, 1);
+      this.#entries.push(entry);
       this.#rowsChanged();
     }
     return this.#alert(entry, post, history);
@@ -200,6 +212,7 @@ export class TerminalModel {
       this.#byId.delete(gone.id);
       this.#alerted.delete(gone.id);
       this.#ruleMuted.delete(gone.id);
+      this.#releaseSeen.delete(gone.id);
       const pinned = this.#pins.indexOf(gone.id);
       if (pinned !== -1) this.#pins.splice(pinned, 1);
     }
@@ -227,6 +240,15 @@ export class TerminalModel {
         // The past is not news: history is marked, but rings nothing and runs nothing.
         return history ? [] : [{ action: rule.action, rule, entry, post }];
     }
+  }
+
+  /** A post released in this session, marked until it is selected or RELEASE_MARK_MS pass. */
+  freshRelease(entry: Entry): boolean {
+    return (
+      entry.releasedAtMs !== undefined &&
+      !this.#releaseSeen.has(entry.id) &&
+      this.now() - entry.releasedAtMs < RELEASE_MARK_MS
+    );
   }
 
   /** The rule that matched a post, if any. */
@@ -373,27 +395,64 @@ export class TerminalModel {
     return [rows[at], at];
   }
 
-  /** Moves the selection by `delta` rows (clamped); the top row follows the newest post. */
-  move(delta: number): void {
-    const [entry, index] = this.#rowAt(this.selectedIndex() + delta);
-    if (entry === undefined) return;
-    this.#selectedId = index === 0 ? undefined : entry.id;
+  /**
+   * The user put the selection on `entry`, `index` rows down. At the top with the detail pane
+   * closed it follows the newest post; anywhere else it stays on this post as posts arrive.
+   */
+  #select(entry: Entry, index: number): void {
+    const follow = index === 0 && !this.detailOpen;
+    if (!follow) this.#stayOn(entry.id);
+    else this.#selectedId = undefined;
+    this.#seenSeq = Math.max(this.#seenSeq, entry.seq);
+    if (entry.releasedAtMs !== undefined) this.#releaseSeen.add(entry.id);
     this.detailScroll = 0;
     this.#changed();
   }
 
+  /** The selection stays on this post: what has arrived so far is seen, what comes later is new above it. */
+  #stayOn(id: string | undefined): void {
+    if (this.#selectedId === undefined) this.#seenSeq = this.paused ? this.#pauseSeq : this.#seq;
+    this.#selectedId = id;
+  }
+
+  /** Rows above the selection that came after the user last saw the top: the header's `↑ N new`. */
+  newAbove(): number {
+    if (this.#selectedId === undefined) return 0;
+    const index = this.selectedIndex();
+    const rows = this.firstRows(index);
+    let count = 0;
+    // Rows are newest first: the new ones are all at the top.
+    while (count < index && rows[count]!.seq > this.#seenSeq) count += 1;
+    return count;
+  }
+
+  /** Moves the selection by `delta` rows (clamped). */
+  move(delta: number): void {
+    const [entry, index] = this.#rowAt(this.selectedIndex() + delta);
+    if (entry !== undefined) this.#select(entry, index);
+  }
+
+  /** `g`: the newest post. */
   top(): void {
-    this.#selectedId = undefined;
-    this.detailScroll = 0;
-    this.#changed();
+    const [entry] = this.#rowAt(0);
+    if (entry !== undefined) this.#select(entry, 0);
   }
 
   bottom(): void {
     this.move(Number.MAX_SAFE_INTEGER);
   }
 
+  /** The pane shows the selected post until the user moves, whatever arrives meanwhile. */
   toggleDetail(): void {
     this.detailOpen = !this.detailOpen;
+    if (this.detailOpen) {
+      const entry = this.selected();
+      if (entry !== undefined) {
+        this.#stayOn(entry.id);
+        if (entry.releasedAtMs !== undefined) this.#releaseSeen.add(entry.id);
+      }
+      // Closed at the top, the selection follows the newest post again.
+    } else if (this.selectedIndex() === 0) this.#selectedId = undefined;
     this.detailScroll = 0;
     this.#changed();
   }
@@ -406,11 +465,18 @@ export class TerminalModel {
   togglePause(): void {
     if (this.paused) {
       this.paused = false;
+      // Not moved while paused: the selection follows the newest again, as it did before.
+      if (this.#pausedOn !== undefined && this.#pausedOn === this.#selectedId && !this.detailOpen)
+        this.#selectedId = undefined;
     } else {
       this.paused = true;
       this.#pauseSeq = this.#seq;
       // The row under the cursor stays where it is while paused.
-      this.#selectedId ??= this.firstRows(1)[0]?.id;
+      this.#pausedOn = undefined;
+      if (this.#selectedId === undefined) {
+        this.#stayOn(this.firstRows(1)[0]?.id);
+        this.#pausedOn = this.#selectedId;
+      }
     }
     this.#rowsChanged();
   }
@@ -451,9 +517,7 @@ export class TerminalModel {
       rows = this.rows();
       index = rows.length - 1;
     } else if (target >= rows.length) index = 0;
-    this.#selectedId = index === 0 ? undefined : rows[index]!.id;
-    this.detailScroll = 0;
-    this.#changed();
+    this.#select(rows[index]!, index);
   }
 
   toggleMute(streamId: string): void {

@@ -111,11 +111,13 @@ export interface RowView {
   color: boolean;
   utc: boolean;
   selected: boolean;
-  /** Now, in epoch ms: given only to rows that show time passing (a countdown, a fresh release). */
+  /** Now, in epoch ms: given only to rows that show time passing (a hidden post's countdown). */
   now: number | undefined;
   /** The row matched an alert rule; `highlight` colours the whole row. */
   alert: 'mark' | 'highlight' | undefined;
   pinned: boolean;
+  /** Released in this session and not yet seen (the model says how long that lasts). */
+  released: boolean;
   /** Columns for the stream name. */
   streamWidth: number;
 }
@@ -132,9 +134,6 @@ export function screenChalk(color: boolean): ChalkInstance {
   return chalk;
 }
 
-/** How long a released row stays marked. */
-export const RELEASE_MARK_MS = 5_000;
-
 /** `1:05`, `12:00:07`: a countdown that never shows a negative. */
 export function countdown(ms: number): string {
   const seconds = Math.max(0, Math.ceil(ms / 1000));
@@ -144,16 +143,17 @@ export function countdown(ms: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
 }
 
-function markOf(entry: Entry, view: RowView): string {
-  if (view.alert !== undefined) return '!';
-  if (view.pinned) return '^';
-  if (entry.releasedAtMs !== undefined && view.now !== undefined && view.now - entry.releasedAtMs < RELEASE_MARK_MS)
-    return '*';
-  return entry.history ? '·' : ' ';
+/**
+ * The marks, a column each so one never hides another: pinned `^`, matched by an alert rule
+ * `!`, then released just now `*` or history `·`.
+ */
+function marksOf(entry: Entry, view: RowView): string {
+  const state = view.released ? '*' : entry.history ? '·' : ' ';
+  return `${view.pinned ? '^' : ' '}${view.alert !== undefined ? '!' : ' '}${state}`;
 }
 
 /**
- * One post as one line of exactly `view.width` columns: selection and mark, time, stream,
+ * One post as one line of exactly `view.width` columns: selection and marks, time, stream,
  * headline, coin tags, link count, and a lock with its countdown for a hidden post.
  */
 export function formatRow(entry: Entry, view: RowView): string {
@@ -167,8 +167,7 @@ export function formatRow(entry: Entry, view: RowView): string {
     const left = entry.releaseMs === undefined || view.now === undefined ? undefined : entry.releaseMs - view.now;
     tail.push(`🔒 ${left === undefined ? 'hidden' : countdown(left)}`);
   } else {
-    if (entry.releasedAtMs !== undefined && view.now !== undefined && view.now - entry.releasedAtMs < RELEASE_MARK_MS)
-      tail.push('🔓 released');
+    if (view.released) tail.push('🔓 released');
     if (entry.coins.length > 0)
       tail.push(
         entry.coins
@@ -179,7 +178,7 @@ export function formatRow(entry: Entry, view: RowView): string {
     if (entry.links.length > 0) tail.push(`🔗${entry.links.length}`);
   }
   const right = tail.join('  ');
-  const lead = `${view.selected ? '›' : ' '}${markOf(entry, view)} ${time} `;
+  const lead = `${view.selected ? '›' : ' '}${marksOf(entry, view)} ${time} `;
   const fixed = cells(lead) + view.streamWidth + 1 + (right === '' ? 0 : cells(right) + 2);
   const headlineWidth = view.width - fixed;
   const headline = padText(entry.text === null ? 'hidden until its release' : entry.headline, headlineWidth);

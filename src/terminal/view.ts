@@ -5,7 +5,7 @@ import { detailLines } from './detail.js';
 import type { Entry } from './entry.js';
 import { KEY_HELP, type KeyState } from './keys.js';
 import type { TerminalModel } from './model.js';
-import { fitLine, fitText, formatRow, padText, RELEASE_MARK_MS, screenChalk, type RowView } from './row.js';
+import { fitLine, fitText, formatRow, padText, screenChalk, type RowView } from './row.js';
 
 export const MIN_COLUMNS = 60;
 export const MIN_ROWS = 15;
@@ -27,7 +27,7 @@ export interface ViewOptions {
   markdown: () => MarkdownRenderer | undefined;
 }
 
-type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned'>;
+type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned' | 'released'>;
 
 function connectionText(model: TerminalModel, dialect: string | undefined): string {
   const state = model.connection;
@@ -57,6 +57,8 @@ function connectionText(model: TerminalModel, dialect: string | undefined): stri
 export class View {
   readonly #options: ViewOptions;
   #offset = 0;
+  /** The selected post and the line of the list it was drawn on. */
+  #anchor: { entry: Entry; line: number } | undefined;
   /** Each post's row as last formatted, with the look it was formatted for. */
   #rows = new WeakMap<Entry, { look: string; line: string }>();
   /** The detail panes last rendered, newest last. */
@@ -102,9 +104,11 @@ export class View {
     const streams = model.streams();
     const muted = streams.filter((stream) => model.isMuted(stream.id)).length;
     const shown = model.solo !== undefined ? 1 : streams.length - muted;
+    const newAbove = model.newAbove();
     // What changes most and matters most comes first: a narrow window cuts the end.
     const parts = [
       connectionText(model, this.#options.dialect()),
+      newAbove > 0 ? c.yellow(`↑ ${newAbove} new`) : '',
       model.paused ? c.yellow(`PAUSED ${model.newSincePause} new`) : '',
       // Counted just after the frame a search key draws from the first rows (`finishRows`).
       model.searching ? c.cyan(`/${model.searchText}/ ${model.rowCount() ?? '…'} found`) : '',
@@ -164,20 +168,19 @@ export class View {
   #look(entry: Entry, now: number): RowLook {
     const { model } = this.#options;
     const rule = model.alertOf(entry.id);
-    const timely =
-      entry.text === null || (entry.releasedAtMs !== undefined && now - entry.releasedAtMs < RELEASE_MARK_MS);
     return {
-      now: timely ? Math.floor(now / 1000) * 1000 : undefined,
+      now: entry.text === null ? Math.floor(now / 1000) * 1000 : undefined,
       alert:
         rule === undefined || rule.action === 'mute' ? undefined : rule.action === 'highlight' ? 'highlight' : 'mark',
       pinned: model.isPinned(entry.id),
+      released: model.freshRelease(entry),
     };
   }
 
   /** A post's row, formatted again only when its look changed (selection, pin, width, a ticking countdown). */
   #row(entry: Entry, width: number, streamWidth: number, selected: boolean, now: number): string {
     const look = this.#look(entry, now);
-    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned}`;
+    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned} ${look.released}`;
     const cached = this.#rows.get(entry);
     if (cached?.look === key) return cached.line;
     const { color, utc } = this.#options;
@@ -192,19 +195,25 @@ export class View {
     const listHeight = model.detailOpen ? Math.max(3, Math.floor(area * 0.4)) : area;
     const detailHeight = area - listHeight;
     const selectedIndex = model.selectedIndex();
+    const selected = model.firstRows(selectedIndex + 1)[selectedIndex];
+    // The selected post stays on its line as posts arrive above it: the list never moves under the reader.
+    const anchored = selected !== undefined && this.#anchor?.entry === selected;
+    if (anchored) this.#offset = selectedIndex - this.#anchor!.line;
     if (selectedIndex < this.#offset) this.#offset = selectedIndex;
     if (selectedIndex >= this.#offset + listHeight) this.#offset = selectedIndex - listHeight + 1;
     // Only the rows this frame shows: fewer are all there are.
     const rows = model.firstRows(this.#offset + listHeight);
-    this.#offset = Math.max(0, Math.min(this.#offset, Math.max(0, rows.length - listHeight)));
+    // A list shorter than the screen starts at the top, unless that would move the selected row.
+    if (!anchored) this.#offset = Math.min(this.#offset, Math.max(0, rows.length - listHeight));
+    this.#offset = Math.max(0, this.#offset);
     const lines: string[] = [];
     if (rows.length === 0) lines.push(c.dim(model.size === 0 ? '  waiting for posts…' : '  nothing matches'));
     const end = Math.min(rows.length, this.#offset + listHeight);
     for (let index = this.#offset; index < end; index++)
       lines.push(this.#row(rows[index]!, width, streamWidth, index === selectedIndex, now));
+    this.#anchor = selected === undefined ? undefined : { entry: selected, line: selectedIndex - this.#offset };
     while (lines.length < listHeight) lines.push('');
     if (!model.detailOpen || detailHeight <= 1) return lines;
-    const selected = rows[selectedIndex];
     const detail = selected === undefined ? [] : this.#detail(selected, width);
     const scroll = Math.min(model.detailScroll, Math.max(0, detail.length - (detailHeight - 1)));
     lines.push(c.dim('─'.repeat(width)));

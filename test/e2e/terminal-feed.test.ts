@@ -3,11 +3,30 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
 import { scriptedService } from '../support/hostile.js';
+import { advanceClock, KEYS, publishMany } from '../support/harness.js';
 import { until } from '../support/poll.js';
 import { cliFixture } from '../support/serve.js';
-import { Tmux } from '../terminal/tmux.js';
+import { Tmux, lineOf, publishAsOwner, rowsWith } from '../terminal/tmux.js';
 
 const fixture = cliFixture('terminal-feed');
+
+let words = 0;
+/** A word no other post of the shared serve has. */
+const unique = (label: string) => `${label}${process.pid}x${++words}`;
+
+/** `terminal` as alice against the file's serve. */
+function terminal(args: string[] = [], env: Record<string, string> = {}): Promise<Tmux> {
+  return Tmux.start(['terminal', '--url', fixture.serve.url, '--last', '0', ...args], {
+    STREAM_POSTS_API_KEY: KEYS.alice,
+    ...env,
+  });
+}
+
+const connected = (tmux: Tmux) => tmux.waitFor(/● connected/, 'the connected header');
+
+/** Publishes to the file's serve as the stream's owner. */
+const post = (stream: string, text: string, extra: Record<string, unknown> = {}) =>
+  publishAsOwner(fixture.serve.url, stream, text, extra);
 
 const send = (ws: WebSocket, event: string, data: unknown, requestId?: string) =>
   ws.send(JSON.stringify({ event, data, ...(requestId ? { requestId } : {}) }));
@@ -83,5 +102,92 @@ describe('terminal: nothing the service names drives the terminal', () => {
     for (const raw of ['\u001B]52', '\u001B]0;', '\u001B[2Jc', '\u001B[2Jwiped', '\u001B[?1049lq', '\u202E', '\u200B'])
       expect(written).not.toContain(raw);
     expect(written).toContain(NAME_SHOWN);
+  });
+});
+
+/** The screen line of the selected row. */
+const selectedLine = (screen: string) => screen.split('\n').findIndex((line) => line.startsWith('›'));
+
+describe('terminal: news in the right place', () => {
+  it('a released post moves to the top at its release, showing its release time, marked until selected', async () => {
+    const tmux = await terminal(['--utc']);
+    await connected(tmux);
+    const secret = unique('secret');
+    const hidden = await post('macro-wire', `${secret} revealed`, {
+      releaseAt: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    const later = [unique('later'), unique('later')];
+    for (const text of later) await post('macro-wire', text);
+    await tmux.waitFor((screen) => screen.includes(later[1]!) && screen.includes('🔒'), 'the lock under two posts');
+    await advanceClock(fixture.serve, 3_600_000);
+    const released = await tmux.waitFor((screen) => screen.includes(secret), 'the release');
+    expect(lineOf(released, secret)).toBe(1);
+    expect(lineOf(released, later[1]!)).toBe(2);
+    const row = rowsWith(released, secret)[0]!;
+    expect(row).toMatch(/^.{3}\* /);
+    expect(row).toContain('🔓 released');
+    // The row's time is the release; the detail pane's first line is the post's creation.
+    const time = (iso: unknown) => String(iso).slice(11, 19);
+    expect(row.slice(5, 13)).toBe(time(hidden.post.releaseAt));
+    await tmux.keys('Enter');
+    const detail = await tmux.waitFor(/^─+$/m, 'the detail pane');
+    const pane = detail.split('\n');
+    const created = pane[pane.findIndex((line) => /^─+$/.test(line)) + 1]!;
+    expect(created).toContain(time(hidden.post.createdAt));
+    // Selected (the pane was opened on it): the mark is gone.
+    const seen = await tmux.waitFor((screen) => !(rowsWith(screen, secret)[0] ?? '🔓').includes('🔓'), 'the mark gone');
+    expect(rowsWith(seen, secret)[0]).toMatch(/^› {3} /);
+  });
+
+  it('posts arriving above a selection leave it on its line, and the header counts them; g goes to them', async () => {
+    const tmux = await terminal();
+    await connected(tmux);
+    const first = Array.from({ length: 6 }, () => unique('first'));
+    for (const text of first) await post('macro-wire', text);
+    await tmux.waitFor((screen) => screen.includes(first[5]!), 'the first posts');
+    await tmux.keys('j', 'j', 'j');
+    const before = await tmux.waitFor((screen) => (rowsWith(screen, first[2]!)[0] ?? '').startsWith('›'), 'j j j');
+    const line = selectedLine(before);
+    const burst = unique('burst');
+    await publishMany(
+      fixture.serve,
+      KEYS.macroWire,
+      Array.from({ length: 40 }, (_, index) => ({ streamId: 'macro-wire', content: `${burst} ${index}` })),
+    );
+    const after = await tmux.waitFor(/↑ 40 new/, 'the count of new posts above');
+    expect(selectedLine(after)).toBe(line);
+    expect(rowsWith(after, first[2]!)[0]).toMatch(/^›/);
+    expect(after).not.toContain(`${burst} 39`);
+    await tmux.keys('g');
+    const top = await tmux.waitFor((screen) => (rowsWith(screen, `${burst} 39`)[0] ?? '').startsWith('›'), 'g');
+    expect(selectedLine(top)).toBe(1);
+    expect(top).not.toContain('↑');
+  });
+
+  it('the detail pane stays on the post the user opened, at its scroll, as posts arrive', async () => {
+    const tmux = await terminal();
+    await connected(tmux);
+    const read = unique('read');
+    const paragraphs = Array.from({ length: 30 }, (_, index) => `paragraph ${index + 1} of ${read}`);
+    await post('macro-wire', `${read}\n\n${paragraphs.join('\n\n')}`);
+    await tmux.waitFor((screen) => screen.includes(read), read);
+    await tmux.keys('Enter');
+    await tmux.waitFor(/paragraph 1 of/, 'the detail pane');
+    await tmux.keys('J', 'J', 'J', 'J');
+    const scrolled = await tmux.waitFor((screen) => !screen.includes(`paragraph 1 of`), 'the pane scrolled');
+    const paneOf = (screen: string) => {
+      const lines = screen.split('\n');
+      return lines.slice(lines.findIndex((line) => /^─+$/.test(line)) + 1, -2).join('\n');
+    };
+    const pane = paneOf(scrolled);
+    const news = unique('news');
+    await post('macro-wire', news);
+    // Above the selected row, which stays on its line: the header says so.
+    const after = await tmux.waitFor(/↑ 1 new/, 'the new post counted');
+    expect(paneOf(after)).toBe(pane);
+    expect(rowsWith(after, read)[0]).toMatch(/^›/);
+    await tmux.keys('k');
+    const moved = await tmux.waitFor((screen) => paneOf(screen).includes(news), 'the pane on the post moved to');
+    expect(rowsWith(moved, news)[0]).toMatch(/^›/);
   });
 });

@@ -4,7 +4,7 @@ import type { AlertRuleError } from '../../src/terminal/alerts.js';
 import { compileRules } from '../../src/terminal/alerts.js';
 import { headlineOf, linksOf } from '../../src/terminal/entry.js';
 import { parseKeys, splitUnfinished } from '../../src/terminal/keys.js';
-import { TerminalModel } from '../../src/terminal/model.js';
+import { RELEASE_MARK_MS, TerminalModel } from '../../src/terminal/model.js';
 import { cells, fitLine, fitText, formatRow, lineCells } from '../../src/terminal/row.js';
 import { FrameStore } from '../../src/terminal/store.js';
 import { ScreenWriter } from '../../src/terminal/writer.js';
@@ -54,18 +54,79 @@ describe('the terminal model', () => {
     expect(model.streams()).toEqual([{ id: 'macro-wire', name: 'Macro Wire', count: 4 }]);
   });
 
-  it('turns a hidden post visible in place at its release, and shows no post twice', () => {
+  it('moves a released post to the top, marked until it is selected or a minute passes', () => {
     let now = 1_000;
     const model = new TerminalModel({ capacity: 10, now: () => now });
     const hidden = post(null, { releaseAt: new Date(60_000).toISOString() });
+    const again = post(null, { releaseAt: new Date(60_000).toISOString() });
     model.add(hidden, false);
+    model.add(again, false);
     model.add(post('after'), false);
-    expect(texts(model)).toEqual(['after', null]);
+    expect(texts(model)).toEqual(['after', null, null]);
     now = 61_000;
     model.add({ ...hidden, text: 'released', hidden: false }, false);
     model.add({ ...hidden, text: 'released', hidden: false }, false);
-    expect(texts(model)).toEqual(['after', 'released']);
-    expect(model.rows()[1]!.releasedAtMs).toBe(61_000);
+    expect(texts(model)).toEqual(['released', 'after', null]);
+    const released = model.rows()[0]!;
+    expect(released.releasedAtMs).toBe(61_000);
+    expect(model.freshRelease(released)).toBe(true);
+    // At the top, the selection follows the newest: that is not the user selecting it.
+    now = 61_000 + RELEASE_MARK_MS - 1;
+    expect(model.freshRelease(released)).toBe(true);
+    now = 61_000 + RELEASE_MARK_MS;
+    expect(model.freshRelease(released)).toBe(false);
+
+    model.add({ ...again, text: 'second', hidden: false }, false);
+    expect(texts(model)).toEqual(['second', 'released', 'after']);
+    const second = model.rows()[0]!;
+    expect(model.freshRelease(second)).toBe(true);
+    model.move(1);
+    expect(model.freshRelease(second)).toBe(true);
+    model.move(-1);
+    expect(model.freshRelease(second)).toBe(false);
+  });
+
+  it('the selection stays on its post as posts arrive, counting the new ones above; g goes to them', () => {
+    const model = new TerminalModel({ capacity: 20 });
+    for (const text of ['a', 'b', 'c', 'd', 'e']) model.add(post(text), false);
+    model.move(2);
+    expect(model.selected()?.text).toBe('c');
+    expect(model.newAbove()).toBe(0);
+    for (const text of ['f', 'g', 'h']) model.add(post(text), false);
+    expect(model.selected()?.text).toBe('c');
+    expect(model.newAbove()).toBe(3);
+    model.move(-3);
+    expect(model.selected()?.text).toBe('f');
+    expect(model.newAbove()).toBe(2);
+    model.top();
+    expect(model.selected()?.text).toBe('h');
+    expect(model.newAbove()).toBe(0);
+    // At the top the selection follows the newest.
+    model.add(post('i'), false);
+    expect(model.selected()?.text).toBe('i');
+  });
+
+  it('the detail pane stays on the post it opened, and keeps its scroll, until the user moves', () => {
+    const model = new TerminalModel({ capacity: 20 });
+    for (const text of ['a', 'b']) model.add(post(text), false);
+    model.toggleDetail();
+    model.scrollDetail(4);
+    for (const text of ['c', 'd']) model.add(post(text), false);
+    expect(model.selected()?.text).toBe('b');
+    expect(model.detailScroll).toBe(4);
+    expect(model.newAbove()).toBe(2);
+    model.move(-1);
+    expect(model.selected()?.text).toBe('c');
+    expect(model.detailScroll).toBe(0);
+    // At the top with the pane open, the selection still stays put.
+    model.move(-1);
+    model.add(post('e'), false);
+    expect(model.selected()?.text).toBe('d');
+    model.toggleDetail();
+    expect(model.selected()?.text).toBe('d');
+    model.top();
+    model.add(post('f'), false);
+    expect(model.selected()?.text).toBe('f');
   });
 
   it('filters by mute and solo, and searches case-insensitively by regex over the whole buffer', () => {
@@ -304,6 +365,7 @@ describe('rows and text', () => {
         now: undefined,
         alert: undefined,
         pinned: false,
+        released: false,
         streamWidth: 12,
       });
       expect(cells(row)).toBe(width);
