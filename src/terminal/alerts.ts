@@ -26,14 +26,31 @@ export class AlertRuleError extends Error {
   readonly code = 'invalid-alert-rule';
 }
 
+/**
+ * A search or a rule's pattern as a case-insensitive regular expression. `$` before a letter
+ * could never match there (it is the end of the text), so it is the cashtag's `$`: `$BTC`
+ * finds `$BTC`. Throws SyntaxError when the text is not a regular expression.
+ */
+export function compilePattern(text: string): RegExp {
+  return new RegExp(
+    text.replace(/\\.|\$(?=\p{L})/gsu, (part) => (part === '$' ? '\\$' : part)),
+    'iu',
+  );
+}
+
+/** Why a pattern is not a regular expression, without the pattern the engine repeats. */
+export function patternError(error: unknown): string {
+  return String((error as Error).message).replace(/^Invalid regular expression: \/.*\/[a-z]*: /su, '');
+}
+
 /** Compiles rules once, at start: a bad pattern or a missing command ends the command before it connects. */
 export function compileRules(inputs: readonly { name: string; rule: AlertRuleInput }[]): AlertRule[] {
   return inputs.map(({ name, rule }) => {
     let pattern: RegExp;
     try {
-      pattern = new RegExp(rule.match, 'iu');
+      pattern = compilePattern(rule.match);
     } catch (error) {
-      throw new AlertRuleError(`alert rule ${name}: not a valid regular expression: ${(error as Error).message}`);
+      throw new AlertRuleError(`alert rule ${name}: not a valid regular expression: ${patternError(error)}`);
     }
     if (rule.action === 'exec' && (rule.command === undefined || rule.command.trim() === ''))
       throw new AlertRuleError(`alert rule ${name}: the exec action needs a command`);

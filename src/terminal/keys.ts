@@ -44,7 +44,7 @@ export const KEY_HELP: readonly (readonly [keys: string, what: string])[] = [
   ['PgUp PgDn', 'a page up / down'],
   ['Enter', 'show / hide the detail pane'],
   ['J K', 'scroll the detail pane'],
-  ['/', 'search (case-insensitive regex) over the whole buffer'],
+  ['/', 'search (case-insensitive regex; $BTC is the cashtag) over the whole buffer'],
   ['n N', 'next / previous match'],
   ['Esc', 'clear the search, close an overlay'],
   ['f', 'streams: m mute, s solo, Enter close'],
@@ -140,7 +140,13 @@ function letterKey(model: TerminalModel, state: KeyState, input: string): KeyEff
 function typeSearch(model: TerminalModel, state: KeyState, input: string, key: KeyPress): void {
   if (key.return === true) {
     state.typing = false;
-    model.tick();
+    if (model.searchError !== undefined)
+      model.say(
+        model.searching
+          ? `search kept as /${model.searchPattern}/: ${model.searchError}`
+          : `no search: ${model.searchError}`,
+      );
+    else model.tick();
   } else if (key.escape === true) {
     state.typing = false;
     model.clearSearch();

@@ -1,6 +1,6 @@
 import type { Post } from '../protocol/types.js';
 import { safeLine } from '../render/text.js';
-import { firstMatch, type AlertRule } from './alerts.js';
+import { compilePattern, firstMatch, patternError, type AlertRule } from './alerts.js';
 import { entryOf, type Entry } from './entry.js';
 import type { AlertEffect, ConnectionView, ModelOptions, StreamInfo } from './model-types.js';
 
@@ -27,6 +27,8 @@ export class TerminalModel {
   columns = false;
   /** Lines the detail pane is scrolled down. */
   detailScroll = 0;
+  /** Why the search as typed is not a regular expression (the last good one is kept). */
+  searchError: string | undefined;
   /** One line of news for the footer (an opener that failed, a copied link…). */
   message: string | undefined;
   /** Posts hidden by a `mute` rule: counted, never shown. */
@@ -114,6 +116,16 @@ export class TerminalModel {
 
   get searching(): boolean {
     return this.#search !== undefined;
+  }
+
+  /** The search in effect: what the list shows and the rows and the detail pane mark. */
+  get search(): RegExp | undefined {
+    return this.#search;
+  }
+
+  /** The search as typed when it was last a regular expression. */
+  get searchPattern(): string {
+    return this.#searchPattern;
   }
 
   get solo(): string | undefined {
@@ -481,20 +493,21 @@ export class TerminalModel {
     this.#rowsChanged();
   }
 
-  /** Sets the search (case-insensitive); an unfinished pattern keeps the last good one and says so. */
+  /** Sets the search (`compilePattern`); a pattern that is not a regular expression keeps the last good one and says why. */
   setSearch(text: string): void {
     this.#searchText = text;
     const search = this.#search;
+    this.searchError = undefined;
+    this.message = undefined;
     if (text === '') {
       this.#search = undefined;
-      this.message = undefined;
+      this.#searchPattern = '';
     } else {
       try {
-        if (search === undefined || text !== this.#searchPattern) this.#search = new RegExp(text, 'iu');
+        if (search === undefined || text !== this.#searchPattern) this.#search = compilePattern(text);
         this.#searchPattern = text;
-        this.message = undefined;
-      } catch {
-        this.message = `not a regular expression yet: ${text}`;
+      } catch (error) {
+        this.searchError = patternError(error);
       }
     }
     // The same pattern (an unfinished one kept the last) shows the same rows: none is tried again.

@@ -100,6 +100,43 @@ export function fitLine(line: string, width: number): string {
   return `${shown}…${linkOpen ? '\u001B]8;;\u0007' : ''}\u001B[0m`;
 }
 
+// A match is bold and underlined: neither is used by the rows' colours, and both read on any background.
+const MARK_OPEN = '\u001B[1;4m';
+const MARK_CLOSE = '\u001B[22;24m';
+
+/**
+ * A line, plain or styled, with what `pattern` matches in its text marked; its own escape
+ * sequences are left whole and take no part in the match.
+ */
+export function markMatches(line: string, pattern: RegExp | undefined, color: boolean): string {
+  if (pattern === undefined || !color) return line;
+  let plain = '';
+  // Where each code unit of the plain text is in the line.
+  const at: number[] = [];
+  for (let index = 0; index < line.length;) {
+    if (line.charCodeAt(index) === 0x1b) {
+      ESCAPE.lastIndex = index;
+      if (ESCAPE.test(line)) {
+        index = ESCAPE.lastIndex;
+        continue;
+      }
+    }
+    plain += line[index];
+    at.push(index);
+    index += 1;
+  }
+  let marked = '';
+  let from = 0;
+  for (const match of plain.matchAll(new RegExp(pattern.source, `${pattern.flags}g`))) {
+    if (match[0] === '') continue;
+    const start = at[match.index]!;
+    const end = at[match.index + match[0].length - 1]! + 1;
+    marked += `${line.slice(from, start)}${MARK_OPEN}${line.slice(start, end)}${MARK_CLOSE}`;
+    from = end;
+  }
+  return from === 0 ? line : marked + line.slice(from);
+}
+
 /** Plain text padded with spaces to exactly `width` columns. */
 export function padText(text: string, width: number): string {
   const fitted = fitText(text, width);
@@ -118,6 +155,8 @@ export interface RowView {
   pinned: boolean;
   /** Released in this session and not yet seen (the model says how long that lasts). */
   released: boolean;
+  /** The search in effect: its matches in the headline are marked. */
+  search: RegExp | undefined;
   /** Columns for the stream name. */
   streamWidth: number;
 }
@@ -183,7 +222,7 @@ export function formatRow(entry: Entry, view: RowView): string {
   const headlineWidth = view.width - fixed;
   const headline = padText(entry.text === null ? 'hidden until its release' : entry.headline, headlineWidth);
   if (fixed > view.width) return padText(`${lead}${entry.streamName} ${right}`, view.width);
-  const styledHeadline = entry.text === null ? c.dim(headline) : headline;
+  const styledHeadline = entry.text === null ? c.dim(headline) : markMatches(headline, view.search, view.color);
   const line = `${c.dim(lead)}${c[streamColour(entry.streamId)].bold(stream)} ${styledHeadline}${right === '' ? '' : `  ${c.yellow(right)}`}`;
   if (view.selected) return c.inverse(line);
   return view.alert === 'highlight' ? c.bgYellow.black(line) : line;

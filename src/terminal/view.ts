@@ -5,7 +5,7 @@ import { detailLines } from './detail.js';
 import type { Entry } from './entry.js';
 import { KEY_HELP, type KeyState } from './keys.js';
 import type { TerminalModel } from './model.js';
-import { fitLine, fitText, formatRow, padText, screenChalk, type RowView } from './row.js';
+import { fitLine, fitText, formatRow, markMatches, padText, screenChalk, type RowView } from './row.js';
 
 export const MIN_COLUMNS = 60;
 export const MIN_ROWS = 15;
@@ -27,7 +27,7 @@ export interface ViewOptions {
   markdown: () => MarkdownRenderer | undefined;
 }
 
-type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned' | 'released'>;
+type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned' | 'released' | 'search'>;
 
 function connectionText(model: TerminalModel, dialect: string | undefined): string {
   const state = model.connection;
@@ -46,6 +46,13 @@ function connectionText(model: TerminalModel, dialect: string | undefined): stri
     case 'closed':
       return `✕ ${state.reason}`;
   }
+}
+
+/** What the search line says after the pattern: why it is not a regular expression, and what is kept. */
+function searchHint(model: TerminalModel): string {
+  if (model.searchError === undefined) return 'Enter keep, Esc clear';
+  const kept = model.searching ? `showing /${model.searchPattern}/` : 'showing everything';
+  return `✕ ${model.searchError}; ${kept}`;
 }
 
 /**
@@ -111,7 +118,7 @@ export class View {
       newAbove > 0 ? c.yellow(`↑ ${newAbove} new`) : '',
       model.paused ? c.yellow(`PAUSED ${model.newSincePause} new`) : '',
       // Counted just after the frame a search key draws from the first rows (`finishRows`).
-      model.searching ? c.cyan(`/${model.searchText}/ ${model.rowCount() ?? '…'} found`) : '',
+      model.searching ? c.cyan(`/${model.searchPattern}/ ${model.rowCount() ?? '…'} found`) : '',
       model.filtered && !model.searching ? 'filtered' : '',
       `${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`,
       `streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`,
@@ -125,7 +132,7 @@ export class View {
 
   #footer(keys: KeyState, width: number): string {
     const { model } = this.#options;
-    if (keys.typing) return padText(`/${model.searchText}▏  Enter keep, Esc clear`, width);
+    if (keys.typing) return padText(`/${model.searchText}▏  ${searchHint(model)}`, width);
     if (model.message !== undefined) return padText(model.message, width);
     return padText(
       'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
@@ -174,13 +181,14 @@ export class View {
         rule === undefined || rule.action === 'mute' ? undefined : rule.action === 'highlight' ? 'highlight' : 'mark',
       pinned: model.isPinned(entry.id),
       released: model.freshRelease(entry),
+      search: model.search,
     };
   }
 
   /** A post's row, formatted again only when its look changed (selection, pin, width, a ticking countdown). */
   #row(entry: Entry, width: number, streamWidth: number, selected: boolean, now: number): string {
     const look = this.#look(entry, now);
-    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned} ${look.released}`;
+    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned} ${look.released} ${look.search?.source}`;
     const cached = this.#rows.get(entry);
     if (cached?.look === key) return cached.line;
     const { color, utc } = this.#options;
@@ -217,7 +225,9 @@ export class View {
     const detail = selected === undefined ? [] : this.#detail(selected, width);
     const scroll = Math.min(model.detailScroll, Math.max(0, detail.length - (detailHeight - 1)));
     lines.push(c.dim('─'.repeat(width)));
-    for (const line of detail.slice(scroll, scroll + detailHeight - 1)) lines.push(fitLine(` ${line}`, width));
+    // Marked as drawn: only the lines on screen, and the pane's cache holds one rendering whatever the search.
+    for (const line of detail.slice(scroll, scroll + detailHeight - 1))
+      lines.push(fitLine(` ${markMatches(line, model.search, this.#options.color)}`, width));
     return lines;
   }
 

@@ -191,3 +191,35 @@ describe('terminal: news in the right place', () => {
     expect(rowsWith(moved, news)[0]).toMatch(/^›/);
   });
 });
+
+describe('terminal: search and alert rules', () => {
+  it('/$btc finds the cashtag, marked in the row and the detail pane; an invalid pattern says why and keeps the last', async () => {
+    const tmux = await terminal(['--alert', '$BTC']);
+    await connected(tmux);
+    const tag = unique('cash');
+    await post('macro-wire', `${tag} buy $BTC now`);
+    await post('macro-wire', `${tag} plain btc`);
+    const both = await tmux.waitFor((screen) => rowsWith(screen, tag).length === 2, 'both posts');
+    // `--alert '$BTC'` matched the cashtag, and only it: the alert column.
+    expect(rowsWith(both, 'buy $BTC')[0]).toMatch(/^..!/);
+    expect(rowsWith(both, 'plain btc')[0]).toMatch(/^.. /);
+    await tmux.keys('/');
+    await tmux.type('$btc');
+    const found = await tmux.waitFor(/\/\$btc\/ 1 found/, 'one match');
+    expect(found).not.toContain('plain btc');
+    const marked = /\u001B\[[0-9;]*4[0-9;]*m(?:\u001B\[[0-9;]*m)*\$BTC/;
+    const coloured = await tmux.waitFor((screen) => marked.test(screen), 'the match marked in the row', true);
+    expect(rowsWith(coloured, `${tag} buy`)[0]).toMatch(marked);
+    await tmux.type('(');
+    const invalid = await tmux.waitFor(/✕ Unterminated group; showing \/\$btc\//, 'the reason in the search line');
+    expect(invalid).toMatch(/\/\$btc\/ 1 found/);
+    expect(invalid).not.toContain('plain btc');
+    await tmux.keys('Enter');
+    await tmux.waitFor(/search kept as \/\$btc\/: Unterminated group/, 'the search kept');
+    await tmux.keys('Enter');
+    const pane = await tmux.waitFor(/─{10}/, 'the detail pane', true);
+    const paneLines = pane.split('\n');
+    const text = paneLines.slice(paneLines.findIndex((line) => /─{10}/.test(line)) + 1);
+    expect(text.some((line) => line.includes('buy') && marked.test(line))).toBe(true);
+  });
+});

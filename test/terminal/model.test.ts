@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
-import { compileRules } from '../../src/terminal/alerts.js';
+import { compilePattern, compileRules } from '../../src/terminal/alerts.js';
 import { headlineOf, linksOf } from '../../src/terminal/entry.js';
 import { parseKeys, splitUnfinished } from '../../src/terminal/keys.js';
 import { RELEASE_MARK_MS, TerminalModel } from '../../src/terminal/model.js';
-import { cells, fitLine, fitText, formatRow, lineCells } from '../../src/terminal/row.js';
+import { cells, fitLine, fitText, formatRow, lineCells, markMatches } from '../../src/terminal/row.js';
 import { FrameStore } from '../../src/terminal/store.js';
 import { ScreenWriter } from '../../src/terminal/writer.js';
 
@@ -129,6 +129,43 @@ describe('the terminal model', () => {
     expect(model.selected()?.text).toBe('f');
   });
 
+  it('search: case-insensitive, $ before a letter is the cashtag, an invalid pattern keeps the last good one', () => {
+    const model = new TerminalModel({ capacity: 10 });
+    for (const text of ['buy $BTC now', 'ETH at $3000', 'btc without the tag']) model.add(post(text), false);
+    model.setSearch('$btc');
+    expect(texts(model)).toEqual(['buy $BTC now']);
+    model.setSearch('$btc|$eth');
+    expect(texts(model)).toEqual(['buy $BTC now']);
+    model.setSearch('(');
+    expect(model.searchError).toBe('Unterminated group');
+    expect(model.searchPattern).toBe('$btc|$eth');
+    model.clearSearch();
+    model.setSearch('(');
+    expect(model.searching).toBe(false);
+    model.setSearch('btc');
+    model.setSearch('btc(');
+    expect(model.searchError).toBe('Unterminated group');
+    expect(model.searchPattern).toBe('btc');
+    expect(texts(model)).toEqual(['btc without the tag', 'buy $BTC now']);
+    model.setSearch('\\$3');
+    expect(model.searchError).toBeUndefined();
+    expect(texts(model)).toEqual(['ETH at $3000']);
+  });
+
+  it('marks what the search matches in plain and styled lines, leaving their escapes whole', () => {
+    const pattern = compilePattern('\\bbtc');
+    expect(markMatches('buy BTC and btc', pattern, true)).toBe(
+      'buy \u001B[1;4mBTC\u001B[22;24m and \u001B[1;4mbtc\u001B[22;24m',
+    );
+    expect(markMatches('buy BTC', pattern, false)).toBe('buy BTC');
+    const styled = '\u001B[31mB\u001B[39mTC \u001B]8;;https://btc.example\u0007link\u001B]8;;\u0007';
+    expect(markMatches(styled, pattern, true)).toBe(
+      '\u001B[31m\u001B[1;4mB\u001B[39mTC\u001B[22;24m \u001B]8;;https://btc.example\u0007link\u001B]8;;\u0007',
+    );
+    expect(markMatches('nothing here', pattern, true)).toBe('nothing here');
+    expect(markMatches('abc', compilePattern('x*'), true)).toBe('abc');
+  });
+
   it('filters by mute and solo, and searches case-insensitively by regex over the whole buffer', () => {
     const model = new TerminalModel({ capacity: 10 });
     model.add(post('Fed holds rates'), false);
@@ -149,7 +186,7 @@ describe('the terminal model', () => {
     // An unfinished pattern keeps the last good one and says so.
     model.setSearch('FED (');
     expect(texts(model)).toHaveLength(2);
-    expect(model.message).toMatch(/not a regular expression yet/);
+    expect(model.searchError).toBe('Unterminated group');
     model.clearSearch();
     expect(texts(model)).toHaveLength(3);
   });
@@ -366,6 +403,7 @@ describe('rows and text', () => {
         alert: undefined,
         pinned: false,
         released: false,
+        search: undefined,
         streamWidth: 12,
       });
       expect(cells(row)).toBe(width);
