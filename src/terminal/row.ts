@@ -48,17 +48,22 @@ export function fitText(text: string, width: number): string {
 // took them out before anything was rendered.
 const ESCAPE = /\u001B(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001B]*(?:\u0007|\u001B\\)|[@-Z\\-_])/y;
 
+/** Where the escape sequence that starts at `at` ends, or undefined when none starts there. */
+function escapeEnd(line: string, at: number): number | undefined {
+  if (line.charCodeAt(at) !== 0x1b) return undefined;
+  ESCAPE.lastIndex = at;
+  return ESCAPE.test(line) ? ESCAPE.lastIndex : undefined;
+}
+
 /** Columns a styled line takes: its escape sequences take none. */
 export function lineCells(line: string): number {
   if (!line.includes('\u001B')) return cells(line);
   let width = 0;
   for (let at = 0; at < line.length;) {
-    if (line.charCodeAt(at) === 0x1b) {
-      ESCAPE.lastIndex = at;
-      if (ESCAPE.test(line)) {
-        at = ESCAPE.lastIndex;
-        continue;
-      }
+    const end = escapeEnd(line, at);
+    if (end !== undefined) {
+      at = end;
+      continue;
     }
     const point = String.fromCodePoint(line.codePointAt(at)!);
     width += cells(point);
@@ -80,15 +85,13 @@ export function fitLine(line: string, width: number): string {
   let used = 0;
   let linkOpen = false;
   for (let at = 0; at < plain.length;) {
-    if (plain.charCodeAt(at) === 0x1b) {
-      ESCAPE.lastIndex = at;
-      if (ESCAPE.test(plain)) {
-        const sequence = plain.slice(at, ESCAPE.lastIndex);
-        if (sequence.startsWith('\u001B]8;')) linkOpen = !/^\u001B\]8;[^;]*;(?:\u0007|\u001B\\)$/.test(sequence);
-        shown += sequence;
-        at = ESCAPE.lastIndex;
-        continue;
-      }
+    const end = escapeEnd(plain, at);
+    if (end !== undefined) {
+      const sequence = plain.slice(at, end);
+      if (sequence.startsWith('\u001B]8;')) linkOpen = !/^\u001B\]8;[^;]*;(?:\u0007|\u001B\\)$/.test(sequence);
+      shown += sequence;
+      at = end;
+      continue;
     }
     const point = String.fromCodePoint(plain.codePointAt(at)!);
     const size = cells(point);
@@ -114,12 +117,10 @@ export function markMatches(line: string, pattern: RegExp | undefined, color: bo
   // Where each code unit of the plain text is in the line.
   const at: number[] = [];
   for (let index = 0; index < line.length;) {
-    if (line.charCodeAt(index) === 0x1b) {
-      ESCAPE.lastIndex = index;
-      if (ESCAPE.test(line)) {
-        index = ESCAPE.lastIndex;
-        continue;
-      }
+    const end = escapeEnd(line, index);
+    if (end !== undefined) {
+      index = end;
+      continue;
     }
     plain += line[index];
     at.push(index);
