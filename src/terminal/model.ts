@@ -6,6 +6,9 @@ import type { AlertEffect, ConnectionView, ModelOptions, StreamInfo } from './mo
 
 export type { AlertEffect, ConnectionView, ModelOptions, StreamInfo };
 
+/** Pins held at most, unless told otherwise (`--max-pins`). */
+export const DEFAULT_MAX_PINS = 50;
+
 /** How long a post released in this session stays marked when it is not selected. */
 export const RELEASE_MARK_MS = 60_000;
 
@@ -16,6 +19,7 @@ export const RELEASE_MARK_MS = 60_000;
  */
 export class TerminalModel {
   readonly capacity: number;
+  readonly maxPins: number;
   readonly rules: readonly AlertRule[];
   readonly alertCounts: number[];
   readonly now: () => number;
@@ -50,7 +54,8 @@ export class TerminalModel {
   #searchText = '';
   #pauseSeq = 0;
   #seq = 0;
-  readonly #pins: string[] = [];
+  /** Pinned posts by id, oldest pin first: held apart from the buffer, so eviction never drops them. */
+  readonly #pins = new Map<string, Entry>();
   readonly #alerted = new Map<string, number>();
   readonly #ruleMuted = new Set<string>();
   /** Released posts the selection has been on: their mark is gone. */
@@ -83,6 +88,9 @@ export class TerminalModel {
     if (!Number.isInteger(options.capacity) || options.capacity < 1)
       throw new RangeError(`capacity must be a positive integer, got ${options.capacity}`);
     this.capacity = options.capacity;
+    this.maxPins = options.maxPins ?? DEFAULT_MAX_PINS;
+    if (!Number.isInteger(this.maxPins) || this.maxPins < 1)
+      throw new RangeError(`maxPins must be a positive integer, got ${this.maxPins}`);
     this.rules = options.rules ?? [];
     this.alertCounts = this.rules.map(() => 0);
     this.#match = options.match === undefined ? undefined : new RegExp(options.match.source, 'iu');
@@ -112,6 +120,10 @@ export class TerminalModel {
 
   get searchText(): string {
     return this.#searchText;
+  }
+
+  get pinCount(): number {
+    return this.#pins.size;
   }
 
   get searching(): boolean {
@@ -187,7 +199,7 @@ export class TerminalModel {
    * visible). Returns what its alert rule asks the terminal to do.
    */
   add(post: Post, history: boolean): AlertEffect[] {
-    const previous = this.#byId.get(post.id);
+    const previous = this.#byId.get(post.id) ?? this.#pins.get(post.id);
     // A second delivery of a post already shown with its text changes nothing: never shown twice.
     if (previous !== undefined && (previous.text !== null || post.text === null)) return [];
     if (previous === undefined && post.text !== null && this.#match && !this.#match.test(post.text)) return [];
@@ -209,6 +221,12 @@ export class TerminalModel {
       const at = this.#entries.lastIndexOf(previous);
       if (at !== -1) this.#entries.splice(at, 1);
       this.#entries.push(entry);
+      // A pin the buffer had let go comes back into it with its release.
+      if (at === -1) {
+        this.#counts.set(entry.streamId, (this.#counts.get(entry.streamId) ?? 0) + 1);
+        this.#trim();
+      }
+      if (this.#pins.has(entry.id)) this.#pins.set(entry.id, entry);
       this.#rowsChanged();
     }
     return this.#alert(entry, post, history);
@@ -222,11 +240,10 @@ export class TerminalModel {
     for (const gone of dropped) {
       this.#counts.set(gone.streamId, (this.#counts.get(gone.streamId) ?? 1) - 1);
       this.#byId.delete(gone.id);
-      this.#alerted.delete(gone.id);
+      // A pin keeps its post, and the post its alert mark, after the buffer let it go.
+      if (!this.#pins.has(gone.id)) this.#alerted.delete(gone.id);
       this.#ruleMuted.delete(gone.id);
       this.#releaseSeen.delete(gone.id);
-      const pinned = this.#pins.indexOf(gone.id);
-      if (pinned !== -1) this.#pins.splice(pinned, 1);
     }
     return dropped;
   }
@@ -244,7 +261,7 @@ export class TerminalModel {
         this.mutedByRule += 1;
         return [];
       case 'pin':
-        if (!this.#pins.includes(entry.id)) this.#pins.unshift(entry.id);
+        this.#pin(entry);
         return [];
       case 'highlight':
         return [];
@@ -273,8 +290,20 @@ export class TerminalModel {
     return this.#byId.get(id);
   }
 
+  /** Pinned posts, the newest pin first. */
   pinned(): Entry[] {
-    return this.#pins.map((id) => this.#byId.get(id)).filter((entry): entry is Entry => entry !== undefined);
+    return [...this.#pins.values()].reverse();
+  }
+
+  /** Pins a post; past `maxPins` the oldest pin is let go. Returns whether one was. */
+  #pin(entry: Entry): boolean {
+    if (this.#pins.has(entry.id)) return false;
+    this.#pins.set(entry.id, entry);
+    if (this.#pins.size <= this.maxPins) return false;
+    const oldest = this.#pins.keys().next().value!;
+    this.#pins.delete(oldest);
+    if (!this.#byId.has(oldest)) this.#alerted.delete(oldest);
+    return true;
   }
 
   #shown(entry: Entry): boolean {
@@ -547,14 +576,14 @@ export class TerminalModel {
   togglePin(): void {
     const entry = this.selected();
     if (entry === undefined) return;
-    const at = this.#pins.indexOf(entry.id);
-    if (at === -1) this.#pins.unshift(entry.id);
-    else this.#pins.splice(at, 1);
+    if (this.#pins.delete(entry.id)) {
+      if (!this.#byId.has(entry.id)) this.#alerted.delete(entry.id);
+    } else if (this.#pin(entry)) this.message = `pinned; the oldest pin was let go (--max-pins ${this.maxPins})`;
     this.#changed();
   }
 
   isPinned(id: string): boolean {
-    return this.#pins.includes(id);
+    return this.#pins.has(id);
   }
 
   toggleColumns(): void {

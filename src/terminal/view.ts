@@ -48,6 +48,9 @@ function connectionText(model: TerminalModel, dialect: string | undefined): stri
   }
 }
 
+/** Columns a row gives the stream's name at this width. */
+const streamColumn = (width: number) => Math.min(18, Math.max(8, Math.floor(width / 7)));
+
 /** What the search line says after the pattern: why it is not a regular expression, and what is kept. */
 function searchHint(model: TerminalModel): string {
   if (model.searchError === undefined) return 'Enter keep, Esc clear';
@@ -87,9 +90,11 @@ export class View {
     }
     const { model } = this.#options;
     const now = model.now();
-    const pinned = model.pinned().slice(0, MAX_PINNED_ROWS);
-    const area = height - 2 - pinned.length;
-    const streamWidth = Math.min(18, Math.max(8, Math.floor(width / 7)));
+    const pins = model.pinned();
+    const pinned = pins.slice(0, MAX_PINNED_ROWS);
+    const morePins = pins.length - pinned.length;
+    const area = height - 2 - pinned.length - (morePins > 0 ? 1 : 0);
+    const streamWidth = streamColumn(width);
     const body =
       keys.overlay !== undefined
         ? this.#overlay(keys, width).slice(0, area)
@@ -100,6 +105,9 @@ export class View {
     return [
       this.#header(width),
       ...pinned.map((entry) => this.#row(entry, width, streamWidth, false, now)),
+      ...(morePins > 0
+        ? [screenChalk(this.#options.color).dim(fitText(`  +${morePins} more pinned: P lists them`, width))]
+        : []),
       ...body,
       this.#footer(keys, width),
     ];
@@ -121,6 +129,7 @@ export class View {
       model.searching ? c.cyan(`/${model.searchPattern}/ ${model.rowCount() ?? '…'} found`) : '',
       model.filtered && !model.searching ? 'filtered' : '',
       `${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`,
+      model.pinCount > 0 ? `${model.pinCount} pinned` : '',
       `streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`,
       model.clockOffsetMs === undefined
         ? ''
@@ -146,6 +155,12 @@ export class View {
     let lines: string[];
     if (keys.overlay === 'help') {
       lines = [c.bold('Keys'), ...KEY_HELP.map(([key, what]) => `  ${padText(key, 14)} ${what}`), '', 'any key closes'];
+    } else if (keys.overlay === 'pins') {
+      const streamWidth = streamColumn(width);
+      lines = [
+        c.bold(`Pinned (${model.pinCount} of ${model.maxPins}, the newest pin first): any key closes`),
+        ...model.pinned().map((entry) => this.#row(entry, width, streamWidth, false, model.now())),
+      ];
     } else if (keys.overlay === 'alerts') {
       lines =
         model.rules.length === 0
@@ -154,7 +169,7 @@ export class View {
               c.bold('Alert rules (the first that matches acts)'),
               ...model.rules.map(
                 (rule, index) =>
-                  `  ${padText(rule.name, 16)} ${padText(rule.action, 9)} ${padText(`${model.alertCounts[index] ?? 0} matched`, 12)} /${fitText(rule.source, Math.max(8, width - 45))}/`,
+                  `  ${padText(rule.name, 16)} ${padText(rule.action, 9)} ${padText(`${model.alertCounts[index] ?? 0} matched`, 12)} ${rule.field === 'stream' ? 'stream ' : ''}/${fitText(rule.source, Math.max(8, width - 45))}/`,
               ),
               '',
               'any key closes',

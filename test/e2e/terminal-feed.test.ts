@@ -6,7 +6,7 @@ import { scriptedService } from '../support/hostile.js';
 import { advanceClock, KEYS, publishMany } from '../support/harness.js';
 import { until } from '../support/poll.js';
 import { cliFixture } from '../support/serve.js';
-import { Tmux, lineOf, publishAsOwner, rowsWith } from '../terminal/tmux.js';
+import { Tmux, alertsConfig, lineOf, publishAsOwner, rowsWith } from '../terminal/tmux.js';
 
 const fixture = cliFixture('terminal-feed');
 
@@ -221,5 +221,48 @@ describe('terminal: search and alert rules', () => {
     const paneLines = pane.split('\n');
     const text = paneLines.slice(paneLines.findIndex((line) => /─{10}/.test(line)) + 1);
     expect(text.some((line) => line.includes('buy') && marked.test(line))).toBe(true);
+  });
+});
+
+describe('terminal: pins and marks', () => {
+  it('pins outlive the buffer; the header counts them, P lists them all; marks never hide one another', async () => {
+    // The rule of docs/terminal.md: only posts of Whale Alerts that say "whale" are pinned.
+    const config = await alertsConfig(join(fixture.tmp, 'pins-config'), [
+      { match: 'whale', streams: ['whale-alerts'], action: 'pin' },
+    ]);
+    const old = unique('old');
+    await post('macro-wire', `${old} history ringme`);
+    const tmux = await Tmux.start(
+      ['terminal', '--url', fixture.serve.url, '--last', '1', '--buffer', '10', '--alert', 'ringme'],
+      { STREAM_POSTS_API_KEY: KEYS.alice, XDG_CONFIG_HOME: config },
+    );
+    await connected(tmux);
+    // History and an alert: both marks, each in its column.
+    const history = await tmux.waitFor((screen) => screen.includes(old), 'the history post');
+    expect(rowsWith(history, old)[0]).toMatch(/^. !· /);
+    const whales = [unique('whale'), unique('whale'), unique('whale'), unique('whale')];
+    for (const text of whales) await post('whale-alerts', `${text} moved 500 BTC`);
+    const plain = unique('quiet');
+    await post('whale-alerts', `${plain} moved 500 BTC`);
+    const pinned = await tmux.waitFor(/4 pinned/, 'four pins');
+    expect(pinned).toMatch(/^ {2}\+1 more pinned: P lists them/m);
+    expect(pinned.split('\n')[1]).toMatch(new RegExp(`^ \\^!  .*${whales[3]}`));
+    // The post of the stream that does not say "whale" is not pinned.
+    for (const row of rowsWith(pinned, plain)) expect(row).toMatch(/^. {3} /);
+    const burst = unique('burst');
+    await publishMany(
+      fixture.serve,
+      KEYS.macroWire,
+      Array.from({ length: 30 }, (_, index) => ({ streamId: 'macro-wire', content: `${burst} ${index}` })),
+    );
+    const after = await tmux.waitFor((screen) => screen.includes(`${burst} 29`), 'the burst');
+    expect(after).toMatch(/ 10 posts /);
+    expect(after).toMatch(/4 pinned/);
+    await tmux.keys('P');
+    const list = await tmux.waitFor(/^Pinned \(4 of 50/m, 'the list of pins');
+    const listed = list.split('\n').slice(list.split('\n').findIndex((line) => line.startsWith('Pinned (')));
+    for (const text of whales) expect(listed.filter((line) => line.includes(text))).toHaveLength(1);
+    await tmux.keys('x');
+    await tmux.waitFor((screen) => !/^Pinned \(/m.test(screen), 'the list closed');
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { advanceClock } from '../support/harness.js';
 import { HOSTED_KEYS, startHostedDouble } from '../support/hosted-double.js';
-import { Tmux, lineOf, publishAsOwner, rowsWith } from '../terminal/tmux.js';
+import { Tmux, alertsConfig, lineOf, publishAsOwner, rowsWith } from '../terminal/tmux.js';
 import { runToEnd } from '../support/cli.js';
 import { KEYS } from '../support/harness.js';
 import { until } from '../support/poll.js';
@@ -163,25 +163,14 @@ describe('terminal in tmux', () => {
   });
 
   it('alert rules: --alert rings the bell, a notify rule writes OSC 9 and OSC 777', async () => {
-    const config = join(fixture.tmp, 'alerts-config');
-    await mkdir(join(config, 'stream-posts'), { recursive: true });
-    await writeFile(
-      join(config, 'stream-posts', 'config.json'),
-      JSON.stringify({
-        profiles: {
-          default: {
-            alerts: [
-              { match: 'notify-?me', action: 'notify' },
-              {
-                match: 'exec-?me',
-                action: 'exec',
-                command: `tee -a '${join(fixture.tmp, 'exec-output')}'; echo exec-printed-this`,
-              },
-            ],
-          },
-        },
-      }),
-    );
+    const config = await alertsConfig(join(fixture.tmp, 'alerts-config'), [
+      { match: 'notify-?me', action: 'notify' },
+      {
+        match: 'exec-?me',
+        action: 'exec',
+        command: `tee -a '${join(fixture.tmp, 'exec-output')}'; echo exec-printed-this`,
+      },
+    ]);
     const tmux = await terminal(['--alert', 'ring-?me'], { XDG_CONFIG_HOME: config });
     await connected(tmux);
     const output = join(fixture.tmp, 'pane-output');

@@ -346,6 +346,63 @@ describe('the terminal model', () => {
     expect(model.pinned()).toEqual([]);
   });
 
+  it('holds pins apart from the buffer: eviction keeps them, --max-pins lets the oldest go', () => {
+    const rules = compileRules([{ name: 'profile rule 1', rule: { match: 'whale', action: 'pin' } }]);
+    const model = new TerminalModel({ capacity: 3, maxPins: 2, rules });
+    const hidden = post(null, { releaseAt: new Date(60_000).toISOString() });
+    model.add(hidden, false);
+    model.togglePin();
+    model.add(post('whale one'), false);
+    for (const text of ['b', 'c', 'd', 'e']) model.add(post(text), false);
+    expect(texts(model)).toEqual(['e', 'd', 'c']);
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['whale one', null]);
+    expect(model.pinCount).toBe(2);
+    expect(model.alertOf(model.pinned()[0]!.id)?.action).toBe('pin');
+    // The release of a pin the buffer let go: the pin shows the text, the feed has it on top.
+    model.add({ ...hidden, text: 'released', hidden: false }, false);
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['whale one', 'released']);
+    expect(texts(model)).toEqual(['released', 'e', 'd']);
+    model.add(post('whale two'), false);
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['whale two', 'whale one']);
+    model.togglePin();
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['whale one']);
+    model.move(1);
+    model.togglePin();
+    expect(model.message).toBeUndefined();
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['released', 'whale one']);
+    model.move(1);
+    model.togglePin();
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['e', 'released']);
+    expect(model.message).toBe('pinned; the oldest pin was let go (--max-pins 2)');
+    expect(() => new TerminalModel({ capacity: 3, maxPins: 0 })).toThrow(RangeError);
+  });
+
+  it('a rule matches what the reader reads (text, headline, links); streams narrows it; field "stream" tries the name', () => {
+    const rules = compileRules([
+      { name: 'profile rule 1', rule: { match: 'whale', streams: ['whale-alerts'], action: 'pin' } },
+      { name: 'profile rule 2', rule: { match: '^macro', field: 'stream', action: 'highlight' } },
+      { name: 'profile rule 3', rule: { match: 'SEC approves', action: 'bell' } },
+    ]);
+    const model = new TerminalModel({ capacity: 10, rules });
+    const whales = { streamId: 'whale-alerts', streamName: 'Whale Alerts' };
+    model.add(post('500 BTC moved', whales), false);
+    model.add(post('a whale moved 500 BTC', whales), false);
+    model.add(post('whale spotted', { streamId: 'crypto-legal', streamName: 'Crypto Legal' }), false);
+    model.add(post('rates held'), false);
+    model.add(
+      post('**SEC** approves', { contentType: 'markdown', streamId: 'crypto-legal', streamName: 'Legal' }),
+      false,
+    );
+    const actions = model.rows().map((entry) => [entry.text, model.alertOf(entry.id)?.name]);
+    expect(actions).toEqual([
+      ['**SEC** approves', 'profile rule 3'],
+      ['rates held', 'profile rule 2'],
+      ['whale spotted', undefined],
+      ['a whale moved 500 BTC', 'profile rule 1'],
+      ['500 BTC moved', undefined],
+    ]);
+  });
+
   it('acts on the first alert rule that matches; history is marked but rings nothing', () => {
     const rules = compileRules([
       { name: '--alert 1', rule: { match: 'sec', action: 'bell' } },
