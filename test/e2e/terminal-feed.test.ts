@@ -226,9 +226,9 @@ describe('terminal: search and alert rules', () => {
 
 describe('terminal: pins and marks', () => {
   it('pins outlive the buffer; the header counts them, P lists them all; marks never hide one another', async () => {
-    // The rule of docs/terminal.md: only posts of Whale Alerts that say "whale" are pinned.
+    // The rule of docs/terminal.md: posts of Whale Alerts that move 100 BTC or more are pinned.
     const config = await alertsConfig(join(fixture.tmp, 'pins-config'), [
-      { match: 'whale', streams: ['whale-alerts'], action: 'pin' },
+      { match: '\\b\\d{3,}(,\\d{3})* BTC\\b', streams: ['whale-alerts'], action: 'pin' },
     ]);
     const old = unique('old');
     await post('macro-wire', `${old} history ringme`);
@@ -243,11 +243,11 @@ describe('terminal: pins and marks', () => {
     const whales = [unique('whale'), unique('whale'), unique('whale'), unique('whale')];
     for (const text of whales) await post('whale-alerts', `${text} moved 500 BTC`);
     const plain = unique('quiet');
-    await post('whale-alerts', `${plain} moved 500 BTC`);
+    await post('whale-alerts', `${plain} moved 50 BTC`);
     const pinned = await tmux.waitFor(/4 pinned/, 'four pins');
     expect(pinned).toMatch(/^ {2}\+1 more pinned: P lists them/m);
     expect(pinned.split('\n')[1]).toMatch(new RegExp(`^ \\^!  .*${whales[3]}`));
-    // The post of the stream that does not say "whale" is not pinned.
+    // Whale Alerts in the stream's name pins nothing: a smaller move is not pinned.
     for (const row of rowsWith(pinned, plain)) expect(row).toMatch(/^. {3} /);
     const burst = unique('burst');
     await publishMany(
