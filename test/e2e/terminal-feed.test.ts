@@ -108,6 +108,47 @@ describe('terminal: nothing the service names drives the terminal', () => {
 /** The screen line of the selected row. */
 const selectedLine = (screen: string) => screen.split('\n').findIndex((line) => line.startsWith('›'));
 
+describe('terminal: stream names looked up', () => {
+  it('at most 8 at a time, for a subscription to 300 streams', async () => {
+    const ids = Array.from({ length: 300 }, (_, index) => `stream-${index}`);
+    let inFlight = 0;
+    let most = 0;
+    const answered = new Set<string>();
+    const service = await scriptedService(
+      (ws) => {
+        send(ws, 'connected', { message: 'connected' });
+        ws.on('message', (data) => {
+          const command = JSON.parse(String(data)) as { event: string; requestId?: string };
+          send(ws, 'sub_ack', { command: command.event, streamIds: ids, lastPosts: 0 }, command.requestId);
+        });
+      },
+      {
+        onRequest: (request, response) => {
+          const id = decodeURIComponent(request.url!.split('?')[0]!.split('/')[3] ?? '');
+          inFlight += 1;
+          most = Math.max(most, inFlight);
+          // Held a moment, so that lookups not bounded would pile up here.
+          setTimeout(() => {
+            inFlight -= 1;
+            answered.add(id);
+            response.writeHead(200, { 'content-type': 'application/json' });
+            response.end(JSON.stringify({ id, name: `Name ${id}` }));
+          }, 5);
+        },
+      },
+    );
+    const tmux = await Tmux.start(['terminal', '--url', service.url, '--last', '0'], {
+      STREAM_POSTS_API_KEY: 'lookup-test-key',
+    });
+    await tmux.waitFor(/streams 300 shown/, 'the 300 streams');
+    await until(() => answered.size === ids.length, 'every name looked up');
+    expect(most).toBeLessThanOrEqual(8);
+    expect(most).toBeGreaterThan(1);
+    await tmux.keys('f');
+    await tmux.waitFor(/Name stream-0 /, 'the names in the overlay');
+  });
+});
+
 describe('terminal: news in the right place', () => {
   it('a released post moves to the top at its release, showing its release time, marked until selected', async () => {
     const tmux = await terminal(['--utc']);
