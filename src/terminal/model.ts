@@ -300,9 +300,14 @@ export class TerminalModel {
     if (this.#pins.has(entry.id)) return false;
     this.#pins.set(entry.id, entry);
     if (this.#pins.size <= this.maxPins) return false;
-    const oldest = this.#pins.keys().next().value!;
-    this.#pins.delete(oldest);
-    if (!this.#byId.has(oldest)) this.#alerted.delete(oldest);
+    this.#unpin(this.#pins.keys().next().value!);
+    return true;
+  }
+
+  /** Lets a pin go; a post the buffer let go too is forgotten whole. Returns whether it was pinned. */
+  #unpin(id: string): boolean {
+    if (!this.#pins.delete(id)) return false;
+    if (!this.#byId.has(id)) this.#alerted.delete(id);
     return true;
   }
 
@@ -445,9 +450,14 @@ export class TerminalModel {
     if (!follow) this.#stayOn(entry.id);
     else this.#selectedId = undefined;
     this.#seenSeq = Math.max(this.#seenSeq, entry.seq);
-    if (entry.releasedAtMs !== undefined) this.#releaseSeen.add(entry.id);
+    this.#seen(entry);
     this.detailScroll = 0;
     this.#changed();
+  }
+
+  /** The user selected the post: a release's mark is gone. */
+  #seen(entry: Entry): void {
+    if (entry.releasedAtMs !== undefined) this.#releaseSeen.add(entry.id);
   }
 
   /** The selection stays on this post: what has arrived so far is seen, what comes later is new above it. */
@@ -490,7 +500,7 @@ export class TerminalModel {
       const entry = this.selected();
       if (entry !== undefined) {
         this.#stayOn(entry.id);
-        if (entry.releasedAtMs !== undefined) this.#releaseSeen.add(entry.id);
+        this.#seen(entry);
       }
       // Closed at the top, the selection follows the newest post again.
     } else if (this.selectedIndex() === 0) this.#selectedId = undefined;
@@ -576,9 +586,8 @@ export class TerminalModel {
   togglePin(): void {
     const entry = this.selected();
     if (entry === undefined) return;
-    if (this.#pins.delete(entry.id)) {
-      if (!this.#byId.has(entry.id)) this.#alerted.delete(entry.id);
-    } else if (this.#pin(entry)) this.message = `pinned; the oldest pin was let go (--max-pins ${this.maxPins})`;
+    if (!this.#unpin(entry.id) && this.#pin(entry))
+      this.message = `pinned; the oldest pin was let go (--max-pins ${this.maxPins})`;
     this.#changed();
   }
 
