@@ -39,7 +39,7 @@ export class Entry {
   readonly history: boolean;
   /** When (epoch ms) this session saw the text turn visible: the row is marked for a moment. */
   readonly releasedAtMs: number | undefined;
-  /** Arrival order in this session: pausing freezes the list at one. */
+  /** Arrival order in this session (a release is an arrival: it is news then): pausing freezes the list at one. */
   readonly seq: number;
   #searched: string | undefined;
   #headline: string | undefined;
@@ -58,7 +58,7 @@ export class Entry {
     this.history = previous?.history ?? history;
     const released = previous !== undefined && previous.text === null && text !== null;
     this.releasedAtMs = released ? nowMs : previous?.releasedAtMs;
-    this.seq = previous?.seq ?? seq;
+    this.seq = released ? seq : (previous?.seq ?? seq);
   }
 
   /** What a search is tried against: the stream's name, a line break, the text. */
