@@ -118,6 +118,11 @@ export class EventFeed {
     this.lastSeq = undefined;
     this.#logger.log('warn', 'events may have been missed; subscribers must replay', { reason });
     this.#rejectWaiters();
+    this.announceLoss(reason);
+  }
+
+  /** A loss outside the feed's order (keys evicted): subscribers must replay; the feed goes on. */
+  announceLoss(reason: string): void {
     for (const listener of this.#interruptListeners) listener(reason);
   }
 

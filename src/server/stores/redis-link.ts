@@ -1,4 +1,5 @@
-import { createClient, RESP_TYPES } from 'redis';
+import { ClientClosedError, ClientOfflineError, createClient, ErrorReply, RESP_TYPES } from 'redis';
+import { ProtocolError } from '../../protocol/errors.js';
 import { CommandDeadline } from './command-deadline.js';
 import type { RedisScript } from './redis-scripts.js';
 import type { StoreHealth } from './store-health.js';
@@ -8,6 +9,12 @@ export type RedisClient = ReturnType<typeof createClient>;
 const MAX_RECONNECT_DELAY_MS = 2_000;
 /** A command with no reply by then fails (`unavailable`), as with the client library's default. */
 const COMMAND_TIMEOUT_MS = 5_000;
+/**
+ * How long a change waits for Redis's word on it before its outcome is called unknown. Past
+ * its own deadline (COMMAND_TIMEOUT_MS, on Redis's clock) a change cannot be made, so Redis
+ * answers either way as soon as it runs again: a pause of a fail-over, a slow command.
+ */
+const OUTCOME_WAIT_MS = 20_000;
 /** Replies as bytes (uploaded media). */
 const AS_BYTES = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } as const;
 
@@ -34,6 +41,9 @@ export class RedisLink {
   readonly client: RedisClient;
   readonly subscriber: RedisClient;
   readonly deadline = new CommandDeadline(COMMAND_TIMEOUT_MS);
+  readonly #outcomeWait = new CommandDeadline(OUTCOME_WAIT_MS);
+  /** Redis's clock less this machine's, as its `TIME` last said (0 until read: one machine's clock). */
+  #redisClockOffsetMs = 0;
   readonly #prefix: string;
   readonly #health: StoreHealth;
   readonly #cachedScripts = new Set<string>();
@@ -84,31 +94,78 @@ export class RedisLink {
    * answer (the cache flushed by hand) tells whether a call sent later could overtake its retry.
    */
   async eval(script: RedisScript, args: (string | number)[]): Promise<unknown[]> {
-    const options = { arguments: [this.#prefix, ...args.map(String)] };
     try {
-      if (this.#cachedScripts.has(script.sha)) {
-        const sent = ++this.#evalsSent;
-        try {
-          const reply = (await this.deadline.bound(this.client.evalSha(script.sha, options))) as unknown[];
-          this.#health.reachable();
-          return reply;
-        } catch (error) {
-          if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-          this.#cachedScripts.clear();
-          // Calls sent after this one ran before its retry would: a connection's pipelined
-          // publishes stored out of order. Refused instead (nothing stored, a retry succeeds).
-          if (this.#evalsSent !== sent) throw error;
-        }
-      }
-      this.#evalsSent += 1;
-      const reply = (await this.deadline.bound(this.client.eval(script.source, options))) as unknown[];
-      this.#cachedScripts.add(script.sha);
-      this.#health.reachable();
-      return reply;
+      return await this.#eval(script, args, (reply) => this.deadline.bound(reply));
     } catch (error) {
       if (error instanceof Error && /^(ERR|WRONGTYPE)/.test(error.message)) throw error;
       throw this.#health.failed(error);
     }
+  }
+
+  /**
+   * A script that makes a change and refuses to make it once Redis's clock has passed the
+   * deadline it is given (`changeDeadline()`), so Redis's answer is awaited past that deadline
+   * instead of guessed: a refusal then says truly that nothing was stored. Only when no answer
+   * comes (the connection lost with it sent, or none within OUTCOME_WAIT_MS) is the outcome
+   * unknown, and said to be.
+   */
+  async change(script: RedisScript, args: (string | number)[], command?: string): Promise<unknown[]> {
+    const late = (error: Error) => this.#health.enter('unreachable', error.message);
+    try {
+      return await this.#eval(script, args, (reply) => this.#outcomeWait.bound(this.deadline.late(reply, late)));
+    } catch (error) {
+      if (error instanceof Error && /^(ERR|WRONGTYPE)/.test(error.message)) throw error;
+      // Redis's own refusal (out of memory, no script), or never sent: nothing was changed.
+      if (error instanceof ErrorReply || error instanceof ClientOfflineError || error instanceof ClientClosedError)
+        throw this.#health.failed(error, command);
+      this.#health.enter('unreachable', error instanceof Error ? error.message : String(error));
+      throw new ProtocolError(
+        'internal',
+        "the service's store (Redis) stopped answering while it ran this command: it may have been stored; retry with the same idempotency key (stored at most once), or look at the stream's history first",
+        command,
+      );
+    }
+  }
+
+  /** Until when, on Redis's clock, a change sent now may be made. */
+  changeDeadline(): number {
+    return Date.now() + this.#redisClockOffsetMs + COMMAND_TIMEOUT_MS;
+  }
+
+  /** Reads Redis's clock (`TIME`), for the deadlines of changes; a failure keeps the last reading. */
+  async readClock(): Promise<void> {
+    const sent = Date.now();
+    const [seconds, micros] = await this.command(this.client.sendCommand<[string, string]>(['TIME']));
+    const received = Date.now();
+    this.#redisClockOffsetMs =
+      Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - Math.round((sent + received) / 2);
+  }
+
+  async #eval(
+    script: RedisScript,
+    args: (string | number)[],
+    wait: (reply: Promise<unknown>) => Promise<unknown>,
+  ): Promise<unknown[]> {
+    const options = { arguments: [this.#prefix, ...args.map(String)] };
+    if (this.#cachedScripts.has(script.sha)) {
+      const sent = ++this.#evalsSent;
+      try {
+        const reply = (await wait(this.client.evalSha(script.sha, options))) as unknown[];
+        this.#health.reachable();
+        return reply;
+      } catch (error) {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+        this.#cachedScripts.clear();
+        // Calls sent after this one ran before its retry would: a connection's pipelined
+        // publishes stored out of order. Refused instead (nothing stored, a retry succeeds).
+        if (this.#evalsSent !== sent) throw error;
+      }
+    }
+    this.#evalsSent += 1;
+    const reply = (await wait(this.client.eval(script.source, options))) as unknown[];
+    this.#cachedScripts.add(script.sha);
+    this.#health.reachable();
+    return reply;
   }
 
   putBytes(key: string, bytes: Buffer): Promise<void> {
@@ -130,6 +187,7 @@ export class RedisLink {
 
   async close(): Promise<void> {
     this.deadline.close();
+    this.#outcomeWait.close();
     for (const client of [this.subscriber, this.client]) {
       if (client.isReady) await client.close().catch(() => client.destroy());
       else if (client.isOpen) client.destroy();

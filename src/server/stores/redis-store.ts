@@ -29,7 +29,8 @@ import { RedisLink } from './redis-link.js';
 import { EventFeed, type EventMessage } from './redis-feed.js';
 import { keyDigest, seedIdentities, seedLoadArgs, selectionsOf } from './redis-seed.js';
 import { checkRedisConfig } from './redis-config.js';
-import { StoreHealth, troubleError, type Unusable } from './store-health.js';
+import { StoreHealth, type Unusable } from './store-health.js';
+import { EvictionWatch } from './redis-eviction.js';
 import { RedisReleases } from './redis-releases.js';
 import { RedisMedia } from './redis-media.js';
 
@@ -49,6 +50,8 @@ export interface RedisStoreOptions extends HoldingsCaps {
 }
 
 const STALE = 'the store now holds a different seed; this instance must be restarted';
+const LATE =
+  "the service's store (Redis) ran this publish after its deadline (it was paused or busy) and refused it; nothing was stored, retry";
 
 /**
  * Every piece of state in Redis, so several `serve` processes act as one service.
@@ -86,6 +89,7 @@ export class RedisStore extends SeedReads implements SharedStore {
   #started = false;
   /** Uploaded media, in Redis: an upload and a `GET` may reach any instance. */
   readonly media: RedisMedia;
+  readonly #eviction: EvictionWatch;
 
   private constructor(options: RedisStoreOptions) {
     super(options.seed);
@@ -97,7 +101,10 @@ export class RedisStore extends SeedReads implements SharedStore {
     this.#caps = capsInOrder(options);
     const password = redisUrlPassword(options.url);
     this.#logger = scrubSecrets(options.logger ?? silentLogger, password === undefined ? [] : [password]);
-    this.#health = new StoreHealth(this.#logger, () => void this.#probe());
+    this.#health = new StoreHealth(this.#logger, () =>
+      // Eviction lets writes through: only the policy says it is over.
+      this.#health.trouble === 'evicting' ? void this.#eviction.check() : void this.#probe(),
+    );
     this.#identities = seedIdentities(options.seed);
     this.#link = new RedisLink({
       url: options.url,
@@ -107,6 +114,8 @@ export class RedisStore extends SeedReads implements SharedStore {
         // The first connection is #start's to follow from.
         if (!this.#started) return;
         this.#health.reachable();
+        // Perhaps another Redis (a fail-over): its clock is read again for the changes' deadlines.
+        void this.#link.readClock().catch(() => {});
         this.#resumeFeed();
         void this.#releases.run();
       },
@@ -117,6 +126,13 @@ export class RedisStore extends SeedReads implements SharedStore {
       onFeedError: (error) => this.#onFeedLost(error),
     });
     this.#feed = new EventFeed(this.#logger, (message) => this.#apply(message));
+    this.#eviction = new EvictionWatch({
+      info: () => this.#link.command(this.#link.client.sendCommand<string>(['INFO', 'memory', 'stats'])),
+      health: this.#health,
+      logger: this.#logger,
+      allowEviction: options.allowEviction === true,
+      onLoss: (reason) => this.#feed.announceLoss(reason),
+    });
     this.#releases = new RedisReleases({
       clock: this.#clock,
       link: this.#link,
@@ -153,7 +169,10 @@ export class RedisStore extends SeedReads implements SharedStore {
   async #start(resetStore: boolean, allowEviction: boolean): Promise<void> {
     const { client, subscriber, deadline } = this.#link;
     await client.connect();
-    await checkRedisConfig(client, { allowEviction, logger: this.#logger });
+    this.#health.policy = await checkRedisConfig(client, { allowEviction, logger: this.#logger });
+    await this.#link.readClock();
+    // Where `evicted_keys` stands, so that only keys evicted from now on count as a loss.
+    await this.#eviction.check();
     await subscriber.connect();
     await deadline.bound(subscriber.subscribe(eventsChannel(this.#prefix), (message) => this.#feed.onMessage(message)));
     this.#feed.up = true;
@@ -195,13 +214,29 @@ export class RedisStore extends SeedReads implements SharedStore {
    * its data: the seed is loaded again (by this instance or another) and the script runs
    * once more, so a publish that met the loss is stored, not refused.
    */
-  async #change(script: RedisScript, args: () => (string | number)[], command?: string): Promise<unknown[]> {
-    let reply = await this.#link.eval(script, args());
+  async #change(
+    script: RedisScript,
+    args: () => (string | number)[],
+    command?: string,
+    send: (script: RedisScript, args: (string | number)[]) => Promise<unknown[]> = (...call) =>
+      this.#link.eval(...call),
+  ): Promise<unknown[]> {
+    const sendOnce = async (): Promise<unknown[]> => {
+      try {
+        return await send(script, args());
+      } catch (error) {
+        if (!(error instanceof ProtocolError) || this.#health.trouble !== 'out-of-memory') throw error;
+        // The policy under which Redis is full is read now: the refusal names it, not the one of start.
+        await this.#eviction.check();
+        throw this.#health.refusal('out-of-memory', command);
+      }
+    };
+    let reply = await sendOnce();
     if (reply[0] === 'lost') {
       await this.#follow().catch(() => {});
-      reply = await this.#link.eval(script, args());
+      reply = await sendOnce();
     }
-    if (reply[0] === 'lost') throw troubleError(this.#health.trouble ?? 'reloading', command);
+    if (reply[0] === 'lost') throw this.#health.refusal(this.#health.trouble ?? 'reloading', command);
     if (reply[0] === 'stale') throw new ProtocolError('unavailable', STALE, command);
     return reply;
   }
@@ -360,6 +395,8 @@ export class RedisStore extends SeedReads implements SharedStore {
   async publish(request: PublishRequest): Promise<PublishResult> {
     const stream = this.catalog.streams.get(request.streamId);
     if (!stream) throw new RangeError(`unknown stream ${request.streamId}`);
+    // Redis may evict the post once acknowledged: refused until the policy is noeviction again.
+    if (this.#health.evicting) throw this.#health.refusal('evicting', PUBLISH_COMMAND);
     const now = this.#clock.now();
     const keyed = holdsKey(request.idempotencyKey, this.#windowMs);
     const reply = await this.#change(
@@ -379,10 +416,13 @@ export class RedisStore extends SeedReads implements SharedStore {
         this.#nextId(now),
         ...this.#caps,
         request.metadata ? JSON.stringify(request.metadata) : '',
+        this.#link.changeDeadline(),
       ],
       PUBLISH_COMMAND,
+      (script, args) => this.#link.change(script, args, PUBLISH_COMMAND),
     );
     const outcome = reply[0] as string;
+    if (outcome === 'expired') throw new ProtocolError('unavailable', LATE, PUBLISH_COMMAND);
     if (outcome === 'limit') throw holdingsError(reply[1] as HoldingKind, stream.id, reply[2] as number);
     // Stored: Redis takes writes (again, after being full).
     this.#health.usable();
@@ -434,7 +474,8 @@ export class RedisStore extends SeedReads implements SharedStore {
       asOf ?? '',
     ]);
     await this.#feed.awaitSeq(seq as number);
-    return posts.map((json) => JSON.parse(json as string) as PostRecord);
+    // A post in the history whose text was evicted (a loss, announced by the eviction watch).
+    return posts.filter((json) => typeof json === 'string').map((json) => JSON.parse(json) as PostRecord);
   }
 
   onEvent(listener: (event: StoreEvent) => void): () => void {
@@ -469,7 +510,13 @@ export class RedisStore extends SeedReads implements SharedStore {
   unusable(): Unusable | undefined {
     const trouble =
       this.#health.trouble ?? (this.#feed.following && this.#link.client.isReady ? undefined : 'unreachable');
-    return trouble === undefined ? undefined : { reason: trouble, message: troubleError(trouble).message };
+    return trouble === undefined ? undefined : { reason: trouble, message: this.#health.refusal(trouble).message };
+  }
+
+  /** Once a keep-alive round: whether Redis evicts keys (`INFO`), and its clock. */
+  async keepAliveRound(): Promise<void> {
+    if (this.#closed) return;
+    await Promise.all([this.#eviction.check(), this.#link.readClock().catch(() => {})]);
   }
 
   async close(): Promise<void> {
