@@ -234,6 +234,34 @@ describe('a Redis that stops answering (its connections still open)', () => {
   }, 30_000);
 });
 
+describe('a Redis lost with a publish sent to it', () => {
+  it('the outcome is said to be unknown (it may have been stored), never "nothing was stored"', async () => {
+    const doomed = await RedisServer.start();
+    try {
+      const store = await RedisStore.open({
+        url: doomed.url,
+        prefix: freshPrefix(),
+        seed: DEMO_SEED,
+        clock: new AdjustableClock(),
+        idempotencyWindowMs: 60_000,
+      });
+      redis.keep(store);
+      doomed.pause();
+      const outcome = store.publish(post({ text: 'sent, then Redis was killed' })).catch((failure: unknown) => failure);
+      // Past the command deadline: the publish has long been written to Redis's socket.
+      await until(() => store.unusable()?.reason === 'unreachable', 'the store to be unreachable', 15_000);
+      await doomed.kill();
+      const answer = await outcome;
+      expect(answer).toBeInstanceOf(ProtocolError);
+      expect((answer as ProtocolError).code).toBe('internal');
+      expect((answer as ProtocolError).message).toContain('may have been stored');
+      expect((answer as ProtocolError).message).toContain('same idempotency key');
+    } finally {
+      await doomed.stop();
+    }
+  }, 30_000);
+});
+
 describe('a Redis out of memory (noeviction)', () => {
   it('refuses a release claim as a whole: the release fires once memory is back, not lost half-done', async () => {
     const full = await RedisServer.start();
