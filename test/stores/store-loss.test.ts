@@ -348,7 +348,8 @@ class ComingBack {
       // A 1012 may come before the reply (a loss announced while the subscribe is under way).
       const unlessClosed = <T>(wait: Promise<T>) =>
         Promise.race([wait.catch(() => undefined), client.closed.then(() => undefined)]);
-      const first = await unlessClosed(client.next(() => true, WAIT_MS));
+      // A keep-alive round's event may come first.
+      const first = await unlessClosed(client.next((m) => m.event === 'connected' || m.event === 'error', WAIT_MS));
       if (first?.event === 'connected') {
         client.send({ event: 'on-stream-post', data: { streamIds: 'macro-wire', lastPosts: 100 }, requestId: 'w' });
         const reply = await unlessClosed(client.next((m) => m.requestId === 'w', WAIT_MS));

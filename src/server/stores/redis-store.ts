@@ -26,7 +26,7 @@ import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js
 import { StoreError } from './store-error.js';
 import { SCRIPTS, type RedisScript } from './redis-scripts.js';
 import { RedisLink } from './redis-link.js';
-import { EventFeed, type EventMessage } from './redis-feed.js';
+import { EventFeed, unavailable, type EventMessage } from './redis-feed.js';
 import { keyDigest, seedIdentities, seedLoadArgs, selectionsOf } from './redis-seed.js';
 import { checkRedisConfig } from './redis-config.js';
 import { StoreHealth, type Unusable } from './store-health.js';
@@ -292,7 +292,7 @@ export class RedisStore extends SeedReads implements SharedStore {
   #onFeedLost(error: Error): void {
     if (this.#closed || !this.#feed.up) return;
     this.#feed.up = false;
-    this.#feed.interrupt(`lost the store's event feed (${error.message})`);
+    this.#feed.interrupt(`lost the store's event feed (${error.message})`, unavailable());
   }
 
   /**
