@@ -1,6 +1,6 @@
 import { ClientClosedError, ClientOfflineError, createClient, ErrorReply, RESP_TYPES } from 'redis';
 import { ProtocolError } from '../../protocol/errors.js';
-import { CommandDeadline } from './command-deadline.js';
+import { CommandDeadline, CommandTimeoutError } from './command-deadline.js';
 import type { RedisScript } from './redis-scripts.js';
 import type { StoreHealth } from './store-health.js';
 
@@ -31,6 +31,23 @@ export interface RedisLinkOptions {
   /** The feed's connection: the same server, its own socket (a subscribed client sends no commands). */
   onFeedReady: () => void;
   onFeedError: (error: Error) => void;
+}
+
+/**
+ * A change whose outcome nobody can tell: it may have been made. `connectionLost`: its
+ * connection dropped (else Redis kept it past OUTCOME_WAIT_MS, and may be holding it still).
+ */
+export class UnknownOutcome extends ProtocolError {
+  constructor(
+    command: string | undefined,
+    readonly connectionLost: boolean,
+  ) {
+    super(
+      'internal',
+      "the service's store (Redis) stopped answering while it ran this command: it may have been stored; retry with the same idempotency key (stored at most once), or look at the stream's history first",
+      command,
+    );
+  }
 }
 
 /**
@@ -119,23 +136,34 @@ export class RedisLink {
       if (error instanceof ErrorReply || error instanceof ClientOfflineError || error instanceof ClientClosedError)
         throw this.#health.failed(error, command);
       this.#health.enter('unreachable', error instanceof Error ? error.message : String(error));
-      throw new ProtocolError(
-        'internal',
-        "the service's store (Redis) stopped answering while it ran this command: it may have been stored; retry with the same idempotency key (stored at most once), or look at the stream's history first",
-        command,
-      );
+      throw new UnknownOutcome(command, !(error instanceof CommandTimeoutError));
     }
   }
 
   /** Until when, on Redis's clock, a change sent now may be made. */
   changeDeadline(): number {
-    return Date.now() + this.#redisClockOffsetMs + COMMAND_TIMEOUT_MS;
+    return this.redisNow() + COMMAND_TIMEOUT_MS;
   }
 
-  /** Reads Redis's clock (`TIME`), for the deadlines of changes; a failure keeps the last reading. */
+  /** Redis's clock, as last read. */
+  redisNow(): number {
+    return Date.now() + this.#redisClockOffsetMs;
+  }
+
+  /** How long after an unknown outcome a change may be sent again to learn it. */
+  get outcomeWaitMs(): number {
+    return OUTCOME_WAIT_MS;
+  }
+
+  /**
+   * Reads Redis's clock (`TIME`), for the deadlines of changes. A failure keeps the last reading
+   * and says nothing of the store's health: what the other commands meet says that.
+   */
   async readClock(): Promise<void> {
     const sent = Date.now();
-    const [seconds, micros] = await this.command(this.client.sendCommand<[string, string]>(['TIME']));
+    const reply = await this.deadline.bound(this.client.sendCommand<[string, string]>(['TIME'])).catch(() => undefined);
+    if (reply === undefined) return;
+    const [seconds, micros] = reply;
     const received = Date.now();
     this.#redisClockOffsetMs =
       Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - Math.round((sent + received) / 2);

@@ -160,15 +160,17 @@ const METADATA_ARGV = CAPS_ARGV + HOLDING_RULES.length;
  * ARGV: prefix, seed digest, stream id, stream name, text, content type, now,
  * releaseAt ('' = none), customTarget ('' = none), keyed (0/1), idempotency key,
  * window ms, candidate id, then the caps (0 = none) in HOLDING_RULES order from CAPS_ARGV,
- * then the post's metadata as JSON ('' = none), then the deadline (ms on Redis's clock).
- * Run past its deadline (Redis paused or busy meanwhile), it changes nothing: the service,
- * which told the publisher nothing while it waited, can then say truly that nothing was stored.
+ * then the post's metadata as JSON ('' = none), then the deadline (ms on Redis's clock), then
+ * the time it must not run before (0 = any; a publish sent again while its first sending may
+ * still run). Run past its deadline (Redis paused or busy meanwhile), it changes nothing: the
+ * service, which told the publisher nothing while it waited, can then say truly that nothing
+ * was stored.
  */
 const PUBLISH = `
 local clock = redis.call('TIME')
-if tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000) > tonumber(ARGV[${METADATA_ARGV + 1}]) then
-  return {'expired'}
-end
+local now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+if now_ms > tonumber(ARGV[${METADATA_ARGV + 1}]) then return {'expired'} end
+if now_ms <= tonumber(ARGV[${METADATA_ARGV + 2}]) then return {'early'} end
 local refused = refusal_of(ARGV[2])
 if refused then return refused end
 local sid, now, key = ARGV[3], tonumber(ARGV[7]), ARGV[11]

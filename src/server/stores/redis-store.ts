@@ -4,6 +4,7 @@
 // (redis-keys.ts), the connections and how commands go (redis-link.ts), the event feed's order
 // (redis-feed.ts), what is loaded of the seed (redis-seed.ts) and the caps (holding-rules.ts).
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ProtocolError } from '../../protocol/errors.js';
 import { PUBLISH_COMMAND } from '../../protocol/types.js';
 import { postIdFactory } from './post-ids.js';
@@ -25,7 +26,7 @@ import { capsInOrder, holdingsError, holdsKey, type HoldingKind, type HoldingsCa
 import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js';
 import { StoreError } from './store-error.js';
 import { SCRIPTS, type RedisScript } from './redis-scripts.js';
-import { RedisLink } from './redis-link.js';
+import { RedisLink, UnknownOutcome } from './redis-link.js';
 import { EventFeed, unavailable, type EventMessage } from './redis-feed.js';
 import { keyDigest, seedIdentities, seedLoadArgs, selectionsOf } from './redis-seed.js';
 import { checkRedisConfig } from './redis-config.js';
@@ -47,6 +48,17 @@ export interface RedisStoreOptions extends HoldingsCaps {
   logger?: Logger;
   /** Start on a Redis whose `maxmemory-policy` may evict keys (refused otherwise). */
   allowEviction?: boolean;
+}
+
+/** Whether `promise` settles within `ms` (a timer otherwise; its outcome is not awaited past that). */
+function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 }
 
 const STALE = 'the store now holds a different seed; this instance must be restarted';
@@ -115,7 +127,7 @@ export class RedisStore extends SeedReads implements SharedStore {
         if (!this.#started) return;
         this.#health.reachable();
         // Perhaps another Redis (a fail-over): its clock is read again for the changes' deadlines.
-        void this.#link.readClock().catch(() => {});
+        void this.#link.readClock();
         this.#resumeFeed();
         void this.#releases.run();
       },
@@ -399,28 +411,43 @@ export class RedisStore extends SeedReads implements SharedStore {
     if (this.#health.evicting) throw this.#health.refusal('evicting', PUBLISH_COMMAND);
     const now = this.#clock.now();
     const keyed = holdsKey(request.idempotencyKey, this.#windowMs);
-    const reply = await this.#change(
-      SCRIPTS.publish,
-      () => [
-        this.#digest,
-        stream.id,
-        stream.name,
-        request.text,
-        request.contentType,
-        now,
-        request.releaseAt ?? '',
-        request.customTarget ?? '',
-        keyed ? 1 : 0,
-        request.idempotencyKey ?? '',
-        this.#windowMs,
-        this.#nextId(now),
-        ...this.#caps,
-        request.metadata ? JSON.stringify(request.metadata) : '',
-        this.#link.changeDeadline(),
-      ],
-      PUBLISH_COMMAND,
-      (script, args) => this.#link.change(script, args, PUBLISH_COMMAND),
-    );
+    let deadline = 0;
+    let notBefore = 0;
+    const send = () =>
+      this.#change(
+        SCRIPTS.publish,
+        () => [
+          this.#digest,
+          stream.id,
+          stream.name,
+          request.text,
+          request.contentType,
+          now,
+          request.releaseAt ?? '',
+          request.customTarget ?? '',
+          keyed ? 1 : 0,
+          request.idempotencyKey ?? '',
+          this.#windowMs,
+          this.#nextId(now),
+          ...this.#caps,
+          request.metadata ? JSON.stringify(request.metadata) : '',
+          (deadline = this.#link.changeDeadline()),
+          notBefore,
+        ],
+        PUBLISH_COMMAND,
+        (script, args) => this.#link.change(script, args, PUBLISH_COMMAND),
+      );
+    let reply: unknown[];
+    try {
+      reply = await send();
+    } catch (error) {
+      if (!keyed || !(error instanceof UnknownOutcome) || !error.connectionLost) throw error;
+      // Its key makes a second sending safe: once Redis answers again and the first one's
+      // deadline has passed there (it can no longer be made), the answer says which it was.
+      // (Not when Redis holds it still: a second sending would wait behind the first.)
+      notBefore = deadline;
+      reply = await this.#sendAgain(send, notBefore, error);
+    }
     const outcome = reply[0] as string;
     if (outcome === 'expired') throw new ProtocolError('unavailable', LATE, PUBLISH_COMMAND);
     if (outcome === 'limit') throw holdingsError(reply[1] as HoldingKind, stream.id, reply[2] as number);
@@ -438,6 +465,22 @@ export class RedisStore extends SeedReads implements SharedStore {
     // gets its ack, and this instance's subscribers, closed for the gap, replay it.
     else await this.#feed.awaitSeq(seq).catch(() => {});
     return { post, duplicate: false };
+  }
+
+  /**
+   * A keyed publish whose first sending has an unknown outcome, sent again (`send`) once this
+   * instance follows Redis again and Redis's clock is past `notBefore`; `unknown` if that does
+   * not come within the link's wait for an outcome.
+   */
+  async #sendAgain(send: () => Promise<unknown[]>, notBefore: number, unknown: UnknownOutcome): Promise<unknown[]> {
+    const giveUpAt = Date.now() + this.#link.outcomeWaitMs;
+    for (;;) {
+      const left = giveUpAt - Date.now();
+      if (left <= 0 || !(await within(this.following(), left))) throw unknown;
+      const reply = await send();
+      if (reply[0] !== 'early') return reply;
+      await delay(Math.max(1, Math.min(notBefore - this.#link.redisNow() + 1, left)));
+    }
   }
 
   async setCustomTargets(userId: string, streamId: string, targets: readonly string[]): Promise<void> {
@@ -516,7 +559,7 @@ export class RedisStore extends SeedReads implements SharedStore {
   /** Once a keep-alive round: whether Redis evicts keys (`INFO`), and its clock. */
   async keepAliveRound(): Promise<void> {
     if (this.#closed) return;
-    await Promise.all([this.#eviction.check(), this.#link.readClock().catch(() => {})]);
+    await Promise.all([this.#eviction.check(), this.#link.readClock()]);
   }
 
   async close(): Promise<void> {
