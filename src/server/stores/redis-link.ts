@@ -105,11 +105,7 @@ export class RedisLink {
     }
   }
 
-  /**
-   * Scripts sent in full once and known to be in Redis's script cache since the client last
-   * connected: only these go by digest. Calls are numbered as they are sent, so a NOSCRIPT
-   * answer (the cache flushed by hand) tells whether a call sent later could overtake its retry.
-   */
+  /** A script under the deadline; Redis away or too slow is `unavailable`. */
   async eval(script: RedisScript, args: (string | number)[]): Promise<unknown[]> {
     try {
       return await this.#eval(script, args, (reply) => this.deadline.bound(reply));
@@ -169,6 +165,11 @@ export class RedisLink {
       Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - Math.round((sent + received) / 2);
   }
 
+  /**
+   * Scripts sent in full once and known to be in Redis's script cache since the client last
+   * connected: only these go by digest. Calls are numbered as they are sent, so a NOSCRIPT
+   * answer (the cache flushed by hand) tells whether a call sent later could overtake its retry.
+   */
   async #eval(
     script: RedisScript,
     args: (string | number)[],
