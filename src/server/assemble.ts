@@ -116,9 +116,8 @@ export class CoreServer {
     this.#service = service;
     const fanout = new FanOut();
     const stopEvents = this.store.onEvent((event) => fanout.dispatch(event));
-    const stopInterrupts = isShared(this.store)
-      ? this.store.onInterrupted(() => this.#front.dropSubscribers())
-      : undefined;
+    const shared = isShared(this.store) ? this.store : undefined;
+    const stopInterrupts = shared?.onInterrupted(() => this.#front.dropSubscribers());
     this.#unsubscribeStore = () => {
       stopEvents();
       stopInterrupts?.();
@@ -219,6 +218,7 @@ export class CoreServer {
           )
         : undefined,
       unusable: () => (isShared(this.store) ? this.store.unusable() : undefined),
+      onKeepAliveRound: shared && (() => shared.keepAliveRound()),
     });
   }
 

@@ -75,6 +75,8 @@ export interface FrontParts {
   handleAdmin: RequestHandler | undefined;
   /** Why this instance cannot serve now (`GET /readyz`); undefined when it can. */
   unusable: () => Unusable | undefined;
+  /** Run beside each keep-alive round's pings. */
+  onKeepAliveRound: (() => Promise<void>) | undefined;
 }
 
 /** How long a peer has to answer the close handshake on shutdown before it is dropped. */
@@ -164,6 +166,7 @@ export class HttpFront {
       intervalMs: keepAliveMs,
       logger: parts.logger,
       peers: () => this.#keepAlivePeers(),
+      onRound: parts.onKeepAliveRound,
     });
     const checkPerimeter = createPerimeter({
       bindHost: host,

@@ -147,6 +147,8 @@ export interface SharedStore extends Store {
   onInterrupted(listener: (reason: string) => void): () => void;
   /** Why the store cannot be used now (`GET /readyz`); undefined when it can. */
   unusable(): Unusable | undefined;
+  /** Once a keep-alive round: what the engine says of itself (it evicts keys, say) is read again. */
+  keepAliveRound(): Promise<void>;
 }
 
 /** What a store that keeps its state in this process adds: that state as data, for a state file and `GET /_admin/export`. */
