@@ -18,7 +18,7 @@ import {
   type StoreSnapshot,
 } from '../stores/store.js';
 import { DocumentError } from '../document-error.js';
-import { removeInterruptedWrites, StateLock, StateLockError } from './state-lock.js';
+import { realPathOf, removeInterruptedWrites, StateLock, StateLockError } from './state-lock.js';
 
 export const STATE_FORMAT = 'stream-posts-state';
 export const STATE_VERSION = 1;
@@ -274,6 +274,8 @@ export class StateFile {
   #stopClock: (() => void) | undefined;
   #closed = false;
   #lock: StateLock | undefined;
+  /** Where the file really is (links followed): what is locked, read and written. */
+  #real: string | undefined;
 
   constructor(options: StateFileOptions) {
     if (!isSnapshotting(options.store)) {
@@ -299,12 +301,16 @@ export class StateFile {
    * fails the start, not the stop. A failed open leaves the lock free.
    */
   async open(): Promise<{ restored: boolean; posts: number; pendingReleases: number; idempotencyKeys: number }> {
-    const lock = await StateLock.acquire(this.#options.file).catch((error: unknown) => {
-      if (error instanceof StateLockError) throw error;
-      throw writeError(this.#options.file, error);
-    });
+    const { file } = this.#options;
+    const lock = await realPathOf(file)
+      .then((real) => StateLock.acquire(real, file))
+      .catch((error: unknown) => {
+        if (error instanceof StateLockError) throw error;
+        throw writeError(file, error);
+      });
+    this.#real = lock.file;
     try {
-      const leftovers = await removeInterruptedWrites(this.#options.file);
+      const leftovers = await removeInterruptedWrites(lock.file);
       if (leftovers.length > 0) {
         this.#options.logger.log('info', 'temporary files of interrupted writes removed', {
           file: this.#options.file,
@@ -324,7 +330,7 @@ export class StateFile {
     const { file, seed, clock } = this.#options;
     let text: string | undefined;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readFile(this.#real!, 'utf8');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT') throw new StateFileError(file, `cannot be read (${code ?? (error as Error).message})`);
@@ -369,7 +375,7 @@ export class StateFile {
   #save(): Promise<void> {
     const next = this.#writing
       .catch(() => {})
-      .then(() => writeAtomically(this.#options.file, JSON.stringify(this.document())));
+      .then(() => writeAtomically(this.#real!, JSON.stringify(this.document())));
     this.#writing = next;
     return next;
   }
