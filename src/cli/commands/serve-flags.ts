@@ -83,6 +83,7 @@ export function addServeCommand(program: Command, { run, setExitCode, env }: Com
     .option(S.scenario.flag, S.scenario.doc)
     .option(S.speed.flag, S.speed.doc, parseSpeed)
     .option(S.exitAfterScenario.flag, S.exitAfterScenario.doc)
+    .addOption(new Option(S.scenarioStart.flag, S.scenarioStart.doc).choices(S.scenarioStart.choices))
     .option(S.exec.flag, S.exec.doc)
     .option(S.color.flag, S.color.doc)
     .option(S.json.flag, S.json.doc)
