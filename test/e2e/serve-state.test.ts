@@ -9,6 +9,7 @@ import { advanceClock, adminState, connectAs, http, KEYS, publishToStream } from
 import { cliCommandLine, ensureBuilt, runToEnd, shell } from '../support/cli.js';
 import { expectCleanError } from '../support/cli-output.js';
 import { inMs } from '../support/fixtures.js';
+import { getMedia, PNG, publishWithMedia, put } from '../support/media.js';
 import { startServe, type Serve } from '../support/serve.js';
 
 beforeAll(ensureBuilt);
@@ -104,6 +105,49 @@ describe('serve --state: a restart keeps what was pending', () => {
     expect((await adminState(second)).clockOffsetMs).toBeGreaterThanOrEqual(5 * HOUR);
     const reply = await http(second, 'GET', '/v1/streams/crypto-legal/posts?limit=3', { key: KEYS.cryptoLegal });
     expect(reply.body.posts.map((post: any) => post.id)).toEqual(posts.map((post) => post.id).reverse());
+  });
+});
+
+describe('serve --state keeps uploaded media', () => {
+  it("an embargoed post's image across a restart: 404 to others before the release, 200 to everyone after it", async () => {
+    const file = stateFile();
+    const first = await startServe(['--state', file]);
+    const published = await publishWithMedia(first, [{ mimeType: 'image/png' }], { releaseAt: inMs(HOUR) });
+    expect(published.status).toBe(201);
+    expect(published.body.post.hidden).toBe(true);
+    const [upload] = published.body.mediaUploadURLs as { url: string }[];
+    expect((await put(upload!.url, 'image/png', PNG)).status).toBe(200);
+    const served = (published.body.post.metadata.media as { url: string }[])[0]!.url;
+    expect((await getMedia(served, KEYS.macroWire)).status).toBe(200);
+    expect(await stop(first)).toBe(0);
+    expect(await readdir(`${file}.media`)).toHaveLength(1);
+
+    const second = await startServe(['--state', file]);
+    const url = `${second.httpUrl}${new URL(served).pathname}`;
+    expect((await getMedia(url)).status).toBe(404);
+    expect((await getMedia(url, KEYS.alice)).status).toBe(404);
+    const owner = await getMedia(url, KEYS.macroWire);
+    expect(owner.status).toBe(200);
+    expect(owner.bytes.equals(PNG)).toBe(true);
+    await advanceClock(second, HOUR + 1_000);
+    const anyone = await getMedia(url);
+    expect(anyone).toMatchObject({ status: 200, type: 'image/png' });
+    expect(anyone.bytes.equals(PNG)).toBe(true);
+    expect(await stop(second)).toBe(0);
+  });
+
+  it('a state file whose media bytes are gone is refused (exit 2), naming them', async () => {
+    const file = stateFile();
+    await savedState(file, async (serve) => {
+      const published = await publishWithMedia(serve, [{ mimeType: 'image/png' }]);
+      const [upload] = published.body.mediaUploadURLs as { url: string }[];
+      expect((await put(upload!.url, 'image/png', PNG)).status).toBe(200);
+    });
+    const [name] = await readdir(`${file}.media`);
+    await rm(join(`${file}.media`, name!));
+    const result = await runToEnd(['serve', '--port', '0', '--state', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`media[0]: its bytes (${join(`${file}.media`, name!)}) are missing or changed`);
   });
 });
 

@@ -178,6 +178,26 @@ export class StateLock {
   }
 }
 
+/** Writes a file so that a crash leaves either the old or the new contents: temp file, fsync, rename. */
+export async function writeAtomically(file: string, data: string | Buffer): Promise<void> {
+  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+  const handle = await open(temp, 'w', 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  await rename(temp, file);
+  // The rename itself is durable once the directory is synced; not every file system allows it.
+  const directory = await open(dirname(file), 'r').catch(() => undefined);
+  await directory?.sync().catch(() => {});
+  await directory?.close();
+}
+
 /**
  * Removes the temporary files of writes a killed process left behind (`.NAME.PID.tmp`, see
  * state-file.ts); called by the lock's holder, so no live writer's file is among them.
