@@ -7,7 +7,7 @@ import type { WorkerAnswered } from '../protocol/admin.js';
 import { ProtocolError } from '../protocol/errors.js';
 
 /** How long the primary waits for the workers' answers: one stopped or dying must not hang the request. */
-export const PEER_DEADLINE_MS = 2_000;
+const PEER_DEADLINE_MS = 2_000;
 
 type Message =
   | { type: 'peer-ask'; ask: number; request: PeerRequest }
@@ -16,7 +16,7 @@ type Message =
   | ({ type: 'peer-answers'; ask: number } & PeerAnswers);
 
 /** A worker as admin replies name it: the prefix of its connection ids (`w2`). */
-export function workerName(worker: Pick<Worker, 'id'>): string {
+function workerName(worker: Pick<Worker, 'id'>): string {
   return `w${worker.id}`;
 }
 
@@ -25,7 +25,7 @@ export function workerName(worker: Pick<Worker, 'id'>): string {
  * meanwhile: EPIPE, ERR_IPC_CHANNEL_CLOSED) is the worker's `exit` to come, not an error of
  * the primary's.
  */
-export function sendToWorker(worker: Worker, message: Message): void {
+function sendToWorker(worker: Worker, message: Message): void {
   if (worker.isConnected()) worker.send(message, () => {});
 }
 
