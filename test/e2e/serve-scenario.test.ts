@@ -1,12 +1,14 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, startServer, type PostEvent } from '../../src/index.js';
 import { advanceClock, KEYS, publishToStream } from '../support/harness.js';
 import { cliCommandLine, ensureBuilt, runToEnd } from '../support/cli.js';
 import { expectCleanError, jsonLines, subscribed, waitForLines } from '../support/cli-output.js';
 import { inMs } from '../support/fixtures.js';
+import { until } from '../support/poll.js';
 import { startServe } from '../support/serve.js';
 
 beforeAll(ensureBuilt);
@@ -173,6 +175,25 @@ describe('serve --scenario', () => {
       }
       expect(await playback.done).toEqual({ steps: 1, published: 1, failed: 0 });
       await alice.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a first subscription over the tree feed starts it too', async () => {
+    const server = await startServer({ port: 0 });
+    try {
+      const playback = await server.play([{ at: 0, publish: { stream: 'macro-wire', content: 'to the tree' } }], {
+        start: 'first-subscriber',
+      });
+      const feed = new WebSocket(`${server.url}/graphql?format=tree&streamIds=macro-wire&lastPosts=0`, {
+        headers: { 'x-api-key': server.keys.readers['alice']! },
+      });
+      const texts: string[] = [];
+      feed.on('message', (data) => texts.push(data.toString()));
+      await until(() => texts.some((text) => text.includes('to the tree')), 'the tree item of the step at 0 s');
+      expect(await playback.done).toEqual({ steps: 1, published: 1, failed: 0 });
+      feed.terminate();
     } finally {
       await server.close();
     }
