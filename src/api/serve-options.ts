@@ -377,6 +377,14 @@ export const SERVE_OPTIONS = {
     api: false,
     doc: 'with --scenario: stop (and end the --exec command) once it has played',
   },
+  scenarioStart: {
+    flag: '--scenario-start <when>',
+    type: 'choice',
+    choices: ['at-start', 'first-subscriber'],
+    shownDefault: '`first-subscriber` with `--exec`, else `at-start`',
+    api: false,
+    doc: "with --scenario: its clock starts at serve's start (at-start) or at the first subscription on any transport (first-subscriber: the default when a command is given to run)",
+  },
   exec: {
     flag: '--exec <command>',
     type: 'string',

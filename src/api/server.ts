@@ -12,6 +12,7 @@ import { StateFileError } from '../server/admin/state-file.js';
 import { StateLockError } from '../server/admin/state-lock.js';
 import type { StateDocument } from '../protocol/state.js';
 import type { PlayOptions, ScenarioPlayer } from '../server/admin/scenario-player.js';
+export type { PlayOptions, ScenarioStart } from '../server/admin/scenario-player.js';
 import { loadScenario, stepResult, type ScenarioPlayback, type ScenarioStepResult } from './scenario.js';
 import { StreamPostsError } from './errors.js';
 import { coreOptions, type StartServerOptions } from './start-options.js';

@@ -86,6 +86,9 @@ export class CoreServer {
   readonly #dashboard: Dashboard | undefined;
   #player: ScenarioPlayer | undefined;
   #closing: Promise<void> | undefined;
+  /** Settles when the first subscription goes live, on any transport. */
+  readonly #firstSubscription: Promise<void>;
+  #subscribed: () => void = () => {};
 
   constructor(options: ServerOptions) {
     const host = options.host ?? DEFAULTS.host;
@@ -114,6 +117,9 @@ export class CoreServer {
         : new StateFile({ file: options.state, seed: options.seed, store: this.store, clock: this.clock, logger });
     const service = new StreamPostsService(this.store);
     this.#service = service;
+    this.#firstSubscription = new Promise((resolve) => {
+      this.#subscribed = resolve;
+    });
     const fanout = new FanOut();
     const stopEvents = this.store.onEvent((event) => fanout.dispatch(event));
     const shared = isShared(this.store) ? this.store : undefined;
@@ -195,6 +201,7 @@ export class CoreServer {
           fanout,
           keyLimits,
           maxSubscriptions: options.maxSubscriptions ?? DEFAULTS.maxSubscriptions,
+          live: () => this.#subscribed(),
         }),
         fanout,
         logger,
@@ -239,6 +246,7 @@ export class CoreServer {
       scenario,
       {
         service: this.#service,
+        firstSubscription: this.#firstSubscription,
         clock: this.clock,
         logger: this.#logger,
         advanceClock: (ms) => this.admin.advanceClock(ms),

@@ -84,6 +84,7 @@ export function addServeCommand(program: Command, { run, setExitCode, env }: Com
     // Its default is shown, not set: --speed without --scenario is refused, so serve must see whether it was given.
     .option(S.speed.flag, `${S.speed.doc} (default: ${shown(S.speed)})`, parseSpeed)
     .option(S.exitAfterScenario.flag, S.exitAfterScenario.doc)
+    .addOption(new Option(S.scenarioStart.flag, S.scenarioStart.doc).choices(S.scenarioStart.choices))
     .option(S.exec.flag, S.exec.doc)
     .option(S.color.flag, S.color.doc)
     .option(S.json.flag, S.json.doc)

@@ -13,7 +13,12 @@ import {
   withFields,
   type LogFormat,
 } from '../../api/serve-support.js';
-import { startInstance, type StartServerOptions, type StreamPostsServer } from '../../api/server.js';
+import {
+  startInstance,
+  type ScenarioStart,
+  type StartServerOptions,
+  type StreamPostsServer,
+} from '../../api/server.js';
 import { StreamPostsError } from '../../api/errors.js';
 import {
   SERVE_OPTIONS,
@@ -77,6 +82,8 @@ export interface ServeOptions {
   speed?: number;
   /** Stop (as on SIGTERM, the --exec command too) once the scenario has played. */
   exitAfterScenario?: boolean;
+  /** When the scenario's clock starts; by default at the first subscription when `exec` is given (it connects after the start). */
+  scenarioStart?: ScenarioStart;
   /** Processes sharing the port and the (Redis) store; 1 = this process alone. */
   workers?: number;
   color: boolean;
@@ -110,7 +117,14 @@ function redisStore(
 
 function checkScenarioFlags(options: ServeOptions, workers: number): void {
   if (options.scenario === undefined) {
-    const without = options.speed !== undefined ? '--speed' : options.exitAfterScenario ? '--exit-after-scenario' : '';
+    const without =
+      options.speed !== undefined
+        ? '--speed'
+        : options.exitAfterScenario
+          ? '--exit-after-scenario'
+          : options.scenarioStart !== undefined
+            ? '--scenario-start'
+            : '';
     if (without !== '') throw usageError(`${without} needs --scenario FILE`);
   } else if (workers > 1) {
     throw usageError('--scenario plays in one process: it cannot be combined with --workers above 1');
@@ -394,7 +408,12 @@ export async function serve(options: ServeOptions): Promise<number> {
     throw error;
   }
   const playback =
-    options.scenario === undefined ? undefined : await playScenario(server, options.scenario, options.speed);
+    options.scenario === undefined
+      ? undefined
+      : await playScenario(server, options.scenario, {
+          ...(options.speed === undefined ? {} : { speed: options.speed }),
+          start: options.scenarioStart ?? (exec === undefined ? 'at-start' : 'first-subscriber'),
+        });
   const at = servedAt(server);
   if (cluster.isWorker) reportListening(at);
   else announce(at);

@@ -19,7 +19,7 @@ import { CLOSE_GOING_AWAY, CLOSE_SERVICE_RESTART } from '../../protocol/close-co
 import { TREE_COMMAND } from '../../protocol/types.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import { HELLO_QUERY, TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../../protocol/paths.js';
-import { redactUrl } from '../../protocol/redact.js';
+import { loggedPath } from './media.js';
 import {
   answerBodyError,
   keyFromRequest,
@@ -194,7 +194,7 @@ export class HttpFront {
         return;
       }
       this.#handleRequest(req, res, handleRest, handleAdmin).catch((error: unknown) => {
-        const path = redactUrl(req.url ?? '');
+        const path = loggedPath(req.url ?? '');
         if (answerBodyError(res, error)) {
           this.#logger.log('warn', 'request body not read', { path, reason: (error as Error).message });
           return;
@@ -224,7 +224,7 @@ export class HttpFront {
       const url = requestTarget(req.url);
       const route = routeUpgrade(url);
       if (route === undefined) {
-        this.#logger.log('warn', 'upgrade to unknown path', { path: url.pathname });
+        this.#logger.log('warn', 'upgrade to unknown path', { path: loggedPath(url.pathname) });
         refuseUpgrade(socket, 404, 'Not Found');
         return;
       }
@@ -320,7 +320,7 @@ export class HttpFront {
       status: refusal.status,
       host: req.headers.host,
       origin: Array.isArray(origin) ? origin[0] : origin,
-      path: redactUrl(req.url ?? '').split('?')[0],
+      path: loggedPath(req.url ?? '').split('?')[0],
     });
   }
 
