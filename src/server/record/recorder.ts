@@ -97,9 +97,9 @@ export class Recorder {
     if (side === 'client') learnClientText(this.secrets, raw, parsed);
     else learnServerText(this.secrets, raw, parsed);
     this.#forgetStale();
-    const scrubbed = this.secrets.scrub(raw);
-    const json = scrubbed === raw ? parsed : parseJson(scrubbed);
-    const kept: Kept = json === undefined ? { text: scrubbed } : { json };
+    // String by string: a key written with JSON escapes inside a string (`\\u0061…` in the
+    // frame's text) is only whole once the JSON is parsed.
+    const kept: Kept = parsed === undefined ? { text: this.secrets.scrub(raw) } : { json: this.#scrubJson(parsed) };
     // What a client sent is seldom sent again; what the service fans out is.
     if (side === 'server') {
       if (this.#kept.size >= 256) this.#kept.delete(this.#kept.keys().next().value!);
@@ -107,6 +107,15 @@ export class Recorder {
     }
     if ('json' in kept) this.#noteDialect(kept.json);
     return kept;
+  }
+
+  #scrubJson(value: Json): Json {
+    if (typeof value === 'string') return this.secrets.scrub(value);
+    if (value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) return value.map((item) => this.#scrubJson(item));
+    const out: { [key: string]: Json } = {};
+    for (const [name, inner] of Object.entries(value)) out[this.secrets.scrub(name)] = this.#scrubJson(inner);
+    return out;
   }
 
   /** Texts kept before a secret was learned may hold it: they are kept again. */

@@ -215,6 +215,9 @@ export class WsRelay {
       this.#upstream.terminate();
       return;
     }
+    // A close already under way on either side is recorded as it ends, with its own code.
+    const closing = this.#bot.readyState !== WebSocket.OPEN || this.#upstream.readyState !== WebSocket.OPEN;
+    if (closing) return;
     if (!this.#ended) {
       this.#ended = true;
       this.#record?.close('server', CLOSE_GOING_AWAY, SHUTDOWN_REASON);
