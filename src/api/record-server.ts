@@ -87,7 +87,7 @@ async function checkRecordFile(file: string): Promise<string> {
     throw optionError(
       'type',
       'record',
-      `record: cannot write to the folder of ${file} (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`,
+      `record must be a file in a folder this process can write to, and ${file} is not (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`,
       error,
     );
   }
@@ -101,7 +101,7 @@ function checkPaths(given: Record<string, unknown>): string[] {
       parseJsonPath(path);
     } catch (error) {
       if (error instanceof JsonPathError)
-        throw optionError('type', 'recordRedact', `recordRedact: ${error.message}`, error);
+        throw optionError('type', 'recordRedact', `recordRedact has a path outside the JSONPath subset it takes: ${error.message}`, error);
       throw error;
     }
   }

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { RecordedConnection, RecordedEvent } from '../../src/protocol/recording.js';
-import { ensureBuilt } from '../support/cli.js';
+import type { RecordedConnection, RecordedEvent, Recording } from '../../src/protocol/recording.js';
+import { client, ensureBuilt, ROOT, runToEnd } from '../support/cli.js';
 import { http, openClient, publishOn, type Message } from '../support/harness.js';
 import { PNG } from '../support/media.js';
 import {
@@ -376,5 +376,92 @@ describe('serve --record FILE --upstream URL', () => {
 
     const { recording } = await savedRecording(recorder);
     expect(closeOf(recording.connections[0]!)).toMatchObject({ from: 'server', code: 1006 });
+  });
+
+  it('replaces --record-redact fields, shows proxied frames with --trace, and saves when the --exec command ends', async () => {
+    const { seed, keys } = recordingSeed();
+    const upstream = await startUpstream(tmp, seed);
+    // A bot of our dialect (hello=1), reading where --exec says serve is.
+    const bot = join(tmp, 'bot.mjs');
+    await writeFile(
+      bot,
+      `import WebSocket from ${JSON.stringify(join(ROOT, 'node_modules/ws/index.js'))};
+const key = process.argv[2];
+const ws = new WebSocket(process.env.STREAM_POSTS_URL + '/v1/ws?hello=1', { headers: { 'x-api-key': key } });
+ws.on('message', async (data) => {
+  const message = JSON.parse(String(data));
+  if (message.event === 'connected') ws.send(JSON.stringify({ event: 'on-stream-post', requestId: 'r1', data: { lastPosts: 1 } }));
+  if (message.event !== 'sub_ack') return;
+  const reply = await fetch(process.env.STREAM_POSTS_HTTP_URL + '/v1/streams', { headers: { 'x-api-key': key } });
+  await reply.text();
+  ws.close(1000, 'done');
+});
+ws.on('close', () => process.exit(0));
+`,
+    );
+    const file = join(tmp, 'exec-recording.json');
+    const serve = client([
+      'serve',
+      '--port',
+      '0',
+      '--record',
+      file,
+      '--upstream',
+      upstream.url,
+      '--trace',
+      '--record-redact',
+      '$..userId',
+      '--record-redact',
+      '$.requests[*].response.body.json.streams[*].name',
+      '--exec',
+      `node ${bot} ${keys.alice}`,
+    ]);
+    expect((await serve.exit()).code).toBe(0);
+    const recording = JSON.parse(await readFile(file, 'utf8')) as Recording;
+    expect(recording.meta.dialect).toBe('stream-posts');
+    const [connection] = recording.connections;
+    expect(frames(connection!, 'server')[0].data.userId).toBe('<redacted>');
+    expect(closeOf(connection!)).toMatchObject({ from: 'client', code: 1000, reason: 'done' });
+    const names = (recording.requests[0]!.response.body as any).json.streams.map(
+      (stream: { name: string }) => stream.name,
+    );
+    expect(names).toEqual(['<redacted>', '<redacted>']);
+    expect(recording.meta.redactions.filter((note) => note.kind === 'field')).toEqual([
+      { kind: 'field', placeholder: '<redacted>', count: 1, path: '$..userId' },
+      { kind: 'field', placeholder: '<redacted>', count: 2, path: '$.requests[*].response.body.json.streams[*].name' },
+    ]);
+    // The trace shows the frames both ways and the REST exchange, the key as its placeholder.
+    expect(serve.stderr).toMatch(/> #1 UPGRADE \/v1\/ws\?hello=1/);
+    expect(serve.stderr).toMatch(/< #1 \{"event":"connected"/);
+    expect(serve.stderr).toMatch(/> #1 \{"event":"on-stream-post"/);
+    expect(serve.stderr).toMatch(/> #2 GET \/v1\/streams/);
+    expect(serve.stderr).toMatch(/< #2 200 GET \/v1\/streams/);
+    expectNoKey(serve.stderr, { ...keys });
+  });
+
+  it.each([
+    [['--upstream', 'ws://127.0.0.1:9'], /--upstream needs --record FILE/],
+    [['--record', 'r.json'], /--record needs --upstream URL/],
+    [
+      ['--record', 'r.json', '--upstream', 'ws://127.0.0.1:9/?apiKey=abcdefgh'],
+      /--upstream: upstream is an origin only/,
+    ],
+    [['--record', 'r.json', '--upstream', 'ftp://127.0.0.1:9'], /--upstream: upstream must be ws:\/\/, wss:\/\//],
+    [
+      ['--record', 'r.json', '--upstream', 'ws://127.0.0.1:9', '--record-redact', '$..a[?(@.b)]'],
+      /--record-redact: .*filters and slices are not supported/,
+    ],
+    [
+      ['--record', 'r.json', '--upstream', 'ws://127.0.0.1:9', '--seed', 'seed.json'],
+      /--seed cannot be combined with --record/,
+    ],
+    [
+      ['--record', '/no/such/folder/r.json', '--upstream', 'ws://127.0.0.1:9'],
+      /--record: record must be a file in a folder this process can write to/,
+    ],
+  ])('refuses serve %j with exit 2, naming what was wrong', async (args, message) => {
+    const { code, stderr } = await runToEnd(['serve', '--port', '0', ...args], { cwd: tmp });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
   });
 });

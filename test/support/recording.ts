@@ -28,6 +28,7 @@ export function recordingSeed(plant = false): { seed: object; keys: SeedKeys } {
       { id: 'desk', name: 'Desk Notes', owner: 'bob', key: randomUUID() },
       ...(plant ? [{ id: 'planted', name: keys.bob, owner: 'alice', key: randomUUID() }] : []),
     ],
+    posts: [{ streamId: 'macro', content: 'seeded post', contentType: 'rawtext' }],
   };
   return { seed, keys };
 }
