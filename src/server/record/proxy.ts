@@ -92,6 +92,8 @@ export class RecordingProxy {
       autoPong: false,
       perMessageDeflate: false,
       maxPayload: MAX_PROXIED_FRAME,
+      // The bytes are passed on as they came: the upstream checks them.
+      skipUTF8Validation: true,
       handleProtocols: (_offered, req) => this.#chosen.get(req) || false,
     });
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {

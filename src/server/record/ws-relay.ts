@@ -51,6 +51,9 @@ export class WsRelay {
   readonly #upstream: WebSocket;
   readonly #trace: ((direction: 'sent' | 'received', text: string) => void) | undefined;
   #bot: WebSocket | undefined;
+  /** The bot's socket, corked for the rest of a turn once a frame is written to it (as `serve` corks). */
+  readonly #socket: Duplex;
+  #corked = false;
   /** The upstream's frames that came before the bot's handshake was done. */
   #early: [Buffer, boolean][] = [];
   /** Set by the first close, from either side: the other side's answer is its echo. */
@@ -61,6 +64,7 @@ export class WsRelay {
 
   constructor(context: RelayContext, req: IncomingMessage, socket: Duplex, head: Buffer, traceId: number) {
     this.#context = context;
+    this.#socket = socket;
     const { recorder } = context;
     const url = new URL(req.url ?? '/', 'http://proxy');
     learnRequest(recorder.secrets, url, req.headers);
@@ -85,6 +89,8 @@ export class WsRelay {
       followRedirects: false,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
       maxPayload: MAX_PROXIED_FRAME,
+      // The bytes are passed on as they came: the bot's own client checks them.
+      skipUTF8Validation: true,
     });
     const upstream = this.#upstream;
     // The bot gave up before the upstream answered.
@@ -170,6 +176,11 @@ export class WsRelay {
   }
 
   #fromUpstream(data: Buffer, binary: boolean): void {
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#socket.cork();
+      process.nextTick(this.#uncork);
+    }
     this.#record?.frame('server', data, binary);
     this.#trace?.('received', binary ? `(binary, ${data.length} bytes)` : data.toString('utf8'));
     this.#send(this.#bot!, data, binary);
@@ -208,6 +219,11 @@ export class WsRelay {
     this.#trace?.(from === 'client' ? 'sent' : 'received', `close ${code}${text === '' ? '' : ` ${text}`}`);
     passClose(other, code, reason);
   }
+
+  readonly #uncork = (): void => {
+    this.#corked = false;
+    this.#socket.uncork();
+  };
 
   /** On shutdown: the bot gets the 1001 `serve` sends, and the upstream hears it is going away. */
   shutdown(): void {
