@@ -464,4 +464,45 @@ ws.on('close', () => process.exit(0));
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
   });
+
+  it('drops a bot that stops reading with 1013 (--max-buffered) while the others get every post', async () => {
+    const { seed, keys } = recordingSeed();
+    const upstream = await startUpstream(tmp, seed, ['--rate-limit', '0']);
+    const recorder = await startRecorder(tmp, upstream.url, ['--max-buffered', '64KiB']);
+    const stalled = await openClient(`${recorder.url}/v1/ws?apiKey=${keys.alice}`);
+    await stalled.nextEvent('connected');
+    expect((await stalled.request('on-stream-post', { streamIds: 'macro' })).event).toBe('sub_ack');
+    const reader = await openClient(`${recorder.url}/v1/ws?apiKey=${keys.bob}`);
+    await reader.nextEvent('connected');
+    expect((await reader.request('on-stream-post', { streamIds: 'macro' })).event).toBe('sub_ack');
+    // Stops reading: what the proxy writes to it piles up in the kernel, then in the proxy.
+    stalled.ws.pause();
+    const publisher = await openClient(`${recorder.url}/v1/ws?apiKey=${keys.macro}`);
+    await publisher.nextEvent('connected');
+    const content = 'x'.repeat(16 * 1024);
+    let published = 0;
+    const dropped = recorder.cli.waitFor(
+      (out) => /a side stopped reading/.test(out.stderr),
+      'the slow bot dropped',
+      60_000,
+    );
+    let done = false;
+    void dropped.then(() => (done = true));
+    while (!done && published < 4000) {
+      expect((await publishOn(publisher, { streamId: 'macro', content: `${published} ${content}` })).event).toBe('ack');
+      published += 1;
+    }
+    await dropped;
+    await reader.next((message) => message.data?.text?.startsWith(`${published - 1} `));
+    stalled.ws.resume();
+    // The close frame waits behind what it did not read; past serve's grace the socket is cut.
+    expect([1013, 1006]).toContain((await stalled.closed).code);
+    for (const client of [reader, publisher]) client.close();
+    await Promise.all([reader, publisher].map((client) => client.closed));
+
+    const { recording } = await savedRecording(recorder);
+    expect(closeOf(recording.connections[0]!)).toMatchObject({ from: 'server', code: 1013, reason: 'slow consumer' });
+    const texts = frames(recording.connections[1]!, 'server').filter((frame) => frame.data?.text !== undefined);
+    expect(texts).toHaveLength(published);
+  });
 });

@@ -3,8 +3,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { type WebSocketServer } from 'ws';
-import { CLOSE_GOING_AWAY, CLOSE_REASONS, CLOSE_SLOW_CONSUMER } from '../../protocol/close-codes.js';
+import { CLOSE_GOING_AWAY, CLOSE_SLOW_CONSUMER } from '../../protocol/close-codes.js';
 import type { Logger } from '../logger.js';
+import { closeSlowConsumer, SLOW_CONSUMER_REASON } from '../ws/outbound.js';
 import type { ConnectionRecord, Recorder } from './recorder.js';
 import { forwardedHeaders, type ProxyTrace } from './forwarding.js';
 import { learnRequest, recordedHead, responseHeaders, transportOf } from './handshake.js';
@@ -204,11 +205,14 @@ export class WsRelay {
       code: CLOSE_SLOW_CONSUMER,
     });
     this.#ended = true;
-    this.#record?.close('server', CLOSE_SLOW_CONSUMER, CLOSE_REASONS[CLOSE_SLOW_CONSUMER]!);
-    this.#bot?.close(CLOSE_SLOW_CONSUMER, CLOSE_REASONS[CLOSE_SLOW_CONSUMER]);
-    this.#upstream.close(CLOSE_GOING_AWAY, 'the client stopped reading');
-    // A peer that stopped reading will not read the close either.
-    if (to === this.#bot) this.#bot.terminate();
+    this.#record?.close('server', CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+    // The side that stopped reading gets serve's treatment: its close frame queued behind what it
+    // did not read, its socket dropped after a grace.
+    const bot = this.#bot!;
+    if (to === bot) closeSlowConsumer(bot);
+    else bot.close(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+    if (to === this.#upstream) closeSlowConsumer(this.#upstream);
+    else this.#upstream.close(CLOSE_GOING_AWAY, 'the client stopped reading');
   }
 
   #closed(from: 'client' | 'server', code: number, reason: Buffer, other: WebSocket): void {
