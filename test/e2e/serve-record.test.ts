@@ -9,6 +9,7 @@ import type { RecordedConnection, RecordedEvent, Recording } from '../../src/pro
 import { client, ensureBuilt, ROOT, runToEnd } from '../support/cli.js';
 import { http, openClient, publishOn, type Message } from '../support/harness.js';
 import { PNG } from '../support/media.js';
+import { until } from '../support/poll.js';
 import {
   keyForms,
   recordingSeed,
@@ -504,5 +505,33 @@ ws.on('close', () => process.exit(0));
     expect(closeOf(recording.connections[0]!)).toMatchObject({ from: 'server', code: 1013, reason: 'slow consumer' });
     const texts = frames(recording.connections[1]!, 'server').filter((frame) => frame.data?.text !== undefined);
     expect(texts).toHaveLength(published);
+  });
+
+  it('refuses a connection or request past --record-max-connections with 503, and takes one again once one ends', async () => {
+    const { seed, keys } = recordingSeed();
+    const upstream = await startUpstream(tmp, seed);
+    const recorder = await startRecorder(tmp, upstream.url, ['--record-max-connections', '1']);
+    const first = await openClient(`${recorder.url}/v1/ws?apiKey=${keys.alice}`);
+    await first.nextEvent('connected');
+    const second = new WebSocket(`${recorder.url}/v1/ws?apiKey=${keys.bob}`);
+    second.on('error', () => {});
+    const status = await new Promise<number>((resolve) =>
+      second.once('unexpected-response', (_req, res) => resolve(res.statusCode!)),
+    );
+    expect(status).toBe(503);
+    const rest = await http({ httpUrl: recorder.httpUrl }, 'GET', '/v1/streams', { key: keys.alice });
+    expect(rest.status).toBe(503);
+    expect(rest.body.error).toMatchObject({ code: 'limit-exceeded' });
+    first.close();
+    await first.closed;
+    await until(
+      async () => (await http({ httpUrl: recorder.httpUrl }, 'GET', '/v1/streams', { key: keys.alice })).status === 200,
+      'the proxy to take a request again',
+    );
+
+    const { recording } = await savedRecording(recorder);
+    // What was refused here never reached the upstream, and is not in the recording.
+    expect(recording.connections).toHaveLength(1);
+    expect(recording.requests.every((exchange) => exchange.response.status === 200)).toBe(true);
   });
 });
