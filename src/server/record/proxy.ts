@@ -174,6 +174,7 @@ export class RecordingProxy {
           upstream: this.#httpOrigin,
           bodyTimeoutMs: this.#options.bodyTimeoutMs,
           trace: this.#options.trace,
+          logger: this.#options.logger,
         },
         req,
         res,

@@ -55,6 +55,8 @@ export class WsRelay {
   /** The bot's socket, corked for the rest of a turn once a frame is written to it (as `serve` corks). */
   readonly #socket: Duplex;
   #corked = false;
+  /** The address, keys as their placeholders, for the log. */
+  readonly #path: string;
   /** The upstream's frames that came before the bot's handshake was done. */
   #early: [Buffer, boolean][] = [];
   /** Set by the first close, from either side: the other side's answer is its echo. */
@@ -70,6 +72,7 @@ export class WsRelay {
     const url = new URL(req.url ?? '/', 'http://proxy');
     learnRequest(recorder.secrets, url, req.headers);
     const start = recorder.now();
+    this.#path = recorder.secrets.scrub((req.url ?? '/').split('?')[0]!);
     this.#record = recorder.connection(
       transportOf(url),
       recordedHead(recorder.secrets, req.url ?? '/', req.headers),
@@ -220,6 +223,11 @@ export class WsRelay {
     this.#ended = true;
     const text = reason.toString('utf8');
     this.#record?.close(from, code, text);
+    this.#context.logger.log('info', 'proxied connection closed', {
+      path: this.#path,
+      by: from === 'client' ? 'client' : 'upstream',
+      code,
+    });
     this.#trace?.(from === 'client' ? 'sent' : 'received', `close ${code}${text === '' ? '' : ` ${text}`}`);
     passClose(other, code, reason);
   }
