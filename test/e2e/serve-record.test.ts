@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createClient } from 'graphql-ws';
+import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RecordedConnection, RecordedEvent, Recording } from '../../src/protocol/recording.js';
@@ -533,5 +534,35 @@ ws.on('close', () => process.exit(0));
     // What was refused here never reached the upstream, and is not in the recording.
     expect(recording.connections).toHaveLength(1);
     expect(recording.requests.every((exchange) => exchange.response.status === 200)).toBe(true);
+  });
+
+  it('records a wss:// upstream, itself serving wss:// with --tls-cert and --tls-key', async () => {
+    const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+      keySize: 2048,
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+    });
+    const cert = join(tmp, 'tls-cert.pem');
+    const key = join(tmp, 'tls-key.pem');
+    await writeFile(cert, pems.cert);
+    await writeFile(key, pems.private);
+    const { seed, keys } = recordingSeed();
+    const upstream = await startUpstream(tmp, seed, ['--tls-cert', cert, '--tls-key', key]);
+    expect(upstream.url).toMatch(/^wss:\/\//);
+    const file = join(tmp, 'tls-recording.json');
+    // The upstream's certificate is trusted as a public service's would be.
+    const cli = client(
+      ['serve', '--port', '0', '--record', file, '--upstream', upstream.url, '--tls-cert', cert, '--tls-key', key],
+      { env: { NODE_EXTRA_CA_CERTS: cert } },
+    );
+    const url = await cli.url();
+    expect(url).toMatch(/^wss:\/\//);
+    const alice = await openClient(`${url}/v1/ws?apiKey=${keys.alice}`, { rejectUnauthorized: false });
+    await alice.nextEvent('connected');
+    alice.close();
+    await alice.closed;
+    const { recording } = await savedRecording({ cli, url, httpUrl: url.replace(/^wss/, 'https'), file });
+    expect(recording.meta.upstream).toBe(new URL(upstream.url).origin);
+    expect(frames(recording.connections[0]!, 'server')[0].event).toBe('connected');
   });
 });
