@@ -17,7 +17,8 @@
  *    Target: through the proxy ≥ 0.9× direct.
  *
  * Flags (through bench/run.mjs): --seconds (10), --rate (200), --fanout (500),
- * --posts (200), --runs (3), --content-bytes (200).
+ * --posts (200), --runs (3), --content-bytes (200), and --record-max (passed to
+ * the proxy: 1 stops recording at once, to measure the proxying alone).
  */
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
