@@ -17,6 +17,12 @@ export async function readTextFile(path: string, label: string): Promise<string>
   }
 }
 
+/** `--tls-cert` and `--tls-key` read, when both are given. */
+export async function readTlsFiles(cert: string | undefined, key: string | undefined) {
+  if (cert === undefined || key === undefined) return undefined;
+  return { cert: await readTextFile(cert, 'TLS certificate'), key: await readTextFile(key, 'TLS key') };
+}
+
 /** Checks a file can be read before a command starts streaming from it. */
 export async function checkReadable(path: string, label: string): Promise<void> {
   await access(path).catch((error: NodeJS.ErrnoException) => {

@@ -5,7 +5,7 @@ import { StreamPostsError } from '../../api/errors.js';
 import { createLogger, type LogFormat } from '../../api/serve-support.js';
 import { formatTraceLine } from '../../render/trace.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
-import { readTextFile } from '../files.js';
+import { readTlsFiles } from '../files.js';
 import { StopSignals, type ExecChild } from '../serve-signals.js';
 
 /** The flags of `serve` a recording proxy reads (serve.ts's ServeOptions has them all). */
@@ -75,13 +75,7 @@ async function start(
   parts: ServeParts,
   log: ReturnType<typeof createLogger>,
 ): Promise<RecordingServer> {
-  const tls =
-    options.tlsCert !== undefined && options.tlsKey !== undefined
-      ? {
-          cert: await readTextFile(options.tlsCert, 'TLS certificate'),
-          key: await readTextFile(options.tlsKey, 'TLS key'),
-        }
-      : undefined;
+  const tls = await readTlsFiles(options.tlsCert, options.tlsKey);
   try {
     return await startRecording({
       record,

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import cluster from 'node:cluster';
-import { readTextFile } from '../files.js';
+import { readTextFile, readTlsFiles } from '../files.js';
 import { formatServeBanner, keyVariable } from '../../render/serve-banner.js';
 import { DEMO_SEED } from '../../api/serve-support.js';
 import type { Seed } from '../../protocol/seed.js';
@@ -355,13 +355,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     });
   }
   const exec = cluster.isWorker ? undefined : options.exec;
-  const tls =
-    options.tlsCert !== undefined && options.tlsKey !== undefined
-      ? {
-          cert: await readTextFile(options.tlsCert, 'TLS certificate'),
-          key: await readTextFile(options.tlsKey, 'TLS key'),
-        }
-      : undefined;
+  const tls = await readTlsFiles(options.tlsCert, options.tlsKey);
   const signals = new StopSignals();
   const lines = createLogger(
     options.logFormat,
