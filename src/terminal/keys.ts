@@ -21,6 +21,7 @@ export type KeyEffect =
   | { kind: 'open'; link: number }
   | { kind: 'copy'; what: 'link' | 'text' }
   | { kind: 'reconnect' }
+  | { kind: 'suspend' }
   | undefined;
 
 export type Overlay = 'help' | 'picker' | 'alerts';
@@ -56,6 +57,7 @@ export const KEY_HELP: readonly (readonly [keys: string, what: string])[] = [
   ['c', 'a column per stream (the busiest 4)'],
   ['r', 'reconnect now'],
   ['?', 'this list'],
+  ['Ctrl-Z', "suspend (the shell's fg brings it back)"],
   ['q Ctrl-C', 'quit'],
 ];
 
@@ -68,6 +70,8 @@ export function handleKey(
   pageRows: number,
 ): KeyEffect {
   if (key.ctrl === true && input === 'c') return { kind: 'quit' };
+  // Raw mode turns off the terminal's own Ctrl-Z: the shell's job control is asked for here.
+  if (key.ctrl === true && input === 'z') return { kind: 'suspend' };
   if (state.typing) {
     typeSearch(model, state, input, key);
     return undefined;

@@ -3,7 +3,6 @@ import type { FrameStore } from './store.js';
 import { View, type ViewOptions } from './view.js';
 import { ScreenWriter } from './writer.js';
 
-const HIDE_CURSOR = '\u001B[?25l';
 /** How long the start of a key's sequence waits for its end before it is taken as it is. */
 const SEQUENCE_WAIT_MS = 50;
 /**
@@ -21,6 +20,8 @@ export interface UiOptions extends ViewOptions {
 
 export interface Ui {
   unmount(): void;
+  /** Draws the whole frame again (the screen was given away and taken back). */
+  redraw(): void;
   /** Rejects with the error when a frame or a key failed: the command ends, the terminal given back. */
   failed: Promise<never>;
 }
@@ -95,11 +96,9 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
 
   const unsubscribe = store.subscribe(draw);
   stdout.on('resize', onResize);
-  if (stdin.isTTY) stdin.setRawMode(true);
   stdin.setEncoding('utf8');
   stdin.on('data', onData);
   stdin.resume();
-  stdout.write(HIDE_CURSOR);
   store.now();
   return {
     unmount: () => {
@@ -110,6 +109,7 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
       clearTimeout(finishing);
       stdin.pause();
     },
+    redraw: onResize,
     failed,
   };
 }

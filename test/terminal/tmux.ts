@@ -32,15 +32,24 @@ export class Tmux {
   static async start(args: string[], env: Record<string, string> = {}, size = { x: 120, y: 40 }): Promise<Tmux> {
     const tmux = new Tmux();
     open.add(tmux);
-    // The variables go on the command line: the pane's shell may be a login shell that sets PATH again.
-    const variables = Object.entries({
-      TERM: 'xterm-256color',
-      XDG_CONFIG_HOME: '/nonexistent-stream-posts-config',
-      ...env,
-    }).map(([name, value]) => `${name}=${value}`);
-    const quoted = ['env', ...variables, process.execPath, BIN, ...args].map(shellWord).join(' ');
-    const command = `printf 'primary screen\\n'; ${quoted}; echo "[exit $?]"; exec cat`;
+    const command = `printf 'primary screen\\n'; ${commandLine(args, env)}; echo "[exit $?]"; exec cat`;
     await tmux.tmux('-f', '/dev/null', 'new-session', '-d', '-x', String(size.x), '-y', String(size.y), command);
+    return tmux;
+  }
+
+  /**
+   * Types `stream-posts ARGS` into an interactive shell with job control (prompt `$ `), as
+   * a user would: Ctrl-Z stops the job and the shell's `fg` brings it back.
+   */
+  static async startInShell(args: string[], env: Record<string, string> = {}): Promise<Tmux> {
+    const tmux = new Tmux();
+    open.add(tmux);
+    const shell = ['env', 'PS1=$ ', 'bash', '--norc', '--noprofile', '-i'].map(shellWord).join(' ');
+    await tmux.tmux('-f', '/dev/null', 'new-session', '-d', '-x', '120', '-y', '40', shell);
+    await tmux.waitFor(/^\$/m, 'the prompt');
+    // Alone on its line: after a stopped command, bash would run the rest of a list at once.
+    await tmux.type(commandLine(args, env));
+    await tmux.keys('Enter');
     return tmux;
   }
 
@@ -105,6 +114,17 @@ export class Tmux {
 }
 
 const shellWord = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+
+/** `stream-posts ARGS` as a shell command line, with the variables on it. */
+function commandLine(args: string[], env: Record<string, string>): string {
+  // The variables go on the command line: the pane's shell may be a login shell that sets PATH again.
+  const variables = Object.entries({
+    TERM: 'xterm-256color',
+    XDG_CONFIG_HOME: '/nonexistent-stream-posts-config',
+    ...env,
+  }).map(([name, value]) => `${name}=${value}`);
+  return ['env', ...variables, process.execPath, BIN, ...args].map(shellWord).join(' ');
+}
 
 /** The rows of the feed that show `text`. */
 export function rowsWith(screen: string, text: string): string[] {

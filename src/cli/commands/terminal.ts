@@ -32,6 +32,17 @@ const WARM_UP =
   '**a** _b_ `c`\n\n- one\n- two\n\n1. x\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n\n[l](https://a.example) https://b.example\n';
 
 export const NOT_A_TERMINAL = 'terminal needs an interactive terminal; use tree or listen';
+export const NO_CURSOR_ADDRESSING = 'terminal needs a terminal with cursor addressing; use tree or listen';
+
+/**
+ * Whether the terminal named by TERM can place the cursor: `dumb` (an editor's shell, a CI
+ * log) and `unknown` cannot, and an unset TERM names no terminal at all. Windows sets none.
+ */
+export function cursorAddressing(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): boolean {
+  if (platform === 'win32') return true;
+  const term = env['TERM'] ?? '';
+  return term !== '' && term !== 'dumb' && !term.startsWith('dumb-') && term !== 'unknown';
+}
 
 /** The rules in the order they are tried: `--alert` first (each rings the bell), then the profile's. */
 export async function alertRules(options: Pick<TerminalOptions, 'alerts' | 'profileAlerts'>): Promise<AlertRule[]> {
@@ -55,6 +66,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
   const stdin = process.stdin;
   const stdout = process.stdout;
   if (stdin.isTTY !== true || stdout.isTTY !== true) throw new ExitError(EXIT.usage, NOT_A_TERMINAL);
+  if (!cursorAddressing(process.env)) throw new ExitError(EXIT.usage, NO_CURSOR_ADDRESSING);
   const apiKey = requireKey(options.settings);
   const rules = await alertRules(options);
   const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, effects, { ExecHook }, { mountUi }] =
@@ -137,6 +149,8 @@ export async function terminal(options: TerminalOptions): Promise<number> {
       case 'reconnect':
         session.reconnectNow();
         return;
+      case 'suspend':
+        return suspend();
       case 'copy':
         if (entry === undefined) return;
         if (effect.what === 'text') stdout.write(effects.clipboard(entry.text ?? ''));
@@ -156,6 +170,27 @@ export async function terminal(options: TerminalOptions): Promise<number> {
         void effects.openUrl(link).then((opened) => say(opened ? `opened ${link}` : `no opener found: ${link}`));
       }
     }
+  };
+  /** Ctrl-Z: the terminal given back, the job stopped as the terminal's own Ctrl-Z stops it; back on SIGCONT. */
+  const suspend = () => {
+    let continued = false;
+    const takeBack = () => {
+      continued = true;
+      screen.resume();
+      mounted?.redraw();
+    };
+    screen.suspend();
+    process.once('SIGCONT', takeBack);
+    // The whole job (a wrapper such as npx too): the process is stopped before `kill` returns.
+    process.kill(0, 'SIGTSTP');
+    // SIGCONT is told before anything set now runs. None: the stop was discarded, as for a job
+    // that no shell with job control started (its process group is orphaned).
+    setImmediate(() => {
+      if (continued) return;
+      process.off('SIGCONT', takeBack);
+      takeBack();
+      say('Ctrl-Z: no shell with job control started this, so it cannot be suspended');
+    });
   };
   const onSignal = () => quit();
   process.on('SIGINT', onSignal);

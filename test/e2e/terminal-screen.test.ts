@@ -1,0 +1,101 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KEYS, publishToStream } from '../support/harness.js';
+import { until } from '../support/poll.js';
+import type { TcpProxy } from '../support/proxy.js';
+import { cliFixture } from '../support/serve.js';
+import { Tmux } from '../terminal/tmux.js';
+
+const run = promisify(execFile);
+const fixture = cliFixture('terminal-screen');
+const proxies: TcpProxy[] = [];
+afterEach(async () => {
+  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
+});
+
+let words = 0;
+/** A word no other post of the shared serve has. */
+const unique = (label: string) => `${label}${process.pid}x${++words}`;
+
+/** `terminal` as alice against the file's serve (or `url`). */
+function terminal(
+  args: string[] = [],
+  env: Record<string, string> = {},
+  url = fixture.serve.url,
+  size?: { x: number; y: number },
+): Promise<Tmux> {
+  return Tmux.start(
+    ['terminal', '--url', url, '--last', '0', ...args],
+    { STREAM_POSTS_API_KEY: KEYS.alice, ...env },
+    size,
+  );
+}
+
+async function connected(tmux: Tmux): Promise<string> {
+  return tmux.waitFor(/● connected/, 'the connected header');
+}
+
+function post(stream: string, text: string, extra: Record<string, unknown> = {}) {
+  return publishToStream(fixture.serve.url, stream, text, extra);
+}
+
+/** The command's process: the pane's shell runs it as its child. */
+async function commandPid(tmux: Tmux): Promise<number> {
+  const shell = await tmux.format('#{pane_pid}');
+  const { stdout } = await run('pgrep', ['-P', shell]);
+  return Number(stdout.trim().split('\n')[0]);
+}
+
+/** A process's state letter as ps shows it (`T` stopped, `S` sleeping, `R` running). */
+async function processState(pid: number): Promise<string> {
+  const { stdout } = await run('ps', ['-o', 'stat=', '-p', String(pid)]);
+  return stdout.trim().charAt(0);
+}
+
+describe('terminal: the screen it needs', () => {
+  it('exits 2 on a terminal without cursor addressing (TERM=dumb), never taking the screen', async () => {
+    const tmux = await terminal([], { TERM: 'dumb' });
+    const screen = await tmux.waitFor(/\[exit \d+\]/, 'the exit');
+    expect(screen).toContain('[exit 2]');
+    expect(screen).toContain('terminal needs a terminal with cursor addressing; use tree or listen');
+    expect(screen).toContain('primary screen');
+    expect(await tmux.format('#{alternate_on}')).toBe('0');
+  });
+});
+
+describe('terminal: Ctrl-Z', () => {
+  it('gives the terminal back and stops the job; fg takes the screen again and redraws it', async () => {
+    const tmux = await Tmux.startInShell(['terminal', '--url', fixture.serve.url, '--last', '0'], {
+      STREAM_POSTS_API_KEY: KEYS.alice,
+    });
+    await connected(tmux);
+    const before = unique('before');
+    await post('macro-wire', before);
+    await tmux.waitFor((screen) => screen.includes(before), before);
+    const pid = await commandPid(tmux);
+    await tmux.keys('C-z');
+    await tmux.waitForFormat('#{alternate_on}', '0');
+    expect(await tmux.format('#{cursor_flag}')).toBe('1');
+    await waitForState(pid, 'T');
+    // The shell has the terminal, its line editing and its prompt.
+    await tmux.waitFor(/Stopped[\s\S]*^\$$/m, "the shell's prompt");
+    await tmux.type('fg');
+    await tmux.keys('Enter');
+    await tmux.waitForFormat('#{alternate_on}', '1');
+    const screen = await tmux.waitFor((text) => text.includes(before) && /● connected/.test(text), 'the redrawn feed');
+    expect(screen).not.toContain('Stopped');
+    // Keys act again, as keys: the terminal is back in raw mode.
+    await tmux.keys('?');
+    await tmux.waitFor(/^Keys/m, 'the keys overlay');
+    await tmux.keys('Escape', 'q');
+    await tmux.waitForFormat('#{alternate_on}', '0');
+    await tmux.type('echo "[exit $?]"');
+    await tmux.keys('Enter');
+    await tmux.waitFor(/^\[exit 0\]/m, 'the exit status');
+  });
+});
+
+async function waitForState(pid: number, state: string): Promise<void> {
+  await until(async () => (await processState(pid)) === state, `process ${pid} in state ${state}`);
+}
