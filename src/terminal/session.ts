@@ -1,4 +1,6 @@
-import { connect, type ClientState, type StreamPostsClient } from '../api/client.js';
+import { openClient, type ClientPolicy, type ClientState, type StreamPostsClient } from '../api/client.js';
+import { backoffDelay, type BackoffOptions } from '../client/backoff.js';
+import { StreamPostsError } from '../api/errors.js';
 import type { Endpoint } from '../api/endpoints.js';
 import { StreamNames } from '../api/rest-reads.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
@@ -23,16 +25,26 @@ export interface SessionOptions {
 }
 
 /**
+ * Someone watches the screen for the feed to come back: the wait between attempts stays
+ * short (with jitter, so terminals dropped together do not come back together).
+ */
+export const TERMINAL_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 5_000 };
+const TERMINAL_POLICY: ClientPolicy = { awaitFirstWord: true, retryReplyTimeouts: true, backoff: TERMINAL_BACKOFF };
+
+/**
  * The feed, through the library as any program would get it: `connect`, `subscribe`,
  * and the subscription's own reconnects (nothing lost or repeated across them). `r`
  * starts a new connection at once; its replay of the recent past is dropped by the model
- * where already shown.
+ * where already shown. A new connection that fails is tried again, with the same back-off,
+ * until one opens or `r` tries at once.
  */
 export class Session {
   readonly #options: SessionOptions;
   #client: StreamPostsClient | undefined;
   #restart = false;
   #stopped = false;
+  /** Ends the wait before the next attempt of a connection of our own (`r`, `stop`). */
+  #wake: (() => void) | undefined;
   #dialect: 'hosted' | 'ours' | undefined;
   /** When the first subscription was acknowledged, on the service's clock (epoch ms). */
   #since = Number.POSITIVE_INFINITY;
@@ -67,16 +79,36 @@ export class Session {
     const { model } = this.#options;
     const names = new StreamNames(this.#options.endpoints, this.#options.apiKey, this.#options.timeoutMs);
     let first = true;
+    let failures = 0;
     while (!this.#stopped) {
       this.#restart = false;
-      const client = await connect({
-        url: this.#options.urls,
-        apiKey: this.#options.apiKey,
-        authQuery: this.#options.authQuery,
-        reconnect: this.#options.reconnect,
-        timeoutMs: this.#options.timeoutMs,
-        onState: this.#onState,
-      });
+      let client: StreamPostsClient;
+      try {
+        client = await openClient(
+          {
+            url: this.#options.urls,
+            apiKey: this.#options.apiKey,
+            authQuery: this.#options.authQuery,
+            reconnect: this.#options.reconnect,
+            timeoutMs: this.#options.timeoutMs,
+            onState: this.#onState,
+          },
+          TERMINAL_POLICY,
+        );
+      } catch (error) {
+        // The first connection's failure, and a refused key, end the command as before.
+        const passing =
+          error instanceof StreamPostsError &&
+          (error.code === 'unreachable' || error.code === 'timeout' || error.code === 'closed');
+        if (first || !passing || !this.#options.reconnect || this.#stopped) throw error;
+        failures += 1;
+        const delayMs = backoffDelay(failures - 1, TERMINAL_BACKOFF);
+        model.setConnection({ kind: 'reconnecting', attempt: failures, delayMs, sinceMs: model.now() });
+        this.#options.changed();
+        await this.#wait(delayMs);
+        continue;
+      }
+      failures = 0;
       this.#client = client;
       const since = this.#since;
       // The hosted service's `connected` names no user; ours does.
@@ -129,9 +161,26 @@ export class Session {
     }
   }
 
+  /** Resolves after `ms`, or at once when woken (`r`, `stop`). */
+  #wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#wake = done;
+    });
+  }
+
   /** `r`: a new connection now, whatever the current one is doing. */
   reconnectNow(): void {
     if (this.#stopped || this.#client === undefined) return;
+    if (this.#wake !== undefined) {
+      this.#options.model.setConnection({ kind: 'connecting', attempt: 0 });
+      return this.#wake();
+    }
     this.#restart = true;
     this.#options.model.setConnection({ kind: 'connecting', attempt: 0 });
     void this.#client.close();
@@ -139,6 +188,7 @@ export class Session {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#wake?.();
     await this.#client?.close();
   }
 }

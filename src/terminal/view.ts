@@ -9,6 +9,8 @@ import { fitLine, fitText, formatRow, padText, RELEASE_MARK_MS, screenChalk, typ
 
 export const MIN_COLUMNS = 60;
 export const MIN_ROWS = 15;
+/** Below this width the header and the footer say things in fewer words. */
+const NARROW_COLUMNS = 100;
 const MAX_PINNED_ROWS = 3;
 const MAX_COLUMNS = 4;
 /** Detail panes kept rendered: moving between a few posts and back renders no markdown again. */
@@ -27,24 +29,42 @@ export interface ViewOptions {
   markdown: () => MarkdownRenderer | undefined;
 }
 
+/** Black on yellow: readable on a dark and on a light background alike. */
+const warningStyle = (c: ReturnType<typeof screenChalk>) => c.bgYellow.black.bold;
+
 type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned'>;
 
-function connectionText(model: TerminalModel, dialect: string | undefined): string {
+/**
+ * The connection as the header says it; `warning` when the feed is not coming. `narrow`: in
+ * fewer words, so the clock still fits beside it.
+ */
+function connectionState(
+  model: TerminalModel,
+  dialect: string | undefined,
+  narrow: boolean,
+): { text: string; warning: boolean } {
   const state = model.connection;
-  const dialectText = dialect === undefined ? '' : ` (${dialect === 'hosted' ? 'hosted dialect' : 'serve dialect'})`;
   switch (state.kind) {
     case 'connecting':
-      return state.attempt === 0 ? '○ connecting' : `○ connecting (attempt ${state.attempt + 1})`;
+      return state.attempt === 0
+        ? { text: '○ connecting', warning: false }
+        : { text: `○ connecting (attempt ${state.attempt + 1})`, warning: true };
     case 'subscribing':
-      return '○ subscribing';
-    case 'connected':
-      return `● connected${dialectText}`;
+      return { text: '○ subscribing', warning: false };
+    case 'connected': {
+      const dialectText =
+        dialect === undefined || narrow ? '' : ` (${dialect === 'hosted' ? 'hosted dialect' : 'serve dialect'})`;
+      return { text: `● connected${dialectText}`, warning: false };
+    }
     case 'reconnecting': {
       const left = Math.max(0, Math.ceil((state.sinceMs + state.delayMs - model.now()) / 1000));
-      return `◌ reconnecting (attempt ${state.attempt}, in ${left}s)`;
+      const text = narrow
+        ? `◌ reconnecting (attempt ${state.attempt}, in ${left}s)`
+        : `◌ reconnecting (attempt ${state.attempt}, next in ${left}s, r now)`;
+      return { text, warning: true };
     }
     case 'closed':
-      return `✕ ${state.reason}`;
+      return { text: `✕ ${state.reason}`, warning: true };
   }
 }
 
@@ -102,21 +122,24 @@ export class View {
     const streams = model.streams();
     const muted = streams.filter((stream) => model.isMuted(stream.id)).length;
     const shown = model.solo !== undefined ? 1 : streams.length - muted;
-    // What changes most and matters most comes first: a narrow window cuts the end.
+    const connection = connectionState(model, this.#options.dialect(), width < NARROW_COLUMNS);
+    // What matters most comes first: a narrow window cuts the end, never the state or the clock.
     const parts = [
-      connectionText(model, this.#options.dialect()),
+      model.clockOffsetMs === undefined
+        ? ''
+        : `service ${momentText(model.now() + model.clockOffsetMs, { utc: this.#options.utc })}`,
       model.paused ? c.yellow(`PAUSED ${model.newSincePause} new`) : '',
       // Counted just after the frame a search key draws from the first rows (`finishRows`).
       model.searching ? c.cyan(`/${model.searchText}/ ${model.rowCount() ?? '…'} found`) : '',
       model.filtered && !model.searching ? 'filtered' : '',
       `${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`,
       `streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`,
-      model.clockOffsetMs === undefined
-        ? ''
-        : `service ${momentText(model.now() + model.clockOffsetMs, { utc: this.#options.utc })}`,
       this.#options.service,
     ].filter((part) => part !== '');
-    return fitLine(c.inverse(` ${parts.join(' · ')} `), width);
+    const state = ` ${connection.text} `;
+    const rest = `${parts.map((part) => `· ${part} `).join('')}`;
+    // The warning colour stands apart from the header's inverse, so a dropped feed is never taken for a live one.
+    return fitLine(`${connection.warning ? warningStyle(c)(state) : c.inverse(state)}${c.inverse(rest)}`, width);
   }
 
   #footer(keys: KeyState, width: number): string {
@@ -206,7 +229,9 @@ export class View {
     if (!model.detailOpen || detailHeight <= 1) return lines;
     const selected = rows[selectedIndex];
     const detail = selected === undefined ? [] : this.#detail(selected, width);
+    // Only here is the pane's length known: a scroll past its end is taken back, so `K` moves at once.
     const scroll = Math.min(model.detailScroll, Math.max(0, detail.length - (detailHeight - 1)));
+    model.detailScroll = scroll;
     lines.push(c.dim('─'.repeat(width)));
     for (const line of detail.slice(scroll, scroll + detailHeight - 1)) lines.push(fitLine(` ${line}`, width));
     return lines;

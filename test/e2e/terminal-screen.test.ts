@@ -3,9 +3,9 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEYS, publishToStream } from '../support/harness.js';
 import { until } from '../support/poll.js';
-import type { TcpProxy } from '../support/proxy.js';
+import { TcpProxy } from '../support/proxy.js';
 import { cliFixture } from '../support/serve.js';
-import { Tmux } from '../terminal/tmux.js';
+import { styleOf, Tmux } from '../terminal/tmux.js';
 
 const run = promisify(execFile);
 const fixture = cliFixture('terminal-screen');
@@ -93,6 +93,58 @@ describe('terminal: Ctrl-Z', () => {
     await tmux.type('echo "[exit $?]"');
     await tmux.keys('Enter');
     await tmux.waitFor(/^\[exit 0\]/m, 'the exit status');
+  });
+});
+
+describe('terminal: reconnecting', () => {
+  async function behindProxy(): Promise<[Tmux, TcpProxy]> {
+    const proxy = await TcpProxy.start(fixture.serve.port);
+    proxies.push(proxy);
+    const tmux = await terminal([], {}, proxy.url);
+    await connected(tmux);
+    return [tmux, proxy];
+  }
+
+  it('waits at most 5 s between attempts, says when the next one is, in the warning colour', async () => {
+    const [tmux, proxy] = await behindProxy();
+    proxy.refuse(true);
+    proxy.cut();
+    // Every countdown the header shows until the seventh attempt, whose wait would be 8-16 s uncapped.
+    const waits = new Set<number>();
+    let header = '';
+    await until(
+      async () => {
+        header = (await tmux.screen(true)).split('\n')[0]!;
+        const shown = /reconnecting \(attempt (\d+), next in (\d+)s/.exec(header.replace(/\u001B\[[0-9;]*m/g, ''));
+        if (shown !== null) waits.add(Number(shown[2]));
+        return shown !== null && Number(shown[1]) >= 7;
+      },
+      'the seventh attempt',
+      25_000,
+    );
+    expect(Math.max(...waits)).toBeLessThanOrEqual(5);
+    const warning = styleOf(header, 'reconnecting')!;
+    expect(warning).toMatchObject({ bg: '43', fg: '30', inverse: false });
+    proxy.refuse(false);
+    const back = await tmux.waitFor(/● connected/, 'connected again', true);
+    expect(styleOf(back, 'connected')).toMatchObject({ inverse: true, bg: undefined });
+  }, 40_000);
+
+  it('r while the service is down tries again at once and keeps trying; r connects once it is back', async () => {
+    const [tmux, proxy] = await behindProxy();
+    proxy.refuse(true);
+    proxy.cut();
+    await tmux.waitFor(/reconnecting \(attempt [3-9]/, 'the third attempt');
+    await tmux.keys('r');
+    // A new connection of its own, refused: the count starts again, and the terminal goes on.
+    await tmux.waitFor(/reconnecting \(attempt 1, next in/, 'a fresh first attempt');
+    await tmux.waitFor(/reconnecting \(attempt [2-9]/, 'the next attempt after it');
+    proxy.refuse(false);
+    await tmux.keys('r');
+    await connected(tmux);
+    const after = unique('after');
+    await post('macro-wire', after);
+    await tmux.waitFor((screen) => screen.includes(after), after);
   });
 });
 
