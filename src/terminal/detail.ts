@@ -4,7 +4,8 @@ import type { MarkdownRenderer } from '../render/markdown.js';
 import { streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { Entry } from './entry.js';
-import { screenChalk } from './row.js';
+import { foldLine, lineCells, screenChalk } from './row.js';
+import { wrapToWidth } from '../render/wrap.js';
 
 export interface DetailView {
   width: number;
@@ -13,6 +14,19 @@ export interface DetailView {
   utc: boolean;
   /** `tree`'s markdown renderer, once loaded; it renders at `width`, the pane's now. */
   markdown: MarkdownRenderer | undefined;
+}
+
+/**
+ * A rendered line as rows of the pane. The shared renderer leaves the terminal to fold what
+ * it would take too long to wrap (the end of a long text, a very long paragraph); a pane
+ * draws rows itself and cuts what is wider, so each is wrapped here, on its own, and a row
+ * still wider (a word longer than the pane) is folded.
+ */
+function fitted(line: string, width: number): string[] {
+  if (line.length <= width || lineCells(line) <= width) return [line];
+  return wrapToWidth(line, width)
+    .split('\n')
+    .flatMap((row) => (lineCells(row) <= width ? [row] : foldLine(row, width)));
 }
 
 /**
@@ -41,7 +55,8 @@ export function detailLines(entry: Entry, view: DetailView): string[] {
     utc: view.utc,
     ...(markdown === undefined ? {} : { markdown }),
   };
-  lines.push(...formatBodyText(entry.text, entry.markdown, textView, c).split('\n'));
+  for (const line of formatBodyText(entry.text, entry.markdown, textView, c).split('\n'))
+    lines.push(...fitted(line, view.width));
   if (entry.links.length > 0) {
     lines.push('', c.dim('links (o or 1-9 opens, y copies the first):'));
     // Each link was sanitized and checked to be a web address when the post came.

@@ -100,6 +100,43 @@ export function fitLine(line: string, width: number): string {
   return `${shown}…${linkOpen ? '\u001B]8;;\u0007' : ''}\u001B[0m`;
 }
 
+/**
+ * A styled line folded into rows of at most `width` columns, for a line too long for a
+ * word wrap: each row ends its styles, and the next opens again the styles before it.
+ */
+export function foldLine(line: string, width: number): string[] {
+  const rows: string[] = [];
+  let row = '';
+  let used = 0;
+  // The SGR codes since the last reset: what a row continues in.
+  let open = '';
+  for (let at = 0; at < line.length;) {
+    if (line.charCodeAt(at) === 0x1b) {
+      ESCAPE.lastIndex = at;
+      if (ESCAPE.test(line)) {
+        const sequence = line.slice(at, ESCAPE.lastIndex);
+        if (/^\u001B\[0?m$/.test(sequence)) open = '';
+        else if (sequence.endsWith('m') && sequence.startsWith('\u001B[')) open += sequence;
+        row += sequence;
+        at = ESCAPE.lastIndex;
+        continue;
+      }
+    }
+    const point = String.fromCodePoint(line.codePointAt(at)!);
+    const size = cells(point);
+    if (used + size > width && used > 0) {
+      rows.push(`${row}\u001B[0m`);
+      row = open;
+      used = 0;
+    }
+    row += point;
+    used += size;
+    at += point.length;
+  }
+  rows.push(row);
+  return rows;
+}
+
 /** Plain text padded with spaces to exactly `width` columns. */
 export function padText(text: string, width: number): string {
   const fitted = fitText(text, width);

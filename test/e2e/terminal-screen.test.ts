@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_CONTENT_BYTES } from '../../src/protocol/limits.js';
 import { KEYS, publishToStream } from '../support/harness.js';
 import { until } from '../support/poll.js';
 import { TcpProxy } from '../support/proxy.js';
@@ -145,6 +146,49 @@ describe('terminal: reconnecting', () => {
     const after = unique('after');
     await post('macro-wire', after);
     await tmux.waitFor((screen) => screen.includes(after), after);
+  });
+});
+
+describe('terminal: the detail pane', () => {
+  /** The pane's rows: the lines under its rule, but the footer. */
+  const paneOf = (screen: string) => {
+    const lines = screen.split('\n');
+    const rule = lines.findIndex((line) => /^─+$/.test(line));
+    return rule < 0 ? [] : lines.slice(rule + 1, -2);
+  };
+
+  it('wraps every paragraph of the largest post in full, and its scroll stops at the end', async () => {
+    const tag = unique('long');
+    // Paragraphs of words, each ending in its own mark, up to the most the service accepts.
+    const paragraphs: string[] = [`# ${tag}`];
+    let bytes = paragraphs[0]!.length;
+    for (let index = 1; ; index++) {
+      const paragraph = `${Array.from({ length: 80 }, (_, word) => `w${index}x${word}`).join(' ')} end${index}.`;
+      if (bytes + 2 + paragraph.length > MAX_CONTENT_BYTES) break;
+      paragraphs.push(paragraph);
+      bytes += 2 + paragraph.length;
+    }
+    const text = `${paragraphs.join('\n\n')}\n\n${'z'.repeat(MAX_CONTENT_BYTES - bytes - 2)}`;
+    expect(Buffer.byteLength(text)).toBe(MAX_CONTENT_BYTES);
+    const last = paragraphs.length - 1;
+    await post('macro-wire', text, { contentType: 'markdown' });
+    const tmux = await terminal(['--last', '1']);
+    await tmux.waitFor((screen) => screen.includes(tag), tag);
+    await tmux.keys('Enter');
+    await tmux.waitFor(/w1x0 w1x1/, 'the pane');
+    // Far past the end: the pane stops at its last row.
+    await tmux.tmux('send-keys', '-N', '3000', 'J');
+    const end = await tmux.waitFor((screen) => paneOf(screen).some((line) => line.includes(`end${last}.`)), 'the end');
+    const pane = paneOf(end);
+    // The last paragraphs, far past the middle of the text, wrap as the first ones do.
+    const words = pane.join(' ').split(/\s+/);
+    for (let word = 0; word < 80; word++) expect(words).toContain(`w${last}x${word}`);
+    for (const line of pane) expect(line).not.toMatch(/…$/);
+    const top = pane.find((line) => line.trim() !== '')!;
+    // One K scrolls one row back at once: the row at the top moves down one.
+    await tmux.keys('K');
+    const back = await tmux.waitFor((screen) => paneOf(screen).indexOf(top) > pane.indexOf(top), 'one row back');
+    expect(paneOf(back).indexOf(top)).toBe(pane.indexOf(top) + 1);
   });
 });
 
