@@ -1,6 +1,6 @@
 import { handleKey, initialKeyState, parseKeys, splitUnfinished, type KeyEffect } from './keys.js';
 import type { FrameStore } from './store.js';
-import { View, type ViewOptions } from './view.js';
+import { tooSmall, View, type ViewOptions } from './view.js';
 import { ScreenWriter } from './writer.js';
 
 /** How long the start of a key's sequence waits for its end before it is taken as it is. */
@@ -81,8 +81,15 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
   };
   const onKeys = (data: string) => {
     try {
-      const page = Math.max(1, size().height - 4);
-      const effects = parseKeys(data).map(([input, key]) => handleKey(options.model, keys, input, key, page));
+      const { width, height } = size();
+      const page = Math.max(1, height - 4);
+      // While the window is too small nothing shows what a key would do: only leaving acts.
+      const parsed = parseKeys(data);
+      const acting = tooSmall(width, height)
+        ? parsed.filter(([input, key]) => (key.ctrl === true ? input === 'c' || input === 'z' : input === 'q'))
+        : parsed;
+      view.keysIgnored += parsed.length - acting.length;
+      const effects = acting.map(([input, key]) => handleKey(options.model, keys, input, key, page));
       store.now();
       for (const effect of effects) if (effect !== undefined) options.onEffect(effect);
     } catch (error) {

@@ -5,7 +5,7 @@ import { detailLines } from './detail.js';
 import type { Entry } from './entry.js';
 import { KEY_HELP, type KeyState } from './keys.js';
 import type { TerminalModel } from './model.js';
-import { fitLine, fitText, formatRow, padText, RELEASE_MARK_MS, screenChalk, type RowView } from './row.js';
+import { cells, fitLine, fitText, formatRow, padText, RELEASE_MARK_MS, screenChalk, type RowView } from './row.js';
 
 export const MIN_COLUMNS = 60;
 export const MIN_ROWS = 15;
@@ -27,6 +27,54 @@ export interface ViewOptions {
   utc: boolean;
   /** `tree`'s markdown renderer, once loaded: asking for it loads it. */
   markdown: () => MarkdownRenderer | undefined;
+}
+
+const FOOTERS = [
+  'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
+  'j/k move  Enter detail  / search  f streams  space pause  o open  ? keys  q quit',
+  'j/k  Enter detail  / search  f streams  ? keys  q quit',
+];
+
+/** Whether the window is below the smallest usable size: the screen says so, and keys wait. */
+export function tooSmall(width: number, height: number): boolean {
+  return width < MIN_COLUMNS || height < MIN_ROWS;
+}
+
+/** Words wrapped to `width`, or undefined when a word is wider. */
+function wordWrap(text: string, width: number): string[] | undefined {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    if (cells(word) > width) return undefined;
+    const last = lines[lines.length - 1];
+    if (last !== undefined && cells(last) + 1 + cells(word) <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines;
+}
+
+/**
+ * The too-small screen: the sizes whole, in as many words as fit, wrapped over the rows there
+ * are, then how many keys were ignored.
+ */
+function tooSmallLines(width: number, height: number, keysIgnored: number): string[] {
+  const want = `${MIN_COLUMNS}×${MIN_ROWS}`;
+  const have = `${width}×${height}`;
+  const texts = [
+    `enlarge the terminal: ${want} at least, this one is ${have}`,
+    `enlarge: ${want} at least, now ${have}`,
+    `need ${want}, now ${have}`,
+    `${want} > ${have}`,
+  ];
+  let shown: string[] | undefined;
+  for (const text of texts) {
+    shown = wordWrap(text, width);
+    if (shown !== undefined && shown.length <= height) break;
+  }
+  // Narrower than a size: cut only then.
+  const lines = (shown ?? [texts[texts.length - 1]!]).slice(0, height).map((line) => fitText(line, width));
+  if (keysIgnored > 0 && lines.length < height) lines.push(fitText(`${keysIgnored} keys ignored`, width));
+  while (lines.length < height) lines.push('');
+  return lines;
 }
 
 /** Black on yellow: readable on a dark and on a light background alike. */
@@ -77,6 +125,8 @@ function connectionState(
 export class View {
   readonly #options: ViewOptions;
   #offset = 0;
+  /** Keys pressed while the window was too small: none acted, and the screen says how many. */
+  keysIgnored = 0;
   /** Each post's row as last formatted, with the look it was formatted for. */
   #rows = new WeakMap<Entry, { look: string; line: string }>();
   /** The detail panes last rendered, newest last. */
@@ -88,14 +138,8 @@ export class View {
 
   /** The whole screen for `keys` at `width` × `height`: exactly `height` lines. */
   lines(keys: KeyState, width: number, height: number): string[] {
-    if (width < MIN_COLUMNS || height < MIN_ROWS) {
-      const lines = Array.from({ length: height }, () => '');
-      lines[0] = fitText(
-        `enlarge the terminal: ${MIN_COLUMNS}×${MIN_ROWS} at least, this one is ${width}×${height}`,
-        width,
-      );
-      return lines;
-    }
+    if (tooSmall(width, height)) return tooSmallLines(width, height, this.keysIgnored);
+    this.keysIgnored = 0;
     const { model } = this.#options;
     const now = model.now();
     const pinned = model.pinned().slice(0, MAX_PINNED_ROWS);
@@ -122,12 +166,13 @@ export class View {
     const streams = model.streams();
     const muted = streams.filter((stream) => model.isMuted(stream.id)).length;
     const shown = model.solo !== undefined ? 1 : streams.length - muted;
-    const connection = connectionState(model, this.#options.dialect(), width < NARROW_COLUMNS);
+    const narrow = width < NARROW_COLUMNS;
+    const connection = connectionState(model, this.#options.dialect(), narrow);
     // What matters most comes first: a narrow window cuts the end, never the state or the clock.
     const parts = [
       model.clockOffsetMs === undefined
         ? ''
-        : `service ${momentText(model.now() + model.clockOffsetMs, { utc: this.#options.utc })}`,
+        : `${narrow ? '' : 'service '}${momentText(model.now() + model.clockOffsetMs, { utc: this.#options.utc })}`,
       model.paused ? c.yellow(`PAUSED ${model.newSincePause} new`) : '',
       // Counted just after the frame a search key draws from the first rows (`finishRows`).
       model.searching ? c.cyan(`/${model.searchText}/ ${model.rowCount() ?? '…'} found`) : '',
@@ -146,10 +191,8 @@ export class View {
     const { model } = this.#options;
     if (keys.typing) return padText(`/${model.searchText}▏  Enter keep, Esc clear`, width);
     if (model.message !== undefined) return padText(model.message, width);
-    return padText(
-      'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
-      width,
-    );
+    // The most keys that fit, in as many words: never a cut word.
+    return padText(FOOTERS.find((footer) => cells(footer) <= width) ?? FOOTERS[FOOTERS.length - 1]!, width);
   }
 
   #overlay(keys: KeyState, width: number): string[] {

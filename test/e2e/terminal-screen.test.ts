@@ -192,6 +192,42 @@ describe('terminal: the detail pane', () => {
   });
 });
 
+describe('terminal: small windows', () => {
+  it('too small: the sizes whole at any width, and no key acts; at 60 columns the state, the clock, whole words', async () => {
+    const tmux = await terminal();
+    await connected(tmux);
+    const posts = [unique('first'), unique('second'), unique('third')];
+    for (const text of posts) await post('macro-wire', text);
+    await tmux.waitFor((screen) => screen.includes(posts[2]!), posts[2]!);
+    for (const width of [50, 30, 16]) {
+      await tmux.resize(width, 12);
+      const small = await tmux.waitFor((screen) => screen.includes(`${width}×12`), `the size ${width}×12`);
+      expect(small).toContain('60×15');
+      for (const line of small.split('\n')) expect(line.length).toBeLessThanOrEqual(width);
+    }
+    await tmux.keys('j', 'j', 'G', 'Enter');
+    await tmux.waitFor(/4 keys ignored/, 'the keys ignored');
+    await tmux.resize(120, 40);
+    const back = await tmux.waitFor(/● connected/, 'the feed again');
+    // Still the newest selected, no detail pane: none of the keys acted.
+    expect(back.split('\n')[1]).toMatch(new RegExp(`^›.*${posts[2]!}`));
+    expect(back).not.toMatch(/^─+$/m);
+
+    await tmux.resize(60, 20);
+    const narrow = await tmux.waitFor(
+      (screen) => (screen.split('\n')[0] ?? '').length <= 60 && /connected/.test(screen),
+    );
+    const header = narrow.split('\n')[0]!;
+    const state = header.indexOf('● connected');
+    const clock = header.search(/\d\d:\d\d:\d\d/);
+    expect(state).toBeGreaterThanOrEqual(0);
+    expect(clock).toBeGreaterThan(state);
+    const footer = narrow.split('\n').findLast((line) => line.trim() !== '')!;
+    expect(footer).toMatch(/q quit\s*$/);
+    expect(footer).not.toContain('…');
+  });
+});
+
 async function waitForState(pid: number, state: string): Promise<void> {
   await until(async () => (await processState(pid)) === state, `process ${pid} in state ${state}`);
 }
