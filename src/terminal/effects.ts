@@ -4,19 +4,55 @@ import { safeLine } from '../render/text.js';
 const BEL = '\u0007';
 const MAX_NOTIFICATION = 200;
 
-/** A terminal bell: tmux, screen and most terminals flag or flash it. */
-export function bell(): string {
-  return BEL;
+/** The shortest time between two bells. */
+export const BELL_GAP_MS = 1000;
+
+/**
+ * The terminal bell (tmux, screen and most terminals flag or flash it), at most once a
+ * second: a burst of matching posts rings once, and once more a second later when more
+ * came meanwhile, not once per post.
+ */
+export class Bell {
+  readonly #write: (data: string) => void;
+  readonly #now: () => number;
+  #lastMs = Number.NEGATIVE_INFINITY;
+  #later: NodeJS.Timeout | undefined;
+
+  constructor(write: (data: string) => void, now: () => number = Date.now) {
+    this.#write = write;
+    this.#now = now;
+  }
+
+  ring(): void {
+    if (this.#later !== undefined) return;
+    const wait = this.#lastMs + BELL_GAP_MS - this.#now();
+    if (wait <= 0) return this.#sound();
+    this.#later = setTimeout(() => {
+      this.#later = undefined;
+      this.#sound();
+    }, wait);
+  }
+
+  #sound(): void {
+    this.#lastMs = this.#now();
+    this.#write(BEL);
+  }
+
+  stop(): void {
+    clearTimeout(this.#later);
+    this.#later = undefined;
+  }
 }
 
 /**
  * A desktop notification: OSC 9 (iTerm2, WezTerm, Windows Terminal, kitty) and OSC 777
- * (foot, VTE, WezTerm), then BEL for every other terminal. A terminal ignores the ones
- * it does not know. The text is one safe line: no BEL or ESC can end the sequence early.
+ * (foot, VTE, WezTerm); a terminal ignores the one it does not know. Every other terminal
+ * has the bell, rung apart (`Bell`). The text is one safe line: no BEL or ESC can end the
+ * sequence early.
  */
 export function notification(title: string, body: string): string {
   const clean = (text: string) => safeLine(text).replace(/;/g, ',').slice(0, MAX_NOTIFICATION);
-  return `\u001B]9;${clean(`${title}: ${body}`)}${BEL}\u001B]777;notify;${clean(title)};${clean(body)}${BEL}${BEL}`;
+  return `\u001B]9;${clean(`${title}: ${body}`)}${BEL}\u001B]777;notify;${clean(title)};${clean(body)}${BEL}`;
 }
 
 /** OSC 52: the terminal puts the text on the system clipboard (over SSH too). */

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_CONTENT_BYTES } from '../../src/protocol/limits.js';
@@ -225,6 +227,47 @@ describe('terminal: small windows', () => {
     const footer = narrow.split('\n').findLast((line) => line.trim() !== '')!;
     expect(footer).toMatch(/q quit\s*$/);
     expect(footer).not.toContain('…');
+  });
+});
+
+describe('terminal: bells and notifications', () => {
+  /** What the program wrote to the pane, from now on. */
+  async function piped(tmux: Tmux, name: string): Promise<() => Promise<string>> {
+    const output = join(fixture.tmp, `${name}-${unique('pipe')}`);
+    await tmux.tmux('pipe-pane', '-o', `cat >> '${output}'`);
+    return () => readFile(output, 'utf8').catch(() => '');
+  }
+  /** BELs of their own: not those that end an OSC sequence. */
+  const bells = (written: string) =>
+    written.replace(/\u001B\][^\u0007\u001B]*(?:\u0007|\u001B\\)/g, '').split('\u0007').length - 1;
+
+  it('a burst of matching posts rings the bell at most once a second; each notify post is notified once', async () => {
+    const config = join(fixture.tmp, 'notify-config');
+    await mkdir(join(config, 'stream-posts'), { recursive: true });
+    await writeFile(
+      join(config, 'stream-posts', 'config.json'),
+      JSON.stringify({ profiles: { default: { alerts: [{ match: 'tellme', action: 'notify' }] } } }),
+    );
+    const tmux = await terminal(['--alert', 'ringme'], { XDG_CONFIG_HOME: config });
+    await connected(tmux);
+    const written = await piped(tmux, 'bells');
+    const began = Date.now();
+    const count = 40;
+    const rung = Array.from({ length: count }, () => unique('ringme'));
+    const told = Array.from({ length: 5 }, () => unique('tellme'));
+    for (const text of [...rung, ...told]) await post('macro-wire', text);
+    await tmux.waitFor((screen) => screen.includes(told[told.length - 1]!), 'the last post');
+    await until(async () => (await written()).split('\u001B]9;').length - 1 === told.length, 'the notifications');
+    const seconds = (Date.now() - began) / 1000;
+    const output = await written();
+    // One bell to start with, then at most one for each second that passed.
+    expect(bells(output)).toBeGreaterThanOrEqual(1);
+    expect(bells(output)).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+    expect(bells(output)).toBeLessThan(count);
+    for (const text of told) {
+      expect(output.split(`\u001B]9;Macro Wire: ${text}`).length - 1).toBe(1);
+      expect(output.split(`\u001B]777;notify;Macro Wire;${text}`).length - 1).toBe(1);
+    }
   });
 });
 

@@ -101,11 +101,14 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     model.say(text);
     store.soon();
   };
+  const bell = new effects.Bell((data) => stdout.write(data));
   const onAlert = (effect: AlertEffect) => {
-    if (effect.action === 'bell') stdout.write(effects.bell());
-    else if (effect.action === 'notify')
+    if (effect.action === 'bell') bell.ring();
+    else if (effect.action === 'notify') {
+      // Each post its own notification; the bell that goes with them rings once for a burst.
       stdout.write(effects.notification(effect.entry.streamName, effect.entry.headline));
-    else if (effect.rule.command !== undefined) {
+      bell.ring();
+    } else if (effect.rule.command !== undefined) {
       let hook = execHooks.get(effect.rule);
       if (hook === undefined) {
         // The screen is the terminal's: what the command prints would draw over it.
@@ -228,6 +231,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     failure = error;
   } finally {
     clearInterval(ticker);
+    bell.stop();
     store.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
