@@ -55,6 +55,37 @@ export function notification(title: string, body: string): string {
   return `\u001B]9;${clean(`${title}: ${body}`)}${BEL}\u001B]777;notify;${clean(title)};${clean(body)}${BEL}`;
 }
 
+/** The multiplexer between this process and the terminal, if any: it must be asked to pass sequences on. */
+export type Multiplexer = 'tmux' | 'screen' | undefined;
+
+export function multiplexerOf(env: NodeJS.ProcessEnv): Multiplexer {
+  if ((env['TMUX'] ?? '') !== '') return 'tmux';
+  if ((env['STY'] ?? '') !== '') return 'screen';
+  return undefined;
+}
+
+/**
+ * A sequence for the terminal outside a multiplexer, wrapped in its DCS passthrough: tmux's
+ * (`ESC P tmux; … ESC \`, each ESC inside doubled; it passes it on where `allow-passthrough`
+ * is on) or screen's (`ESC P … ESC \`). tmux and screen drop OSC 52, 9 and 777 otherwise.
+ */
+export function passedThrough(sequence: string, multiplexer: Multiplexer): string {
+  if (multiplexer === 'tmux') return `\u001BPtmux;${sequence.replaceAll('\u001B', '\u001B\u001B')}\u001B\\`;
+  if (multiplexer === 'screen') return `\u001BP${sequence}\u001B\\`;
+  return sequence;
+}
+
+/**
+ * What the footer says once a clipboard sequence went out: the terminal never answers it,
+ * so it was sent, not known to be copied; in a multiplexer, the settings it takes.
+ */
+export function sentWords(what: 'link' | 'text', multiplexer: Multiplexer): string {
+  if (multiplexer === 'tmux')
+    return `${what} sent to the terminal (tmux passes it on with set-clipboard on or allow-passthrough on)`;
+  if (multiplexer === 'screen') return `${what} sent to the terminal through screen (OSC 52)`;
+  return `${what} sent to the terminal's clipboard (OSC 52)`;
+}
+
 /** OSC 52: the terminal puts the text on the system clipboard (over SSH too). */
 export function clipboard(text: string): string {
   return `\u001B]52;c;${Buffer.from(text, 'utf8').toString('base64')}${BEL}`;

@@ -50,6 +50,13 @@ async function commandPid(tmux: Tmux): Promise<number> {
   return Number(stdout.trim().split('\n')[0]);
 }
 
+/** What the program writes to the pane from now on, as a function that reads it so far. */
+async function pipedOutput(tmux: Tmux, name: string): Promise<() => Promise<string>> {
+  const output = join(fixture.tmp, `${name}-${unique('pipe')}`);
+  await tmux.tmux('pipe-pane', '-o', `cat >> '${output}'`);
+  return () => readFile(output, 'utf8').catch(() => '');
+}
+
 /** A process's state letter as ps shows it (`T` stopped, `S` sleeping, `R` running). */
 async function processState(pid: number): Promise<string> {
   const { stdout } = await run('ps', ['-o', 'stat=', '-p', String(pid)]);
@@ -231,12 +238,6 @@ describe('terminal: small windows', () => {
 });
 
 describe('terminal: bells and notifications', () => {
-  /** What the program wrote to the pane, from now on. */
-  async function piped(tmux: Tmux, name: string): Promise<() => Promise<string>> {
-    const output = join(fixture.tmp, `${name}-${unique('pipe')}`);
-    await tmux.tmux('pipe-pane', '-o', `cat >> '${output}'`);
-    return () => readFile(output, 'utf8').catch(() => '');
-  }
   /** BELs of their own: not those that end an OSC sequence. */
   const bells = (written: string) =>
     written.replace(/\u001B\][^\u0007\u001B]*(?:\u0007|\u001B\\)/g, '').split('\u0007').length - 1;
@@ -250,7 +251,7 @@ describe('terminal: bells and notifications', () => {
     );
     const tmux = await terminal(['--alert', 'ringme'], { XDG_CONFIG_HOME: config });
     await connected(tmux);
-    const written = await piped(tmux, 'bells');
+    const written = await pipedOutput(tmux, 'bells');
     const began = Date.now();
     const count = 40;
     const rung = Array.from({ length: count }, () => unique('ringme'));
@@ -265,9 +266,49 @@ describe('terminal: bells and notifications', () => {
     expect(bells(output)).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
     expect(bells(output)).toBeLessThan(count);
     for (const text of told) {
+      // Through tmux's passthrough, every ESC inside doubled.
+      expect(output).toContain(
+        `\u001BPtmux;\u001B\u001B]9;Macro Wire: ${text}\u0007\u001B\u001B]777;notify;Macro Wire;${text}\u0007\u001B\\`,
+      );
       expect(output.split(`\u001B]9;Macro Wire: ${text}`).length - 1).toBe(1);
       expect(output.split(`\u001B]777;notify;Macro Wire;${text}`).length - 1).toBe(1);
     }
+  });
+});
+
+describe('terminal: the clipboard', () => {
+  it('inside tmux, y sends OSC 52 through the passthrough and says it was sent, naming the settings', async () => {
+    const tmux = await terminal();
+    await connected(tmux);
+    const written = await pipedOutput(tmux, 'clipboard');
+    const url = `https://example.org/${unique('copy')}`;
+    await post('macro-wire', `see ${url}`);
+    await tmux.waitFor((screen) => screen.includes(url) || screen.includes('🔗1'), 'the post');
+    await tmux.keys('y');
+    const said = await tmux.waitFor(/sent to the terminal/, 'the message');
+    expect(said).toMatch(/link sent to the terminal .*set-clipboard on or allow-passthrough on.*: https:/);
+    expect(said).not.toMatch(/copied/);
+    const osc = `\u001BPtmux;\u001B\u001B]52;c;${Buffer.from(url).toString('base64')}\u0007\u001B\\`;
+    await until(async () => (await written()).includes(osc), 'OSC 52 in the passthrough');
+  });
+
+  it('outside a multiplexer OSC 52 goes as it is; Y on a hidden post sends nothing and says there is no text yet', async () => {
+    const tmux = await terminal([], { TMUX: '' });
+    await connected(tmux);
+    const written = await pipedOutput(tmux, 'clipboard-plain');
+    const text = unique('plain');
+    await post('macro-wire', text);
+    await tmux.waitFor((screen) => screen.includes(text), text);
+    await tmux.keys('Y');
+    await tmux.waitFor(/^text sent to the terminal's clipboard \(OSC 52\)/m, 'the message');
+    const osc = `\u001B]52;c;${Buffer.from(text).toString('base64')}\u0007`;
+    await until(async () => (await written()).includes(osc), 'OSC 52');
+    expect(await written()).not.toContain('\u001BPtmux;');
+    await post('macro-wire', unique('secret'), { releaseAt: new Date(Date.now() + 3_600_000).toISOString() });
+    await tmux.waitFor((screen) => /^›.*🔒/m.test(screen), 'the hidden post selected');
+    await tmux.keys('Y');
+    await tmux.waitFor(/no text yet/, 'no text yet');
+    expect((await written()).split('\u001B]52;').length - 1).toBe(1);
   });
 });
 

@@ -102,11 +102,14 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     store.soon();
   };
   const bell = new effects.Bell((data) => stdout.write(data));
+  const multiplexer = effects.multiplexerOf(process.env);
+  /** A sequence for the terminal itself (clipboard, notification), past tmux or screen. */
+  const toTerminal = (sequence: string) => stdout.write(effects.passedThrough(sequence, multiplexer));
   const onAlert = (effect: AlertEffect) => {
     if (effect.action === 'bell') bell.ring();
     else if (effect.action === 'notify') {
       // Each post its own notification; the bell that goes with them rings once for a burst.
-      stdout.write(effects.notification(effect.entry.streamName, effect.entry.headline));
+      toTerminal(effects.notification(effect.entry.streamName, effect.entry.headline));
       bell.ring();
     } else if (effect.rule.command !== undefined) {
       let hook = execHooks.get(effect.rule);
@@ -154,18 +157,17 @@ export async function terminal(options: TerminalOptions): Promise<number> {
         return;
       case 'suspend':
         return suspend();
-      case 'copy':
+      case 'copy': {
         if (entry === undefined) return;
-        if (effect.what === 'text') stdout.write(effects.clipboard(entry.text ?? ''));
-        else if (entry.links[0] !== undefined) stdout.write(effects.clipboard(entry.links[0]));
-        say(
-          effect.what === 'text'
-            ? 'text copied (OSC 52)'
-            : entry.links[0]
-              ? `copied ${entry.links[0]}`
-              : 'no link to copy',
-        );
-        return;
+        // Never an empty OSC 52: it would clear what the user had copied.
+        const copied = effect.what === 'text' ? entry.text : entry.links[0];
+        if (copied === null) return say('no text yet: the post is hidden until its release');
+        if (copied === undefined || copied === '') return say(`no ${effect.what} to copy`);
+        toTerminal(effects.clipboard(copied));
+        const sent = effects.sentWords(effect.what, multiplexer);
+        // The address last: a narrow footer cuts it, not what the user must know.
+        return say(effect.what === 'text' ? sent : `${sent}: ${copied}`);
+      }
       case 'open': {
         const link = entry?.links[effect.link - 1];
         if (link === undefined) return say(`no link ${effect.link} in this post`);
