@@ -16,6 +16,8 @@ export interface MarkdownOptions {
   width: number;
   /** Render links as OSC 8 hyperlinks (only with colour; see `supportsHyperlinks`). */
   hyperlinks?: boolean;
+  /** The links' colour (default blue); a view that knows its background is dark takes bright blue. */
+  linkColour?: 'blue' | 'blueBright';
   /** Most time one text may take to render before it is shown as plain text instead. */
   budgetMs?: number;
   /** The clock the budget is measured on, in ms (tests drive it); default: the CPU time this process uses. */
@@ -83,6 +85,7 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
   const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
   const c = createChalk(color);
   const hyperlinks = color && options.hyperlinks === true;
+  const linkStyle = c[options.linkColour ?? 'blue'];
 
   let measuring = false;
   let quoteDepth = 0;
@@ -152,12 +155,12 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
           const href = safeLine(token.href);
           const shown = stripVTControlCharacters(text);
           if (hyperlinks && isWebUrl(href)) {
-            const link = hyperlink(href, c.blue.underline(text));
+            const link = hyperlink(href, linkStyle.underline(text));
             // `[https://good.example](https://evil.example)`: the real target must be visible too.
-            return claimsOtherTarget(shown, href) ? `${link} (${hyperlink(href, c.blue.underline(href))})` : link;
+            return claimsOtherTarget(shown, href) ? `${link} (${hyperlink(href, linkStyle.underline(href))})` : link;
           }
-          const url = c.blue.underline(href);
-          return shown === href ? url : `${c.blue(text)} (${url})`;
+          const url = linkStyle.underline(href);
+          return shown === href ? url : `${linkStyle(text)} (${url})`;
         },
         // marked-terminal ignores column alignment and draws a box wider than the terminal.
         table(token) {

@@ -5,6 +5,7 @@ import { streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { Entry } from './entry.js';
 import { foldLine, lineCells, screenChalk } from './row.js';
+import type { Theme } from './theme.js';
 import { wrapToWidth } from '../render/wrap.js';
 
 export interface DetailView {
@@ -14,6 +15,7 @@ export interface DetailView {
   utc: boolean;
   /** `tree`'s markdown renderer, once loaded; it renders at `width`, the pane's now. */
   markdown: MarkdownRenderer | undefined;
+  theme: Theme;
 }
 
 /**
@@ -37,7 +39,7 @@ export function detailLines(entry: Entry, view: DetailView): string[] {
   const c = screenChalk(view.color);
   const header = [
     c.dim(momentText(entry.createdMs, { utc: view.utc })),
-    c[streamColour(entry.streamId)].bold(entry.streamName),
+    c[view.theme.stream(streamColour(entry.streamId))].bold(entry.streamName),
     entry.history ? c.dim('(history)') : '',
     entry.releaseMs === undefined ? '' : c.dim(`release ${momentText(entry.releaseMs, { utc: view.utc })}`),
   ].filter((part) => part !== '');
@@ -61,7 +63,7 @@ export function detailLines(entry: Entry, view: DetailView): string[] {
     lines.push('', c.dim('links (o or 1-9 opens, y copies the first):'));
     // Each link was sanitized and checked to be a web address when the post came.
     entry.links.forEach((link, index) => {
-      const shown = c.blue.underline(link);
+      const shown = c[view.theme.link].underline(link);
       lines.push(`${c.bold(String(index + 1))} ${view.hyperlinks ? hyperlink(link, shown) : shown}`);
     });
   }

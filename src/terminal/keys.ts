@@ -197,7 +197,8 @@ const CSI = /\u001B\[([0-?]*)[ -/]*([@-~])/y;
  * to keep for the next read. A lone ESC is the Escape key, taken at once.
  */
 export function splitUnfinished(data: string): [whole: string, unfinished: string] {
-  const match = /\u001B(?:\[[0-?]*[ -/]*|O)$/.exec(data);
+  // An answer of the terminal's (OSC 11, the background colour) not yet ended is kept whole too.
+  const match = /\u001B(?:\[[0-?]*[ -/]*|O|\][^\u0007\u001B]*\u001B?)$/.exec(data);
   return match === null ? [data, ''] : [data.slice(0, match.index), match[0]];
 }
 
@@ -225,6 +226,11 @@ export function parseKeys(data: string): [string, KeyPress][] {
         const final = match[2]!;
         const key = SEQUENCE_KEYS[final === '~' ? `${match[1]!.split(';')[0]}~` : final];
         if (key !== undefined) keys.push(['', key]);
+      } else if (next === ']') {
+        // The terminal's answer to a question (the background colour) that came late: no key.
+        const end = /\u0007|\u001B\\/g;
+        end.lastIndex = at;
+        at = end.exec(data) === null ? data.length : end.lastIndex;
       } else if (next === 'O' && at + 1 < data.length) {
         const key = SEQUENCE_KEYS[data[at + 1]!];
         at += 2;

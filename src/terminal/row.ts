@@ -3,6 +3,7 @@ import type { ChalkInstance } from 'chalk';
 import { createChalk, streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { Entry } from './entry.js';
+import { tagStyle, type Theme } from './theme.js';
 
 /**
  * Columns plain text takes, counted per code point as terminals and tmux draw it: an emoji
@@ -155,6 +156,7 @@ export interface RowView {
   pinned: boolean;
   /** Columns for the stream name. */
   streamWidth: number;
+  theme: Theme;
 }
 
 const chalks = new Map<boolean, ChalkInstance>();
@@ -222,7 +224,11 @@ export function formatRow(entry: Entry, view: RowView): string {
   const headline = padText(entry.text === null ? 'hidden until its release' : entry.headline, headlineWidth);
   if (fixed > view.width) return padText(`${lead}${entry.streamName} ${right}`, view.width);
   const styledHeadline = entry.text === null ? c.dim(headline) : headline;
-  const line = `${c.dim(lead)}${c[streamColour(entry.streamId)].bold(stream)} ${styledHeadline}${right === '' ? '' : `  ${c.yellow(right)}`}`;
+  // A highlighted row is black on yellow: its name and tags take its colours, never yellow on yellow.
+  const highlighted = view.alert === 'highlight' && !view.selected;
+  const name = highlighted ? c.bold : c[view.theme.stream(streamColour(entry.streamId))].bold;
+  const tags = tagStyle(c, view.theme, highlighted);
+  const line = `${c.dim(lead)}${name(stream)} ${styledHeadline}${right === '' ? '' : `  ${tags(right)}`}`;
   if (view.selected) return c.inverse(line);
   return view.alert === 'highlight' ? c.bgYellow.black(line) : line;
 }

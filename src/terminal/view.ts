@@ -5,6 +5,7 @@ import { detailLines } from './detail.js';
 import type { Entry } from './entry.js';
 import { KEY_HELP, type KeyState } from './keys.js';
 import type { TerminalModel } from './model.js';
+import type { Theme } from './theme.js';
 import { cells, fitLine, fitText, formatRow, padText, RELEASE_MARK_MS, screenChalk, type RowView } from './row.js';
 
 export const MIN_COLUMNS = 60;
@@ -27,6 +28,7 @@ export interface ViewOptions {
   utc: boolean;
   /** `tree`'s markdown renderer, once loaded: asking for it loads it. */
   markdown: () => MarkdownRenderer | undefined;
+  theme: Theme;
 }
 
 const FOOTERS = [
@@ -246,8 +248,8 @@ export class View {
     const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned}`;
     const cached = this.#rows.get(entry);
     if (cached?.look === key) return cached.line;
-    const { color, utc } = this.#options;
-    const line = formatRow(entry, { width, color, utc, selected, streamWidth, ...look });
+    const { color, utc, theme } = this.#options;
+    const line = formatRow(entry, { width, color, utc, selected, streamWidth, theme, ...look });
     this.#rows.set(entry, { look: key, line });
     return line;
   }
@@ -290,8 +292,8 @@ export class View {
       (cached) => cached.entry === entry && cached.width === width && cached.markdown === markdown,
     );
     if (at !== -1) return this.#details[at]!.lines;
-    const { color, hyperlinks, utc } = this.#options;
-    const lines = detailLines(entry, { width: Math.max(20, width - 2), color, hyperlinks, utc, markdown });
+    const { color, hyperlinks, utc, theme } = this.#options;
+    const lines = detailLines(entry, { width: Math.max(20, width - 2), color, hyperlinks, utc, markdown, theme });
     this.#details.push({ entry, width, markdown, lines });
     if (this.#details.length > DETAIL_CACHE) this.#details.shift();
     return lines;
@@ -309,7 +311,8 @@ export class View {
     const rows = model.rows();
     // Each column: its stream's name, then its rows, every cell exactly a column wide but its gap.
     const columns = streams.map((stream) => {
-      const cellsOf = [c[streamColour(stream.id)].bold(padText(stream.name, columnWidth - 1))];
+      const colour = this.#options.theme.stream(streamColour(stream.id));
+      const cellsOf = [c[colour].bold(padText(stream.name, columnWidth - 1))];
       for (const entry of rows) {
         if (cellsOf.length >= area) break;
         if (entry.streamId === stream.id) cellsOf.push(this.#row(entry, columnWidth - 1, 0, false, now));

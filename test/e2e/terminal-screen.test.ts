@@ -27,11 +27,13 @@ function terminal(
   env: Record<string, string> = {},
   url = fixture.serve.url,
   size?: { x: number; y: number },
+  options?: Record<string, string>,
 ): Promise<Tmux> {
   return Tmux.start(
     ['terminal', '--url', url, '--last', '0', ...args],
     { STREAM_POSTS_API_KEY: KEYS.alice, ...env },
     size,
+    options,
   );
 }
 
@@ -309,6 +311,86 @@ describe('terminal: the clipboard', () => {
     await tmux.keys('Y');
     await tmux.waitFor(/no text yet/, 'no text yet');
     expect((await written()).split('\u001B]52;').length - 1).toBe(1);
+  });
+});
+
+describe('terminal: colours for the background', () => {
+  /** A profile whose rule highlights posts saying `hilite`. */
+  async function highlightConfig(): Promise<string> {
+    const config = join(fixture.tmp, 'highlight-config');
+    await mkdir(join(config, 'stream-posts'), { recursive: true });
+    await writeFile(
+      join(config, 'stream-posts', 'config.json'),
+      JSON.stringify({ profiles: { default: { alerts: [{ match: 'hilite', action: 'highlight' }] } } }),
+    );
+    return config;
+  }
+
+  /** A post with a coin tag and a link, then one more so it is not the selected row; its screen in colour. */
+  async function tagged(tmux: Tmux, word: string): Promise<{ coin: string; url: string; screen: string }> {
+    await connected(tmux);
+    const tag = unique(word);
+    const coin = `$ZQ${String.fromCharCode(65 + (words % 26))}W`;
+    const url = `https://example.org/${tag}`;
+    await post('macro-wire', `${tag} hilite\n\n${coin} ${url}`);
+    const newest = unique('newest');
+    await post('macro-wire', newest);
+    const screen = await tmux.waitFor((text) => text.includes(newest) && text.includes(tag), tag, true);
+    return { coin, url, screen };
+  }
+
+  /** The detail pane of the row below the selected one, in colour, once its links are listed. */
+  async function detailOfNext(tmux: Tmux): Promise<string> {
+    await tmux.keys('j', 'Enter');
+    return tmux.waitFor(/links \(o or 1-9/, 'the links', true);
+  }
+
+  it('dark by default: tags readable on a highlighted row, links bright blue', async () => {
+    const tmux = await terminal([], { XDG_CONFIG_HOME: await highlightConfig(), COLORFGBG: '' });
+    const { coin, url, screen } = await tagged(tmux, 'dark');
+    // The highlighted row is black on yellow, its tags too: never yellow on yellow.
+    expect(styleOf(screen, coin)).toMatchObject({ bg: '43', fg: '30' });
+    const detail = await detailOfNext(tmux);
+    expect(styleOf(detail, url, 'last')).toMatchObject({ fg: '94', underline: true });
+    // A markdown post's links, drawn by the markdown renderer, too.
+    const label = unique('label');
+    await post('macro-wire', `markdown [${label}](https://example.org/md)`, { contentType: 'markdown' });
+    await tmux.keys('g');
+    const rendered = await tmux.waitFor(
+      (text) => new RegExp(`^ markdown ${label} \\(https`, 'm').test(text.replace(/\u001B\[[0-9;]*m/g, '')),
+      'the rendered link',
+      true,
+    );
+    expect(styleOf(rendered, label, 'last')).toMatchObject({ fg: '94' });
+  });
+
+  it('--theme light: tags and links in colours that read on white', async () => {
+    const tmux = await terminal(['--theme', 'light']);
+    const { coin, url, screen } = await tagged(tmux, 'light');
+    expect(styleOf(screen, coin)).toMatchObject({ fg: '35' });
+    expect(['33', '36', '93', '96']).not.toContain(styleOf(screen, 'Macro Wire')!.fg);
+    const detail = await detailOfNext(tmux);
+    expect(styleOf(detail, url, 'last')).toMatchObject({ fg: '34', underline: true });
+  });
+
+  it("takes the light theme from the terminal's answer to OSC 11, else from COLORFGBG", async () => {
+    const answered = await terminal([], { COLORFGBG: '15;0' }, fixture.serve.url, undefined, {
+      'window-style': 'bg=#f0f0f0',
+    });
+    expect(styleOf((await tagged(answered, 'answered')).screen, '$ZQ')).toMatchObject({ fg: '35' });
+    await answered.kill();
+    const fromEnv = await terminal([], { COLORFGBG: '0;15' });
+    expect(styleOf((await tagged(fromEnv, 'colorfgbg')).screen, '$ZQ')).toMatchObject({ fg: '35' });
+    await fromEnv.kill();
+    const neither = await terminal([], { COLORFGBG: '' });
+    expect(styleOf((await tagged(neither, 'neither')).screen, '$ZQ')).toMatchObject({ fg: '33' });
+  });
+
+  it('--theme takes only dark or light', async () => {
+    const tmux = await terminal(['--theme', 'blue']);
+    const screen = await tmux.waitFor(/\[exit \d+\]/, 'the exit');
+    expect(screen).toContain('[exit 2]');
+    expect(screen).toMatch(/--theme.*blue.*dark, light/s);
   });
 });
 

@@ -1,3 +1,4 @@
+import { THEMES } from '../../src/terminal/theme.js';
 import { describe, expect, it, vi } from 'vitest';
 import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
@@ -290,6 +291,7 @@ describe('rows and text', () => {
         color: false,
         utc: true,
         selected: false,
+        theme: THEMES.dark,
         now: undefined,
         alert: undefined,
         pinned: false,

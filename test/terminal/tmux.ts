@@ -29,11 +29,31 @@ export class Tmux {
    * Starts `stream-posts ARGS` in a 120×40 pane, after a line on the primary screen, and
    * keeps the pane after it ends with its exit status printed, so a test reads both.
    */
-  static async start(args: string[], env: Record<string, string> = {}, size = { x: 120, y: 40 }): Promise<Tmux> {
+  static async start(
+    args: string[],
+    env: Record<string, string> = {},
+    size = { x: 120, y: 40 },
+    /** tmux's global options, set before the pane starts (`window-style`). */
+    options: Record<string, string> = {},
+  ): Promise<Tmux> {
     const tmux = new Tmux();
     open.add(tmux);
     const command = `printf 'primary screen\\n'; ${commandLine(args, env)}; echo "[exit $?]"; exec cat`;
-    await tmux.tmux('-f', '/dev/null', 'new-session', '-d', '-x', String(size.x), '-y', String(size.y), command);
+    const setting = Object.entries(options).flatMap(([name, value]) => ['set-option', '-g', name, value, ';']);
+    await tmux.tmux(
+      '-f',
+      '/dev/null',
+      'start-server',
+      ';',
+      ...setting,
+      'new-session',
+      '-d',
+      '-x',
+      String(size.x),
+      '-y',
+      String(size.y),
+      command,
+    );
     return tmux;
   }
 
@@ -176,11 +196,12 @@ function applySgr(style: CellStyle, parameters: string): CellStyle {
 }
 
 /**
- * The style of the first cell of `text` on the first line that shows it, in a screen captured
- * with `capture-pane -e`; undefined when no line shows it.
+ * The style of the first cell of `text` on the first line that shows it (`last`: the last
+ * line), in a screen captured with `capture-pane -e`; undefined when no line shows it.
  */
-export function styleOf(colored: string, text: string): CellStyle | undefined {
-  for (const line of colored.split('\n')) {
+export function styleOf(colored: string, text: string, which: 'first' | 'last' = 'first'): CellStyle | undefined {
+  const lines = colored.split('\n');
+  for (const line of which === 'first' ? lines : lines.reverse()) {
     let style = PLAIN;
     let plain = '';
     const styles: CellStyle[] = [];

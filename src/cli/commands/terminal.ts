@@ -3,6 +3,7 @@ import type { AlertRule, AlertRuleInput } from '../../terminal/alerts.js';
 import type { KeyEffect } from '../../terminal/keys.js';
 import type * as UiModule from '../../terminal/ui.js';
 import type { MarkdownRenderer } from '../../render/markdown.js';
+import type { ThemeName } from '../../terminal/theme.js';
 import { commandFailure } from '../../api/cli-words.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsUrls, wsWhere } from '../describe.js';
@@ -19,6 +20,8 @@ export interface TerminalOptions extends CommonOptions {
   alerts: string[];
   /** The profile's `alerts` (see settings.ts). */
   profileAlerts?: AlertRuleInput[] | undefined;
+  /** `--theme`: the colours for this background, instead of asking the terminal. */
+  theme?: ThemeName | undefined;
   /** Ends the view as `q` does (the demo stops it this way). */
   signal?: AbortSignal;
   /** Called once the subscription is first acknowledged (the demo starts publishing then). */
@@ -69,7 +72,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
   if (!cursorAddressing(process.env)) throw new ExitError(EXIT.usage, NO_CURSOR_ADDRESSING);
   const apiKey = requireKey(options.settings);
   const rules = await alertRules(options);
-  const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, effects, { ExecHook }, { mountUi }] =
+  const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, effects, { ExecHook }, { mountUi }, themes] =
     await Promise.all([
       import('../../terminal/model.js'),
       import('../../terminal/store.js'),
@@ -78,18 +81,21 @@ export async function terminal(options: TerminalOptions): Promise<number> {
       import('../../terminal/effects.js'),
       import('../exec-hook.js'),
       import('../../terminal/ui.js'),
+      import('../../terminal/theme.js'),
     ]);
   const { supportsHyperlinks } = await import('../../render/hyperlinks.js');
   const hyperlinks = options.color && supportsHyperlinks(stdout, process.env);
   const model = new TerminalModel({ capacity: options.buffer, rules, match: options.match });
   const store = new FrameStore();
+  /** Until the terminal has said its background (before the first frame). */
+  let theme = themes.THEMES.dark;
   let markdown: MarkdownRenderer | undefined;
   let loadingMarkdown: Promise<void> | undefined;
   /** Loads `tree`'s markdown renderer once: soon after the start, or when a detail pane needs it first. */
   const loadMarkdown = () =>
     (loadingMarkdown ??= import('../../render/markdown.js').then(async ({ loadMarkdownRenderer }) => {
       const width = Math.max(20, (stdout.columns || 80) - 2);
-      const render = await loadMarkdownRenderer({ color: options.color, width, hyperlinks });
+      const render = await loadMarkdownRenderer({ color: options.color, width, hyperlinks, linkColour: theme.link });
       // The first renders of a table or a list pay for code paths not yet compiled, which can
       // push a post past the render budget into plain text: paid here, before any post's.
       for (let round = 0; round < 3; round++) render(WARM_UP);
@@ -209,6 +215,15 @@ export async function terminal(options: TerminalOptions): Promise<number> {
   let mounted: UiModule.Ui | undefined;
   let failure: unknown;
   try {
+    // The connection opens while the terminal says its background colour.
+    const running = session.run();
+    running.catch(() => undefined);
+    const noAnswer = () => Promise.resolve(undefined);
+    theme = await themes.chooseTheme(
+      options.theme,
+      options.color ? () => themes.askBackground(stdin, stdout) : noAnswer,
+      process.env,
+    );
     mounted = mountUi(
       {
         model,
@@ -218,6 +233,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
         color: options.color,
         hyperlinks,
         utc: options.utc,
+        theme,
         markdown: () => {
           void loadMarkdown();
           return markdown;
@@ -228,7 +244,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
       stdin,
     );
     // A frame or a key that throws ends the command, the terminal given back.
-    await Promise.race([session.run(), quitting, mounted.failed]);
+    await Promise.race([running, quitting, mounted.failed]);
   } catch (error) {
     failure = error;
   } finally {
