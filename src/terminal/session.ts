@@ -1,5 +1,11 @@
-import { openClient, type ClientPolicy, type ClientState, type StreamPostsClient } from '../api/client.js';
-import { backoffDelay, type BackoffOptions } from '../client/backoff.js';
+import {
+  backoffDelay,
+  openClient,
+  type BackoffOptions,
+  type ClientPolicy,
+  type ClientState,
+  type StreamPostsClient,
+} from '../api/client.js';
 import { StreamPostsError } from '../api/errors.js';
 import type { Endpoint } from '../api/endpoints.js';
 import { StreamNames } from '../api/rest-reads.js';
