@@ -5,6 +5,7 @@ import { streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { Entry } from './entry.js';
 import { foldLine, lineCells, screenChalk } from './row.js';
+import { latencyText } from './latency.js';
 import type { Theme } from './theme.js';
 import { wrapToWidth } from '../render/wrap.js';
 
@@ -16,6 +17,8 @@ export interface DetailView {
   /** `tree`'s markdown renderer, once loaded; it renders at `width`, the pane's now. */
   markdown: MarkdownRenderer | undefined;
   theme: Theme;
+  /** The service's clock minus ours: when a post arrived, on the clock its own times are on. */
+  clockOffsetMs: number | undefined;
 }
 
 /**
@@ -31,6 +34,14 @@ function fitted(line: string, width: number): string[] {
     .flatMap((row) => (lineCells(row) <= width ? [row] : foldLine(row, width)));
 }
 
+/** When the post (or its release) arrived here, and the feed's latency: the difference, both on the service's clock. */
+function arrival(entry: Entry, view: DetailView): string {
+  const arrived = entry.arrivedMs + (view.clockOffsetMs ?? 0);
+  const latency = arrived - (entry.releaseMs ?? entry.createdMs);
+  // History was sent when asked for, not when made: its difference is age, not latency.
+  return `arrived ${momentText(arrived, { utc: view.utc })}${entry.history ? '' : `, latency ${latencyText(latency)}`}`;
+}
+
 /**
  * The selected post in full, as `tree` renders a text (markdown, tables, links), then its
  * links numbered for `1`–`9`. Lines, so the pane can scroll them.
@@ -42,6 +53,7 @@ export function detailLines(entry: Entry, view: DetailView): string[] {
     c[view.theme.stream(streamColour(entry.streamId))].bold(entry.streamName),
     entry.history ? c.dim('(history)') : '',
     entry.releaseMs === undefined ? '' : c.dim(`release ${momentText(entry.releaseMs, { utc: view.utc })}`),
+    entry.text === null ? '' : c.dim(arrival(entry, view)),
   ].filter((part) => part !== '');
   const lines = [header.join(' ')];
   if (entry.text === null) {

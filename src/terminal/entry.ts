@@ -73,6 +73,8 @@ export class Entry {
   readonly releasedAtMs: number | undefined;
   /** Arrival order in this session: pausing freezes the list at one. */
   readonly seq: number;
+  /** When (epoch ms, this machine's clock) the post, or its release, arrived here. */
+  readonly arrivedMs: number;
   #searched: string | undefined;
   #headline: string | undefined;
   #coins: readonly string[] | undefined;
@@ -91,6 +93,7 @@ export class Entry {
     const released = previous !== undefined && previous.text === null && text !== null;
     this.releasedAtMs = released ? nowMs : previous?.releasedAtMs;
     this.seq = previous?.seq ?? seq;
+    this.arrivedMs = nowMs;
   }
 
   /** What a search is tried against: the stream's name, a line break, the text. */

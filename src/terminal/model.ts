@@ -48,6 +48,8 @@ export class TerminalModel {
   readonly #alerted = new Map<string, number>();
   readonly #ruleMuted = new Set<string>();
   #selectedId: string | undefined;
+  /** The service's time last told (`connected.serverTime`). */
+  #serviceTime: string | undefined;
   #rowsVersion = 0;
   /**
    * `rows()` as far as worked out: `next` is the index in `#entries` of the next post to try
@@ -142,6 +144,9 @@ export class TerminalModel {
   }
 
   setServiceTime(iso: string | undefined): void {
+    // The same moment told again later (once subscribed) would put the offset late by the wait.
+    if (iso === this.#serviceTime) return;
+    this.#serviceTime = iso;
     const ms = iso === undefined ? Number.NaN : Date.parse(iso);
     if (!Number.isNaN(ms)) this.clockOffsetMs = ms - this.now();
     this.#changed();

@@ -157,6 +157,8 @@ export interface RowView {
   /** Columns for the stream name. */
   streamWidth: number;
   theme: Theme;
+  /** How long ago the post was made or released (`3s`, `2m`); none for a hidden one. */
+  age: string | undefined;
 }
 
 const chalks = new Map<boolean, ChalkInstance>();
@@ -218,7 +220,7 @@ export function formatRow(entry: Entry, view: RowView): string {
     if (entry.links.length > 0) tail.push(`🔗${entry.links.length}`);
   }
   const right = tail.join('  ');
-  const lead = `${view.selected ? '›' : ' '}${markOf(entry, view)} ${time} `;
+  const lead = `${view.selected ? '›' : ' '}${markOf(entry, view)} ${time} ${(view.age ?? '').padStart(3)} `;
   const fixed = cells(lead) + view.streamWidth + 1 + (right === '' ? 0 : cells(right) + 2);
   const headlineWidth = view.width - fixed;
   const headline = padText(entry.text === null ? 'hidden until its release' : entry.headline, headlineWidth);

@@ -10,6 +10,7 @@ import { StreamPostsError } from '../api/errors.js';
 import type { Endpoint } from '../api/endpoints.js';
 import { StreamNames } from '../api/rest-reads.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
+import { Latencies } from './latency.js';
 import type { AlertEffect, TerminalModel } from './model.js';
 
 export interface SessionOptions {
@@ -49,6 +50,7 @@ export class Session {
   #client: StreamPostsClient | undefined;
   #restart = false;
   #stopped = false;
+  readonly #latencies = new Latencies();
   /** Ends the wait before the next attempt of a connection of our own (`r`, `stop`). */
   #wake: (() => void) | undefined;
   #dialect: 'hosted' | 'ours' | undefined;
@@ -61,6 +63,11 @@ export class Session {
 
   get dialect(): 'hosted' | 'ours' | undefined {
     return this.#dialect;
+  }
+
+  /** The median latency of the last live posts (see Latencies), in ms. */
+  medianLatency(): number | undefined {
+    return this.#latencies.median();
   }
 
   #onState = (state: ClientState): void => {
@@ -157,6 +164,10 @@ export class Session {
           // Only the first connection's history is the past the user asked for; a replay after `r` is news missed.
           // The replay after `r` brings the recent past: only what came after this terminal started is news.
           if (!wasFirst && event.history && !(Date.parse(post.createdAt) >= since)) continue;
+          if (!event.history && post.text !== null)
+            this.#latencies.add(
+              model.now() + (model.clockOffsetMs ?? 0) - Date.parse(post.releaseAt ?? post.createdAt),
+            );
           for (const effect of model.add(post, wasFirst && event.history)) this.#options.onAlert(effect);
           this.#options.changed();
         }

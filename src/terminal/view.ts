@@ -5,6 +5,7 @@ import { detailLines } from './detail.js';
 import type { Entry } from './entry.js';
 import { KEY_HELP, type KeyState } from './keys.js';
 import type { TerminalModel } from './model.js';
+import { ageText, latencyText } from './latency.js';
 import type { Theme } from './theme.js';
 import { cells, fitLine, fitText, formatRow, padText, RELEASE_MARK_MS, screenChalk, type RowView } from './row.js';
 
@@ -23,6 +24,8 @@ export interface ViewOptions {
   service: string;
   /** `hosted` when the service speaks the hosted dialect only. */
   dialect: () => 'hosted' | 'ours' | undefined;
+  /** The median latency of the last live posts, in ms (see Latencies). */
+  latency: () => number | undefined;
   color: boolean;
   hyperlinks: boolean;
   utc: boolean;
@@ -82,7 +85,7 @@ function tooSmallLines(width: number, height: number, keysIgnored: number): stri
 /** Black on yellow: readable on a dark and on a light background alike. */
 const warningStyle = (c: ReturnType<typeof screenChalk>) => c.bgYellow.black.bold;
 
-type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned'>;
+type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned' | 'age'>;
 
 /**
  * The connection as the header says it; `warning` when the feed is not coming. `narrow`: in
@@ -169,12 +172,14 @@ export class View {
     const muted = streams.filter((stream) => model.isMuted(stream.id)).length;
     const shown = model.solo !== undefined ? 1 : streams.length - muted;
     const narrow = width < NARROW_COLUMNS;
+    const latency = this.#options.latency();
     const connection = connectionState(model, this.#options.dialect(), narrow);
     // What matters most comes first: a narrow window cuts the end, never the state or the clock.
     const parts = [
       model.clockOffsetMs === undefined
         ? ''
         : `${narrow ? '' : 'service '}${momentText(model.now() + model.clockOffsetMs, { utc: this.#options.utc })}`,
+      latency === undefined ? '' : `latency ${latencyText(latency)}`,
       model.paused ? c.yellow(`PAUSED ${model.newSincePause} new`) : '',
       // Counted just after the frame a search key draws from the first rows (`finishRows`).
       model.searching ? c.cyan(`/${model.searchText}/ ${model.rowCount() ?? '…'} found`) : '',
@@ -234,8 +239,11 @@ export class View {
     const rule = model.alertOf(entry.id);
     const timely =
       entry.text === null || (entry.releasedAtMs !== undefined && now - entry.releasedAtMs < RELEASE_MARK_MS);
+    // On the service's clock, as the post's own time is: a machine's clock off by a minute shows no false age.
+    const since = entry.releaseMs ?? entry.createdMs;
     return {
       now: timely ? Math.floor(now / 1000) * 1000 : undefined,
+      age: entry.text === null ? undefined : ageText(now + (model.clockOffsetMs ?? 0) - since),
       alert:
         rule === undefined || rule.action === 'mute' ? undefined : rule.action === 'highlight' ? 'highlight' : 'mark',
       pinned: model.isPinned(entry.id),
@@ -245,7 +253,8 @@ export class View {
   /** A post's row, formatted again only when its look changed (selection, pin, width, a ticking countdown). */
   #row(entry: Entry, width: number, streamWidth: number, selected: boolean, now: number): string {
     const look = this.#look(entry, now);
-    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned}`;
+    // The age is in the key: a row on screen is formatted again when its age text changes, one off screen never.
+    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned} ${look.age}`;
     const cached = this.#rows.get(entry);
     if (cached?.look === key) return cached.line;
     const { color, utc, theme } = this.#options;
@@ -293,7 +302,15 @@ export class View {
     );
     if (at !== -1) return this.#details[at]!.lines;
     const { color, hyperlinks, utc, theme } = this.#options;
-    const lines = detailLines(entry, { width: Math.max(20, width - 2), color, hyperlinks, utc, markdown, theme });
+    const lines = detailLines(entry, {
+      width: Math.max(20, width - 2),
+      color,
+      hyperlinks,
+      utc,
+      markdown,
+      theme,
+      clockOffsetMs: this.#options.model.clockOffsetMs,
+    });
     this.#details.push({ entry, width, markdown, lines });
     if (this.#details.length > DETAIL_CACHE) this.#details.shift();
     return lines;

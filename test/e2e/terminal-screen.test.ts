@@ -8,7 +8,7 @@ import { KEYS, publishToStream } from '../support/harness.js';
 import { until } from '../support/poll.js';
 import { TcpProxy } from '../support/proxy.js';
 import { cliFixture } from '../support/serve.js';
-import { styleOf, Tmux } from '../terminal/tmux.js';
+import { rowsWith, styleOf, Tmux } from '../terminal/tmux.js';
 
 const run = promisify(execFile);
 const fixture = cliFixture('terminal-screen');
@@ -391,6 +391,26 @@ describe('terminal: colours for the background', () => {
     const screen = await tmux.waitFor(/\[exit \d+\]/, 'the exit');
     expect(screen).toContain('[exit 2]');
     expect(screen).toMatch(/--theme.*blue.*dark, light/s);
+  });
+});
+
+describe('terminal: age and latency', () => {
+  it("rows show their age, ticking while on screen; the pane and the header show the feed's latency", async () => {
+    const tmux = await terminal();
+    await connected(tmux);
+    const text = unique('aged');
+    await post('macro-wire', text);
+    const ageOf = (screen: string) => /\d\d:\d\d:\d\d +(\d+)s Macro Wire/.exec(rowsWith(screen, text)[0] ?? '')?.[1];
+    const first = Number(ageOf(await tmux.waitFor((screen) => ageOf(screen) !== undefined, 'an age')));
+    await tmux.waitFor((screen) => Number(ageOf(screen)) > first, 'the age a second later');
+    // On the service's clock as this terminal reckons it: a few ms either way.
+    const header = (await tmux.waitFor(/latency -?\d+ ms/, 'the median latency')).split('\n')[0]!;
+    expect(header.indexOf('latency')).toBeGreaterThan(header.search(/\d\d:\d\d:\d\d/));
+    await tmux.keys('Enter');
+    await tmux.waitFor(
+      /^ \d\d:\d\d:\d\d Macro Wire arrived \d\d:\d\d:\d\d, latency -?\d+ ms$/m,
+      'created, arrived, latency',
+    );
   });
 });
 

@@ -194,8 +194,10 @@ describe('the terminal model', () => {
       seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
       return seed % below;
     };
-    const lazy = new TerminalModel({ capacity: 60 });
-    const eager = new TerminalModel({ capacity: 60 });
+    // One clock for both: an entry keeps when it arrived.
+    const now = () => 1_767_300_000_000;
+    const lazy = new TerminalModel({ capacity: 60, now });
+    const eager = new TerminalModel({ capacity: 60, now });
     const both = (step: (model: TerminalModel) => void) => {
       step(lazy);
       step(eager);
@@ -292,6 +294,7 @@ describe('rows and text', () => {
         utc: true,
         selected: false,
         theme: THEMES.dark,
+        age: undefined,
         now: undefined,
         alert: undefined,
         pinned: false,

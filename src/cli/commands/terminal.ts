@@ -230,6 +230,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
         store,
         service: wsWhere(options.settings),
         dialect: () => session.dialect,
+        latency: () => session.medianLatency(),
         color: options.color,
         hyperlinks,
         utc: options.utc,
