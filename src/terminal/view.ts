@@ -85,6 +85,9 @@ function tooSmallLines(width: number, height: number, keysIgnored: number): stri
 /** Black on yellow: readable on a dark and on a light background alike. */
 const warningStyle = (c: ReturnType<typeof screenChalk>) => c.bgYellow.black.bold;
 
+/** Where a formatted row's age goes: as wide as the longest (`59s`), and in no text (the sanitizer takes controls out). */
+const AGE_SLOT = '\u0001\u0001\u0001';
+
 type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned' | 'age'>;
 
 /**
@@ -253,14 +256,16 @@ export class View {
   /** A post's row, formatted again only when its look changed (selection, pin, width, a ticking countdown). */
   #row(entry: Entry, width: number, streamWidth: number, selected: boolean, now: number): string {
     const look = this.#look(entry, now);
-    // The age is in the key: a row on screen is formatted again when its age text changes, one off screen never.
-    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned} ${look.age}`;
-    const cached = this.#rows.get(entry);
-    if (cached?.look === key) return cached.line;
-    const { color, utc, theme } = this.#options;
-    const line = formatRow(entry, { width, color, utc, selected, streamWidth, theme, ...look });
-    this.#rows.set(entry, { look: key, line });
-    return line;
+    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned}`;
+    let cached = this.#rows.get(entry);
+    if (cached?.look !== key) {
+      const { color, utc, theme } = this.#options;
+      // Formatted with a slot for the age: the age changes every second, the rest seldom.
+      const line = formatRow(entry, { width, color, utc, selected, streamWidth, theme, ...look, age: AGE_SLOT });
+      cached = { look: key, line };
+      this.#rows.set(entry, cached);
+    }
+    return cached.line.replace(AGE_SLOT, (look.age ?? '').padStart(AGE_SLOT.length));
   }
 
   #list(width: number, area: number, streamWidth: number, now: number): string[] {
