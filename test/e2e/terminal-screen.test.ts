@@ -108,6 +108,38 @@ describe('terminal: Ctrl-Z', () => {
   });
 });
 
+describe('terminal: stopped from outside', () => {
+  it('SIGTSTP gives the terminal back and stops the job, as Ctrl-Z does; fg takes the screen again', async () => {
+    const tmux = await Tmux.startInShell(['terminal', '--url', fixture.serve.url, '--last', '0'], {
+      STREAM_POSTS_API_KEY: KEYS.alice,
+    });
+    await connected(tmux);
+    const pid = await commandPid(tmux);
+    process.kill(pid, 'SIGTSTP');
+    await tmux.waitForFormat('#{alternate_on}', '0');
+    await waitForState(pid, 'T');
+    await tmux.waitFor(/Stopped[\s\S]*^\$$/m, "the shell's prompt");
+    await tmux.type('fg');
+    await tmux.keys('Enter');
+    await tmux.waitForFormat('#{alternate_on}', '1');
+    await connected(tmux);
+    // And again: the stop is handled each time.
+    await tmux.keys('C-z');
+    await tmux.waitForFormat('#{alternate_on}', '0');
+    await waitForState(pid, 'T');
+  });
+
+  it('Ctrl-Z where no shell has job control says so and keeps the screen', async () => {
+    const tmux = await terminal();
+    await connected(tmux);
+    await tmux.keys('C-z');
+    await tmux.waitFor(/cannot be suspended/, 'the reason');
+    expect(await tmux.format('#{alternate_on}')).toBe('1');
+    await tmux.keys('?');
+    await tmux.waitFor(/^Keys/m, 'keys acting');
+  });
+});
+
 describe('terminal: reconnecting', () => {
   async function behindProxy(): Promise<[Tmux, TcpProxy]> {
     const proxy = await TcpProxy.start(fixture.serve.port);

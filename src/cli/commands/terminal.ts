@@ -187,11 +187,14 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     let continued = false;
     const takeBack = () => {
       continued = true;
+      process.on('SIGTSTP', suspend);
       screen.resume();
       mounted?.redraw();
     };
     screen.suspend();
     process.once('SIGCONT', takeBack);
+    // Without a listener of ours, SIGTSTP does what it does by default: it stops the process.
+    process.off('SIGTSTP', suspend);
     // The whole job (a wrapper such as npx too): the process is stopped before `kill` returns.
     process.kill(0, 'SIGTSTP');
     // SIGCONT is told before anything set now runs. None: the stop was discarded, as for a job
@@ -204,6 +207,8 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     });
   };
   const onSignal = () => quit();
+  // A stop from outside (`kill -TSTP`, a job control of another kind) gives the terminal back first, as Ctrl-Z does.
+  process.on('SIGTSTP', suspend);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
@@ -255,6 +260,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onSignal);
+    process.off('SIGTSTP', suspend);
     options.signal?.removeEventListener('abort', onSignal);
     mounted?.unmount();
     screen.restore();
