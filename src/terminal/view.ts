@@ -178,23 +178,31 @@ export class View {
     const latency = this.#options.latency();
     const connection = connectionState(model, this.#options.dialect(), narrow);
     // What matters most comes first: a narrow window cuts the end, never the state or the clock.
-    const parts = [
-      model.clockOffsetMs === undefined
-        ? ''
-        : `${narrow ? '' : 'service '}${momentText(model.now() + model.clockOffsetMs, { utc: this.#options.utc })}`,
-      latency === undefined ? '' : `latency ${latencyText(latency)}`,
-      model.paused ? c.yellow(`PAUSED ${model.newSincePause} new`) : '',
+    // A part with a style of its own stands apart from the header's inverse, in colours that read on any background.
+    const parts: [text: string, style?: (text: string) => string][] = [
+      [
+        model.clockOffsetMs === undefined
+          ? ''
+          : `${narrow ? '' : 'service '}${momentText(model.now() + model.clockOffsetMs, { utc: this.#options.utc })}`,
+      ],
+      [latency === undefined ? '' : `latency ${latencyText(latency)}`],
+      [model.paused ? `PAUSED ${model.newSincePause} new` : '', warningStyle(c)],
       // Counted just after the frame a search key draws from the first rows (`finishRows`).
-      model.searching ? c.cyan(`/${model.searchText}/ ${model.rowCount() ?? '…'} found`) : '',
-      model.filtered && !model.searching ? 'filtered' : '',
-      `${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`,
-      `streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`,
-      this.#options.service,
-    ].filter((part) => part !== '');
+      [model.searching ? `/${model.searchText}/ ${model.rowCount() ?? '…'} found` : '', c.bgCyan.black],
+      [model.filtered && !model.searching ? 'filtered' : ''],
+      [`${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`],
+      [`streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`],
+      [this.#options.service],
+    ];
     const state = ` ${connection.text} `;
-    const rest = `${parts.map((part) => `· ${part} `).join('')}`;
-    // The warning colour stands apart from the header's inverse, so a dropped feed is never taken for a live one.
-    return fitLine(`${connection.warning ? warningStyle(c)(state) : c.inverse(state)}${c.inverse(rest)}`, width);
+    const rest = parts
+      .filter(([text]) => text !== '')
+      .map(([text, style]) =>
+        style === undefined ? c.inverse(`· ${text} `) : `${c.inverse('· ')}${style(text)}${c.inverse(' ')}`,
+      )
+      .join('');
+    // A dropped feed is never taken for a live one.
+    return fitLine(`${connection.warning ? warningStyle(c)(state) : c.inverse(state)}${rest}`, width);
   }
 
   #footer(keys: KeyState, width: number): string {

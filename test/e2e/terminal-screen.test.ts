@@ -403,6 +403,10 @@ describe('terminal: colours for the background', () => {
     expect(['33', '36', '93', '96']).not.toContain(styleOf(screen, 'Macro Wire')!.fg);
     const detail = await detailOfNext(tmux);
     expect(styleOf(detail, url, 'last')).toMatchObject({ fg: '34', underline: true });
+    // The header's news in black on a colour, not a colour turned into the background behind white.
+    await tmux.keys('Space');
+    const paused = await tmux.waitFor(/PAUSED 0 new/, 'paused', true);
+    expect(styleOf(paused, 'PAUSED')).toMatchObject({ bg: '43', fg: '30', inverse: false });
   });
 
   it("takes the light theme from the terminal's answer to OSC 11, else from COLORFGBG", async () => {
