@@ -4,6 +4,8 @@
 export { startServer } from './api/server.js';
 export type {
   StreamPostsServer,
+  RecordingServer,
+  ProxiedFrame,
   StartServerOptions,
   ServerState,
   ServerKeys,
@@ -44,4 +46,6 @@ export type {
 export { publishRest } from './api/rest.js';
 export type { PublishRestOptions } from './api/rest.js';
 export { StreamPostsError, STREAM_POSTS_ERROR_CODES } from './api/errors.js';
+export { isOptionError } from './api/options.js';
+export type { OptionError } from './api/options.js';
 export type { StreamPostsErrorCode } from './api/errors.js';

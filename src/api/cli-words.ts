@@ -16,6 +16,7 @@ export type { RateLimitWait } from '../client/pacer.js';
 export { commandFrame, setFields } from '../client/publish-args.js';
 export { generateIdempotencyKey, withIdempotencyKey } from '../client/idempotency.js';
 export { DEFAULT_TIMEOUT_MS, describeNetworkError, formatWait } from '../client/errors.js';
+export { serviceTimeMs } from '../client/service-time.js';
 
 /**
  * What to throw when a library error ends a command: the error itself (the CLI's exit code
@@ -23,13 +24,24 @@ export { DEFAULT_TIMEOUT_MS, describeNetworkError, formatWait } from '../client/
  * what was awaited, as the client says when it timed the wait itself (`awaited`), as the
  * command says otherwise.
  */
-export function commandFailure(error: unknown, timeoutMs: number, awaited: string): unknown {
+export function commandFailure(
+  error: unknown,
+  timeoutMs: number,
+  awaited: string,
+  /** For a post whose ack never came: how to publish it again at most once with its key. */
+  publishAgain: (idempotencyKey: string) => string = (key) => `re-run with --idempotency-key ${key}`,
+): unknown {
   if (!(error instanceof StreamPostsError) || error.code !== 'timeout') return error;
   const what = error.awaited ?? awaited;
-  return new StreamPostsError('timeout', `timed out after ${formatWait(timeoutMs)} waiting for ${what}`, {
-    cause: error,
-    awaited: what,
-  });
+  const { idempotencyKey } = error;
+  const words = `timed out after ${formatWait(timeoutMs)} waiting for ${what}`;
+  return new StreamPostsError(
+    'timeout',
+    idempotencyKey === undefined
+      ? words
+      : `${words}; the post may have been published: ${publishAgain(idempotencyKey)} to publish it at most once`,
+    { cause: error, awaited: what, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
+  );
 }
 
 /** A publish's answer as an outcome to report: the service's refusal as data (the post was not stored). */

@@ -7,6 +7,7 @@ export { backoffDelay, type BackoffOptions } from '../client/backoff.js';
 import type { RateLimitWait } from '../client/pacer.js';
 import { PUBLISH_MAX_ATTEMPTS as MAX_PUBLISH_ATTEMPTS } from '../client/publisher.js';
 import { ClientError } from '../client/errors.js';
+import { MAX_TIMER_MS } from '../client/timer-delay.js';
 import { fromClientError, redactedClientError, redactSecrets, StreamPostsError } from './errors.js';
 import { StreamPostsClient, withTimeout } from './stream-posts-client.js';
 
@@ -220,7 +221,10 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
       const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
       await Promise.race([shared.firstWord, ended, grace]);
     }
-    return new StreamPostsClient(shared, { endpoints, apiKey }, secrets, timeoutMs, policy.onRateLimited);
+    return new StreamPostsClient(shared, { endpoints, apiKey }, secrets, timeoutMs, {
+      reconnect,
+      onRateLimited: policy.onRateLimited,
+    });
   } catch (error) {
     await shared.connection.close();
     if (error instanceof ClientError && error.kind === 'timeout') {
@@ -254,6 +258,3 @@ function heartbeatOption(value: unknown): { intervalMs: number; timeoutMs: numbe
   };
   return { intervalMs: checked('intervalMs'), timeoutMs: checked('timeoutMs') };
 }
-
-/** Node keeps a timer's delay in 32 bits. */
-const MAX_TIMER_MS = 2_147_483_647;

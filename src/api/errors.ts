@@ -22,6 +22,8 @@ export const CLIENT_ERROR_CODES = [
   'state-locked',
   /** `server.play` was given a scenario with a bad step; `path` names the step (or line) and the message the field. */
   'invalid-scenario',
+  /** A recording proxy's last scan found a secret no redaction covered: nothing was saved; `path` names the place (a JSON path). */
+  'secret-in-recording',
 ] as const;
 
 export type StreamPostsErrorCode = ErrorCode | (typeof CLIENT_ERROR_CODES)[number];
@@ -47,11 +49,23 @@ export class StreamPostsError extends Error {
    * error frame's is its message alone) or `{ by: 'close', detail: 'close 4401, unauthorized' }`.
    */
   readonly refusal: KeyRefusal | undefined;
+  /**
+   * For a publish's `timeout`: the idempotency key the post was sent with. The post may
+   * have been published; publishing it again with this key publishes it at most once.
+   */
+  readonly idempotencyKey: string | undefined;
 
   constructor(
     code: StreamPostsErrorCode,
     message: string,
-    options: { cause?: unknown; path?: string; status?: number; awaited?: string; refusal?: KeyRefusal } = {},
+    options: {
+      cause?: unknown;
+      path?: string;
+      status?: number;
+      awaited?: string;
+      refusal?: KeyRefusal;
+      idempotencyKey?: string;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'StreamPostsError';
@@ -60,6 +74,7 @@ export class StreamPostsError extends Error {
     this.status = options.status;
     this.awaited = options.awaited;
     this.refusal = options.refusal;
+    this.idempotencyKey = options.idempotencyKey;
   }
 }
 
@@ -96,7 +111,8 @@ export function redactedClientError(error: ClientError, secrets: readonly (strin
   const refusal = error.refusal && { by: error.refusal.by, detail: redactSecrets(error.refusal.detail, secrets) };
   if (message === error.message && refusal?.detail === error.refusal?.detail) return error;
   const awaited = error.awaited === undefined ? undefined : redactSecrets(error.awaited, secrets);
-  return new ClientError(error.kind, message, error.code, { awaited, status: error.status, refusal });
+  const { status, idempotencyKey } = error;
+  return new ClientError(error.kind, message, error.code, { awaited, status, refusal, idempotencyKey });
 }
 
 /** A client-side failure in the library's terms, the original kept as `cause` (a copy without the key, when it named one). */
@@ -112,8 +128,8 @@ export function fromClientError(error: unknown, secrets: readonly (string | unde
             ? 'internal'
             : 'unreachable';
     const redacted = redactedClientError(error, secrets);
-    const { status, awaited, refusal } = redacted;
-    return new StreamPostsError(code, redacted.message, { cause: redacted, status, awaited, refusal });
+    const { status, awaited, refusal, idempotencyKey } = redacted;
+    return new StreamPostsError(code, redacted.message, { cause: redacted, status, awaited, refusal, idempotencyKey });
   }
   const message = error instanceof Error ? error.message : String(error);
   return new StreamPostsError('internal', redactSecrets(message, secrets), { cause: error });

@@ -18,6 +18,11 @@ export function optionError(kind: 'type' | 'range', option: string, message: str
   return Object.assign(error, { code: BAD_OPTION, option } as const);
 }
 
+/** Whether `error` is a bad option of this library's (narrows it, so `code` and `option` compile under `strict`). */
+export function isOptionError(error: unknown): error is OptionError {
+  return optionOf(error) !== undefined;
+}
+
 /** The option a bad-option error is about, so a caller maps it to its own words without reading the message. */
 export function optionOf(error: unknown): string | undefined {
   if (!(error instanceof TypeError || error instanceof RangeError)) return undefined;

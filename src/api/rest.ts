@@ -1,4 +1,5 @@
 import { publishRest as postOverHttp } from '../client/rest.js';
+import { mayBePublished } from '../client/errors.js';
 import { fromClientError, StreamPostsError } from './errors.js';
 import { checkKnownOptions, requiredString, timeoutOption } from './options.js';
 import {
@@ -51,7 +52,15 @@ export async function publishRestOrRefusal(options: PublishRestOptions): Promise
   try {
     outcome = await postOverHttp(endpoints, apiKey, data, { timeoutMs });
   } catch (error) {
-    throw fromClientError(error, secrets);
+    const failure = fromClientError(error, secrets);
+    if (failure.code !== 'timeout') throw failure;
+    // The request went and no reply came: the post may be stored, and its key is how to find out.
+    const { idempotencyKey } = data;
+    throw new StreamPostsError('timeout', `${failure.message}; ${mayBePublished(idempotencyKey)}`, {
+      cause: failure.cause,
+      ...(failure.awaited === undefined ? {} : { awaited: failure.awaited }),
+      idempotencyKey,
+    });
   }
   return refusalAsValue(() => publishResult(outcome, data.idempotencyKey, secrets));
 }

@@ -13,7 +13,7 @@ import { StreamPostsError } from './errors.js';
 
 export { createLogger, withFields, type LogFormat } from '../server/logger.js';
 export { DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis-keys.js';
-export type { PeerAnswer, PeerLink, PeerRequest } from '../server/admin/admin-peers.js';
+export type { PeerAnswer, PeerAnswers, PeerLink, PeerRequest } from '../server/admin/admin-peers.js';
 export { checkStoreUrl } from './start-options.js';
 export { DEMO_SEED } from '../server/service/demo-seed.js';
 

@@ -86,6 +86,14 @@ class Channel implements ConnectionLike {
     this.shared.connection.resume();
   }
 
+  get paused(): boolean {
+    return this.shared.connection.paused;
+  }
+
+  get isOpen(): boolean {
+    return !this.#finished && this.shared.connection.isOpen;
+  }
+
   /** Ends this share only: a refused subscription must not take the publisher's socket down. */
   fail(error: ClientError): void {
     this.end(error);

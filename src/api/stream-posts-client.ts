@@ -1,6 +1,9 @@
 // The library's client handle: what `connect` resolves to (subscribe, publish, targets, close)
 // with its documentation; `connect` and its options are in client.ts, the work in src/client/.
 import type { Endpoint } from '../client/endpoint.js';
+import { mayBePublished } from '../client/errors.js';
+import { serviceTimeMs } from '../client/service-time.js';
+import { timerDelay } from '../client/timer-delay.js';
 import { Publisher } from '../client/publisher.js';
 import type { RateLimitWait } from '../client/pacer.js';
 import { setCustomTargets as postCustomTargets } from '../client/rest-streams.js';
@@ -100,7 +103,7 @@ export interface PostSubscription<E extends SubscriptionEvent = SubscriptionEven
 export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => StreamPostsError): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
+    timer = setTimeout(() => reject(onTimeout()), timerDelay(ms));
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -127,13 +130,18 @@ export class StreamPostsClient {
     rest: { endpoints: readonly Endpoint[]; apiKey: string },
     secrets: readonly string[],
     timeoutMs: number,
-    onRateLimited?: (wait: RateLimitWait) => void,
+    publishing: { reconnect: boolean; onRateLimited?: ((wait: RateLimitWait) => void) | undefined },
   ) {
     this.#shared = shared;
     this.#rest = rest;
     this.#secrets = secrets;
     this.#timeoutMs = timeoutMs;
-    this.#publisher = new Publisher(shared.opener('publisher'), onRateLimited && { onRateLimited });
+    const { reconnect, onRateLimited } = publishing;
+    this.#publisher = new Publisher(shared.opener('publisher'), {
+      ackTimeoutMs: timeoutMs,
+      reconnect,
+      ...(onRateLimited === undefined ? {} : { onRateLimited }),
+    });
     // Failures reach each publish through the publisher itself.
     this.#publisher.start().catch(() => {});
   }
@@ -159,8 +167,20 @@ export class StreamPostsClient {
     return this.#shared.facts?.streamId;
   }
 
-  /** The service's clock when it said `connected` (ISO), when it says: `serve`'s includes admin advances. */
+  /**
+   * The service's clock when it said `connected` (ISO), when it says: `serve`'s includes admin
+   * advances. A time more than 100 years from this machine's clock is not taken (undefined).
+   */
   get serverTime(): string | undefined {
+    const stated = this.statedServerTime;
+    return serviceTimeMs(stated) === undefined ? undefined : stated;
+  }
+
+  /**
+   * `connected.serverTime` as the service said it, however far off.
+   * @internal
+   */
+  get statedServerTime(): string | undefined {
     return this.#shared.facts?.serverTime;
   }
 
@@ -305,7 +325,8 @@ export class StreamPostsClient {
               () =>
                 new StreamPostsError(
                   'timeout',
-                  `no acknowledgement within ${timeoutMs} ms (timeoutMs); publishing again with idempotencyKey "${idempotencyKey}" is safe`,
+                  `no acknowledgement within ${timeoutMs} ms (timeoutMs); ${mayBePublished(idempotencyKey)}`,
+                  { idempotencyKey },
                 ),
             );
     } catch (error) {

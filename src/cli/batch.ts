@@ -6,7 +6,9 @@ import { resolveReleaseAt, type PublishDefaults } from './release-at.js';
 import type { PublishData, PublishOutcome } from '../api/cli-words.js';
 
 export type BatchResult =
-  { line: number; post: Post; duplicate: boolean } | { line: number; error: { code: string; message: string } };
+  | { line: number; post: Post; duplicate: boolean }
+  /** `idempotencyKey`: a line whose ack never came (code `timeout`) may have been published with it. */
+  | { line: number; error: { code: string; message: string; idempotencyKey?: string } };
 
 export interface BatchOptions {
   /** NDJSON, one add-stream-post data object per line. */
@@ -23,6 +25,8 @@ export interface BatchOptions {
 export interface BatchSummary {
   published: number;
   failed: number;
+  /** Lines whose ack never came (of those failed). */
+  timedOut: number;
 }
 
 /**
@@ -69,6 +73,11 @@ export function prepareBatchLine(
   return { ok: true, data };
 }
 
+function outcomeError(outcome: PublishOutcome & { ok: false }): Extract<BatchResult, { error: unknown }>['error'] {
+  const { code, message, idempotencyKey } = outcome;
+  return idempotencyKey === undefined ? { code, message } : { code, message, idempotencyKey };
+}
+
 /**
  * Publishes NDJSON lines with at most `window` posts unacknowledged and
  * reports one result per line in input order, however the replies interleave.
@@ -80,7 +89,7 @@ export function runBatch(options: BatchOptions): Promise<BatchSummary> {
   if (!Number.isInteger(options.window) || options.window < 1)
     throw new RangeError(`window must be a positive integer, got ${options.window}`);
   const now = options.now ?? Date.now;
-  const summary: BatchSummary = { published: 0, failed: 0 };
+  const summary: BatchSummary = { published: 0, failed: 0, timedOut: 0 };
   const waiting: { line: number; seq: number; data: PublishData }[] = [];
   const finished = new Map<number, BatchResult>();
   let lineNumber = 0;
@@ -94,8 +103,11 @@ export function runBatch(options: BatchOptions): Promise<BatchSummary> {
 
   return new Promise((resolve, reject) => {
     const settle = (seq: number, result: BatchResult): void => {
-      if ('error' in result) summary.failed += 1;
-      else summary.published += 1;
+      if (!('error' in result)) summary.published += 1;
+      else {
+        summary.failed += 1;
+        if (result.error.code === 'timeout') summary.timedOut += 1;
+      }
       finished.set(seq, result);
       for (let next = finished.get(nextToReport); next !== undefined; next = finished.get(nextToReport)) {
         finished.delete(nextToReport);
@@ -125,7 +137,7 @@ export function runBatch(options: BatchOptions): Promise<BatchSummary> {
               outcome.ok
                 ? // A duplicate ack for a post this run resent is the post it published itself.
                   { line, post: outcome.post, duplicate: outcome.duplicate && outcome.attempts <= 1 }
-                : { line, error: { code: outcome.code, message: outcome.message } },
+                : { line, error: outcomeError(outcome) },
             );
             pump();
           },

@@ -3,6 +3,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { ConfigSetOptions } from './commands/config.js';
 import type { DemoOptions } from './commands/demo.js';
+import type { DoctorOptions } from './commands/doctor.js';
 import type { HistoryOptions } from './commands/history.js';
 import type { ListenOptions } from './commands/listen.js';
 import type { PostOptions } from './post-options.js';
@@ -28,6 +29,7 @@ export interface CommandRunners {
   targets(options: TargetsOptions): Promise<number>;
   targetsSet(options: TargetsSetOptions): Promise<number>;
   completion(shell: CompletionShell, program: Command): Promise<number>;
+  doctor(options: DoctorOptions): Promise<number>;
   scenarioFromRecording(file: string, options: { output?: string | undefined; json: boolean }): Promise<number>;
 }
 

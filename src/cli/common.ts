@@ -47,7 +47,7 @@ export function addClientOptions<Args extends unknown[], Opts extends OptionValu
     )
     .option('--json', 'machine output: one JSON object per line on stdout')
     .option('--no-color', 'no colours (also NO_COLOR=1)')
-    .option('-q, --quiet', 'no status lines on stderr; errors only')
+    .option('-q, --quiet', 'no status lines on stderr: warnings and errors only')
     .option('-v, --verbose', 'more status detail on stderr')
     .option(
       '--trace',

@@ -7,6 +7,7 @@ import type { CommandContext, CommandRunners, ProgramContext } from './command-c
 import { addCompletionCommand } from './commands/completion-flags.js';
 import { addConfigCommands } from './commands/config-flags.js';
 import { addDemoCommand } from './commands/demo-flags.js';
+import { addDoctorCommand } from './commands/doctor-flags.js';
 import { addFaultsCommand } from './commands/faults-flags.js';
 import { addHistoryCommand } from './commands/history-flags.js';
 import { addSubscribeCommand } from './commands/listen-flags.js';
@@ -40,6 +41,7 @@ const LAZY_RUNNERS: CommandRunners = {
   targets: async (options) => (await import('./commands/targets.js')).targets(options),
   targetsSet: async (options) => (await import('./commands/targets.js')).targetsSet(options),
   completion: async (shell, program) => (await import('./commands/completion.js')).completion(shell, program),
+  doctor: async (options) => (await import('./commands/doctor.js')).doctor(options),
   scenarioFromRecording: async (file, options) => (await import('./commands/scenario.js')).fromRecording(file, options),
 };
 
@@ -107,6 +109,7 @@ within --timeout.`,
   addTargetsCommand(program, full);
   addFaultsCommand(program, full);
   addScenarioCommand(program, full);
+  addDoctorCommand(program, full);
   addCompletionCommand(program, full);
   addHelpCommand(program);
   return program;

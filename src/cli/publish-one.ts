@@ -11,7 +11,7 @@ import { wsUrls, wsWhere } from './describe.js';
 export interface PublishSession {
   /** The one stream the key publishes to, when the service said (`connected.streamId`). */
   readonly streamId: string | undefined;
-  /** The service's clock at connection (`connected.serverTime`), when it said. */
+  /** The service's clock at connection (`connected.serverTime`), when it said, however far off. */
   readonly serverTime: string | undefined;
   publish(args: PublishArgs): Promise<PublishOutcome>;
   close(): Promise<void>;
@@ -47,7 +47,7 @@ export async function openPublishSession(
   });
   return {
     streamId: client.streamId,
-    serverTime: client.serverTime,
+    serverTime: client.statedServerTime,
     async publish(args) {
       try {
         return outcomeOf(await client.publishOrRefusal(publishOptionsOf(args)));

@@ -1,4 +1,5 @@
 import type { ContentType } from '../protocol/types.js';
+import { serviceTimeMs } from '../api/cli-words.js';
 
 const RELATIVE = /^\+(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$/i;
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -27,11 +28,20 @@ export interface PublishDefaults {
   contentType: ContentType;
 }
 
-/** "Now" on the service's clock: `connected.serverTime` (which `/_admin/clock` moves) when the service sent it, else ours. */
+/**
+ * "Now" on the service's clock: `connected.serverTime` (which `/_admin/clock` moves) when the
+ * service sent one within 100 years of ours, else ours.
+ */
 export function serviceClock(serverTime: string | undefined, localNow: number = Date.now()): () => number {
-  const at = serverTime === undefined ? NaN : Date.parse(serverTime);
-  const offset = Number.isFinite(at) ? at - localNow : 0;
+  const at = serviceTimeMs(serverTime, localNow);
+  const offset = at === undefined ? 0 : at - localNow;
   return () => Date.now() + offset;
+}
+
+/** Why a relative release time counts from this machine's clock, when the service's was not taken. */
+export function localClockNotice(serverTime: string | undefined, releaseAt: string): string | undefined {
+  if (serverTime === undefined || serviceTimeMs(serverTime) !== undefined) return undefined;
+  return `the service's time (connected.serverTime ${serverTime}) is more than 100 years from this machine's clock, and is ignored: ${releaseAt} counts from this machine's clock`;
 }
 
 /** The refusal of a release time at or before `now` (a post meant to be hidden would be visible at once). */

@@ -102,6 +102,11 @@ export async function servePrimary(plan: PrimaryPlan): Promise<number> {
     const worker = cluster.fork();
     const startedAt = Date.now();
     live.add(worker);
+    // A worker killed while the primary writes to it (EPIPE, ERR_IPC_CHANNEL_CLOSED) or
+    // signals it: its `exit` follows and replaces it; unheard, the error would end the primary.
+    worker.on('error', () => {});
+    // Its channel closes before it exits: nothing more is put to it from then on.
+    worker.once('disconnect', () => router.gone(worker));
     return new Promise((resolve) => {
       worker.on('message', (message: unknown) => {
         if (router.message(worker, message)) return;

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { ALERT_ACTIONS, type AlertRuleInput } from '../terminal/alerts.js';
+import { ALERT_ACTIONS, ALERT_FIELDS, type AlertRuleInput } from '../terminal/alerts.js';
 
 /**
  * `$XDG_CONFIG_HOME/stream-posts/config.json` (default `~/.config/…`):
@@ -32,6 +32,7 @@ export const configSchema: z.ZodMiniType<ConfigFile> = z.object({
           z.array(
             z.object({
               match: z.string(),
+              field: z.optional(z.enum(ALERT_FIELDS)),
               streams: z.optional(z.array(z.string())),
               action: z.enum(ALERT_ACTIONS),
               command: z.optional(z.string()),

@@ -2,14 +2,32 @@
 // request to the primary, which puts it to every worker that is listening (the asker too)
 // and hands the answers back: the workers never talk to each other.
 import type { Worker } from 'node:cluster';
-import type { PeerAnswer, PeerLink, PeerRequest } from '../api/serve-support.js';
+import type { PeerAnswer, PeerAnswers, PeerLink, PeerRequest } from '../api/serve-support.js';
+import type { WorkerAnswered } from '../protocol/admin.js';
 import { ProtocolError } from '../protocol/errors.js';
+
+/** How long the primary waits for the workers' answers: one stopped or dying must not hang the request. */
+const PEER_DEADLINE_MS = 2_000;
 
 type Message =
   | { type: 'peer-ask'; ask: number; request: PeerRequest }
   | { type: 'peer-request'; ask: number; request: PeerRequest }
   | { type: 'peer-answer'; ask: number; answer: PeerAnswer }
-  | { type: 'peer-answers'; ask: number; answers: PeerAnswer[] };
+  | ({ type: 'peer-answers'; ask: number } & PeerAnswers);
+
+/** A worker as admin replies name it: the prefix of its connection ids (`w2`). */
+function workerName(worker: Pick<Worker, 'id'>): string {
+  return `w${worker.id}`;
+}
+
+/**
+ * Sends to a worker whose IPC channel is still open; a send that fails (the worker died
+ * meanwhile: EPIPE, ERR_IPC_CHANNEL_CLOSED) is the worker's `exit` to come, not an error of
+ * the primary's.
+ */
+function sendToWorker(worker: Worker, message: Message): void {
+  if (worker.isConnected()) worker.send(message, () => {});
+}
 
 function isMessage<T extends Message['type']>(message: unknown, type: T): message is Extract<Message, { type: T }> {
   return typeof message === 'object' && message !== null && (message as Message).type === type;
@@ -31,11 +49,11 @@ async function answerOf(
 /** In a worker: its link to the others, through the primary. Made before the server starts. */
 export function workerLink(): PeerLink {
   let nextAsk = 1;
-  const waiting = new Map<number, (answers: PeerAnswer[]) => void>();
+  const waiting = new Map<number, (answers: PeerAnswers) => void>();
   let handler: ((request: PeerRequest) => Promise<unknown>) | undefined;
   process.on('message', (message: unknown) => {
     if (isMessage(message, 'peer-answers')) {
-      waiting.get(message.ask)?.(message.answers);
+      waiting.get(message.ask)?.({ answers: message.answers, workers: message.workers });
       waiting.delete(message.ask);
     } else if (isMessage(message, 'peer-request')) {
       void answerOf(handler, message.request).then((answer) => {
@@ -63,11 +81,17 @@ interface Pending {
   from: Worker;
   /** The asker's own number for the request. */
   ask: number;
-  answers: PeerAnswer[];
+  asked: Worker[];
+  /** The workers still to answer; a worker gone before it answered leaves it too. */
   waiting: Set<Worker>;
+  answers: Map<Worker, PeerAnswer>;
+  deadline: NodeJS.Timeout;
 }
 
-/** In the primary: puts each worker's request to every listening worker and returns the answers. */
+/**
+ * In the primary: puts each worker's request to every listening worker and returns the
+ * answers given within PEER_DEADLINE_MS, naming the workers that gave none.
+ */
 export class PeerRouter {
   readonly #listening = new Set<Worker>();
   readonly #pending = new Map<number, Pending>();
@@ -91,17 +115,24 @@ export class PeerRouter {
   message(worker: Worker, message: unknown): boolean {
     if (isMessage(message, 'peer-ask')) {
       const ask = this.#nextAsk++;
-      const pending: Pending = { from: worker, ask: message.ask, answers: [], waiting: new Set(this.#listening) };
+      const asked = [...this.#listening].filter((each) => each.isConnected());
+      const pending: Pending = {
+        from: worker,
+        ask: message.ask,
+        asked,
+        answers: new Map(),
+        waiting: new Set(asked),
+        deadline: setTimeout(() => this.#finish(ask, pending), PEER_DEADLINE_MS),
+      };
       this.#pending.set(ask, pending);
-      const request: Message = { type: 'peer-request', ask, request: message.request };
-      for (const each of pending.waiting) each.send(request);
+      for (const each of asked) sendToWorker(each, { type: 'peer-request', ask, request: message.request });
       this.#finishIfDone(ask, pending);
       return true;
     }
     if (isMessage(message, 'peer-answer')) {
       const pending = this.#pending.get(message.ask);
       if (pending?.waiting.delete(worker)) {
-        pending.answers.push(message.answer);
+        pending.answers.set(worker, message.answer);
         this.#finishIfDone(message.ask, pending);
       }
       return true;
@@ -110,9 +141,17 @@ export class PeerRouter {
   }
 
   #finishIfDone(ask: number, pending: Pending): void {
-    if (pending.waiting.size > 0) return;
+    if (pending.waiting.size === 0) this.#finish(ask, pending);
+  }
+
+  #finish(ask: number, pending: Pending): void {
+    clearTimeout(pending.deadline);
     this.#pending.delete(ask);
-    const reply: Message = { type: 'peer-answers', ask: pending.ask, answers: pending.answers };
-    if (pending.from.isConnected()) pending.from.send(reply);
+    const workers: WorkerAnswered[] = pending.asked.map((each) => ({
+      id: workerName(each),
+      answered: pending.answers.has(each),
+    }));
+    const answers = [...pending.answers.values()];
+    sendToWorker(pending.from, { type: 'peer-answers', ask: pending.ask, answers, workers });
   }
 }

@@ -108,6 +108,10 @@ export interface ConnectionLike {
   expectReply(what: string): () => void;
   pause(): void;
   resume(): void;
+  /** The socket is open: a command sent now can be answered. */
+  readonly isOpen: boolean;
+  /** Reading is paused: no reply can arrive, however late it is. */
+  readonly paused: boolean;
   fail(error: ClientError): void;
   /** Drops the socket for a passing reason: reconnect (with backoff), or end when reconnecting is off. */
   drop(reason: string): void;

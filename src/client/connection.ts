@@ -18,6 +18,7 @@ import {
 } from './errors.js';
 import { API_KEY_HEADER, API_KEY_QUERY } from '../protocol/paths.js';
 import { ReplyWaits } from './reply-waits.js';
+import { timerDelay } from './timer-delay.js';
 import { TurnCork } from './turn-cork.js';
 import {
   DIALECT_QUERY,
@@ -176,6 +177,14 @@ export class Connection {
     if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.pause();
   }
 
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  get isOpen(): boolean {
+    return this.#ready;
+  }
+
   resume(): void {
     this.#paused = false;
     if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.resume();
@@ -258,7 +267,7 @@ export class Connection {
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
       run();
-    }, ms);
+    }, timerDelay(ms));
     this.#timers.add(timer);
   }
 

@@ -34,19 +34,22 @@ export class ClientError extends Error {
   readonly status: number | undefined;
   /** For `unauthorized`, when the service said why: its words apart from the message's sentence. */
   readonly refusal: KeyRefusal | undefined;
+  /** For a post whose ack never came: the key it was sent with, to publish it again at most once. */
+  readonly idempotencyKey: string | undefined;
 
   constructor(
     readonly kind: ClientErrorKind,
     message: string,
     /** The service's error code, when the service gave one. */
     readonly code?: string,
-    options: { cause?: unknown; awaited?: string; status?: number; refusal?: KeyRefusal } = {},
+    options: { cause?: unknown; awaited?: string; status?: number; refusal?: KeyRefusal; idempotencyKey?: string } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ClientError';
     this.awaited = options.awaited;
     this.status = options.status;
     this.refusal = options.refusal;
+    this.idempotencyKey = options.idempotencyKey;
   }
 }
 
@@ -87,6 +90,11 @@ export function timeoutError(timeoutMs: number, what: string): ClientError {
   return new ClientError('timeout', `timed out after ${formatWait(timeoutMs)} waiting for ${what}`, undefined, {
     awaited: what,
   });
+}
+
+/** What a post whose ack never came may have done, and how to publish it at most once, in the library's words. */
+export function mayBePublished(idempotencyKey: string): string {
+  return `the post may have been published: publish it again with idempotencyKey "${idempotencyKey}" to publish it at most once`;
 }
 
 /** The default bound on every wait for the service (`timeoutMs` option). */

@@ -1,3 +1,5 @@
+import { timerDelay } from './timer-delay.js';
+
 /**
  * The replies a connection awaits, each with its deadline, on one timer: a window of
  * publishes costs one timer, not one per post. Every wait has the same length, so
@@ -11,8 +13,6 @@ export interface ReplyWait<T> {
   deadline: number;
   settled: boolean;
 }
-
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class ReplyWaits<T> {
   readonly #queue: ReplyWait<T>[] = [];
@@ -74,8 +74,7 @@ export class ReplyWaits<T> {
   }
 
   #arm(ms: number): void {
-    // setTimeout takes at most 2^31 - 1 ms (longer fires at once): a longer wait is re-armed.
-    this.#timer = setTimeout(() => this.#fire(), Math.min(Math.max(0, ms), MAX_TIMER_MS));
+    this.#timer = setTimeout(() => this.#fire(), timerDelay(ms));
   }
 
   #fire(): void {

@@ -12,6 +12,7 @@ import {
 import { ClientError } from './errors.js';
 import { isTreeFeed } from './endpoint.js';
 import { SeenPosts } from './seen.js';
+import { serviceTimeMs } from './service-time.js';
 
 export interface SubscriptionOptions {
   command: SubscribeCommandName;
@@ -251,18 +252,21 @@ export class Subscription {
     return undefined;
   }
 
+  /** The service's clock from its `connected`, when it said a time within reason. */
+  #learnClock(serverTime: string | undefined): void {
+    const localNow = Date.now();
+    const serverNow = serviceTimeMs(serverTime, localNow);
+    if (serverNow === undefined) return;
+    this.#clockOffset = serverNow - localNow;
+    this.#offsetKnown = true;
+  }
+
   #receive(message: ServerMessage, raw: string): void {
     this.#lastHeard = Date.now();
     switch (message.kind) {
       case 'connected':
         this.#followed = message.streams.length > 0 ? new Set(message.streams) : undefined;
-        if (message.serverTime !== undefined) {
-          const serverNow = Date.parse(message.serverTime);
-          if (Number.isFinite(serverNow)) {
-            this.#clockOffset = serverNow - Date.now();
-            this.#offsetKnown = true;
-          }
-        }
+        this.#learnClock(message.serverTime);
         return;
       case 'sub_ack': {
         this.#subscribeAnswered?.();

@@ -19,6 +19,18 @@ export interface AdminState {
   clockOffsetMs: number;
   /** The injected faults in force on this instance. */
   faults: Fault[];
+  /** Under `serve --workers`: the workers asked, and whether each answered in time. */
+  workers?: WorkerAnswered[];
+}
+
+/**
+ * A worker of `serve --workers` that an admin request was put to (`w2`, as connection ids
+ * name it) and whether it answered within the deadline; what one that did not holds is
+ * missing from the reply.
+ */
+export interface WorkerAnswered {
+  id: string;
+  answered: boolean;
 }
 
 /** One open WebSocket connection, as `GET /_admin/connections` lists it. Keys never appear. */

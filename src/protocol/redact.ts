@@ -1,12 +1,19 @@
+import { CONTROLS, INVISIBLES } from './unsafe-characters.js';
+
 /** Query parameter names that carry a key, compared after decoding and in lower case. */
 const KEY_PARAMS = new Set(['apikey', 'api_key', 'key']);
 const QUERY_PARAM = /([?&])([^&#=\s]*)(=)[^&#\s]*/g;
+
+/** Whether a query parameter of this name carries a key, whatever its spelling (`api%4Bey`, `API_KEY`). */
+export function isKeyParam(name: string): boolean {
+  return KEY_PARAMS.has(decoded(name).toLowerCase());
+}
 
 /** Removes API keys carried in a URL's query string, whatever the spelling of the parameter's name (`api%4Bey`). */
 export function redactUrl(url: string): string {
   if (!url.includes('=')) return url;
   return url.replace(QUERY_PARAM, (whole, separator: string, name: string, equals: string) =>
-    KEY_PARAMS.has(decoded(name).toLowerCase()) ? `${separator}${name}${equals}[redacted]` : whole,
+    isKeyParam(name) ? `${separator}${name}${equals}[redacted]` : whole,
   );
 }
 
@@ -15,7 +22,9 @@ export function redactUrl(url: string): string {
  * written as `sp%5Fdemo…`, `sp%5fdemo…`, `sp%255Fdemo…` (encoded twice) or `sp\u005fdemo…`
  * is the key all the same.
  */
-const ESCAPE = /%[0-9a-f]{2}|\\u[0-9a-f]{4}/i;
+const ESCAPE = /%[0-9a-f]{2}|\\u[0-9a-f]{4}|\\[bfnrt]/i;
+/** JSON's escapes of the controls a key may be split by (`\n` in a traced frame). */
+const JSON_SHORT_ESCAPES: Readonly<Record<string, number>> = { b: 8, f: 12, n: 10, r: 13, t: 9 };
 /** Decoding passes: encoded twice is seen in the wild (proxies, copied URLs); more is taken as meant. */
 const MAX_DECODING_PASSES = 4;
 
@@ -45,6 +54,24 @@ function hexAt(text: string, at: number, length: number): number {
   return value;
 }
 
+/**
+ * The character a `%XX` escape at `at` starts and the escape's length: a whole UTF-8 sequence
+ * (`%E2%80%8B` is U+200B) as one character, any other byte as the character of that number.
+ */
+function percentEncoded(text: string, at: number): [code: number, width: number] {
+  const lead = hexAt(text, at + 1, 2);
+  const continuations =
+    lead >= 0xc2 && lead <= 0xdf ? 1 : lead >= 0xe0 && lead <= 0xef ? 2 : lead >= 0xf0 && lead <= 0xf4 ? 3 : 0;
+  if (continuations === 0) return [lead, 3];
+  let code = lead & (0x3f >> continuations);
+  for (let n = 1; n <= continuations; n += 1) {
+    const byte = text[at + 3 * n] === '%' ? hexAt(text, at + 3 * n + 1, 2) : -1;
+    if (byte < 0x80 || byte > 0xbf) return [lead, 3];
+    code = code * 64 + (byte & 0x3f);
+  }
+  return code > 0x10ffff ? [lead, 3] : [code, 3 * (continuations + 1)];
+}
+
 function decodePass(view: DecodedView): DecodedView | undefined {
   const { text, from, to } = view;
   let out = '';
@@ -55,11 +82,13 @@ function decodePass(view: DecodedView): DecodedView | undefined {
     let code = -1;
     let width = 1;
     if (text[i] === '%') {
-      code = hexAt(text, i + 1, 2);
-      width = 3;
+      [code, width] = percentEncoded(text, i);
     } else if (text[i] === '\\' && text[i + 1] === 'u') {
       code = hexAt(text, i + 2, 4);
       width = 6;
+    } else if (text[i] === '\\') {
+      code = JSON_SHORT_ESCAPES[text[i + 1] ?? ''] ?? -1;
+      width = 2;
     }
     if (code === -1) {
       out += text[i];
@@ -69,9 +98,13 @@ function decodePass(view: DecodedView): DecodedView | undefined {
       continue;
     }
     changed = true;
-    out += String.fromCharCode(code);
-    nextFrom.push(from[i]!);
-    nextTo.push(to[i + width - 1]!);
+    const char = String.fromCodePoint(code);
+    out += char;
+    // An astral character is two code units, each read from the whole escape.
+    for (let unit = 0; unit < char.length; unit += 1) {
+      nextFrom.push(from[i]!);
+      nextTo.push(to[i + width - 1]!);
+    }
     i += width;
   }
   return changed ? { text: out, from: nextFrom, to: nextTo } : undefined;
@@ -105,6 +138,55 @@ function decodedViews(text: string): DecodedView[] {
   return views;
 }
 
+/**
+ * What can stand inside a key without hiding it from a reader: what the sanitizer takes out
+ * or shows as a space (controls, bidi and zero-width characters), tabs and line breaks
+ * included. A plain space is not: most lines have them, and a key is not found across them.
+ */
+const SPLITTER = new RegExp(`[\\t\\n${CONTROLS}${INVISIBLES}]`);
+
+/**
+ * `text` (read from the original at `from(i)` to `to(i)`) without the characters that can
+ * split a key, mapped back to the original; undefined when it has none.
+ */
+function joinedView(text: string, from: (i: number) => number, to: (i: number) => number): DecodedView | undefined {
+  if (!SPLITTER.test(text)) return undefined;
+  let out = '';
+  const nextFrom: number[] = [];
+  const nextTo: number[] = [];
+  for (let i = 0; i < text.length; i += 1) {
+    if (SPLITTER.test(text[i]!)) continue;
+    out += text[i];
+    nextFrom.push(from(i));
+    nextTo.push(to(i));
+  }
+  return { text: out, from: nextFrom, to: nextTo };
+}
+
+/**
+ * Every form of `text` a secret may be found in besides the text itself, each mapped back to
+ * it: decoded (once, twice, …), and each of those and the text with no character that can
+ * split a key (`sp_de` + U+200B + `mo` is `sp_demo` to the reader).
+ */
+function views(text: string): DecodedView[] {
+  const decodedForms = ESCAPE.test(text) ? decodedViews(text) : [];
+  const joined = [
+    joinedView(
+      text,
+      (i) => i,
+      (i) => i + 1,
+    ),
+    ...decodedForms.map((view) =>
+      joinedView(
+        view.text,
+        (i) => view.from[i]!,
+        (i) => view.to[i]!,
+      ),
+    ),
+  ];
+  return [...decodedForms, ...joined.filter((view) => view !== undefined)];
+}
+
 /** `text` with every escape decoded (as often as it was applied, up to a bound). */
 function decoded(text: string): string {
   return ESCAPE.test(text) ? (decodedViews(text).at(-1)?.text ?? text) : text;
@@ -112,7 +194,9 @@ function decoded(text: string): string {
 
 /**
  * Makes a function that replaces every given secret in a text by `marker`, written as it is
- * or escaped (percent-encoded in any case, encoded twice, JSON `\u` escapes). Secrets are
+ * or escaped (percent-encoded in any case, encoded twice, JSON `\u` escapes), or split by
+ * characters a reader does not see as part of it (controls, line breaks, bidi and zero-width
+ * characters). Secrets are
  * indexed by their first characters, so a text costs one map lookup per character whatever
  * the number of secrets; a text without escapes is scanned once.
  */
@@ -148,12 +232,11 @@ export function secretScrubber(secrets: Iterable<string>, marker: string): (text
   return (text) => {
     if (text.length < prefixLength) return text;
     const spans = find(text);
-    if (ESCAPE.test(text)) {
-      for (const view of decodedViews(text)) {
-        for (const [start, end] of find(view.text)) spans.push([view.from[start]!, view.to[end - 1]!]);
-      }
-      spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+    const others = views(text);
+    for (const view of others) {
+      for (const [start, end] of find(view.text)) spans.push([view.from[start]!, view.to[end - 1]!]);
     }
+    if (others.length > 0) spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
     if (spans.length === 0) return text;
     let out = '';
     let copied = 0;

@@ -37,6 +37,21 @@ export interface StateDocument {
    * `POST /v1/streams/{id}/custom-targets`); a file without it keeps the seed's.
    */
   customTargets?: Record<string, Record<string, string[]>>;
+  /**
+   * Uploaded media of the posts above: the bytes are kept beside the file (`FILE.media/`),
+   * one file each, named by their SHA-256; a file without it keeps none.
+   */
+  media?: StateMedia[];
+}
+
+/** One uploaded item, as the state file lists it (its bytes in `FILE.media/<sha256>`). */
+export interface StateMedia {
+  /** Where it is served: `/v1/media/{id}`. */
+  id: string;
+  postId: string;
+  type: string;
+  size: number;
+  sha256: string;
 }
 
 /**

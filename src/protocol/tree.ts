@@ -1,19 +1,9 @@
 import { MAX_SUGGESTION_SPELLINGS, MAX_TREE_SUGGESTIONS } from './limits.js';
 import type { Post, TreeItem } from './types.js';
+import { firstLink, webAddresses } from './urls.js';
 
-// A URL ends at whitespace, quotes, angle brackets or a closing parenthesis
-// (markdown links); trailing sentence punctuation is not part of it.
-const URL_PATTERN = /https?:\/\/[^\s<>()"'`[\]]+/i;
-const URL_PATTERN_GLOBAL = new RegExp(URL_PATTERN.source, 'gi');
-const TRAILING_PUNCTUATION = /[.,;:!?*_~]+$/;
 // "$BNB", "$btc" count; "$100" and "US$5" do not.
 const CASHTAG_PATTERN = /(?<![\w$])\$([A-Za-z][A-Za-z0-9]{0,9})(?![A-Za-z0-9])/g;
-
-export function firstLink(text: string): string | undefined {
-  const match = URL_PATTERN.exec(text);
-  if (!match) return undefined;
-  return match[0].replace(TRAILING_PUNCTUATION, '');
-}
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 const CODE_SPAN = /(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g;
@@ -51,7 +41,13 @@ export interface CoinSuggestion {
 export function cashtags(text: string): CoinSuggestion[] {
   const byCoin = new Map<string, Set<string>>();
   // "$BTC" inside a URL is part of an address, not a mention.
-  const withoutUrls = text.replace(URL_PATTERN_GLOBAL, ' ');
+  let withoutUrls = '';
+  let copied = 0;
+  for (const { start, end } of webAddresses(text)) {
+    withoutUrls += `${text.slice(copied, start)} `;
+    copied = end;
+  }
+  withoutUrls += text.slice(copied);
   for (const match of withoutUrls.matchAll(CASHTAG_PATTERN)) {
     const symbol = match[1];
     if (symbol === undefined) continue;

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
-import { firstLink } from '../protocol/tree.js';
+import { webAddresses } from '../protocol/urls.js';
 import { hyperlink } from './hyperlinks.js';
-import { safeLine, terminalSafe, type TimeView } from './text.js';
+import { terminalSafe, type TimeView } from './text.js';
 import { wrapToWidth } from './wrap.js';
 
 /** How text is shown: what `listen` and `tree` share. */
@@ -48,14 +48,12 @@ export function formatBodyText(text: string, markdown: boolean, view: TextView, 
 function linkedText(safe: string, view: TextView, c: ChalkInstance): string {
   if (!view.hyperlinks) return markMatches(safe, view, c);
   // A URL the terminal wraps over two lines is no longer detected; a hyperlink still is.
-  let rest = safe;
+  // An address ends at a bidi or zero-width character: none is inside one.
   let shown = '';
-  for (let url = firstLink(rest); url !== undefined; url = firstLink(rest)) {
-    const at = rest.indexOf(url);
-    // A bidi or zero-width character inside an address would make it read as another one.
-    const address = safeLine(url);
-    shown += markMatches(rest.slice(0, at), view, c) + hyperlink(address, markMatches(address, view, c));
-    rest = rest.slice(at + url.length);
+  let copied = 0;
+  for (const { url, start, end } of webAddresses(safe)) {
+    shown += markMatches(safe.slice(copied, start), view, c) + hyperlink(url, markMatches(url, view, c));
+    copied = end;
   }
-  return shown + markMatches(rest, view, c);
+  return shown + markMatches(safe.slice(copied), view, c);
 }

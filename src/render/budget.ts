@@ -24,3 +24,37 @@ export function budgetClock(now: (() => number) | undefined): { start(): void; o
     over: (limitMs) => performance.now() - wallFrom > limitMs && cpuMs() - cpuFrom > limitMs,
   };
 }
+
+/** Thrown from inside marked when the text has used up its budget. */
+export class OverBudget extends Error {}
+
+/**
+ * A budget for marked's work on one text at a time. marked cannot be interrupted from
+ * outside; it calls extension tokenizers at every block and inline step, so `extensions`
+ * read the clock there, and renderers call `check` before work that cannot be interrupted.
+ * `measure` runs one text's work against the budget; past it, OverBudget is thrown.
+ */
+export function markedBudget(limitMs: number, now: (() => number) | undefined) {
+  const spent = budgetClock(now);
+  let measuring = false;
+  const check = (): undefined => {
+    if (measuring && spent.over(limitMs)) throw new OverBudget();
+    return undefined;
+  };
+  return {
+    check,
+    extensions: [
+      { name: 'budgetBlock', level: 'block' as const, tokenizer: check },
+      { name: 'budgetInline', level: 'inline' as const, tokenizer: check },
+    ],
+    measure<T>(work: () => T): T {
+      spent.start();
+      measuring = true;
+      try {
+        return work();
+      } finally {
+        measuring = false;
+      }
+    },
+  };
+}

@@ -6,11 +6,6 @@ export function hyperlink(url: string, text: string): string {
   return `\u001B]8;;${url}\u0007${text}\u001B]8;;\u0007`;
 }
 
-/** Only web addresses are shown as links; `javascript:` and friends are not followed. */
-export function isWebUrl(value: string): boolean {
-  return /^https?:\/\/\S+$/i.test(value);
-}
-
 function atLeast(version: string | undefined, major: number, minor: number): boolean {
   const match = /^(\d+)\.(\d+)/.exec(version ?? '');
   if (!match) return false;

@@ -1,8 +1,9 @@
 import { stripVTControlCharacters } from 'node:util';
 import type { Token } from 'marked';
-import { budgetClock } from './budget.js';
+import { markedBudget, OverBudget } from './budget.js';
 import { onlyStyling } from './escapes.js';
-import { hyperlink, isWebUrl } from './hyperlinks.js';
+import { destinationAddress } from '../protocol/urls.js';
+import { hyperlink } from './hyperlinks.js';
 import { claimsOtherTarget } from './link-claims.js';
 import { markdownRisk } from './markdown-guard.js';
 import { createChalk } from './style.js';
@@ -29,8 +30,6 @@ export interface MarkdownOptions {
  * hostile ones would take seconds. Past this, the reader gets plain text sooner.
  */
 export const RENDER_BUDGET_MS = 30;
-
-class OverBudget extends Error {}
 
 const DRAWN_BLOCKS = ['code', 'heading', 'html', 'list', 'listitem', 'paragraph', 'table'] as const;
 
@@ -81,20 +80,17 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
   let width = options.width;
   const budgetMs = options.budgetMs ?? RENDER_BUDGET_MS;
   if (!(budgetMs > 0)) throw new RangeError(`budgetMs must be positive, got ${budgetMs}`);
-  const spent = budgetClock(options.now);
-  const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
+  const budget = markedBudget(budgetMs, options.now);
+  const [{ Marked }, { markedTerminal }, { bareAddresses, imageLabel }] = await Promise.all([
+    import('marked'),
+    import('marked-terminal'),
+    import('./links.js'),
+  ]);
   const c = createChalk(color);
   const hyperlinks = color && options.hyperlinks === true;
   const linkStyle = c[options.linkColour ?? 'blue'];
 
-  let measuring = false;
   let quoteDepth = 0;
-  // marked cannot be interrupted from outside; it calls extension tokenizers at
-  // every block and inline step, so the clock is read there.
-  const checkBudget = (): undefined => {
-    if (measuring && spent.over(budgetMs)) throw new OverBudget();
-    return undefined;
-  };
 
   const marked = new Marked(
     // marked-terminal's default styles use the global chalk, which ignores our colour decision.
@@ -121,18 +117,16 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
       walkTokens(token) {
         if (token.type === 'code') token.text = expandTabs(token.text).replace(/^/gm, CODE_LINE);
       },
-      extensions: [
-        { name: 'budgetBlock', level: 'block', tokenizer: checkBudget },
-        { name: 'budgetInline', level: 'inline', tokenizer: checkBudget },
-      ],
+      tokenizer: bareAddresses.tokenizer,
+      extensions: budget.extensions,
       renderer: {
         // The clock is read before each block is drawn too: drawing a table or a
         // long list cannot be interrupted once begun. `false` hands on to marked-terminal.
-        ...Object.fromEntries(DRAWN_BLOCKS.map((name) => [name, () => checkBudget() ?? false])),
+        ...Object.fromEntries(DRAWN_BLOCKS.map((name) => [name, () => budget.check() ?? false])),
         // marked-terminal prints the source of a tight list item's text, so
         // `- **a**` would keep its asterisks; render its inline tokens instead.
         text(token) {
-          checkBudget();
+          budget.check();
           return 'tokens' in token && token.tokens ? this.parser.parseInline(token.tokens) : false;
         },
         // marked-terminal styles every level of a nested quote, and chalk re-wraps
@@ -152,19 +146,31 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
         // marked-terminal decides on hyperlinks from process.stdout at import time.
         link(token) {
           const text = this.parser.parseInline(token.tokens);
-          const href = safeLine(token.href);
+          // Where the link goes as the link extractor sees it: a control or invisible character ends it.
+          const address = destinationAddress(token.href);
+          const href = address ?? safeLine(token.href);
           const shown = stripVTControlCharacters(text);
-          if (hyperlinks && isWebUrl(href)) {
-            const link = hyperlink(href, linkStyle.underline(text));
+          if (hyperlinks && address !== undefined) {
+            const link = hyperlink(address, linkStyle.underline(text));
             // `[https://good.example](https://evil.example)`: the real target must be visible too.
-            return claimsOtherTarget(shown, href) ? `${link} (${hyperlink(href, linkStyle.underline(href))})` : link;
+            return claimsOtherTarget(shown, address)
+              ? `${link} (${hyperlink(address, linkStyle.underline(address))})`
+              : link;
           }
           const url = linkStyle.underline(href);
           return shown === href ? url : `${linkStyle(text)} (${url})`;
         },
+        // An image cannot be shown here: what it is and where, as a link counts it.
+        image(token) {
+          const address = destinationAddress(token.href);
+          const label = c.dim(imageLabel(token.text));
+          if (address === undefined) return label;
+          const url = linkStyle.underline(address);
+          return `${label} ${hyperlinks ? hyperlink(address, url) : url}`;
+        },
         // marked-terminal ignores column alignment and draws a box wider than the terminal.
         table(token) {
-          checkBudget();
+          budget.check();
           const cell = (source: { tokens: Token[] }) => this.parser.parseInline(source.tokens);
           const drawn = drawTable(
             token.header.map(cell),
@@ -196,15 +202,11 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
     const text = terminalSafe(markdown).replaceAll(CODE_LINE, '');
     const risk = markdownRisk(text);
     if (risk !== undefined) return asPlainText(text, risk);
-    spent.start();
-    measuring = true;
     let rendered: string;
     try {
-      rendered = marked.parse(text, { async: false }).trimEnd();
+      rendered = budget.measure(() => marked.parse(text, { async: false }).trimEnd());
     } catch (error) {
       return asPlainText(text, error instanceof OverBudget ? 'too slow to render' : 'could not be rendered');
-    } finally {
-      measuring = false;
     }
     // Code blocks and tables are coloured by cli-highlight and cli-table3, which
     // follow their own colour detection; without colour nothing may get through.

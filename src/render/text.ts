@@ -1,10 +1,15 @@
-// C0 controls except tab and newline, DEL and C1 controls: text from the network
-// could otherwise move the cursor, retitle the terminal or forge hyperlinks.
-const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
+import { CONTROLS, INVISIBLES } from '../protocol/unsafe-characters.js';
 
-/** Untrusted text made safe to print on a terminal; lines end with `\n`. */
+const CONTROL_CHARACTERS = new RegExp(`[${CONTROLS}]`, 'g');
+const INVISIBLE_CHARACTERS = new RegExp(`[${INVISIBLES}]`, 'g');
+
+/**
+ * Untrusted text made safe to print on a terminal; lines end with `\n`. A control character
+ * becomes a space: taken out, it would join the text around it into words (or an address)
+ * that the sender never wrote.
+ */
 export function terminalSafe(text: string): string {
-  return text.replace(/\r\n?/g, '\n').replace(CONTROL_CHARACTERS, '');
+  return text.replace(/\r\n?/g, '\n').replace(CONTROL_CHARACTERS, ' ');
 }
 
 const pad = (value: number, digits = 2): string => String(value).padStart(digits, '0');
@@ -40,18 +45,14 @@ export function momentText(epochMs: number | undefined, view: TimeView = {}): st
   return utc ? `${shown} UTC` : shown;
 }
 
-// Bidi overrides, embeddings, isolates and marks, and zero-width characters: in a
-// header, an id or an error message they reorder or hide what the reader sees
-// (a stream id that reads as another, a URL spelled backwards).
-const INVISIBLE_CHARACTERS = /[\u061C\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/g;
-
 /**
  * The one sanitizer for untrusted text in a one-line place (a header, a badge, an
- * id, a status line, an error message): no control, bidi or zero-width
- * characters, whitespace runs (newlines included) as one space.
+ * id, a status line, an error message): no control, bidi or zero-width characters (in
+ * a header, an id or an error message they reorder or hide what the reader sees), each
+ * a space instead, and whitespace runs (newlines included) as one space.
  */
 export function safeLine(text: string): string {
-  return terminalSafe(text).replace(INVISIBLE_CHARACTERS, '').replace(/\s+/g, ' ').trim();
+  return terminalSafe(text).replace(INVISIBLE_CHARACTERS, ' ').replace(/\s+/g, ' ').trim();
 }
 
 /** `safeLine`, or undefined when nothing is left to show. */
@@ -62,5 +63,5 @@ export function oneLine(text: string): string | undefined {
 
 /** Untrusted text over several lines (a stack trace): as `safeLine`, line breaks kept. */
 export function safeLines(text: string): string {
-  return terminalSafe(text).replace(INVISIBLE_CHARACTERS, '');
+  return terminalSafe(text).replace(INVISIBLE_CHARACTERS, ' ');
 }

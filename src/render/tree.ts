@@ -2,9 +2,10 @@ import { stripVTControlCharacters } from 'node:util';
 import type { ChalkInstance } from 'chalk';
 import { isPlainObject } from '../protocol/objects.js';
 import { formatBodyText, markMatches, type TextView } from './body.js';
-import { hyperlink, isWebUrl } from './hyperlinks.js';
+import { destinationAddress } from '../protocol/urls.js';
+import { hyperlink } from './hyperlinks.js';
 import { createChalk, streamColour } from './style.js';
-import { momentText, oneLine, safeLine } from './text.js';
+import { momentText, oneLine } from './text.js';
 
 export { supportsHyperlinks } from './hyperlinks.js';
 
@@ -65,8 +66,8 @@ function tweetMarks(info: unknown, color: boolean, c: ChalkInstance): string[] {
 
 function itemLink(fields: Fields): string | undefined {
   for (const value of [fields['link'], fields['url']]) {
-    const url = typeof value === 'string' ? safeLine(value) : '';
-    if (isWebUrl(url)) return url;
+    const url = typeof value === 'string' ? destinationAddress(value) : undefined;
+    if (url !== undefined) return url;
   }
   return undefined;
 }

@@ -86,6 +86,9 @@ export class CoreServer {
   readonly #dashboard: Dashboard | undefined;
   #player: ScenarioPlayer | undefined;
   #closing: Promise<void> | undefined;
+  /** Settles when the first subscription goes live, on any transport. */
+  readonly #firstSubscription: Promise<void>;
+  #subscribed: () => void = () => {};
 
   constructor(options: ServerOptions) {
     const host = options.host ?? DEFAULTS.host;
@@ -114,11 +117,13 @@ export class CoreServer {
         : new StateFile({ file: options.state, seed: options.seed, store: this.store, clock: this.clock, logger });
     const service = new StreamPostsService(this.store);
     this.#service = service;
+    this.#firstSubscription = new Promise((resolve) => {
+      this.#subscribed = resolve;
+    });
     const fanout = new FanOut();
     const stopEvents = this.store.onEvent((event) => fanout.dispatch(event));
-    const stopInterrupts = isShared(this.store)
-      ? this.store.onInterrupted(() => this.#front.dropSubscribers())
-      : undefined;
+    const shared = isShared(this.store) ? this.store : undefined;
+    const stopInterrupts = shared?.onInterrupted(() => this.#front.dropSubscribers());
     this.#unsubscribeStore = () => {
       stopEvents();
       stopInterrupts?.();
@@ -196,6 +201,7 @@ export class CoreServer {
           fanout,
           keyLimits,
           maxSubscriptions: options.maxSubscriptions ?? DEFAULTS.maxSubscriptions,
+          live: () => this.#subscribed(),
         }),
         fanout,
         logger,
@@ -219,6 +225,7 @@ export class CoreServer {
           )
         : undefined,
       unusable: () => (isShared(this.store) ? this.store.unusable() : undefined),
+      onKeepAliveRound: shared && (() => shared.keepAliveRound()),
     });
   }
 
@@ -239,6 +246,7 @@ export class CoreServer {
       scenario,
       {
         service: this.#service,
+        firstSubscription: this.#firstSubscription,
         clock: this.clock,
         logger: this.#logger,
         advanceClock: (ms) => this.admin.advanceClock(ms),

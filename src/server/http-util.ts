@@ -98,25 +98,32 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
  */
 export function answerBodyError(res: ServerResponse, error: unknown): boolean {
   if (error instanceof BodyTooLargeError) {
-    const declared = Number(res.req.headers['content-length']);
-    // A client still sending its body when the answer comes and the connection closes reads a
-    // reset, not the 413 (fetch: "other side closed"). Up to DRAIN_BYTES more are read and
-    // dropped, so it reads the answer; a body declared larger than that is not waited for.
-    const linger = !Number.isFinite(declared) || declared <= error.limit + DRAIN_BYTES;
-    sendError(
-      res,
-      'invalid-argument',
-      `the request body must be at most ${error.limit} bytes`,
-      413,
-      linger ? {} : { connection: 'close' },
-    );
-    if (linger) dropRestOfBody(res.req);
+    refuseUnread(res, error.limit, 'invalid-argument', `the request body must be at most ${error.limit} bytes`, 413);
   } else if (error instanceof BodyTimeoutError) {
     sendError(res, 'bad-request', error.message, 408, { connection: 'close' });
   } else if (error instanceof BodyAbortedError) {
     res.destroy();
   } else return false;
   return true;
+}
+
+/**
+ * Refuses a request without using its body. A client still sending its body when the answer
+ * comes and the connection closes reads a reset, not the answer (fetch: "other side closed",
+ * EPIPE). Up to `limit` + DRAIN_BYTES of it are read and dropped, so it reads the answer; a
+ * body declared larger than that is not waited for.
+ */
+export function refuseUnread(
+  res: ServerResponse,
+  limit: number,
+  code: ErrorCode,
+  message: string,
+  status = HTTP_STATUS[code],
+): void {
+  const declared = Number(res.req.headers['content-length']);
+  const linger = !Number.isFinite(declared) || declared <= limit + DRAIN_BYTES;
+  sendError(res, code, message, status, linger ? {} : { connection: 'close' });
+  if (linger) dropRestOfBody(res.req);
 }
 
 /** What more of a refused body is read and dropped before the connection is closed instead. */

@@ -1,42 +1,10 @@
 import type { Post } from '../protocol/types.js';
-import { cashtags, firstLink } from '../protocol/tree.js';
-import { isWebUrl } from '../render/hyperlinks.js';
+import { cashtags } from '../protocol/tree.js';
+import { headlineOf, linksOf } from '../render/links.js';
 import { safeLine, terminalSafe } from '../render/text.js';
-
-const MAX_HEADLINE = 400;
 /** Texts up to this long keep their search text once made: a search tries every post again on each key. */
 const KEEP_SEARCHED = 2048;
 const MAX_LINKS = 9;
-
-/** Markdown marks a headline should not show: heading and quote marks, emphasis, code, link syntax. */
-export function stripMarkdown(line: string): string {
-  return line
-    .replace(/^\s{0,3}(?:#{1,6}\s+|>\s*)+/, '')
-    .replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '')
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/(\*\*|__|~~|\*|_|`)(?=\S)([^*_~`]*?\S)\1/g, '$2')
-    .replace(/[*_`~]{2,}/g, '');
-}
-
-/** The first non-empty line: the headline a row shows. */
-export function headlineOf(text: string, markdown: boolean): string {
-  // A headline needs at most the first few hundred characters: a 64 KiB post costs no more.
-  const start = text.slice(0, 4 * MAX_HEADLINE);
-  const line = start.split('\n').find((candidate) => candidate.trim() !== '') ?? '';
-  const shown = safeLine(markdown ? stripMarkdown(line) : line);
-  return shown.length > MAX_HEADLINE ? `${shown.slice(0, MAX_HEADLINE - 1)}…` : shown;
-}
-
-export function linksOf(text: string): string[] {
-  const links: string[] = [];
-  let rest = text;
-  for (let url = firstLink(rest); url !== undefined && links.length < MAX_LINKS; url = firstLink(rest)) {
-    const address = safeLine(url);
-    if (isWebUrl(address) && !links.includes(address)) links.push(address);
-    rest = rest.slice(rest.indexOf(url) + url.length);
-  }
-  return links;
-}
 
 function epochMs(iso: string | null): number | undefined {
   if (iso === null) return undefined;
@@ -71,7 +39,7 @@ export class Entry {
   readonly history: boolean;
   /** When (epoch ms) this session saw the text turn visible: the row is marked for a moment. */
   readonly releasedAtMs: number | undefined;
-  /** Arrival order in this session: pausing freezes the list at one. */
+  /** Arrival order in this session (a release is an arrival: it is news then): pausing freezes the list at one. */
   readonly seq: number;
   /** When (epoch ms, this machine's clock) the post, or its release, arrived here. */
   readonly arrivedMs: number;
@@ -92,7 +60,7 @@ export class Entry {
     this.history = previous?.history ?? history;
     const released = previous !== undefined && previous.text === null && text !== null;
     this.releasedAtMs = released ? nowMs : previous?.releasedAtMs;
-    this.seq = previous?.seq ?? seq;
+    this.seq = released ? seq : (previous?.seq ?? seq);
     this.arrivedMs = nowMs;
   }
 
@@ -117,6 +85,6 @@ export class Entry {
 
   /** Web addresses in the text, in order, each once. */
   get links(): readonly string[] {
-    return (this.#links ??= this.text === null ? [] : linksOf(this.text));
+    return (this.#links ??= this.text === null ? [] : linksOf(this.text, this.markdown, MAX_LINKS));
   }
 }

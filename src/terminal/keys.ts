@@ -24,7 +24,7 @@ export type KeyEffect =
   | { kind: 'suspend' }
   | undefined;
 
-export type Overlay = 'help' | 'picker' | 'alerts';
+export type Overlay = 'help' | 'picker' | 'alerts' | 'pins';
 
 /** The screen's modes besides the feed: the model's, so one keypress is one pure step. */
 export interface KeyState {
@@ -45,7 +45,7 @@ export const KEY_HELP: readonly (readonly [keys: string, what: string])[] = [
   ['PgUp PgDn', 'a page up / down'],
   ['Enter', 'show / hide the detail pane'],
   ['J K', 'scroll the detail pane'],
-  ['/', 'search (case-insensitive regex) over the whole buffer'],
+  ['/', 'search (case-insensitive regex; $BTC is the cashtag) over the whole buffer'],
   ['n N', 'next / previous match'],
   ['Esc', 'clear the search, close an overlay'],
   ['f', 'streams: m mute, s solo, Enter close'],
@@ -53,6 +53,7 @@ export const KEY_HELP: readonly (readonly [keys: string, what: string])[] = [
   ['o  1-9', "open the post's first / n-th link"],
   ['y Y', 'copy the link / the text (OSC 52)'],
   ['p', 'pin / unpin'],
+  ['P', 'all pinned posts'],
   ['a', 'alert rules and their matches'],
   ['c', 'a column per stream (the busiest 4)'],
   ['r', 'reconnect now'],
@@ -60,6 +61,8 @@ export const KEY_HELP: readonly (readonly [keys: string, what: string])[] = [
   ['Ctrl-Z', "suspend (the shell's fg brings it back)"],
   ['q Ctrl-C', 'quit'],
 ];
+
+const OVERLAY_KEYS = { '?': 'help', f: 'picker', a: 'alerts', P: 'pins' } as const satisfies Record<string, Overlay>;
 
 /** One key: changes the model and the key state, and says what else must happen. */
 export function handleKey(
@@ -131,8 +134,9 @@ function letterKey(model: TerminalModel, state: KeyState, input: string): KeyEff
     case '?':
     case 'f':
     case 'a':
+    case 'P':
       // The picker opens where it was left.
-      state.overlay = input === '?' ? 'help' : input === 'f' ? 'picker' : 'alerts';
+      state.overlay = OVERLAY_KEYS[input];
       model.tick();
       return undefined;
     default:
@@ -144,7 +148,13 @@ function letterKey(model: TerminalModel, state: KeyState, input: string): KeyEff
 function typeSearch(model: TerminalModel, state: KeyState, input: string, key: KeyPress): void {
   if (key.return === true) {
     state.typing = false;
-    model.tick();
+    if (model.searchError !== undefined)
+      model.say(
+        model.searching
+          ? `search kept as /${model.searchPattern}/: ${model.searchError}`
+          : `no search: ${model.searchError}`,
+      );
+    else model.tick();
   } else if (key.escape === true) {
     state.typing = false;
     model.clearSearch();

@@ -23,6 +23,8 @@ export interface AlertEffect {
 export interface ModelOptions {
   /** Posts kept; the oldest go first. */
   capacity: number;
+  /** Pins held, apart from the posts kept (default DEFAULT_MAX_PINS); past it the oldest pin goes. */
+  maxPins?: number;
   rules?: readonly AlertRule[];
   /** Only posts whose text matches are kept (`--match`). */
   match?: RegExp | undefined;

@@ -1,9 +1,16 @@
 import type { Post } from '../protocol/types.js';
-import { firstMatch, type AlertRule } from './alerts.js';
+import { safeLine } from '../render/text.js';
+import { compilePattern, firstMatch, patternError, type AlertRule } from './alerts.js';
 import { entryOf, type Entry } from './entry.js';
 import type { AlertEffect, ConnectionView, ModelOptions, StreamInfo } from './model-types.js';
 
 export type { AlertEffect, ConnectionView, ModelOptions, StreamInfo };
+
+/** Pins held at most, unless told otherwise (`--max-pins`). */
+export const DEFAULT_MAX_PINS = 50;
+
+/** How long a post released in this session stays marked when it is not selected. */
+export const RELEASE_MARK_MS = 60_000;
 
 /**
  * The terminal's state without the screen: the buffer, the filters, the search, the
@@ -12,6 +19,7 @@ export type { AlertEffect, ConnectionView, ModelOptions, StreamInfo };
  */
 export class TerminalModel {
   readonly capacity: number;
+  readonly maxPins: number;
   readonly rules: readonly AlertRule[];
   readonly alertCounts: number[];
   readonly now: () => number;
@@ -23,6 +31,8 @@ export class TerminalModel {
   columns = false;
   /** Lines the detail pane is scrolled down. */
   detailScroll = 0;
+  /** Why the search as typed is not a regular expression (the last good one is kept). */
+  searchError: string | undefined;
   /** One line of news for the footer (an opener that failed, a copied link…). */
   message: string | undefined;
   /** Posts hidden by a `mute` rule: counted, never shown. */
@@ -44,12 +54,20 @@ export class TerminalModel {
   #searchText = '';
   #pauseSeq = 0;
   #seq = 0;
-  readonly #pins: string[] = [];
+  /** Pinned posts by id, oldest pin first: held apart from the buffer, so eviction never drops them. */
+  readonly #pins = new Map<string, Entry>();
   readonly #alerted = new Map<string, number>();
   readonly #ruleMuted = new Set<string>();
+  /** Released posts the selection has been on: their mark is gone. */
+  readonly #releaseSeen = new Set<string>();
+  /** The post the selection stays on; undefined while it follows the newest. */
   #selectedId: string | undefined;
   /** The service's time last told (`connected.serverTime`). */
   #serviceTime: string | undefined;
+  /** The newest arrival the user saw at the top before the selection stayed on a post. */
+  #seenSeq = 0;
+  /** The post a pause put the selection on, when it was following the newest. */
+  #pausedOn: string | undefined;
   #rowsVersion = 0;
   /**
    * `rows()` as far as worked out: `next` is the index in `#entries` of the next post to try
@@ -72,6 +90,9 @@ export class TerminalModel {
     if (!Number.isInteger(options.capacity) || options.capacity < 1)
       throw new RangeError(`capacity must be a positive integer, got ${options.capacity}`);
     this.capacity = options.capacity;
+    this.maxPins = options.maxPins ?? DEFAULT_MAX_PINS;
+    if (!Number.isInteger(this.maxPins) || this.maxPins < 1)
+      throw new RangeError(`maxPins must be a positive integer, got ${this.maxPins}`);
     this.rules = options.rules ?? [];
     this.alertCounts = this.rules.map(() => 0);
     this.#match = options.match === undefined ? undefined : new RegExp(options.match.source, 'iu');
@@ -103,8 +124,22 @@ export class TerminalModel {
     return this.#searchText;
   }
 
+  get pinCount(): number {
+    return this.#pins.size;
+  }
+
   get searching(): boolean {
     return this.#search !== undefined;
+  }
+
+  /** The search in effect: what the list shows and the rows and the detail pane mark. */
+  get search(): RegExp | undefined {
+    return this.#search;
+  }
+
+  /** The search as typed when it was last a regular expression. */
+  get searchPattern(): string {
+    return this.#searchPattern;
   }
 
   get solo(): string | undefined {
@@ -132,14 +167,20 @@ export class TerminalModel {
     return streams;
   }
 
-  knowStream(id: string, name?: string): void {
+  /** A stream named by the network (a subscription's ids, a name looked up): both sanitized here, as a post's are. */
+  knowStream(rawId: string, rawName?: string): void {
+    const id = safeLine(rawId);
+    const name = rawName === undefined ? undefined : safeLine(rawName) || undefined;
+    if (id === '') return;
     if (name !== undefined || !this.#streams.has(id)) this.#streams.set(id, name ?? this.#streams.get(id) ?? id);
     this.#streamsVersion += 1;
     this.#changed();
   }
 
   setConnection(connection: ConnectionView): void {
-    this.connection = connection;
+    // A close reason is the service's text.
+    this.connection =
+      connection.kind === 'closed' ? { kind: 'closed', reason: safeLine(connection.reason) } : connection;
     this.#changed();
   }
 
@@ -152,8 +193,9 @@ export class TerminalModel {
     this.#changed();
   }
 
+  /** A line for the footer: it may quote the network (an address, a command's failure), so it is sanitized. */
   say(message: string | undefined): void {
-    this.message = message;
+    this.message = message === undefined ? undefined : safeLine(message);
     this.#changed();
   }
 
@@ -162,7 +204,7 @@ export class TerminalModel {
    * visible). Returns what its alert rule asks the terminal to do.
    */
   add(post: Post, history: boolean): AlertEffect[] {
-    const previous = this.#byId.get(post.id);
+    const previous = this.#byId.get(post.id) ?? this.#pins.get(post.id);
     // A second delivery of a post already shown with its text changes nothing: never shown twice.
     if (previous !== undefined && (previous.text !== null || post.text === null)) return [];
     if (previous === undefined && post.text !== null && this.#match && !this.#match.test(post.text)) return [];
@@ -180,8 +222,16 @@ export class TerminalModel {
         this.#changed();
       } else this.#rowsChanged();
     } else {
+      // A release is news now: the post goes to the top, as if it had just come.
       const at = this.#entries.lastIndexOf(previous);
-      if (at !== -1) this.#entries[at] = entry;
+      if (at !== -1) this.#entries.splice(at, 1);
+      this.#entries.push(entry);
+      // A pin the buffer had let go comes back into it with its release.
+      if (at === -1) {
+        this.#counts.set(entry.streamId, (this.#counts.get(entry.streamId) ?? 0) + 1);
+        this.#trim();
+      }
+      if (this.#pins.has(entry.id)) this.#pins.set(entry.id, entry);
       this.#rowsChanged();
     }
     return this.#alert(entry, post, history);
@@ -195,10 +245,10 @@ export class TerminalModel {
     for (const gone of dropped) {
       this.#counts.set(gone.streamId, (this.#counts.get(gone.streamId) ?? 1) - 1);
       this.#byId.delete(gone.id);
-      this.#alerted.delete(gone.id);
+      // A pin keeps its post, and the post its alert mark, after the buffer let it go.
+      if (!this.#pins.has(gone.id)) this.#alerted.delete(gone.id);
       this.#ruleMuted.delete(gone.id);
-      const pinned = this.#pins.indexOf(gone.id);
-      if (pinned !== -1) this.#pins.splice(pinned, 1);
+      this.#releaseSeen.delete(gone.id);
     }
     return dropped;
   }
@@ -216,7 +266,7 @@ export class TerminalModel {
         this.mutedByRule += 1;
         return [];
       case 'pin':
-        if (!this.#pins.includes(entry.id)) this.#pins.unshift(entry.id);
+        this.#pin(entry);
         return [];
       case 'highlight':
         return [];
@@ -224,6 +274,15 @@ export class TerminalModel {
         // The past is not news: history is marked, but rings nothing and runs nothing.
         return history ? [] : [{ action: rule.action, rule, entry, post }];
     }
+  }
+
+  /** A post released in this session, marked until it is selected or RELEASE_MARK_MS pass. */
+  freshRelease(entry: Entry): boolean {
+    return (
+      entry.releasedAtMs !== undefined &&
+      !this.#releaseSeen.has(entry.id) &&
+      this.now() - entry.releasedAtMs < RELEASE_MARK_MS
+    );
   }
 
   /** The rule that matched a post, if any. */
@@ -236,8 +295,25 @@ export class TerminalModel {
     return this.#byId.get(id);
   }
 
+  /** Pinned posts, the newest pin first. */
   pinned(): Entry[] {
-    return this.#pins.map((id) => this.#byId.get(id)).filter((entry): entry is Entry => entry !== undefined);
+    return [...this.#pins.values()].reverse();
+  }
+
+  /** Pins a post; past `maxPins` the oldest pin is let go. Returns whether one was. */
+  #pin(entry: Entry): boolean {
+    if (this.#pins.has(entry.id)) return false;
+    this.#pins.set(entry.id, entry);
+    if (this.#pins.size <= this.maxPins) return false;
+    this.#unpin(this.#pins.keys().next().value!);
+    return true;
+  }
+
+  /** Lets a pin go; a post the buffer let go too is forgotten whole. Returns whether it was pinned. */
+  #unpin(id: string): boolean {
+    if (!this.#pins.delete(id)) return false;
+    if (!this.#byId.has(id)) this.#alerted.delete(id);
+    return true;
   }
 
   #shown(entry: Entry): boolean {
@@ -370,27 +446,69 @@ export class TerminalModel {
     return [rows[at], at];
   }
 
-  /** Moves the selection by `delta` rows (clamped); the top row follows the newest post. */
-  move(delta: number): void {
-    const [entry, index] = this.#rowAt(this.selectedIndex() + delta);
-    if (entry === undefined) return;
-    this.#selectedId = index === 0 ? undefined : entry.id;
+  /**
+   * The user put the selection on `entry`, `index` rows down. At the top with the detail pane
+   * closed it follows the newest post; anywhere else it stays on this post as posts arrive.
+   */
+  #select(entry: Entry, index: number): void {
+    const follow = index === 0 && !this.detailOpen;
+    if (!follow) this.#stayOn(entry.id);
+    else this.#selectedId = undefined;
+    this.#seenSeq = Math.max(this.#seenSeq, entry.seq);
+    this.#seen(entry);
     this.detailScroll = 0;
     this.#changed();
   }
 
+  /** The user selected the post: a release's mark is gone. */
+  #seen(entry: Entry): void {
+    if (entry.releasedAtMs !== undefined) this.#releaseSeen.add(entry.id);
+  }
+
+  /** The selection stays on this post: what has arrived so far is seen, what comes later is new above it. */
+  #stayOn(id: string | undefined): void {
+    if (this.#selectedId === undefined) this.#seenSeq = this.paused ? this.#pauseSeq : this.#seq;
+    this.#selectedId = id;
+  }
+
+  /** Rows above the selection that came after the user last saw the top: the header's `↑ N new`. */
+  newAbove(): number {
+    if (this.#selectedId === undefined) return 0;
+    const index = this.selectedIndex();
+    const rows = this.firstRows(index);
+    let count = 0;
+    // Rows are newest first: the new ones are all at the top.
+    while (count < index && rows[count]!.seq > this.#seenSeq) count += 1;
+    return count;
+  }
+
+  /** Moves the selection by `delta` rows (clamped). */
+  move(delta: number): void {
+    const [entry, index] = this.#rowAt(this.selectedIndex() + delta);
+    if (entry !== undefined) this.#select(entry, index);
+  }
+
+  /** `g`: the newest post. */
   top(): void {
-    this.#selectedId = undefined;
-    this.detailScroll = 0;
-    this.#changed();
+    const [entry] = this.#rowAt(0);
+    if (entry !== undefined) this.#select(entry, 0);
   }
 
   bottom(): void {
     this.move(Number.MAX_SAFE_INTEGER);
   }
 
+  /** The pane shows the selected post until the user moves, whatever arrives meanwhile. */
   toggleDetail(): void {
     this.detailOpen = !this.detailOpen;
+    if (this.detailOpen) {
+      const entry = this.selected();
+      if (entry !== undefined) {
+        this.#stayOn(entry.id);
+        this.#seen(entry);
+      }
+      // Closed at the top, the selection follows the newest post again.
+    } else if (this.selectedIndex() === 0) this.#selectedId = undefined;
     this.detailScroll = 0;
     this.#changed();
   }
@@ -403,29 +521,37 @@ export class TerminalModel {
   togglePause(): void {
     if (this.paused) {
       this.paused = false;
+      // Not moved while paused: the selection follows the newest again, as it did before.
+      if (this.#pausedOn !== undefined && this.#pausedOn === this.#selectedId && !this.detailOpen)
+        this.#selectedId = undefined;
     } else {
       this.paused = true;
       this.#pauseSeq = this.#seq;
       // The row under the cursor stays where it is while paused.
-      this.#selectedId ??= this.firstRows(1)[0]?.id;
+      this.#pausedOn = undefined;
+      if (this.#selectedId === undefined) {
+        this.#stayOn(this.firstRows(1)[0]?.id);
+        this.#pausedOn = this.#selectedId;
+      }
     }
     this.#rowsChanged();
   }
 
-  /** Sets the search (case-insensitive); an unfinished pattern keeps the last good one and says so. */
+  /** Sets the search (`compilePattern`); a pattern that is not a regular expression keeps the last good one and says why. */
   setSearch(text: string): void {
     this.#searchText = text;
     const search = this.#search;
+    this.searchError = undefined;
+    this.message = undefined;
     if (text === '') {
       this.#search = undefined;
-      this.message = undefined;
+      this.#searchPattern = '';
     } else {
       try {
-        if (search === undefined || text !== this.#searchPattern) this.#search = new RegExp(text, 'iu');
+        if (search === undefined || text !== this.#searchPattern) this.#search = compilePattern(text);
         this.#searchPattern = text;
-        this.message = undefined;
-      } catch {
-        this.message = `not a regular expression yet: ${text}`;
+      } catch (error) {
+        this.searchError = patternError(error);
       }
     }
     // The same pattern (an unfinished one kept the last) shows the same rows: none is tried again.
@@ -448,9 +574,7 @@ export class TerminalModel {
       rows = this.rows();
       index = rows.length - 1;
     } else if (target >= rows.length) index = 0;
-    this.#selectedId = index === 0 ? undefined : rows[index]!.id;
-    this.detailScroll = 0;
-    this.#changed();
+    this.#select(rows[index]!, index);
   }
 
   toggleMute(streamId: string): void {
@@ -467,14 +591,13 @@ export class TerminalModel {
   togglePin(): void {
     const entry = this.selected();
     if (entry === undefined) return;
-    const at = this.#pins.indexOf(entry.id);
-    if (at === -1) this.#pins.unshift(entry.id);
-    else this.#pins.splice(at, 1);
+    if (!this.#unpin(entry.id) && this.#pin(entry))
+      this.message = `pinned; the oldest pin was let go (--max-pins ${this.maxPins})`;
     this.#changed();
   }
 
   isPinned(id: string): boolean {
-    return this.#pins.includes(id);
+    return this.#pins.has(id);
   }
 
   toggleColumns(): void {

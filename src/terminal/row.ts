@@ -49,17 +49,22 @@ export function fitText(text: string, width: number): string {
 // took them out before anything was rendered.
 const ESCAPE = /\u001B(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001B]*(?:\u0007|\u001B\\)|[@-Z\\-_])/y;
 
+/** Where the escape sequence that starts at `at` ends, or undefined when none starts there. */
+function escapeEnd(line: string, at: number): number | undefined {
+  if (line.charCodeAt(at) !== 0x1b) return undefined;
+  ESCAPE.lastIndex = at;
+  return ESCAPE.test(line) ? ESCAPE.lastIndex : undefined;
+}
+
 /** Columns a styled line takes: its escape sequences take none. */
 export function lineCells(line: string): number {
   if (!line.includes('\u001B')) return cells(line);
   let width = 0;
   for (let at = 0; at < line.length;) {
-    if (line.charCodeAt(at) === 0x1b) {
-      ESCAPE.lastIndex = at;
-      if (ESCAPE.test(line)) {
-        at = ESCAPE.lastIndex;
-        continue;
-      }
+    const end = escapeEnd(line, at);
+    if (end !== undefined) {
+      at = end;
+      continue;
     }
     const point = String.fromCodePoint(line.codePointAt(at)!);
     width += cells(point);
@@ -81,15 +86,13 @@ export function fitLine(line: string, width: number): string {
   let used = 0;
   let linkOpen = false;
   for (let at = 0; at < plain.length;) {
-    if (plain.charCodeAt(at) === 0x1b) {
-      ESCAPE.lastIndex = at;
-      if (ESCAPE.test(plain)) {
-        const sequence = plain.slice(at, ESCAPE.lastIndex);
-        if (sequence.startsWith('\u001B]8;')) linkOpen = !/^\u001B\]8;[^;]*;(?:\u0007|\u001B\\)$/.test(sequence);
-        shown += sequence;
-        at = ESCAPE.lastIndex;
-        continue;
-      }
+    const end = escapeEnd(plain, at);
+    if (end !== undefined) {
+      const sequence = plain.slice(at, end);
+      if (sequence.startsWith('\u001B]8;')) linkOpen = !/^\u001B\]8;[^;]*;(?:\u0007|\u001B\\)$/.test(sequence);
+      shown += sequence;
+      at = end;
+      continue;
     }
     const point = String.fromCodePoint(plain.codePointAt(at)!);
     const size = cells(point);
@@ -112,16 +115,14 @@ export function foldLine(line: string, width: number): string[] {
   // The SGR codes since the last reset: what a row continues in.
   let open = '';
   for (let at = 0; at < line.length;) {
-    if (line.charCodeAt(at) === 0x1b) {
-      ESCAPE.lastIndex = at;
-      if (ESCAPE.test(line)) {
-        const sequence = line.slice(at, ESCAPE.lastIndex);
-        if (/^\u001B\[0?m$/.test(sequence)) open = '';
-        else if (sequence.endsWith('m') && sequence.startsWith('\u001B[')) open += sequence;
-        row += sequence;
-        at = ESCAPE.lastIndex;
-        continue;
-      }
+    const end = escapeEnd(line, at);
+    if (end !== undefined) {
+      const sequence = line.slice(at, end);
+      if (/^\u001B\[0?m$/.test(sequence)) open = '';
+      else if (sequence.endsWith('m') && sequence.startsWith('\u001B[')) open += sequence;
+      row += sequence;
+      at = end;
+      continue;
     }
     const point = String.fromCodePoint(line.codePointAt(at)!);
     const size = cells(point);
@@ -138,6 +139,41 @@ export function foldLine(line: string, width: number): string[] {
   return rows;
 }
 
+// A match is bold and underlined: neither is used by the rows' colours, and both read on any background.
+const MARK_OPEN = '\u001B[1;4m';
+const MARK_CLOSE = '\u001B[22;24m';
+
+/**
+ * A line, plain or styled, with what `pattern` matches in its text marked; its own escape
+ * sequences are left whole and take no part in the match.
+ */
+export function markMatches(line: string, pattern: RegExp | undefined, color: boolean): string {
+  if (pattern === undefined || !color) return line;
+  let plain = '';
+  // Where each code unit of the plain text is in the line.
+  const at: number[] = [];
+  for (let index = 0; index < line.length;) {
+    const end = escapeEnd(line, index);
+    if (end !== undefined) {
+      index = end;
+      continue;
+    }
+    plain += line[index];
+    at.push(index);
+    index += 1;
+  }
+  let marked = '';
+  let from = 0;
+  for (const match of plain.matchAll(new RegExp(pattern.source, `${pattern.flags}g`))) {
+    if (match[0] === '') continue;
+    const start = at[match.index]!;
+    const end = at[match.index + match[0].length - 1]! + 1;
+    marked += `${line.slice(from, start)}${MARK_OPEN}${line.slice(start, end)}${MARK_CLOSE}`;
+    from = end;
+  }
+  return from === 0 ? line : marked + line.slice(from);
+}
+
 /** Plain text padded with spaces to exactly `width` columns. */
 export function padText(text: string, width: number): string {
   const fitted = fitText(text, width);
@@ -149,11 +185,15 @@ export interface RowView {
   color: boolean;
   utc: boolean;
   selected: boolean;
-  /** Now, in epoch ms: given only to rows that show time passing (a countdown, a fresh release). */
+  /** Now, in epoch ms: given only to rows that show time passing (a hidden post's countdown). */
   now: number | undefined;
   /** The row matched an alert rule; `highlight` colours the whole row. */
   alert: 'mark' | 'highlight' | undefined;
   pinned: boolean;
+  /** Released in this session and not yet seen (the model says how long that lasts). */
+  released: boolean;
+  /** The search in effect: its matches in the headline are marked. */
+  search: RegExp | undefined;
   /** Columns for the stream name. */
   streamWidth: number;
   theme: Theme;
@@ -173,9 +213,6 @@ export function screenChalk(color: boolean): ChalkInstance {
   return chalk;
 }
 
-/** How long a released row stays marked. */
-export const RELEASE_MARK_MS = 5_000;
-
 /** `1:05`, `12:00:07`: a countdown that never shows a negative. */
 export function countdown(ms: number): string {
   const seconds = Math.max(0, Math.ceil(ms / 1000));
@@ -185,16 +222,17 @@ export function countdown(ms: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
 }
 
-function markOf(entry: Entry, view: RowView): string {
-  if (view.alert !== undefined) return '!';
-  if (view.pinned) return '^';
-  if (entry.releasedAtMs !== undefined && view.now !== undefined && view.now - entry.releasedAtMs < RELEASE_MARK_MS)
-    return '*';
-  return entry.history ? '·' : ' ';
+/**
+ * The marks, a column each so one never hides another: pinned `^`, matched by an alert rule
+ * `!`, then released just now `*` or history `·`.
+ */
+function marksOf(entry: Entry, view: RowView): string {
+  const state = view.released ? '*' : entry.history ? '·' : ' ';
+  return `${view.pinned ? '^' : ' '}${view.alert !== undefined ? '!' : ' '}${state}`;
 }
 
 /**
- * One post as one line of exactly `view.width` columns: selection and mark, time, stream,
+ * One post as one line of exactly `view.width` columns: selection and marks, time, stream,
  * headline, coin tags, link count, and a lock with its countdown for a hidden post.
  */
 export function formatRow(entry: Entry, view: RowView): string {
@@ -208,8 +246,7 @@ export function formatRow(entry: Entry, view: RowView): string {
     const left = entry.releaseMs === undefined || view.now === undefined ? undefined : entry.releaseMs - view.now;
     tail.push(`🔒 ${left === undefined ? 'hidden' : countdown(left)}`);
   } else {
-    if (entry.releasedAtMs !== undefined && view.now !== undefined && view.now - entry.releasedAtMs < RELEASE_MARK_MS)
-      tail.push('🔓 released');
+    if (view.released) tail.push('🔓 released');
     if (entry.coins.length > 0)
       tail.push(
         entry.coins
@@ -220,12 +257,12 @@ export function formatRow(entry: Entry, view: RowView): string {
     if (entry.links.length > 0) tail.push(`🔗${entry.links.length}`);
   }
   const right = tail.join('  ');
-  const lead = `${view.selected ? '›' : ' '}${markOf(entry, view)} ${time} ${(view.age ?? '').padStart(3)} `;
+  const lead = `${view.selected ? '›' : ' '}${marksOf(entry, view)} ${time} ${(view.age ?? '').padStart(3)} `;
   const fixed = cells(lead) + view.streamWidth + 1 + (right === '' ? 0 : cells(right) + 2);
   const headlineWidth = view.width - fixed;
   const headline = padText(entry.text === null ? 'hidden until its release' : entry.headline, headlineWidth);
   if (fixed > view.width) return padText(`${lead}${entry.streamName} ${right}`, view.width);
-  const styledHeadline = entry.text === null ? c.dim(headline) : headline;
+  const styledHeadline = entry.text === null ? c.dim(headline) : markMatches(headline, view.search, view.color);
   // A highlighted row is black on yellow: its name and tags take its colours, never yellow on yellow.
   const highlighted = view.alert === 'highlight' && !view.selected;
   const name = highlighted ? c.bold : c[view.theme.stream(streamColour(entry.streamId))].bold;

@@ -7,7 +7,7 @@ import { KEY_HELP, type KeyState } from './keys.js';
 import type { TerminalModel } from './model.js';
 import { ageText, latencyText } from './latency.js';
 import type { Theme } from './theme.js';
-import { cells, fitLine, fitText, formatRow, padText, RELEASE_MARK_MS, screenChalk, type RowView } from './row.js';
+import { cells, fitLine, fitText, formatRow, markMatches, padText, screenChalk, type RowView } from './row.js';
 
 export const MIN_COLUMNS = 60;
 export const MIN_ROWS = 15;
@@ -88,7 +88,7 @@ const warningStyle = (c: ReturnType<typeof screenChalk>) => c.bgYellow.black.bol
 /** Where a formatted row's age goes: as wide as the longest (`59s`), and in no text (the sanitizer takes controls out). */
 const AGE_SLOT = '\u0001\u0001\u0001';
 
-type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned' | 'age'>;
+type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned' | 'released' | 'search' | 'age'>;
 
 /**
  * The connection as the header says it; `warning` when the feed is not coming. `narrow`: in
@@ -124,6 +124,16 @@ function connectionState(
   }
 }
 
+/** Columns a row gives the stream's name at this width. */
+const streamColumn = (width: number) => Math.min(18, Math.max(8, Math.floor(width / 7)));
+
+/** What the search line says after the pattern: why it is not a regular expression, and what is kept. */
+function searchHint(model: TerminalModel): string {
+  if (model.searchError === undefined) return 'Enter keep, Esc clear';
+  const kept = model.searching ? `showing /${model.searchPattern}/` : 'showing everything';
+  return `✕ ${model.searchError}; ${kept}`;
+}
+
 /**
  * The screen as lines, each already cut to the width: the header, pinned rows, the list
  * (or the columns, or an overlay), the detail pane and the footer. It keeps what a frame
@@ -135,6 +145,8 @@ export class View {
   #offset = 0;
   /** Keys pressed while the window was too small: none acted, and the screen says how many. */
   keysIgnored = 0;
+  /** The selected post and the line of the list it was drawn on. */
+  #anchor: { entry: Entry; line: number } | undefined;
   /** Each post's row as last formatted, with the look it was formatted for. */
   #rows = new WeakMap<Entry, { look: string; line: string }>();
   /** The detail panes last rendered, newest last. */
@@ -150,9 +162,11 @@ export class View {
     this.keysIgnored = 0;
     const { model } = this.#options;
     const now = model.now();
-    const pinned = model.pinned().slice(0, MAX_PINNED_ROWS);
-    const area = height - 2 - pinned.length;
-    const streamWidth = Math.min(18, Math.max(8, Math.floor(width / 7)));
+    const pins = model.pinned();
+    const pinned = pins.slice(0, MAX_PINNED_ROWS);
+    const morePins = pins.length - pinned.length;
+    const area = height - 2 - pinned.length - (morePins > 0 ? 1 : 0);
+    const streamWidth = streamColumn(width);
     const body =
       keys.overlay !== undefined
         ? this.#overlay(keys, width).slice(0, area)
@@ -163,6 +177,9 @@ export class View {
     return [
       this.#header(width),
       ...pinned.map((entry) => this.#row(entry, width, streamWidth, false, now)),
+      ...(morePins > 0
+        ? [screenChalk(this.#options.color).dim(fitText(`  +${morePins} more pinned: P lists them`, width))]
+        : []),
       ...body,
       this.#footer(keys, width),
     ];
@@ -177,6 +194,7 @@ export class View {
     const narrow = width < NARROW_COLUMNS;
     const latency = this.#options.latency();
     const connection = connectionState(model, this.#options.dialect(), narrow);
+    const newAbove = model.newAbove();
     // What matters most comes first: a narrow window cuts the end, never the state or the clock.
     // A part with a style of its own stands apart from the header's inverse, in colours that read on any background.
     const parts: [text: string, style?: (text: string) => string][] = [
@@ -186,11 +204,13 @@ export class View {
           : `${narrow ? '' : 'service '}${momentText(model.now() + model.clockOffsetMs, { utc: this.#options.utc })}`,
       ],
       [latency === undefined ? '' : `latency ${latencyText(latency)}`],
+      [newAbove > 0 ? `↑ ${newAbove} new` : '', warningStyle(c)],
       [model.paused ? `PAUSED ${model.newSincePause} new` : '', warningStyle(c)],
       // Counted just after the frame a search key draws from the first rows (`finishRows`).
-      [model.searching ? `/${model.searchText}/ ${model.rowCount() ?? '…'} found` : '', c.bgCyan.black],
+      [model.searching ? `/${model.searchPattern}/ ${model.rowCount() ?? '…'} found` : '', c.bgCyan.black],
       [model.filtered && !model.searching ? 'filtered' : ''],
       [`${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`],
+      [model.pinCount > 0 ? `${model.pinCount} pinned` : ''],
       [`streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`],
       [this.#options.service],
     ];
@@ -207,7 +227,7 @@ export class View {
 
   #footer(keys: KeyState, width: number): string {
     const { model } = this.#options;
-    if (keys.typing) return padText(`/${model.searchText}▏  Enter keep, Esc clear`, width);
+    if (keys.typing) return padText(`/${model.searchText}▏  ${searchHint(model)}`, width);
     if (model.message !== undefined) return padText(model.message, width);
     // The most keys that fit, in as many words: never a cut word.
     return padText(FOOTERS.find((footer) => cells(footer) <= width) ?? FOOTERS[FOOTERS.length - 1]!, width);
@@ -219,6 +239,12 @@ export class View {
     let lines: string[];
     if (keys.overlay === 'help') {
       lines = [c.bold('Keys'), ...KEY_HELP.map(([key, what]) => `  ${padText(key, 14)} ${what}`), '', 'any key closes'];
+    } else if (keys.overlay === 'pins') {
+      const streamWidth = streamColumn(width);
+      lines = [
+        c.bold(`Pinned (${model.pinCount} of ${model.maxPins}, the newest pin first): any key closes`),
+        ...model.pinned().map((entry) => this.#row(entry, width, streamWidth, false, model.now())),
+      ];
     } else if (keys.overlay === 'alerts') {
       lines =
         model.rules.length === 0
@@ -227,7 +253,7 @@ export class View {
               c.bold('Alert rules (the first that matches acts)'),
               ...model.rules.map(
                 (rule, index) =>
-                  `  ${padText(rule.name, 16)} ${padText(rule.action, 9)} ${padText(`${model.alertCounts[index] ?? 0} matched`, 12)} /${fitText(rule.source, Math.max(8, width - 45))}/`,
+                  `  ${padText(rule.name, 16)} ${padText(rule.action, 9)} ${padText(`${model.alertCounts[index] ?? 0} matched`, 12)} ${rule.field === 'stream' ? 'stream ' : ''}/${fitText(rule.source, Math.max(8, width - 45))}/`,
               ),
               '',
               'any key closes',
@@ -248,23 +274,23 @@ export class View {
   #look(entry: Entry, now: number): RowLook {
     const { model } = this.#options;
     const rule = model.alertOf(entry.id);
-    const timely =
-      entry.text === null || (entry.releasedAtMs !== undefined && now - entry.releasedAtMs < RELEASE_MARK_MS);
     // On the service's clock, as the post's own time is: a machine's clock off by a minute shows no false age.
     const since = entry.releaseMs ?? entry.createdMs;
     return {
-      now: timely ? Math.floor(now / 1000) * 1000 : undefined,
+      now: entry.text === null ? Math.floor(now / 1000) * 1000 : undefined,
       age: entry.text === null ? undefined : ageText(now + (model.clockOffsetMs ?? 0) - since),
       alert:
         rule === undefined || rule.action === 'mute' ? undefined : rule.action === 'highlight' ? 'highlight' : 'mark',
       pinned: model.isPinned(entry.id),
+      released: model.freshRelease(entry),
+      search: model.search,
     };
   }
 
   /** A post's row, formatted again only when its look changed (selection, pin, width, a ticking countdown). */
   #row(entry: Entry, width: number, streamWidth: number, selected: boolean, now: number): string {
     const look = this.#look(entry, now);
-    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned}`;
+    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned} ${look.released} ${look.search?.source}`;
     let cached = this.#rows.get(entry);
     if (cached?.look !== key) {
       const { color, utc, theme } = this.#options;
@@ -282,25 +308,33 @@ export class View {
     const listHeight = model.detailOpen ? Math.max(3, Math.floor(area * 0.4)) : area;
     const detailHeight = area - listHeight;
     const selectedIndex = model.selectedIndex();
+    const selected = model.firstRows(selectedIndex + 1)[selectedIndex];
+    // The selected post stays on its line as posts arrive above it: the list never moves under the reader.
+    const anchored = selected !== undefined && this.#anchor?.entry === selected;
+    if (anchored) this.#offset = selectedIndex - this.#anchor!.line;
     if (selectedIndex < this.#offset) this.#offset = selectedIndex;
     if (selectedIndex >= this.#offset + listHeight) this.#offset = selectedIndex - listHeight + 1;
     // Only the rows this frame shows: fewer are all there are.
     const rows = model.firstRows(this.#offset + listHeight);
-    this.#offset = Math.max(0, Math.min(this.#offset, Math.max(0, rows.length - listHeight)));
+    // A list shorter than the screen starts at the top, unless that would move the selected row.
+    if (!anchored) this.#offset = Math.min(this.#offset, Math.max(0, rows.length - listHeight));
+    this.#offset = Math.max(0, this.#offset);
     const lines: string[] = [];
     if (rows.length === 0) lines.push(c.dim(model.size === 0 ? '  waiting for posts…' : '  nothing matches'));
     const end = Math.min(rows.length, this.#offset + listHeight);
     for (let index = this.#offset; index < end; index++)
       lines.push(this.#row(rows[index]!, width, streamWidth, index === selectedIndex, now));
+    this.#anchor = selected === undefined ? undefined : { entry: selected, line: selectedIndex - this.#offset };
     while (lines.length < listHeight) lines.push('');
     if (!model.detailOpen || detailHeight <= 1) return lines;
-    const selected = rows[selectedIndex];
     const detail = selected === undefined ? [] : this.#detail(selected, width);
     // Only here is the pane's length known: a scroll past its end is taken back, so `K` moves at once.
     const scroll = Math.min(model.detailScroll, Math.max(0, detail.length - (detailHeight - 1)));
     model.detailScroll = scroll;
     lines.push(c.dim('─'.repeat(width)));
-    for (const line of detail.slice(scroll, scroll + detailHeight - 1)) lines.push(fitLine(` ${line}`, width));
+    // Marked as drawn: only the lines on screen, and the pane's cache holds one rendering whatever the search.
+    for (const line of detail.slice(scroll, scroll + detailHeight - 1))
+      lines.push(fitLine(` ${markMatches(line, model.search, this.#options.color)}`, width));
     return lines;
   }
 

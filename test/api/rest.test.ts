@@ -4,6 +4,7 @@ import { fetchStreams } from '../../src/api/rest-reads.js';
 import { resolveEndpoints } from '../../src/client/endpoint.js';
 import { client, rejection } from '../support/api.js';
 import { startTestServer as server } from '../support/harness.js';
+import { silentHttpService } from '../support/hostile.js';
 
 describe('publishRest', () => {
   it('publishes with the REST form, opening no WebSocket; the same idempotency key gives the one post', async () => {
@@ -91,6 +92,24 @@ describe('publishRest', () => {
       expect([error.code, error.refusal, error.status]).toEqual(['unauthorized', refused, 401]);
       expect(error.message).toBe('the service refused the key: HTTP 401: Invalid secret key');
     }
+  });
+
+  it('a request never answered: timeout naming the idempotency key it went with', async () => {
+    const url = (await silentHttpService()).replace(/^ws/, 'http');
+    const error = await rejection(
+      publishRest({
+        url,
+        apiKey: 'sp_some_key',
+        streamId: 's',
+        content: 'x',
+        idempotencyKey: 'rest-k',
+        timeoutMs: 300,
+      }),
+    );
+    expect([error.code, error.idempotencyKey]).toEqual(['timeout', 'rest-k']);
+    expect(error.message).toContain(
+      'the post may have been published: publish it again with idempotencyKey "rest-k" to publish it at most once',
+    );
   });
 
   it('is unreachable where nothing listens, and checks its options like connect', async () => {

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { StreamPostsError } from '../../src/index.js';
+import { isOptionError, StreamPostsError } from '../../src/index.js';
 import { client } from '../support/api.js';
 import { startTestServer as server } from '../support/harness.js';
 
@@ -103,6 +103,11 @@ describe('startServer takes every serve option', () => {
       const error = await refusal(options);
       expect(error).toBeInstanceOf(kind);
       expect(error).toMatchObject({ code: 'bad-option', option });
+      // The exported guard narrows it, so a caller under `strict` reads `option` without a cast.
+      if (!isOptionError(error)) throw new Error('isOptionError refused a bad option');
+      const named: string = error.option;
+      expect(named).toBe(option);
     }
+    expect(isOptionError(new TypeError('another'))).toBe(false);
   });
 });

@@ -280,7 +280,7 @@ describe('Publisher across drops', () => {
       send: (args) => publisher.publish(args),
       onResult: (result) => results.push(result),
     });
-    expect(summary).toEqual({ published: total, failed: 0 });
+    expect(summary).toEqual({ published: total, failed: 0, timedOut: 0 });
     expect(results.map((result) => result.line)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
     expect(proxy.connections).toBeGreaterThanOrEqual(3);
     expect((await adminState(server)).posts - before).toBe(total);

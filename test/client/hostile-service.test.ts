@@ -202,8 +202,14 @@ describe('every wait for the service is bounded', () => {
     expect(error.message).toContain('it has sent nothing on this connection');
   });
 
-  it('a service that says connected and never acknowledges a post: a timeout naming the ack', async () => {
-    const service = await scriptedService((ws) => ws.send(CONNECTED));
+  it('a service that says connected and never acknowledges a post: sent again on a new connection, then a timeout naming the ack and the key', async () => {
+    const sockets: number[] = [];
+    const service = await scriptedService((ws) => {
+      const socket = sockets.length;
+      sockets.push(0);
+      ws.send(CONNECTED);
+      ws.on('message', () => (sockets[socket] = sockets[socket]! + 1));
+    });
     const publisher = new Publisher({ endpoint: resolveEndpoint(service.url), apiKey: 'k', timeoutMs: 300 });
     closers.push(() => publisher.close());
     await publisher.start();
@@ -211,6 +217,24 @@ describe('every wait for the service is bounded', () => {
     expect(error.kind).toBe('timeout');
     expect(error.message).toContain('waiting for ack (the reply to add-stream-post)');
     expect(error.message).not.toContain('never sent connected');
+    expect(error.idempotencyKey).toBe('k1');
+    expect(error.message).toContain('publish it again with idempotencyKey "k1" to publish it at most once');
+    // Not twice on one socket: this service has not shown that it repeats requestIds.
+    expect(sockets).toEqual([1, 1]);
+  });
+
+  it('a post without an idempotency key is never sent again for a late ack', async () => {
+    let frames = 0;
+    const service = await scriptedService((ws) => {
+      ws.send(CONNECTED);
+      ws.on('message', () => (frames += 1));
+    });
+    const publisher = new Publisher({ endpoint: resolveEndpoint(service.url), apiKey: 'k', timeoutMs: 300 });
+    closers.push(() => publisher.close());
+    await publisher.start();
+    const { idempotencyKey: _key, ...keyless } = POST;
+    const error = await failure(publisher.publish(keyless));
+    expect([error.kind, error.idempotencyKey, frames]).toEqual(['timeout', undefined, 1]);
   });
 
   it('an HTTP service that never replies to the REST form: a timeout naming the request', async () => {

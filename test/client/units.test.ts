@@ -298,7 +298,7 @@ describe('runBatch', () => {
         'post' in result ? `${result.line}:${result.post.id}` : `${result.line}:${result.error.code}`,
       ),
     ).toEqual(['1:p1', '2:p2', '4:bad-json', '5:invalid-argument', '6:p3', '7:p4', '8:forbidden', '9:p6']);
-    expect(summary).toEqual({ published: 5, failed: 3 });
+    expect(summary).toEqual({ published: 5, failed: 3, timedOut: 0 });
     expect(peak).toBe(3);
   });
 

@@ -33,7 +33,8 @@ async function help(command: string[]): Promise<string> {
 /** Every command and subcommand the built CLI lists, with the long flags its help shows. */
 async function commandFlags(command: string[] = []): Promise<{ command: string; flags: string[] }[]> {
   const text = await help(command);
-  const flags = section(text, 'Options')
+  // A subcommand that takes its parent's flags lists them under `Global Options`.
+  const flags = [...section(text, 'Options'), ...section(text, 'Global Options')]
     .map((line) => /^\s+(?:-\w, )?(--[a-z][a-z0-9-]*)/.exec(line)?.[1])
     .filter((flag): flag is string => flag !== undefined && flag !== '--help' && flag !== '--version');
   const subcommands = section(text, 'Commands')
@@ -67,15 +68,18 @@ describe('every flag is documented', () => {
     expect(undocumented).toEqual([]);
   });
 
+  it('-q says what docs/cli.md says it does: warnings and errors only, on every client command', async () => {
+    expect(read('docs/cli.md')).toContain('(`-q`: warnings and errors only)');
+    for (const command of ['listen', 'tree', 'post', 'streams', 'history', 'targets'])
+      expect(await help([command])).toMatch(/-q, --quiet +no status lines on stderr: warnings and errors only/);
+  });
+
   it('--json on every command but completion (a shell script), as the README says', () => {
     // A group (config, faults, scenario) only holds its subcommands: no flags of its own.
     const group = ({ command, flags }: { command: string; flags: string[] }) =>
       flags.length === 0 && commands.some((other) => other.command.startsWith(`${command} `));
-    const json = (command: string) => commands.find((entry) => entry.command === command)?.flags.includes('--json');
-    // `targets set` takes its parent's flags (commander reads them anywhere on the line).
-    const parent = (command: string) => command.slice(0, command.lastIndexOf(' '));
     const without = commands
-      .filter((entry) => !group(entry) && !json(entry.command) && !json(parent(entry.command)))
+      .filter((entry) => !group(entry) && !entry.flags.includes('--json'))
       .map(({ command }) => command);
     expect(without).toEqual(['stream-posts completion']);
     expect(read('README.md')).toContain('`--json` on every command but `completion`');

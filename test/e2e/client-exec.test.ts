@@ -324,7 +324,7 @@ describe('--exec and what a server sends', () => {
     );
     expect(result.code, result.stderr).toBe(0);
     const variables = await readFile(out, 'utf8');
-    const shown = 'A]0;PWNED[2J2Jevil-end Z';
+    const shown = 'A ]0;PWNED [2J 2J evil -end Z';
     for (const name of ['POST_ID', 'STREAM_ID', 'STREAM_NAME', 'CUSTOM_TARGET'])
       expect(variables).toContain(`STREAM_POSTS_${name}=${shown}\n`);
     expect(variables).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u200B\u202E]/);

@@ -103,7 +103,7 @@ describe('stream-posts streams', () => {
     ]);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
-    expect(table.stdout).toContain('evil  Evil ]0;ownedName[31m  eve    yes        -         T[2J     no');
+    expect(table.stdout).toContain('evil  Evil ]0;owned Name [31m  eve    yes        -         T [2J    no');
     expect(json.stdout).toContain('\\u202e');
     expect(jsonLines(json.stdout)[0].name).toBe('Evil \u001b]0;owned\u0007\u202eName\u001b[31m');
   });

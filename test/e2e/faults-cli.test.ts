@@ -48,6 +48,10 @@ describe('stream-posts faults', () => {
     expect([all.code, all.stderr]).toEqual([0, 'cleared 1 fault\n']);
     const none = await runToEnd(['faults', 'list', ...admin]);
     expect([none.code, none.stdout, none.stderr]).toEqual([0, '', 'no faults in force\n']);
+    const noConnections = await runToEnd(['faults', 'connections', ...admin]);
+    expect([noConnections.code, noConnections.stdout, noConnections.stderr]).toEqual([0, '', 'no open connections\n']);
+    const noConnectionsJson = await runToEnd(['faults', 'connections', '--json', ...admin]);
+    expect([noConnectionsJson.code, noConnectionsJson.stdout, noConnectionsJson.stderr]).toEqual([0, '', '']);
   });
 
   it('refuses bad input: an unknown type or bad JSON before sending (exit 2), the service refusal with its code (exit 1)', async () => {

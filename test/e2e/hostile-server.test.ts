@@ -14,11 +14,11 @@ import { scriptedService, type ScriptedService } from '../support/hostile.js';
  */
 const HOSTILE =
   'A\u001B]0;PWNED\u0007\u001B]52;c;cHduZWQ=\u0007\u001B[2J\u009B2J\u009D0;x\u009C\u001B]8;;https://evil.example\u0007click\u001B]8;;\u0007\u202Eevil\u2066\u200B\uFEFF-end\r\nZ';
-/** What a reader sees of it once sanitized: the words stay. */
-const SHOWN = /A\]0;PWNED\]52;c;cHduZWQ=\[2J2J0;x\]8;;https:\/\/evil\.exampleclick\]8;;evil-end Z/;
+/** What a reader sees of it once sanitized: the words stay, each removed character a space between them. */
+const SHOWN = /A \]0;PWNED \]52;c;cHduZWQ= \[2J 2J 0;x \]8;;https:\/\/evil\.example click \]8;; evil -end Z/;
 // A close reason is at most 123 bytes.
 const HOSTILE_REASON = '\u001B]0;PWNED\u0007\u001B[2J\u009B2J\u202Ebye\u200B-now';
-const REASON_SHOWN = ']0;PWNED[2J2Jbye-now';
+const REASON_SHOWN = ']0;PWNED [2J 2J bye -now';
 
 // Colours (SGR) may reach the terminal, and on stdout OSC 8 links; nothing else that acts on it.
 const SGR = /\u001B\[[0-9;]*m/g;
@@ -168,7 +168,7 @@ describe('nothing a server sends can control the terminal', () => {
     });
     const result = await finish(client(listenArgs(server), COLOUR));
     expect(result.code).toBe(3);
-    expect(result.stderr).toContain('HTTP 403 Go away 0;PWNED2J now');
+    expect(result.stderr).toContain('HTTP 403 Go away 0;PWNED 2J now');
     expectClean(result);
   });
 

@@ -1,12 +1,14 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, startServer, type PostEvent } from '../../src/index.js';
 import { advanceClock, KEYS, publishToStream } from '../support/harness.js';
-import { ensureBuilt, runToEnd } from '../support/cli.js';
+import { cliCommandLine, ensureBuilt, runToEnd } from '../support/cli.js';
 import { expectCleanError, jsonLines, subscribed, waitForLines } from '../support/cli-output.js';
 import { inMs } from '../support/fixtures.js';
+import { until } from '../support/poll.js';
 import { startServe } from '../support/serve.js';
 
 beforeAll(ensureBuilt);
@@ -117,6 +119,7 @@ describe('serve --scenario', () => {
   });
 
   it('with --exec, --exit-after-scenario ends the command once the scenario has played; serve exits 0', async () => {
+    // A command that never subscribes: the scenario starts with serve.
     const scenario = await writeTemp(
       'exec.ndjson',
       ndjson([{ at: '1m', publish: { stream: 'macro-wire', content: 'x' } }]),
@@ -130,11 +133,70 @@ describe('serve --scenario', () => {
       '--speed',
       '100000',
       '--exit-after-scenario',
+      '--scenario-start',
+      'at-start',
       '--exec',
       'sleep 600',
     ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/scenario ended steps=1 published=1 failed=0/);
+  });
+
+  it('with --exec, the scenario starts at the first subscription: listen --count 5 gets all five posts, the first at 0 s among them', async () => {
+    const scenario = await writeTemp(
+      'first-subscriber.ndjson',
+      ndjson(
+        ['0s', '100ms', '200ms', '300ms', '400ms'].map((at, i) => ({
+          at,
+          publish: { stream: 'macro-wire', content: `step ${i + 1}` },
+        })),
+      ),
+    );
+    const listen = cliCommandLine(['listen', '--streams', 'macro-wire', '--count', '5', '--json']);
+    const result = await runToEnd(['serve', '--port', '0', '--scenario', scenario, '--exec', listen]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(jsonLines(result.stdout).map((line) => (line as { data: { text: string } }).data.text)).toEqual(
+      [1, 2, 3, 4, 5].map((n) => `step ${n}`),
+    );
+  });
+
+  it('play(…, { start: "first-subscriber" }) starts the scenario when a subscription goes live', async () => {
+    const server = await startServer({ port: 0 });
+    try {
+      const playback = await server.play([{ at: 0, publish: { stream: 'macro-wire', content: 'at time 0' } }], {
+        start: 'first-subscriber',
+      });
+      const alice = await connect({ url: server.url, apiKey: server.keys.readers['alice']! });
+      const feed = alice.subscribe({ streamIds: ['macro-wire'], lastPosts: 0 });
+      await feed.ready;
+      for await (const event of feed) {
+        expect(event.post.text).toBe('at time 0');
+        break;
+      }
+      expect(await playback.done).toEqual({ steps: 1, published: 1, failed: 0 });
+      await alice.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a first subscription over the tree feed starts it too', async () => {
+    const server = await startServer({ port: 0 });
+    try {
+      const playback = await server.play([{ at: 0, publish: { stream: 'macro-wire', content: 'to the tree' } }], {
+        start: 'first-subscriber',
+      });
+      const feed = new WebSocket(`${server.url}/graphql?format=tree&streamIds=macro-wire&lastPosts=0`, {
+        headers: { 'x-api-key': server.keys.readers['alice']! },
+      });
+      const texts: string[] = [];
+      feed.on('message', (data) => texts.push(data.toString()));
+      await until(() => texts.some((text) => text.includes('to the tree')), 'the tree item of the step at 0 s');
+      expect(await playback.done).toEqual({ steps: 1, published: 1, failed: 0 });
+      feed.terminate();
+    } finally {
+      await server.close();
+    }
   });
 
   const invalid: [string, string, string][] = [
@@ -206,8 +268,8 @@ describe('serve --scenario', () => {
     }
   });
 
-  it('--speed and --exit-after-scenario need --scenario (exit 2)', async () => {
-    for (const flag of [['--speed', '10'], ['--exit-after-scenario']]) {
+  it('--speed, --exit-after-scenario and --scenario-start need --scenario (exit 2)', async () => {
+    for (const flag of [['--speed', '10'], ['--exit-after-scenario'], ['--scenario-start', 'at-start']]) {
       const result = await runToEnd(['serve', '--port', '0', ...flag]);
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`stream-posts: ${flag[0]} needs --scenario FILE`);

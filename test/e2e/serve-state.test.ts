@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, watch } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Arrivals } from '../support/arrivals.js';
 import { advanceClock, adminState, connectAs, http, KEYS, publishToStream } from '../support/harness.js';
-import { ensureBuilt, runToEnd } from '../support/cli.js';
+import { cliCommandLine, ensureBuilt, runToEnd, shell } from '../support/cli.js';
 import { expectCleanError } from '../support/cli-output.js';
 import { inMs } from '../support/fixtures.js';
+import { getMedia, PNG, publishWithMedia, put } from '../support/media.js';
 import { startServe, type Serve } from '../support/serve.js';
 
 beforeAll(ensureBuilt);
@@ -104,6 +105,49 @@ describe('serve --state: a restart keeps what was pending', () => {
     expect((await adminState(second)).clockOffsetMs).toBeGreaterThanOrEqual(5 * HOUR);
     const reply = await http(second, 'GET', '/v1/streams/crypto-legal/posts?limit=3', { key: KEYS.cryptoLegal });
     expect(reply.body.posts.map((post: any) => post.id)).toEqual(posts.map((post) => post.id).reverse());
+  });
+});
+
+describe('serve --state keeps uploaded media', () => {
+  it("an embargoed post's image across a restart: 404 to others before the release, 200 to everyone after it", async () => {
+    const file = stateFile();
+    const first = await startServe(['--state', file]);
+    const published = await publishWithMedia(first, [{ mimeType: 'image/png' }], { releaseAt: inMs(HOUR) });
+    expect(published.status).toBe(201);
+    expect(published.body.post.hidden).toBe(true);
+    const [upload] = published.body.mediaUploadURLs as { url: string }[];
+    expect((await put(upload!.url, 'image/png', PNG)).status).toBe(200);
+    const served = (published.body.post.metadata.media as { url: string }[])[0]!.url;
+    expect((await getMedia(served, KEYS.macroWire)).status).toBe(200);
+    expect(await stop(first)).toBe(0);
+    expect(await readdir(`${file}.media`)).toHaveLength(1);
+
+    const second = await startServe(['--state', file]);
+    const url = `${second.httpUrl}${new URL(served).pathname}`;
+    expect((await getMedia(url)).status).toBe(404);
+    expect((await getMedia(url, KEYS.alice)).status).toBe(404);
+    const owner = await getMedia(url, KEYS.macroWire);
+    expect(owner.status).toBe(200);
+    expect(owner.bytes.equals(PNG)).toBe(true);
+    await advanceClock(second, HOUR + 1_000);
+    const anyone = await getMedia(url);
+    expect(anyone).toMatchObject({ status: 200, type: 'image/png' });
+    expect(anyone.bytes.equals(PNG)).toBe(true);
+    expect(await stop(second)).toBe(0);
+  });
+
+  it('a state file whose media bytes are gone is refused (exit 2), naming them', async () => {
+    const file = stateFile();
+    await savedState(file, async (serve) => {
+      const published = await publishWithMedia(serve, [{ mimeType: 'image/png' }]);
+      const [upload] = published.body.mediaUploadURLs as { url: string }[];
+      expect((await put(upload!.url, 'image/png', PNG)).status).toBe(200);
+    });
+    const [name] = await readdir(`${file}.media`);
+    await rm(join(`${file}.media`, name!));
+    const result = await runToEnd(['serve', '--port', '0', '--state', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`media[0]: its bytes (${join(`${file}.media`, name!)}) are missing or changed`);
   });
 });
 
@@ -271,6 +315,65 @@ describe('serve --state: one writer per file', () => {
     expect((await readFile(`${file}.lock`, 'utf8')).split('\n')[0]).toBe(String(second.cli.child.pid));
     expect(await stop(second)).toBe(0);
     expect(await readdir(tmp)).not.toContain(`${basename(file)}.lock`);
+  });
+
+  it("a lock naming serve's own PID, as a restarted container leaves it, is taken over", async () => {
+    const file = stateFile();
+    const lock = `${file}.lock`;
+    // The shell writes the lock as its own (its PID, host and start time), then becomes serve: the same PID.
+    const serve = shell(
+      `printf '%s\\n%s\\n%s\\n' $$ "$(cat /proc/sys/kernel/hostname)" "$(cut -d' ' -f22 /proc/$$/stat)" > '${lock}' && exec ${cliCommandLine(['serve', '--port', '0', '--quiet', '--state', file])}`,
+    );
+    const url = await serve.url();
+    expect((await readFile(lock, 'utf8')).split('\n')[0]).toBe(String(serve.child.pid));
+    await publishToStream(url, 'macro-wire', 'after the restart');
+    serve.child.kill('SIGTERM');
+    expect((await serve.exit()).code).toBe(0);
+    expect(await readFile(file, 'utf8')).toContain('after the restart');
+    expect(await readdir(tmp)).not.toContain(basename(lock));
+  });
+
+  it('a lock naming a live process that started at another time (its PID reused) is taken over; one naming it as it is, is not', async () => {
+    const file = stateFile();
+    const lock = `${file}.lock`;
+    const host = (await readFile('/proc/sys/kernel/hostname', 'utf8')).trim();
+    const stat = await readFile(`/proc/${process.pid}/stat`, 'utf8');
+    const startedAt = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+    // This test's own process runs, and is no serve: as a holder that started when it did, it holds the file.
+    await writeFile(lock, `${process.pid}\n${host}\n${startedAt}\n`);
+    const refused = await runToEnd(['serve', '--port', '0', '--state', file]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`state file ${file} is in use by process ${process.pid} `);
+    // The same PID, of a holder that started at another time: that holder is gone.
+    await writeFile(lock, `${process.pid}\n${host}\n${Number(startedAt) - 1}\n`);
+    const serve = await startServe(['--state', file]);
+    expect((await readFile(lock, 'utf8')).split('\n')[0]).toBe(String(serve.cli.child.pid));
+    expect(await stop(serve)).toBe(0);
+  });
+
+  it('two names of one file (a link F to G) are one file: the second serve is refused, and a save writes through the link', async () => {
+    const directory = await mkdtemp(join(tmp, 'links-'));
+    const real = join(directory, 'real.json');
+    const linked = join(directory, 'linked.json');
+    await symlink('real.json', linked);
+    const first = await startServe(['--state', real]);
+    const second = await runToEnd(['serve', '--port', '0', '--state', linked]);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`state file ${linked} is in use by process ${first.cli.child.pid} `);
+    expect(second.stderr).toContain(`(lock ${real}.lock)`);
+    expect(await stop(first)).toBe(0);
+
+    const third = await startServe(['--state', linked]);
+    await publishToStream(third.url, 'macro-wire', 'through the link');
+    expect(await stop(third)).toBe(0);
+    expect((await lstat(linked)).isSymbolicLink()).toBe(true);
+    expect(await readFile(real, 'utf8')).toContain('through the link');
+    // A link to a file not written yet is followed too.
+    const dangling = join(directory, 'dangling.json');
+    await symlink('later.json', dangling);
+    expect(await stop(await startServe(['--state', dangling]))).toBe(0);
+    expect((await lstat(dangling)).isSymbolicLink()).toBe(true);
+    expect(await readFile(join(directory, 'later.json'), 'utf8')).toContain('stream-posts-state');
   });
 
   it('temporary files of interrupted writes are removed at start; other files are not', async () => {

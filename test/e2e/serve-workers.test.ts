@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, openClient } from '../support/harness.js';
 import { RedisServer } from '../support/redis-server.js';
 import { jsonLines } from '../support/cli-output.js';
 import { runToEnd, runCli } from '../support/cli.js';
+import { until } from '../support/poll.js';
 
 let redis: RedisServer;
 let keyspaces = 0;
@@ -162,7 +164,14 @@ describe('serve --workers', () => {
       headers: { 'content-type': 'application/json' },
       body: '{}',
     });
-    expect(await round.json()).toEqual({ pinged: 4, terminated: 0 });
+    expect(await round.json()).toEqual({
+      pinged: 4,
+      terminated: 0,
+      workers: [
+        { id: 'w1', answered: true },
+        { id: 'w2', answered: true },
+      ],
+    });
 
     // A fault kept in force is listed once, under one id, and cleared by it everywhere.
     const [silent] = await faults('add', 'go-silent', '--connection', ids[0]!);
@@ -179,6 +188,136 @@ describe('serve --workers', () => {
     serve.child.kill('SIGTERM');
     expect((await serve.exit()).code).toBe(0);
   });
+
+  it('lives through workers killed (10 times) and stopped (once) under admin polling: every request answered, a stopped worker named, a dead one gone', async () => {
+    const serve = runCli(workersArgs());
+    const url = await serve.url();
+    const httpUrl = url.replace(/^ws/, 'http');
+    const primary = serve.child.pid!;
+    interface Reply {
+      status: number;
+      body: { connections?: { id: string }[]; workers?: { id: string; answered: boolean }[] } & Record<string, any>;
+    }
+    let resets = 0;
+    const STRANDED_MS = 10_000;
+    let stranded = 0;
+    /**
+     * One admin request on a connection of its own. A connection that a killed worker held is
+     * reset, or stranded: that request is made again (the killed worker's own loss); a refused connection
+     * (no primary) is a failure.
+     */
+    const admin = async (method: string, path: string, body?: unknown): Promise<Reply> => {
+      for (;;) {
+        const answer = await new Promise<Reply | 'reset' | 'stranded'>((resolve, reject) => {
+          const payload = body === undefined ? undefined : JSON.stringify(body);
+          const req = request(`${httpUrl}${path}`, {
+            method,
+            agent: false,
+            headers: payload === undefined ? {} : { 'content-type': 'application/json' },
+          })
+            .on('response', (response) => {
+              let text = '';
+              response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+              response.on('end', () =>
+                resolve({ status: response.statusCode!, body: JSON.parse(text) as Reply['body'] }),
+              );
+              response.on('error', () => resolve('reset'));
+            })
+            .on('error', (error: NodeJS.ErrnoException) =>
+              error.code === 'ECONNRESET' ? resolve('reset') : reject(error),
+            )
+            .end(payload);
+          // node:cluster's round robin strands a connection it was handing to a worker as that
+          // worker was killed: nobody answers it, and a client gives up on it and asks again.
+          req.setTimeout(STRANDED_MS, () => {
+            req.destroy();
+            resolve('stranded');
+          });
+        });
+        if (answer === 'reset') resets += 1;
+        else if (answer === 'stranded') stranded += 1;
+        else return answer;
+      }
+    };
+    const workers = () => childrenOf(primary);
+    /** Both workers listening and answering: a listing names two, each answered. */
+    const bothAnswer = async () => {
+      const reply = await admin('GET', '/_admin/connections');
+      return reply.body.workers?.length === 2 && reply.body.workers.every((worker) => worker.answered);
+    };
+
+    // As the dashboard does, and more: the three endpoints polled in loops while workers die.
+    let polling = true;
+    const statuses: (number | string)[] = [];
+    const loops = Array.from({ length: 9 }, async (_, i) => {
+      const path = ['/_admin/connections', '/_admin/state', '/_admin/faults'][i % 3]!;
+      while (polling) {
+        const status = await admin('GET', path).then(
+          (reply) => reply.status,
+          (error: Error) => error.message,
+        );
+        statuses.push(status);
+        if (typeof status === 'string') return;
+      }
+    });
+
+    let deadGone = false;
+    let scopedToDead: { applied?: number } | undefined;
+    for (let kill = 1; kill <= 10; kill += 1) {
+      await until(bothAnswer, 'both workers answering');
+      // Connections on both workers, so a dead worker's are there to leave the listing.
+      for (let i = 0; i < 2; i += 1) {
+        const client = await openClient(`${url}/v1/ws`, { headers: { 'x-api-key': KEYS.alice } });
+        await client.nextEvent('connected');
+      }
+      const before = (await admin('GET', '/_admin/connections')).body.connections!.map((each) => each.id);
+      const victim = workers()[kill % 2]!;
+      process.kill(victim, 'SIGKILL');
+      await serve.waitFor(
+        (out) => out.stderr.includes(`worker ${victim} stopped (SIGKILL)`),
+        `the notice that worker ${victim} stopped`,
+      );
+      const after = (await admin('GET', '/_admin/connections')).body.connections!.map((each) => each.id);
+      const dead = before.filter((id) => !after.includes(id));
+      if (dead.length > 0) {
+        deadGone = true;
+        // A fault scoped to a connection of the dead worker lands nowhere.
+        scopedToDead = (await admin('POST', '/_admin/faults', { type: 'close', scope: { connection: dead[0] } })).body[
+          'fault'
+        ];
+      }
+    }
+    expect(deadGone).toBe(true);
+    expect(scopedToDead).toMatchObject({ type: 'close', applied: 0 });
+
+    // A stopped worker answers nothing: requests the other worker takes answer within the deadline, naming it.
+    await until(bothAnswer, 'both workers answering');
+    const stopped = workers()[0]!;
+    process.kill(stopped, 'SIGSTOP');
+    // Round robin hands two of four connections to the worker that runs: the first answer is its.
+    const first = (path: string) => Promise.race(Array.from({ length: 4 }, () => admin('GET', path)));
+    const listing = await first('/_admin/connections');
+    expect(listing.body.workers).toHaveLength(2);
+    const [silent] = listing.body.workers!.filter((worker) => !worker.answered);
+    expect(silent).toBeDefined();
+    for (const path of ['/_admin/state', '/_admin/faults']) {
+      const reply = await first(path);
+      expect(reply.status).toBe(200);
+      expect(reply.body.workers).toContainEqual({ id: silent!.id, answered: false });
+    }
+    // Requests the stopped worker took are answered once it runs again.
+    process.kill(stopped, 'SIGCONT');
+    await until(bothAnswer, 'both workers answering again');
+    polling = false;
+    await Promise.all(loops);
+    expect(statuses.length).toBeGreaterThan(0);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(serve.child.exitCode).toBeNull();
+    expect(workers()).toHaveLength(2);
+    console.log(`admin requests answered: ${statuses.length}; made again: ${resets} reset, ${stranded} stranded`);
+    serve.child.kill('SIGTERM');
+    expect((await serve.exit()).code).toBe(0);
+  }, 180_000);
 
   it('runs --exec once, with the service in its environment, and exits with its code', async () => {
     const serve = runCli(workersArgs(['--exec', 'test -n "$STREAM_POSTS_STREAM_KEY_MACRO_WIRE" && exit 7']));

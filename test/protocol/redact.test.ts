@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { redactUrl, secretScrubber } from '../../src/protocol/redact.js';
+import { codePoint, UNSAFE_CHARACTERS } from '../support/unsafe-characters.js';
 
 const KEY = 'sp_demo_reader_alice';
 const OTHER = 'sp_demo_reader_alice_longer';
@@ -45,6 +46,29 @@ describe('secretScrubber', () => {
 
   it('several secrets in one text, next to each other', () => {
     expect(scrub(`${KEY}${encodeAll(KEY, true)}-${KEY}`)).toBe('[key][key]-[key]');
+  });
+});
+
+describe('secretScrubber, a key split by what a reader does not see', () => {
+  const scrub = secretScrubber([KEY], '[key]');
+  it.each(UNSAFE_CHARACTERS.map((char) => [codePoint(char), char]))(
+    '%s inside the key, once or several times',
+    (_name, char) => {
+      expect(scrub(`a ${KEY.slice(0, 5)}${char}${KEY.slice(5)} b`)).toBe('a [key] b');
+      expect(scrub(`a ${[...KEY].join(char)} b`)).toBe('a [key] b');
+    },
+  );
+
+  it('across line breaks and tabs, and escaped forms of them', () => {
+    expect(scrub(`x${KEY.slice(0, 3)}\r\n\t${KEY.slice(3)}y`)).toBe('x[key]y');
+    expect(scrub(`x${KEY.slice(0, 3)}\\u200b${KEY.slice(3)}y`)).toBe('x[key]y');
+    expect(scrub(`x${KEY.slice(0, 3)}\\n${KEY.slice(3, 9)}\\t${KEY.slice(9)}y`)).toBe('x[key]y');
+    expect(scrub(`x${KEY.slice(0, 3)}%E2%80%8B${KEY.slice(3).replace('_', '%5F')}y`)).toBe('x[key]y');
+  });
+
+  it('leaves alone what only looks like the key once something else is taken out', () => {
+    for (const text of [`${KEY.slice(0, 5)}x${KEY.slice(5)}`, `${KEY.slice(0, 5)}\u0007`, `a b c`])
+      expect(scrub(text)).toBe(text);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cashtags, firstLink, toTreeItem } from '../../src/protocol/tree.js';
+import { cashtags, toTreeItem } from '../../src/protocol/tree.js';
+import { firstLink } from '../../src/protocol/urls.js';
 import { samplePost } from '../support/fixtures.js';
 
 const post = samplePost;

@@ -166,7 +166,7 @@ describe('promptForPost', () => {
       releaseAt: null,
       customTarget: hostile('BTC'),
     });
-    expect(screen).toContain('Publish to Whale Alerts]0;PWNED2J (whales) → BTC]0;PWNED2J?');
+    expect(screen).toContain('Publish to Whale Alerts ]0;PWNED 2J (whales) → BTC ]0;PWNED 2J?');
     expect(screen).not.toMatch(/\u001B\]0|[\u0007\u009B\u202E\u200B]/);
   });
 

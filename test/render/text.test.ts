@@ -5,8 +5,8 @@ const HOSTILE =
   'id\u202E\u2066txt.exe\u2069\u200B\u200D\uFEFF\u061C\u200E\u200F\u2060 \u001B]0;T\u0007\u009B2J\r\nnext';
 
 describe('one-line sanitizing', () => {
-  it('safeLine removes control, bidi and zero-width characters and keeps the words on one line', () => {
-    expect(safeLine(HOSTILE)).toBe('idtxt.exe ]0;T2J next');
+  it('safeLine shows control, bidi and zero-width characters as a space and keeps the words on one line', () => {
+    expect(safeLine(HOSTILE)).toBe('id txt.exe ]0;T 2J next');
   });
 
   it('oneLine is undefined when nothing visible is left', () => {
@@ -15,7 +15,7 @@ describe('one-line sanitizing', () => {
   });
 
   it('safeLines keeps line breaks', () => {
-    expect(safeLines('a\u202E\r\nb\u0007')).toBe('a\nb');
+    expect(safeLines('a\u202E\r\nb\u0007c')).toBe('a \nb c');
   });
 
   it('terminalSafe (post bodies) keeps bidi characters, which right-to-left text needs', () => {

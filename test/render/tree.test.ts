@@ -122,8 +122,8 @@ describe('formatTreeItem on our items (PROTOCOL.md B3)', () => {
   it('control characters in a field cannot reach the terminal', () => {
     const text = formatTreeItem({ ...ours, title: 'evil\u001B]0;pwned\u0007 title', body: 'a\u001B[2Jb\r\nc' }, plain);
     expect(text).not.toMatch(/[\u0000-\u0009\u000B-\u001F]/);
-    expect(text).toContain('evil]0;pwned title');
-    expect(text).toContain('a[2Jb\nc');
+    expect(text).toContain('evil ]0;pwned title');
+    expect(text).toContain('a [2Jb\nc');
   });
 });
 

@@ -8,6 +8,7 @@ import type { PublishResult, StoreEvent } from '../../src/server/stores/store.js
 import { RedisStore, type RedisStoreOptions } from '../../src/server/stores/redis-store.js';
 import { publishRequest, redisForFile } from '../support/stores.js';
 import { Arrivals } from '../support/arrivals.js';
+import { until } from '../support/poll.js';
 import { RedisServer } from '../support/redis-server.js';
 
 const redis = redisForFile();
@@ -196,7 +197,7 @@ describe('publishing', () => {
 });
 
 describe('a Redis that stops answering (its connections still open)', () => {
-  it('fails a publish with unavailable instead of holding it, and publishes again once Redis answers', async () => {
+  it('a publish waits for its word: readiness says unreachable meanwhile, and a refusal is never stored', async () => {
     const frozen = await RedisServer.start();
     try {
       const store = await RedisStore.open({
@@ -208,21 +209,65 @@ describe('a Redis that stops answering (its connections still open)', () => {
       });
       redis.keep(store);
       frozen.pause();
-      const error = await store.publish(post({ text: 'while frozen' })).catch((failure: unknown) => failure);
-      expect(error).toBeInstanceOf(ProtocolError);
-      expect((error as ProtocolError).code).toBe('unavailable');
+      const outcome = store.publish(post({ text: 'while frozen' })).catch((failure: unknown) => failure);
       // No reply in time: unreachable, although its connections never dropped.
-      expect(store.unusable()).toMatchObject({ reason: 'unreachable' });
+      await until(() => store.unusable()?.reason === 'unreachable', 'the store to be unreachable', 15_000);
       frozen.resume();
+      const answer = await outcome;
+      const texts = async () => (await store.recent('macro-wire', 100)).map((one) => one.text);
+      // Run after its deadline, it is refused and stored nowhere; run just before, it is acked.
+      if (answer instanceof ProtocolError) {
+        expect(answer.code).toBe('unavailable');
+        expect(await texts()).not.toContain('while frozen');
+      } else expect((answer as PublishResult).duplicate).toBe(false);
       const after = await store.publish(post({ text: 'after' }));
       expect(after.duplicate).toBe(false);
       expect(store.unusable()).toBeUndefined();
-      expect((await store.recent('macro-wire', 100)).map((one) => one.text)).toContain('after');
+      expect((await texts()).filter((text) => text === 'while frozen').length).toBe(
+        answer instanceof ProtocolError ? 0 : 1,
+      );
+      expect(await texts()).toContain('after');
     } finally {
       frozen.resume();
       await frozen.stop();
     }
-  });
+  }, 30_000);
+});
+
+describe('a Redis lost with a publish sent to it', () => {
+  it('without a key the outcome is said to be unknown, never "nothing was stored"; with one it is sent again and answered', async () => {
+    const doomed = await RedisServer.start();
+    try {
+      const store = await RedisStore.open({
+        url: doomed.url,
+        prefix: freshPrefix(),
+        seed: DEMO_SEED,
+        clock: new AdjustableClock(),
+        idempotencyWindowMs: 60_000,
+      });
+      redis.keep(store);
+      doomed.pause();
+      const settle = (outcome: Promise<PublishResult>) => outcome.catch((failure: unknown) => failure);
+      const unkeyed = settle(store.publish(post({ text: 'sent without a key' })));
+      const keyed = settle(store.publish(post({ text: 'sent with a key', idempotencyKey: 'lost-reply-1' })));
+      // Past the command deadline: both have long been written to Redis's socket.
+      await until(() => store.unusable()?.reason === 'unreachable', 'the store to be unreachable', 15_000);
+      await doomed.kill();
+      const answer = await unkeyed;
+      expect(answer).toBeInstanceOf(ProtocolError);
+      expect((answer as ProtocolError).code).toBe('internal');
+      expect((answer as ProtocolError).message).toContain('may have been stored');
+      expect((answer as ProtocolError).message).toContain('same idempotency key');
+      await doomed.restart();
+      // The keyed one is sent again once Redis is back (it lost everything: stored now, once).
+      expect(await keyed).toMatchObject({ duplicate: false, post: { text: 'sent with a key' } });
+      const texts = (await store.recent('macro-wire', 100)).map((one) => one.text);
+      expect(texts.filter((text) => text === 'sent with a key')).toEqual(['sent with a key']);
+      expect(texts).not.toContain('sent without a key');
+    } finally {
+      await doomed.stop();
+    }
+  }, 40_000);
 });
 
 describe('a Redis out of memory (noeviction)', () => {

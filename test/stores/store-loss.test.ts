@@ -251,7 +251,9 @@ describe('a Redis that loses its data, under two instances', () => {
       for (let i = 0; i < 100; i += 1) multi.set(`filler:${batch}:${i}`, 'x'.repeat(1_000));
       await multi.exec();
     }
-    await redisAdmin.configSet('maxmemory', '0');
+    await redisAdmin.configSet({ 'maxmemory-policy': 'noeviction', maxmemory: '0' });
+    // The keys Redis evicted are announced at the next keep-alive round (here, before the publish).
+    await Promise.all(instances.map(({ server }) => server.keepAliveRound()));
     const publisher = await connectAs(b.server, KEYS.macroWire);
     expect(
       (await publishOn(publisher, { streamId: 'macro-wire', content: 'the first after the eviction' }, WAIT_MS)).event,
@@ -317,6 +319,139 @@ describe('a Redis that loses its data, under two instances', () => {
     expect(a.logs.unusable('script-missing')).toBe(acked.length === texts.length ? 0 : 1);
     for (const { logs } of [a, b]) expect(logs.unusable('unreachable')).toBe(0);
     await untilReady(a.server, ready);
+  });
+});
+
+/**
+ * A subscriber that comes back after each 1012 (or a refused subscribe) and asks for the
+ * history again, as the library's does; what it got, and when (on the publisher's count of
+ * acks) it was told of a loss.
+ */
+class ComingBack {
+  readonly #clients: TestClient[] = [];
+  /** The number of acks the publisher had had when each 1012 came. */
+  readonly losses: number[] = [];
+  #stopped = false;
+
+  constructor(
+    server: CoreServer,
+    private readonly acks: () => number,
+  ) {
+    // Once the test ends, its server goes away under the last reconnection.
+    void this.#run(server).catch(() => {});
+  }
+
+  async #run(server: CoreServer): Promise<void> {
+    while (!this.#stopped) {
+      const client = await connect(server, { key: KEYS.alice });
+      this.#clients.push(client);
+      // A 1012 may come before the reply (a loss announced while the subscribe is under way).
+      const unlessClosed = <T>(wait: Promise<T>) =>
+        Promise.race([wait.catch(() => undefined), client.closed.then(() => undefined)]);
+      // A keep-alive round's event may come first.
+      const first = await unlessClosed(client.next((m) => m.event === 'connected' || m.event === 'error', WAIT_MS));
+      if (first?.event === 'connected') {
+        client.send({ event: 'on-stream-post', data: { streamIds: 'macro-wire', lastPosts: 100 }, requestId: 'w' });
+        const reply = await unlessClosed(client.next((m) => m.requestId === 'w', WAIT_MS));
+        if (reply !== undefined && reply.event !== 'sub_ack') client.close();
+      }
+      const closed = await client.closed;
+      if (closed.code === 1012) this.losses.push(this.acks());
+    }
+  }
+
+  get #messages() {
+    return this.#clients.flatMap((client) => client.messages);
+  }
+
+  get delivered(): Set<string> {
+    return new Set(this.#messages.filter((m) => m.event === 'stream.post.created').map((m) => m.data.text as string));
+  }
+
+  /** Every refusal it was sent. */
+  get refusals(): { code: string; message: string }[] {
+    return this.#messages.filter((m) => m.event === 'error').map((m) => m.data);
+  }
+
+  /** Has `text`, or was told of a loss after `acked` acks. */
+  accounts(text: string, acked: number): boolean {
+    return this.delivered.has(text) || this.losses.some((at) => at >= acked);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+  }
+}
+
+describe('eviction that starts while the service runs', () => {
+  it('maxmemory 2mb + allkeys-lru under publishes: no acked post lost without a 1012 after its ack; readyz evicting until noeviction', async () => {
+    const instances = await twoInstances();
+    const [a, b] = instances;
+    const redisAdmin = await admin();
+    let acks = 0;
+    const watchers = [new ComingBack(a.server, () => acks), new ComingBack(b.server, () => acks)];
+    afterTest(() => watchers.forEach((watcher) => watcher.stop()));
+    const publishers = [await connectAs(a.server, KEYS.macroWire), await connectAs(b.server, KEYS.macroWire)];
+    const acked: { text: string; at: number }[] = [];
+    const refused: string[] = [];
+    const rounds = () => Promise.all(instances.map(({ server }) => server.keepAliveRound()));
+    for (let i = 0; i < 300; i += 1) {
+      if (i === 30) await redisAdmin.configSet({ maxmemory: '2mb', 'maxmemory-policy': 'allkeys-lru' });
+      // Filler from elsewhere, so that Redis has to evict while the service publishes.
+      if (i >= 30 && i < 200) await redisAdmin.set(`filler:${i}`, 'x'.repeat(20_000));
+      const text = `post ${i} ${'y'.repeat(2_000)}`;
+      const reply = await publishOn(publishers[i % 2]!, { streamId: 'macro-wire', content: text }, WAIT_MS);
+      if (reply.event === 'ack') {
+        acks += 1;
+        acked.push({ text, at: acks });
+      } else {
+        expect(reply.data.code).toBe('unavailable');
+        refused.push(reply.data.message);
+      }
+      if (i % 10 === 9) await rounds();
+    }
+    expect(Number(/evicted_keys:(\d+)/.exec(await redisAdmin.info('stats'))![1])).toBeGreaterThan(0);
+    for (const { server } of instances) {
+      expect(await untilReady(server, (status) => status === 503)).toMatchObject({ reason: 'evicting' });
+    }
+    // Refused while Redis may evict, naming the policy.
+    expect(refused.length).toBeGreaterThan(0);
+    for (const message of refused) expect(message).toContain('allkeys-lru');
+    await redisAdmin.configSet({ 'maxmemory-policy': 'noeviction', maxmemory: '0' });
+    await rounds();
+    for (const { server } of instances) await untilReady(server, ready);
+    const marker = await publishOn(publishers[0]!, { streamId: 'macro-wire', content: 'marker' }, WAIT_MS);
+    expect(marker.event).toBe('ack');
+    acks += 1;
+    for (const watcher of watchers) {
+      await until(() => watcher.delivered.has('marker'), 'the marker to reach each subscriber', WAIT_MS);
+      expect(watcher.losses.length).toBeGreaterThan(0);
+      for (const { text, at } of acked) expect(watcher.accounts(text, at), text.slice(0, 10)).toBe(true);
+      for (const refusal of watcher.refusals) expect(refusal.code).toBe('unavailable');
+    }
+    for (const { logs } of instances) expect(logs.unusable('evicting')).toBe(1);
+  }, 60_000);
+});
+
+describe('a Redis full under a policy that evicts', () => {
+  it('the refusal names the policy Redis has, not the one of start; the policy read makes it evicting', async () => {
+    const instances = await twoInstances();
+    const [a] = instances;
+    const subscriber = await subscribe(a.server);
+    const redisAdmin = await admin();
+    await redisAdmin.configSet({ 'maxmemory-policy': 'volatile-lru', maxmemory: '1' });
+    const publisher = await connectAs(a.server, KEYS.macroWire);
+    const refused = await publishOn(publisher, { streamId: 'macro-wire', content: 'no room' }, WAIT_MS);
+    expect(refused).toMatchObject({ event: 'error', data: { code: 'unavailable' } });
+    expect(refused.data.message).toContain('out of memory');
+    expect(refused.data.message).toContain('volatile-lru');
+    expect(refused.data.message).not.toContain('noeviction)');
+    // A policy that evicts is a loss announced to subscribers.
+    expect((await subscriber.closed).code).toBe(1012);
+    await redisAdmin.configSet({ 'maxmemory-policy': 'noeviction', maxmemory: '0' });
+    await a.server.keepAliveRound();
+    await untilReady(a.server, ready);
+    expect((await publishOn(publisher, { streamId: 'macro-wire', content: 'room again' }, WAIT_MS)).event).toBe('ack');
   });
 });
 

@@ -21,7 +21,7 @@ export async function client(options: ConnectOptions): Promise<StreamPostsClient
 export async function libraryClient(
   server: StreamPostsServer,
   apiKey: string,
-  options: Partial<Pick<ConnectOptions, 'heartbeat' | 'url'>> = {},
+  options: Partial<Pick<ConnectOptions, 'heartbeat' | 'url' | 'timeoutMs'>> = {},
 ): Promise<{ client: StreamPostsClient; states: ClientState[]; until: (check: () => boolean) => Promise<void> }> {
   const states: ClientState[] = [];
   const arrivals = new Arrivals();

@@ -2,13 +2,13 @@ import { THEMES } from '../../src/terminal/theme.js';
 import { describe, expect, it, vi } from 'vitest';
 import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
-import { compileRules } from '../../src/terminal/alerts.js';
-import { headlineOf, linksOf } from '../../src/terminal/entry.js';
+import { compilePattern, compileRules } from '../../src/terminal/alerts.js';
 import { parseKeys, splitUnfinished } from '../../src/terminal/keys.js';
-import { TerminalModel } from '../../src/terminal/model.js';
-import { cells, fitLine, fitText, formatRow, lineCells } from '../../src/terminal/row.js';
+import { RELEASE_MARK_MS, TerminalModel } from '../../src/terminal/model.js';
+import { cells, fitLine, fitText, formatRow, lineCells, markMatches } from '../../src/terminal/row.js';
 import { FrameStore } from '../../src/terminal/store.js';
 import { ScreenWriter } from '../../src/terminal/writer.js';
+import { headlineOf, linksOf } from '../../src/render/links.js';
 
 let next = 0;
 function post(text: string | null, fields: Partial<Post> = {}): Post {
@@ -55,18 +55,116 @@ describe('the terminal model', () => {
     expect(model.streams()).toEqual([{ id: 'macro-wire', name: 'Macro Wire', count: 4 }]);
   });
 
-  it('turns a hidden post visible in place at its release, and shows no post twice', () => {
+  it('moves a released post to the top, marked until it is selected or a minute passes', () => {
     let now = 1_000;
     const model = new TerminalModel({ capacity: 10, now: () => now });
     const hidden = post(null, { releaseAt: new Date(60_000).toISOString() });
+    const again = post(null, { releaseAt: new Date(60_000).toISOString() });
     model.add(hidden, false);
+    model.add(again, false);
     model.add(post('after'), false);
-    expect(texts(model)).toEqual(['after', null]);
+    expect(texts(model)).toEqual(['after', null, null]);
     now = 61_000;
     model.add({ ...hidden, text: 'released', hidden: false }, false);
     model.add({ ...hidden, text: 'released', hidden: false }, false);
-    expect(texts(model)).toEqual(['after', 'released']);
-    expect(model.rows()[1]!.releasedAtMs).toBe(61_000);
+    expect(texts(model)).toEqual(['released', 'after', null]);
+    const released = model.rows()[0]!;
+    expect(released.releasedAtMs).toBe(61_000);
+    expect(model.freshRelease(released)).toBe(true);
+    // At the top, the selection follows the newest: that is not the user selecting it.
+    now = 61_000 + RELEASE_MARK_MS - 1;
+    expect(model.freshRelease(released)).toBe(true);
+    now = 61_000 + RELEASE_MARK_MS;
+    expect(model.freshRelease(released)).toBe(false);
+
+    model.add({ ...again, text: 'second', hidden: false }, false);
+    expect(texts(model)).toEqual(['second', 'released', 'after']);
+    const second = model.rows()[0]!;
+    expect(model.freshRelease(second)).toBe(true);
+    model.move(1);
+    expect(model.freshRelease(second)).toBe(true);
+    model.move(-1);
+    expect(model.freshRelease(second)).toBe(false);
+  });
+
+  it('the selection stays on its post as posts arrive, counting the new ones above; g goes to them', () => {
+    const model = new TerminalModel({ capacity: 20 });
+    for (const text of ['a', 'b', 'c', 'd', 'e']) model.add(post(text), false);
+    model.move(2);
+    expect(model.selected()?.text).toBe('c');
+    expect(model.newAbove()).toBe(0);
+    for (const text of ['f', 'g', 'h']) model.add(post(text), false);
+    expect(model.selected()?.text).toBe('c');
+    expect(model.newAbove()).toBe(3);
+    model.move(-3);
+    expect(model.selected()?.text).toBe('f');
+    expect(model.newAbove()).toBe(2);
+    model.top();
+    expect(model.selected()?.text).toBe('h');
+    expect(model.newAbove()).toBe(0);
+    // At the top the selection follows the newest.
+    model.add(post('i'), false);
+    expect(model.selected()?.text).toBe('i');
+  });
+
+  it('the detail pane stays on the post it opened, and keeps its scroll, until the user moves', () => {
+    const model = new TerminalModel({ capacity: 20 });
+    for (const text of ['a', 'b']) model.add(post(text), false);
+    model.toggleDetail();
+    model.scrollDetail(4);
+    for (const text of ['c', 'd']) model.add(post(text), false);
+    expect(model.selected()?.text).toBe('b');
+    expect(model.detailScroll).toBe(4);
+    expect(model.newAbove()).toBe(2);
+    model.move(-1);
+    expect(model.selected()?.text).toBe('c');
+    expect(model.detailScroll).toBe(0);
+    // At the top with the pane open, the selection still stays put.
+    model.move(-1);
+    model.add(post('e'), false);
+    expect(model.selected()?.text).toBe('d');
+    model.toggleDetail();
+    expect(model.selected()?.text).toBe('d');
+    model.top();
+    model.add(post('f'), false);
+    expect(model.selected()?.text).toBe('f');
+  });
+
+  it('search: case-insensitive, $ before a letter is the cashtag, an invalid pattern keeps the last good one', () => {
+    const model = new TerminalModel({ capacity: 10 });
+    for (const text of ['buy $BTC now', 'ETH at $3000', 'btc without the tag']) model.add(post(text), false);
+    model.setSearch('$btc');
+    expect(texts(model)).toEqual(['buy $BTC now']);
+    model.setSearch('$btc|$eth');
+    expect(texts(model)).toEqual(['buy $BTC now']);
+    model.setSearch('(');
+    expect(model.searchError).toBe('Unterminated group');
+    expect(model.searchPattern).toBe('$btc|$eth');
+    model.clearSearch();
+    model.setSearch('(');
+    expect(model.searching).toBe(false);
+    model.setSearch('btc');
+    model.setSearch('btc(');
+    expect(model.searchError).toBe('Unterminated group');
+    expect(model.searchPattern).toBe('btc');
+    expect(texts(model)).toEqual(['btc without the tag', 'buy $BTC now']);
+    model.setSearch('\\$3');
+    expect(model.searchError).toBeUndefined();
+    expect(texts(model)).toEqual(['ETH at $3000']);
+  });
+
+  it('marks what the search matches in plain and styled lines, leaving their escapes whole', () => {
+    const pattern = compilePattern('\\bbtc');
+    expect(markMatches('buy BTC and btc', pattern, true)).toBe(
+      'buy \u001B[1;4mBTC\u001B[22;24m and \u001B[1;4mbtc\u001B[22;24m',
+    );
+    expect(markMatches('buy BTC', pattern, false)).toBe('buy BTC');
+    const styled = '\u001B[31mB\u001B[39mTC \u001B]8;;https://btc.example\u0007link\u001B]8;;\u0007';
+    expect(markMatches(styled, pattern, true)).toBe(
+      '\u001B[31m\u001B[1;4mB\u001B[39mTC\u001B[22;24m \u001B]8;;https://btc.example\u0007link\u001B]8;;\u0007',
+    );
+    expect(markMatches('nothing here', pattern, true)).toBe('nothing here');
+    expect(markMatches('abc', compilePattern('x*'), true)).toBe('abc');
   });
 
   it('filters by mute and solo, and searches case-insensitively by regex over the whole buffer', () => {
@@ -89,7 +187,7 @@ describe('the terminal model', () => {
     // An unfinished pattern keeps the last good one and says so.
     model.setSearch('FED (');
     expect(texts(model)).toHaveLength(2);
-    expect(model.message).toMatch(/not a regular expression yet/);
+    expect(model.searchError).toBe('Unterminated group');
     model.clearSearch();
     expect(texts(model)).toHaveLength(3);
   });
@@ -230,6 +328,17 @@ describe('the terminal model', () => {
     expect(lazy.rows()).toEqual(eager.rows());
   });
 
+  it('sanitizes what the network names: stream ids, looked-up names, close reasons, messages', () => {
+    const model = new TerminalModel({ capacity: 10 });
+    model.add(post('a', { streamId: 'w\u001B]0;T\u0007x', streamName: 'w\u001B]0;T\u0007x' }), false);
+    model.knowStream('w\u001B]0;T\u0007x', 'N\u001B]52;c;cHduZWQ=\u0007\u202Eame');
+    expect(model.streams()).toEqual([{ id: 'w]0;Tx', name: 'N]52;c;cHduZWQ=ame', count: 1 }]);
+    model.setConnection({ kind: 'closed', reason: 'bye\u001B[2J\u009B2J' });
+    expect(model.connection).toEqual({ kind: 'closed', reason: 'bye[2J2J' });
+    model.say('opened https://a.example/\u0007\u001B[?1049l');
+    expect(model.message).toBe('opened https://a.example/[?1049l');
+  });
+
   it('pins the selected post above the feed', () => {
     const model = new TerminalModel({ capacity: 10 });
     for (const text of ['a', 'b', 'c']) model.add(post(text), false);
@@ -238,6 +347,63 @@ describe('the terminal model', () => {
     expect(model.pinned().map((entry) => entry.text)).toEqual(['a']);
     model.togglePin();
     expect(model.pinned()).toEqual([]);
+  });
+
+  it('holds pins apart from the buffer: eviction keeps them, --max-pins lets the oldest go', () => {
+    const rules = compileRules([{ name: 'profile rule 1', rule: { match: 'whale', action: 'pin' } }]);
+    const model = new TerminalModel({ capacity: 3, maxPins: 2, rules });
+    const hidden = post(null, { releaseAt: new Date(60_000).toISOString() });
+    model.add(hidden, false);
+    model.togglePin();
+    model.add(post('whale one'), false);
+    for (const text of ['b', 'c', 'd', 'e']) model.add(post(text), false);
+    expect(texts(model)).toEqual(['e', 'd', 'c']);
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['whale one', null]);
+    expect(model.pinCount).toBe(2);
+    expect(model.alertOf(model.pinned()[0]!.id)?.action).toBe('pin');
+    // The release of a pin the buffer let go: the pin shows the text, the feed has it on top.
+    model.add({ ...hidden, text: 'released', hidden: false }, false);
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['whale one', 'released']);
+    expect(texts(model)).toEqual(['released', 'e', 'd']);
+    model.add(post('whale two'), false);
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['whale two', 'whale one']);
+    model.togglePin();
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['whale one']);
+    model.move(1);
+    model.togglePin();
+    expect(model.message).toBeUndefined();
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['released', 'whale one']);
+    model.move(1);
+    model.togglePin();
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['e', 'released']);
+    expect(model.message).toBe('pinned; the oldest pin was let go (--max-pins 2)');
+    expect(() => new TerminalModel({ capacity: 3, maxPins: 0 })).toThrow(RangeError);
+  });
+
+  it('a rule matches what the reader reads (text, headline, links); streams narrows it; field "stream" tries the name', () => {
+    const rules = compileRules([
+      { name: 'profile rule 1', rule: { match: 'whale', streams: ['whale-alerts'], action: 'pin' } },
+      { name: 'profile rule 2', rule: { match: '^macro', field: 'stream', action: 'highlight' } },
+      { name: 'profile rule 3', rule: { match: 'SEC approves', action: 'bell' } },
+    ]);
+    const model = new TerminalModel({ capacity: 10, rules });
+    const whales = { streamId: 'whale-alerts', streamName: 'Whale Alerts' };
+    model.add(post('500 BTC moved', whales), false);
+    model.add(post('a whale moved 500 BTC', whales), false);
+    model.add(post('whale spotted', { streamId: 'crypto-legal', streamName: 'Crypto Legal' }), false);
+    model.add(post('rates held'), false);
+    model.add(
+      post('**SEC** approves', { contentType: 'markdown', streamId: 'crypto-legal', streamName: 'Legal' }),
+      false,
+    );
+    const actions = model.rows().map((entry) => [entry.text, model.alertOf(entry.id)?.name]);
+    expect(actions).toEqual([
+      ['**SEC** approves', 'profile rule 3'],
+      ['rates held', 'profile rule 2'],
+      ['whale spotted', undefined],
+      ['a whale moved 500 BTC', 'profile rule 1'],
+      ['500 BTC moved', undefined],
+    ]);
   });
 
   it('acts on the first alert rule that matches; history is marked but rings nothing', () => {
@@ -274,8 +440,8 @@ describe('the terminal model', () => {
 describe('rows and text', () => {
   it('a headline is the first line with its markdown marks taken out, and no control characters', () => {
     expect(headlineOf('\n\n# **Fed** holds [rates](https://x.example)\nmore', true)).toBe('Fed holds rates');
-    expect(headlineOf('a\u001B]0;title\u0007b\u009B2J', false)).toBe('a]0;titleb2J');
-    expect(linksOf('see https://a.example/x, and https://b.example and https://a.example/x')).toEqual([
+    expect(headlineOf('a\u001B]0;title\u0007b\u009B2J', false)).toBe('a ]0;title b 2J');
+    expect(linksOf('see https://a.example/x, and https://b.example and https://a.example/x', false)).toEqual([
       'https://a.example/x',
       'https://b.example',
     ]);
@@ -298,6 +464,8 @@ describe('rows and text', () => {
         now: undefined,
         alert: undefined,
         pinned: false,
+        released: false,
+        search: undefined,
         streamWidth: 12,
       });
       expect(cells(row)).toBe(width);

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach } from 'vitest';
 import { BIN } from '../support/cli.js';
+import { publishToStream } from '../support/harness.js';
 
 const run = promisify(execFile);
 
@@ -221,4 +222,23 @@ export function styleOf(colored: string, text: string, which: 'first' | 'last' =
     if (found !== -1) return styles[found];
   }
   return undefined;
+}
+
+/** The line index of the first row showing `text` (-1 when none). */
+export const lineOf = (screen: string, text: string): number =>
+  screen.split('\n').findIndex((line) => line.includes(text));
+
+/** Publishes as the stream's owner; whale-alerts is a custom stream, and alice follows its BTC posts. */
+export function publishAsOwner(url: string, stream: string, text: string, extra: Record<string, unknown> = {}) {
+  return publishToStream(url, stream, text, stream === 'whale-alerts' ? { customTarget: 'BTC', ...extra } : extra);
+}
+
+/** A config directory (for XDG_CONFIG_HOME) whose default profile has these alert rules. */
+export async function alertsConfig(directory: string, alerts: Record<string, unknown>[]): Promise<string> {
+  await mkdir(join(directory, 'stream-posts'), { recursive: true });
+  await writeFile(
+    join(directory, 'stream-posts', 'config.json'),
+    JSON.stringify({ profiles: { default: { alerts } } }),
+  );
+  return directory;
 }

@@ -1,4 +1,5 @@
 import { describeNetworkError } from '../../api/cli-words.js';
+import { redactSecrets } from '../../api/errors.js';
 import { FAULT_TYPES, type Fault } from '../../protocol/admin.js';
 import { safeLine } from '../../render/text.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
@@ -104,6 +105,9 @@ async function adminRequest(options: FaultsOptions, method: string, path: string
   if (body !== undefined) headers['content-type'] = 'application/json';
   const timeoutMs = options.timeout ?? DEFAULT_TIMEOUT_MS;
   if (options.trace === true) (await import('../trace.js')).startTrace([options.adminToken]);
+  // The service's words may echo the token, as written, escaped or split.
+  const failure = (exitCode: number, message: string) =>
+    new ExitError(exitCode, redactSecrets(message, [options.adminToken]));
   let response: Response;
   let payload: { error?: { code?: unknown; message?: unknown } } | undefined;
   try {
@@ -116,41 +120,50 @@ async function adminRequest(options: FaultsOptions, method: string, path: string
     payload = (await response.json().catch(() => undefined)) as typeof payload;
   } catch (error) {
     if ((error as Error).name === 'TimeoutError')
-      throw new ExitError(EXIT.unreachable, `no answer from ${url} within ${timeoutMs} ms (--timeout)`);
+      throw failure(EXIT.unreachable, `no answer from ${url} within ${timeoutMs} ms (--timeout)`);
     const cause = (error as { cause?: Error & { code?: string } }).cause ?? (error as Error);
-    throw new ExitError(EXIT.unreachable, `cannot reach ${url}: ${describeNetworkError(cause)} (--admin-url)`);
+    throw failure(EXIT.unreachable, `cannot reach ${url}: ${describeNetworkError(cause)} (--admin-url)`);
   }
   if (response.ok) return payload;
   const error = payload?.error ?? {};
   const said = typeof error.message === 'string' ? error.message : `HTTP ${response.status}`;
   if (response.status === 401)
-    throw new ExitError(
+    throw failure(
       EXIT.unreachable,
       `${url} needs the admin token: --admin-token or STREAM_POSTS_ADMIN_TOKEN (${said})`,
     );
   if (response.status === 404 && error.code !== 'not-found')
-    throw new ExitError(EXIT.unreachable, `no admin endpoints at ${base} (is serve's admin on? --admin-url)`);
+    throw failure(EXIT.unreachable, `no admin endpoints at ${base} (is serve's admin on? --admin-url)`);
   const code = typeof error.code === 'string' ? error.code : `http-${response.status}`;
-  throw new ExitError(EXIT.failed, `${code}: ${said}`);
+  throw failure(EXIT.failed, `${code}: ${said}`);
 }
 
 function describeFault(fault: Fault): string {
   const { id, type, createdAt: _createdAt, scope, ...rest } = fault;
   const fields = Object.entries(rest).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   const where = scope ? Object.entries(scope).map(([name, value]) => `${name}=${value}`) : ['all connections'];
-  return safeLine(`${id} ${type} ${[...fields, ...where].join(' ')}`);
+  return `${id} ${type} ${[...fields, ...where].join(' ')}`;
+}
+
+/**
+ * One line of `faults`' output (JSON with --json): what the service sent, never the admin
+ * token it may echo. The token is cut out before the sanitizer runs, which could otherwise
+ * hide it from the scrubber (a character inside it shown as a space).
+ */
+function print(options: FaultsOptions, line: string): void {
+  const redacted = redactSecrets(line, [options.adminToken]);
+  process.stdout.write(`${options.json ? redacted : safeLine(redacted)}\n`);
 }
 
 export async function faultsAdd(argument: string, flags: FaultFlags, options: FaultsOptions): Promise<number> {
   const { fault } = (await adminRequest(options, 'POST', '/faults', faultFrom(argument, flags))) as { fault: Fault };
-  process.stdout.write(options.json ? `${JSON.stringify(fault)}\n` : `${describeFault(fault)}\n`);
+  print(options, options.json ? JSON.stringify(fault) : describeFault(fault));
   return EXIT.ok;
 }
 
 export async function faultsList(options: FaultsOptions): Promise<number> {
   const { faults } = (await adminRequest(options, 'GET', '/faults')) as { faults: Fault[] };
-  for (const fault of faults)
-    process.stdout.write(options.json ? `${JSON.stringify(fault)}\n` : `${describeFault(fault)}\n`);
+  for (const fault of faults) print(options, options.json ? JSON.stringify(fault) : describeFault(fault));
   if (faults.length === 0 && !options.json) process.stderr.write('no faults in force\n');
   return EXIT.ok;
 }
@@ -167,12 +180,13 @@ export async function faultsConnections(options: FaultsOptions): Promise<number>
     connections: { id: string; user: string | null; stream: string | null; subscriptions: unknown[] }[];
   };
   for (const connection of connections) {
-    const line = options.json
-      ? JSON.stringify(connection)
-      : safeLine(
-          `${connection.id}  ${connection.user ?? '(not yet authenticated)'}${connection.stream ? ` stream=${connection.stream}` : ''}  ${connection.subscriptions.length} subscription(s)`,
-        );
-    process.stdout.write(`${line}\n`);
+    print(
+      options,
+      options.json
+        ? JSON.stringify(connection)
+        : `${connection.id}  ${connection.user ?? '(not yet authenticated)'}${connection.stream ? ` stream=${connection.stream}` : ''}  ${connection.subscriptions.length} subscription(s)`,
+    );
   }
+  if (connections.length === 0 && !options.json) process.stderr.write('no open connections\n');
   return EXIT.ok;
 }

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { checkReadable } from '../files.js';
 import { prepareBatchLine, runBatch, type BatchResult } from '../batch.js';
-import { serviceClock } from '../release-at.js';
+import { localClockNotice, serviceClock } from '../release-at.js';
 import { PUBLISH_FIELDS, type PublishOptions, type PublishResult } from '../../api/publish.js';
 import {
   commandFailure,
@@ -13,7 +13,7 @@ import {
   type PublishOutcome,
   type RateLimitWait,
 } from '../../api/cli-words.js';
-import type { StreamPostsError } from '../../api/errors.js';
+import { StreamPostsError } from '../../api/errors.js';
 import { STREAMS_PATH } from '../../protocol/paths.js';
 import { requireKey } from '../common.js';
 import { withoutKey, wsWhere } from '../describe.js';
@@ -101,7 +101,18 @@ function publishLine(
   const refused = (error: unknown): PublishOutcome => {
     if (error instanceof TypeError || error instanceof RangeError)
       return { ok: false, code: 'invalid-argument', message: error.message };
-    throw commandFailure(error, timeoutMs, awaited);
+    const failure = commandFailure(
+      error,
+      timeoutMs,
+      awaited,
+      (key) => `give the line "idempotencyKey": "${key}" when it is sent again`,
+    );
+    // A post whose ack never came is its line's outcome, with the key it went with; the rest go on.
+    if (failure instanceof StreamPostsError && failure.idempotencyKey !== undefined) {
+      const { code, message, idempotencyKey } = failure;
+      return { ok: false, code, message, idempotencyKey };
+    }
+    throw failure;
   };
   let sent: Promise<PublishResult | StreamPostsError>;
   try {
@@ -172,9 +183,11 @@ export async function postBatch(options: PostOptions): Promise<number> {
         },
       });
       const connected = client;
-      now = serviceClock(client.serverTime);
-      // No wait of its own per post: --timeout bounds each reply on the connection, and a post
-      // held back by rate limits or a reconnect is resent with its key until it is acknowledged.
+      now = serviceClock(client.statedServerTime);
+      const notice = localClockNotice(client.statedServerTime, 'a relative releaseAt');
+      if (notice !== undefined) status.info(notice);
+      // No wait of its own per post: a post held back by rate limits or a reconnect is resent
+      // with its key until it is acknowledged; once sent, --timeout bounds its ack.
       const ws = (fields: PublishOptions) => {
         fields.timeoutMs = 0;
         return connected.publishOrRefusal(fields);
@@ -201,6 +214,7 @@ export async function postBatch(options: PostOptions): Promise<number> {
     if (!options.quiet && (summary.failed > 0 || options.verbose)) {
       process.stderr.write(`stream-posts: ${summary.published} published, ${summary.failed} failed\n`);
     }
+    if (summary.timedOut > 0) return EXIT.unreachable;
     return summary.failed === 0 ? EXIT.ok : EXIT.failed;
   } finally {
     // Results already settled stand, whatever ended the batch.

@@ -1,4 +1,5 @@
 import { commandFrame, type PublishOutcome } from '../../api/cli-words.js';
+import { StreamPostsError } from '../../api/errors.js';
 import { parseIsoDateTime } from '../../protocol/dates.js';
 import type { PublishArgs } from '../../protocol/types.js';
 import { jsonLine } from '../../render/json.js';
@@ -12,6 +13,7 @@ import type { PublishSession } from '../publish-one.js';
 import {
   formatReleaseTime,
   isRelativeReleaseAt,
+  localClockNotice,
   RELEASE_AT_FORMS,
   resolveReleaseAt,
   serviceClock,
@@ -122,6 +124,9 @@ export async function post(options: PostOptions): Promise<number> {
       status.info(
         `${options.via === 'rest' ? 'over REST the service does not say its time' : `the service did not say its time (connected.serverTime) within ${SERVICE_CLOCK_WAIT_MS / 1000} s`}: --release-at ${options.releaseAt} counts from this machine's clock`,
       );
+    } else if (relative) {
+      const notice = localClockNotice(session.serverTime, `--release-at ${options.releaseAt}`);
+      if (notice !== undefined) status.info(notice);
     }
     const now = serviceClock(session.serverTime);
     let args: PublishArgs;
@@ -174,9 +179,19 @@ async function send(
   const args = withIdempotencyKey(validated);
   if (options.verbose) {
     const via = options.via === 'rest' ? httpWhere(options.settings) : wsWhere(options.settings);
-    status.info(`publishing to ${args.streamId} via ${via}`);
+    status.info(`publishing to ${args.streamId} via ${via} with idempotency key ${String(args.idempotencyKey)}`);
   }
-  const outcome: PublishOutcome = await session.publish(args);
+  let outcome: PublishOutcome;
+  try {
+    outcome = await session.publish(args);
+  } catch (error) {
+    // The post may have been published: a script reads the key to publish it again at most once.
+    if (options.json && error instanceof StreamPostsError && error.idempotencyKey !== undefined) {
+      const { code, message, idempotencyKey } = error;
+      process.stdout.write(`${jsonLine({ error: { code, message, idempotencyKey } })}\n`);
+    }
+    throw error;
+  }
   status.stop();
   if (!outcome.ok) {
     const http = outcome.status !== undefined ? `HTTP ${outcome.status} ` : '';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { StreamPostsError } from '../../api/errors.js';
 import { scenarioOfRecording } from '../../api/scenario.js';
-import type { ScenarioPlayback, StreamPostsServer } from '../../api/server.js';
+import type { PlayOptions, ScenarioPlayback, StreamPostsServer } from '../../api/server.js';
 import { EXIT, usageError } from '../exit.js';
 import { readStdinText, readTextFile } from '../files.js';
 
@@ -19,10 +19,10 @@ export interface FromRecordingOptions {
 export async function playScenario(
   server: StreamPostsServer,
   path: string,
-  speed: number | undefined,
+  options: PlayOptions,
 ): Promise<ScenarioPlayback> {
   try {
-    return await server.play(path, speed === undefined ? {} : { speed });
+    return await server.play(path, options);
   } catch (error) {
     if (!(error instanceof StreamPostsError && error.code === 'invalid-scenario')) throw error;
     await server.close();

@@ -13,7 +13,12 @@ import {
   withFields,
   type LogFormat,
 } from '../../api/serve-support.js';
-import { startInstance, type StartServerOptions, type StreamPostsServer } from '../../api/server.js';
+import {
+  startInstance,
+  type ScenarioStart,
+  type StartServerOptions,
+  type StreamPostsServer,
+} from '../../api/server.js';
 import { StreamPostsError } from '../../api/errors.js';
 import {
   SERVE_OPTIONS,
@@ -29,6 +34,7 @@ import { EXIT, ExitError, usageError } from '../exit.js';
 import { StopSignals, type ExecChild } from '../serve-signals.js';
 import { reportListening, servePrimary, storeExit, type ServedAt } from '../serve-workers.js';
 import { workerLink } from '../worker-peers.js';
+import { serveRecording } from './serve-record.js';
 
 export interface ServeOptions {
   host: string;
@@ -77,8 +83,18 @@ export interface ServeOptions {
   speed?: number;
   /** Stop (as on SIGTERM, the --exec command too) once the scenario has played. */
   exitAfterScenario?: boolean;
+  /** When the scenario's clock starts; by default at the first subscription when `exec` is given (it connects after the start). */
+  scenarioStart?: ScenarioStart;
   /** Processes sharing the port and the (Redis) store; 1 = this process alone. */
   workers?: number;
+  /** Be a recording proxy of `upstream`, saving to this file (serve-record.ts). */
+  record?: string;
+  upstream?: string;
+  recordMax: number;
+  recordMaxConnections: number;
+  recordRedact?: string[];
+  /** With --record: every proxied frame and request on stderr. */
+  trace?: boolean;
   color: boolean;
 }
 
@@ -110,7 +126,14 @@ function redisStore(
 
 function checkScenarioFlags(options: ServeOptions, workers: number): void {
   if (options.scenario === undefined) {
-    const without = options.speed !== undefined ? '--speed' : options.exitAfterScenario ? '--exit-after-scenario' : '';
+    const without =
+      options.speed !== undefined
+        ? '--speed'
+        : options.exitAfterScenario
+          ? '--exit-after-scenario'
+          : options.scenarioStart !== undefined
+            ? '--scenario-start'
+            : '';
     if (without !== '') throw usageError(`${without} needs --scenario FILE`);
   } else if (workers > 1) {
     throw usageError('--scenario plays in one process: it cannot be combined with --workers above 1');
@@ -284,6 +307,8 @@ function runChild(command: string, env: Record<string, string>, ownGroup = false
 
 /** Runs `serve` until a signal (or the --exec command) ends it; resolves to the exit code. */
 export async function serve(options: ServeOptions): Promise<number> {
+  if (options.record !== undefined || options.upstream !== undefined || options.recordRedact || options.trace)
+    return serveRecording(options, { flagError, runChild });
   if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) {
     throw usageError('--tls-cert and --tls-key go together: give both or neither');
   }
@@ -394,7 +419,12 @@ export async function serve(options: ServeOptions): Promise<number> {
     throw error;
   }
   const playback =
-    options.scenario === undefined ? undefined : await playScenario(server, options.scenario, options.speed);
+    options.scenario === undefined
+      ? undefined
+      : await playScenario(server, options.scenario, {
+          ...(options.speed === undefined ? {} : { speed: options.speed }),
+          start: options.scenarioStart ?? (exec === undefined ? 'at-start' : 'first-subscriber'),
+        });
   const at = servedAt(server);
   if (cluster.isWorker) reportListening(at);
   else announce(at);

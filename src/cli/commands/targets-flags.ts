@@ -16,9 +16,11 @@ export function addTargetsCommand(program: Command, { run, setExitCode, env }: C
     const common = await commonOptions(options, env);
     setExitCode(await withKeySource(common.settings, () => run.targets({ ...common, stream })));
   });
-  // Its client options are the parent's (commander reads them anywhere on the line).
+  // Its client options are the parent's (commander reads them anywhere on the line), and its
+  // help lists them.
   targets
     .command('set')
+    .configureHelp({ showGlobalOptions: true })
     .description(
       'replace your selected targets on a custom stream you follow: posts for these reach you (POST /v1/streams/{id}/custom-targets)',
     )

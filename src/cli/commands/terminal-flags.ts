@@ -21,6 +21,12 @@ export function addTerminalCommand(program: Command, { run, setExitCode, env }: 
       .option('--utc', 'show times in UTC (default: local time)')
       .option('--buffer <n>', 'posts kept; the oldest go first', positiveInteger, 5000)
       .option(
+        '--max-pins <n>',
+        'pinned posts kept, apart from --buffer; past it the oldest pin goes',
+        positiveInteger,
+        50,
+      )
+      .option(
         '--alert <regex>',
         "ring the bell for a post whose text matches (case-insensitive; repeatable; before the profile's rules)",
         (text: string, previous: string[] | undefined) => [...(previous ?? []), text],
@@ -42,6 +48,7 @@ export function addTerminalCommand(program: Command, { run, setExitCode, env }: 
           match: options.match,
           utc: options.utc === true,
           buffer: options.buffer,
+          maxPins: options.maxPins,
           reconnect: options.reconnect,
           theme: options.theme,
           alerts: options.alert ?? [],

@@ -15,6 +15,8 @@ export interface TerminalOptions extends CommonOptions {
   match: RegExp | undefined;
   utc: boolean;
   buffer: number;
+  /** Pinned posts held apart from the buffer (the model's default when not given). */
+  maxPins?: number | undefined;
   reconnect: boolean;
   /** `--alert REGEX`, in order; they act before the profile's rules. */
   alerts: string[];
@@ -85,7 +87,12 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     ]);
   const { supportsHyperlinks } = await import('../../render/hyperlinks.js');
   const hyperlinks = options.color && supportsHyperlinks(stdout, process.env);
-  const model = new TerminalModel({ capacity: options.buffer, rules, match: options.match });
+  const model = new TerminalModel({
+    capacity: options.buffer,
+    ...(options.maxPins === undefined ? {} : { maxPins: options.maxPins }),
+    rules,
+    match: options.match,
+  });
   const store = new FrameStore();
   /** Until the terminal has said its background (before the first frame). */
   let theme = themes.THEMES.dark;

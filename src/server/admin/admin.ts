@@ -6,7 +6,7 @@ import { ProtocolError } from '../../protocol/errors.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import type { AdjustableClock } from '../clock.js';
 import type { FaultRegistry } from './faults.js';
-import type { SpreadAdmin } from './admin-peers.js';
+import type { Spread, SpreadAdmin } from './admin-peers.js';
 import { decodeSegment, parseJsonObject, readBody, sendError, sendJson } from '../http-util.js';
 import type { Logger } from '../logger.js';
 import { createTokenCheck } from './admin-token.js';
@@ -116,22 +116,33 @@ type Run = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void
 
 /** `/_admin/*`: reset to the seed, move the clock, read counts, inject faults. Returns false when no route matched. */
 export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions, spread?: SpreadAdmin) {
-  // Several instances as one service: what is about connections and faults is asked of all.
+  // Several instances as one service: what is about connections and faults is asked of all,
+  // and the reply names the workers asked (`workers`), so one that did not answer is seen.
+  const here = <T>(value: T): Partial<Spread<T>> & { value: T } => ({ value });
   const whole = {
     async state() {
       const state = await actions.state();
       if (!spread) return state;
       // The store's figures are the service's already; connections and faults are each instance's.
       const [connections, faults] = await Promise.all([spread.connections(), spread.faults()]);
-      const subscriptions = connections.reduce((sum, connection) => sum + connection.subscriptions.length, 0);
-      return { ...state, connections: connections.length, subscriptions, faults };
+      const subscriptions = connections.value.reduce((sum, connection) => sum + connection.subscriptions.length, 0);
+      const workers = connections.workers.map(({ id, answered }) => ({
+        id,
+        answered: answered && faults.workers.some((other) => other.id === id && other.answered),
+      }));
+      return { ...state, connections: connections.value.length, subscriptions, faults: faults.value, workers };
     },
-    connections: () => spread?.connections() ?? actions.connections(),
-    faults: () => spread?.faults() ?? actions.faults(),
-    addFault: (fault: unknown) => spread?.addFault(fault) ?? actions.addFault(fault),
-    clearFaults: (id?: string) => spread?.clearFaults(id) ?? actions.clearFaults(id),
-    keepAliveRound: () => spread?.keepAliveRound() ?? actions.keepAliveRound(),
+    connections: () => spread?.connections() ?? here(actions.connections()),
+    faults: () => spread?.faults() ?? here(actions.faults()),
+    addFault: async (fault: unknown) => spread?.addFault(fault) ?? here(await actions.addFault(fault)),
+    clearFaults: (id?: string) => spread?.clearFaults(id) ?? here(actions.clearFaults(id)),
+    keepAliveRound: async () => spread?.keepAliveRound() ?? here(await actions.keepAliveRound()),
   };
+  /** A reply's body: `name` holds the value, beside the workers asked when there are several. */
+  const replyOf = (name: string, { value, workers }: Partial<Spread<unknown>>) => ({
+    [name]: value,
+    ...(workers && { workers }),
+  });
 
   async function advance(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = parseJsonObject(await readBody(req, ADMIN_BODY_LIMIT, http.bodyTimeoutMs));
@@ -139,15 +150,15 @@ export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions
   }
 
   async function addFault(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = parseJsonObject(await readBody(req, FAULT_BODY_LIMIT, http.bodyTimeoutMs));
-    sendJson(res, 200, { fault: await whole.addFault(body) });
+    const fault = parseJsonObject(await readBody(req, FAULT_BODY_LIMIT, http.bodyTimeoutMs));
+    sendJson(res, 200, replyOf('fault', await whole.addFault(fault)));
   }
 
   async function clearFault(_req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const id = decodeSegment(url.pathname.slice(FAULT_PATH.length));
-    if ((await whole.clearFaults(id)) === 0)
-      throw new ProtocolError('not-found', `no fault with id "${id.slice(0, 64)}"`);
-    sendJson(res, 200, { cleared: 1 });
+    const cleared = await whole.clearFaults(id);
+    if (cleared.value === 0) throw new ProtocolError('not-found', `no fault with id "${id.slice(0, 64)}"`);
+    sendJson(res, 200, replyOf('cleared', cleared));
   }
 
   const routes: Record<string, Record<string, Run>> = {
@@ -160,14 +171,19 @@ export function createAdminHandler(actions: AdminActions, http: AdminHttpOptions
         sendJson(res, 200, { ok: true });
       },
     },
-    '/_admin/keep-alive': { POST: async (_req, res) => sendJson(res, 200, await whole.keepAliveRound()) },
+    '/_admin/keep-alive': {
+      POST: async (_req, res) => {
+        const { value, workers } = await whole.keepAliveRound();
+        sendJson(res, 200, { ...value, ...(workers && { workers }) });
+      },
+    },
     '/_admin/connections': {
-      GET: async (_req, res) => sendJson(res, 200, { connections: await whole.connections() }),
+      GET: async (_req, res) => sendJson(res, 200, replyOf('connections', await whole.connections())),
     },
     '/_admin/faults': {
-      GET: async (_req, res) => sendJson(res, 200, { faults: await whole.faults() }),
+      GET: async (_req, res) => sendJson(res, 200, replyOf('faults', await whole.faults())),
       POST: addFault,
-      DELETE: async (_req, res) => sendJson(res, 200, { cleared: await whole.clearFaults() }),
+      DELETE: async (_req, res) => sendJson(res, 200, replyOf('cleared', await whole.clearFaults())),
     },
   };
   const oneFault: Record<string, Run> = { DELETE: clearFault };

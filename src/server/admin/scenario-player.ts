@@ -7,6 +7,8 @@ import type { PostRecord } from '../stores/store.js';
 
 export interface ScenarioContext {
   service: StreamPostsService;
+  /** Settles once a subscription (on any transport) has gone live: a scenario may start then. */
+  firstSubscription: Promise<void>;
   clock: AdjustableClock;
   logger: Logger;
   /** Moves the service's clock forward (the admin action: due releases have fired when it resolves). */
@@ -19,7 +21,16 @@ export interface PlayOptions {
   speed?: number;
   /** Nothing runs until `step()`. */
   stepped?: boolean;
+  /**
+   * When the scenario's time 0 is: at once (`at-start`, the default), or when the first
+   * subscription goes live (`first-subscriber`), so a step at 0 s reaches a client that
+   * connects after the start.
+   */
+  start?: ScenarioStart;
 }
+
+export type ScenarioStart = 'at-start' | 'first-subscriber';
+const SCENARIO_STARTS: readonly ScenarioStart[] = ['at-start', 'first-subscriber'];
 
 /** What one step did. */
 export interface StepOutcome {
@@ -53,6 +64,7 @@ export class ScenarioPlayer {
   readonly #context: ScenarioContext;
   readonly #speed: number;
   readonly #stepped: boolean;
+  readonly #start: ScenarioStart;
   #next = 0;
   #startClock = 0;
   #startWall = 0;
@@ -68,6 +80,16 @@ export class ScenarioPlayer {
     if (typeof speed !== 'number' || !Number.isFinite(speed) || speed <= 0 || speed > 1_000_000) {
       throw new RangeError(`speed must be a number above 0 and at most 1000000, got ${String(speed)}`);
     }
+    const start = options.start ?? 'at-start';
+    if (!SCENARIO_STARTS.includes(start)) {
+      throw new RangeError(`start must be one of ${SCENARIO_STARTS.join(', ')}, got ${String(start)}`);
+    }
+    if (start === 'first-subscriber' && options.stepped === true) {
+      throw new RangeError(
+        'start: first-subscriber does not combine with stepped, whose steps run when step() is called',
+      );
+    }
+    this.#start = start;
     this.#scenario = scenario;
     this.#context = context;
     this.#speed = speed;
@@ -92,6 +114,16 @@ export class ScenarioPlayer {
   }
 
   start(): void {
+    if (this.#start === 'at-start') return this.#begin();
+    this.#context.logger.log('info', 'scenario waits for the first subscription', {
+      steps: this.#scenario.steps.length,
+    });
+    void this.#context.firstSubscription.then(() => {
+      if (!this.#stopped) this.#begin();
+    });
+  }
+
+  #begin(): void {
     this.#startClock = this.#context.clock.now();
     this.#startWall = performance.now();
     this.#context.logger.log('info', 'scenario started', {

@@ -1,9 +1,8 @@
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { parseIsoDateTime } from '../../protocol/dates.js';
-import { STATE_NEEDS_MEMORY, type StateDocument } from '../../protocol/state.js';
+import { STATE_NEEDS_MEMORY, type StateDocument, type StateMedia } from '../../protocol/state.js';
 import { CONTENT_TYPES } from '../../protocol/types.js';
 import type { AdjustableClock } from '../clock.js';
 import type { Logger } from '../logger.js';
@@ -18,7 +17,8 @@ import {
   type StoreSnapshot,
 } from '../stores/store.js';
 import { DocumentError } from '../document-error.js';
-import { removeInterruptedWrites, StateLock, StateLockError } from './state-lock.js';
+import { realPathOf, removeInterruptedWrites, StateLock, StateLockError, writeAtomically } from './state-lock.js';
+import { MediaFolder, mediaEntries } from './state-media.js';
 
 export const STATE_FORMAT = 'stream-posts-state';
 export const STATE_VERSION = 1;
@@ -74,6 +74,17 @@ const documentSchema = z.strictObject({
     }),
   ),
   customTargets: z.optional(z.record(z.string(), z.record(z.string(), z.array(z.string())))),
+  media: z.optional(
+    z.array(
+      z.strictObject({
+        id: z.string().check(z.minLength(1)),
+        postId: z.string(),
+        type: z.string(),
+        size: z.int().check(z.gte(0)),
+        sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 digest in hex')),
+      }),
+    ),
+  ),
 });
 
 export type { StateDocument };
@@ -99,6 +110,7 @@ export function stateDocument(snapshot: StoreSnapshot, clockOffsetMs: number, fi
     pendingReleases: snapshot.pendingReleases.map(({ postId, releaseAt }) => ({ postId, releaseAt: iso(releaseAt) })),
     idempotencyKeys: snapshot.idempotencyKeys.map((entry) => ({ ...entry, expiresAt: iso(entry.expiresAt) })),
     ...(snapshot.customTargets === undefined ? {} : { customTargets: snapshot.customTargets }),
+    ...(snapshot.media === undefined ? {} : { media: mediaEntries(snapshot.media) }),
   };
 }
 
@@ -180,6 +192,9 @@ function toSnapshot(document: StateDocument, seed: Seed, fail: (detail: string) 
     return { ...entry, expiresAt: parseIsoDateTime(entry.expiresAt)! };
   });
   if (document.customTargets !== undefined) checkSelections(document.customTargets, seed, fail);
+  for (const [i, { postId }] of (document.media ?? []).entries()) {
+    if (!byId.has(postId)) fail(`media[${i}].postId: no post "${postId}" in the file`);
+  }
   return {
     postCount: document.postCount,
     history,
@@ -195,7 +210,7 @@ export function parseStateText(
   file: string,
   text: string,
   seed: Seed,
-): { snapshot: StoreSnapshot; clockOffsetMs: number } {
+): { snapshot: StoreSnapshot; clockOffsetMs: number; media: StateMedia[] } {
   const fail = (detail: string): never => {
     throw new StateFileError(file, detail);
   };
@@ -224,27 +239,11 @@ export function parseStateText(
     fail(`${pathOf(issue?.path ?? []).slice(1) || 'the document'}: ${issue?.message ?? 'invalid'}`);
   }
   const document = result.data!;
-  return { snapshot: toSnapshot(document, seed, fail), clockOffsetMs: document.clockOffsetMs };
-}
-
-/** Writes a file so that a crash leaves either the old or the new contents: temp file, fsync, rename. */
-async function writeAtomically(file: string, text: string): Promise<void> {
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
-  const handle = await open(temp, 'w', 0o600);
-  try {
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } catch (error) {
-    await handle.close().catch(() => {});
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  await handle.close();
-  await rename(temp, file);
-  // The rename itself is durable once the directory is synced; not every file system allows it.
-  const directory = await open(dirname(file), 'r').catch(() => undefined);
-  await directory?.sync().catch(() => {});
-  await directory?.close();
+  return {
+    snapshot: toSnapshot(document, seed, fail),
+    clockOffsetMs: document.clockOffsetMs,
+    media: document.media ?? [],
+  };
 }
 
 function writeError(file: string, error: unknown): StateFileError {
@@ -274,6 +273,9 @@ export class StateFile {
   #stopClock: (() => void) | undefined;
   #closed = false;
   #lock: StateLock | undefined;
+  /** Where the file really is (links followed): what is locked, read and written. */
+  #real: string | undefined;
+  #media: MediaFolder | undefined;
 
   constructor(options: StateFileOptions) {
     if (!isSnapshotting(options.store)) {
@@ -299,12 +301,17 @@ export class StateFile {
    * fails the start, not the stop. A failed open leaves the lock free.
    */
   async open(): Promise<{ restored: boolean; posts: number; pendingReleases: number; idempotencyKeys: number }> {
-    const lock = await StateLock.acquire(this.#options.file).catch((error: unknown) => {
-      if (error instanceof StateLockError) throw error;
-      throw writeError(this.#options.file, error);
-    });
+    const { file } = this.#options;
+    const lock = await realPathOf(file)
+      .then((real) => StateLock.acquire(real, file))
+      .catch((error: unknown) => {
+        if (error instanceof StateLockError) throw error;
+        throw writeError(file, error);
+      });
+    this.#real = lock.file;
+    this.#media = new MediaFolder(lock.file);
     try {
-      const leftovers = await removeInterruptedWrites(this.#options.file);
+      const leftovers = await removeInterruptedWrites(lock.file);
       if (leftovers.length > 0) {
         this.#options.logger.log('info', 'temporary files of interrupted writes removed', {
           file: this.#options.file,
@@ -324,16 +331,25 @@ export class StateFile {
     const { file, seed, clock } = this.#options;
     let text: string | undefined;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readFile(this.#real!, 'utf8');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT') throw new StateFileError(file, `cannot be read (${code ?? (error as Error).message})`);
     }
     let summary = { restored: false, posts: 0, pendingReleases: 0, idempotencyKeys: 0 };
     if (text !== undefined) {
-      const { snapshot, clockOffsetMs } = parseStateText(file, text, seed);
+      const { snapshot, clockOffsetMs, media } = parseStateText(file, text, seed);
+      const fail = (detail: string): never => {
+        throw new StateFileError(file, detail);
+      };
+      snapshot.media = await this.#media!.load(media, fail);
       clock.syncOffset(clockOffsetMs);
-      this.#store.importSnapshot(snapshot);
+      try {
+        this.#store.importSnapshot(snapshot);
+      } catch (error) {
+        if (error instanceof RangeError) fail(error.message);
+        throw error;
+      }
       summary = {
         restored: true,
         posts: snapshot.postCount,
@@ -369,7 +385,18 @@ export class StateFile {
   #save(): Promise<void> {
     const next = this.#writing
       .catch(() => {})
-      .then(() => writeAtomically(this.#options.file, JSON.stringify(this.document())));
+      .then(async () => {
+        const snapshot = this.#store.exportSnapshot();
+        const media = snapshot.media ?? [];
+        // The bytes first, the listing then, the bytes no longer listed last: a crash between
+        // any two leaves a state file whose media are all there.
+        await this.#media!.keep(media);
+        await writeAtomically(
+          this.#real!,
+          JSON.stringify(stateDocument(snapshot, this.#options.clock.offsetMs, this.#fingerprint)),
+        );
+        await this.#media!.prune(media);
+      });
     this.#writing = next;
     return next;
   }

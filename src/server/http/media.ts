@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { redactUrl } from '../../protocol/redact.js';
 import type { Clock } from '../clock.js';
 import type { StreamPostsService } from '../service/service.js';
 import { readerOf, withheld } from '../service/visibility.js';
-import { readBody, sendError, sendJson } from '../http-util.js';
+import { readBody, refuseUnread, sendError, sendJson } from '../http-util.js';
 import {
   MAX_STREAM_MEDIA_BYTES,
   MAX_TOTAL_MEDIA_BYTES,
@@ -16,6 +17,18 @@ import {
 export const UPLOAD_PATH = '/v1/uploads/';
 /** Where an uploaded item is served, as the post's `metadata.media` lists it. */
 export const MEDIA_PATH = '/v1/media/';
+
+/** Where an upload address's token starts, however a request spells the folder before it. */
+const UPLOAD_FOLDER = /\/uploads(?:\/|%2f)/i;
+
+/**
+ * A request target as the log may hold it: an upload address is a capability, so its token
+ * is cut (whatever else follows it), and a key in the query is redacted.
+ */
+export function loggedPath(target: string): string {
+  const folder = UPLOAD_FOLDER.exec(target);
+  return folder ? `${target.slice(0, folder.index + folder[0].length)}…` : redactUrl(target);
+}
 
 export const MAX_UPLOAD_ITEMS = 4;
 export const MAX_MEDIA_BYTES = 10 * 1024 * 1024;
@@ -91,9 +104,10 @@ export class MediaStore {
   /** Answers `PUT /v1/uploads/{token}` and `GET /v1/media/{id}`; false for any other path. */
   async handle(req: IncomingMessage, res: ServerResponse, url: URL, bodyTimeoutMs: number): Promise<boolean> {
     if (url.pathname.startsWith(UPLOAD_PATH)) {
-      if (req.method !== 'PUT')
-        sendError(res, 'bad-request', 'an upload address accepts PUT only', 405, { allow: 'PUT' });
-      else await this.#upload(req, res, url.pathname.slice(UPLOAD_PATH.length), bodyTimeoutMs);
+      if (req.method !== 'PUT') {
+        res.setHeader('allow', 'PUT');
+        refuseUnread(res, MAX_MEDIA_BYTES, 'bad-request', 'an upload address accepts PUT only', 405);
+      } else await this.#upload(req, res, url.pathname.slice(UPLOAD_PATH.length), bodyTimeoutMs);
       return true;
     }
     if (url.pathname.startsWith(MEDIA_PATH)) {
@@ -106,9 +120,9 @@ export class MediaStore {
   }
 
   async #upload(req: IncomingMessage, res: ServerResponse, uploadToken: string, bodyTimeoutMs: number): Promise<void> {
-    // The body is not read in any of these cases: the connection closes after the answer.
+    // Many clients may put to one address at once: each refused one reads its answer.
     const refuse = (status: number, code: 'not-found' | 'invalid-argument' | 'forbidden', message: string) =>
-      sendError(res, code, message, status, { connection: 'close' });
+      refuseUnread(res, MAX_MEDIA_BYTES, code, message, status);
     const declared = Number(req.headers['content-length'] ?? -1);
     const claim = await this.#keeper.claim(
       uploadToken,
@@ -162,7 +176,7 @@ export class MediaStore {
       cap === 'stream'
         ? `a stream keeps at most ${MAX_STREAM_MEDIA_BYTES} bytes of media and this one`
         : `the server keeps at most ${MAX_TOTAL_MEDIA_BYTES} bytes of media and`;
-    sendError(res, 'limit-exceeded', `${room} has no room for this upload`, 507, { connection: 'close' });
+    refuseUnread(res, MAX_MEDIA_BYTES, 'limit-exceeded', `${room} has no room for this upload`, 507);
   }
 
   async #serve(req: IncomingMessage, res: ServerResponse, mediaId: string): Promise<void> {

@@ -6,7 +6,7 @@ import type { PublishHooks } from '../fault-hooks.js';
 import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, sendJson } from '../http-util.js';
 import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
-import { MediaStore, UPLOAD_PATH } from './media.js';
+import { loggedPath, MediaStore } from './media.js';
 import type { MediaKeeper } from '../stores/media-keeper.js';
 import type { TokenBucket } from '../ws/rate-limiter.js';
 import { parseRestPublish, requestOrigin, withMedia } from './rest-publish.js';
@@ -173,8 +173,7 @@ export function createRestHandler(context: RestContext) {
 
   return async function handleRest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     const match = ROUTE.exec(url.pathname);
-    // An upload address is a capability: it stays out of the log.
-    const path = url.pathname.startsWith(UPLOAD_PATH) ? `${UPLOAD_PATH}…` : url.pathname;
+    const path = loggedPath(url.pathname);
     try {
       if (!match) {
         if (!(await media.handle(req, res, url, context.bodyTimeoutMs))) return false;

@@ -19,7 +19,7 @@ import { CLOSE_GOING_AWAY, CLOSE_SERVICE_RESTART } from '../../protocol/close-co
 import { TREE_COMMAND } from '../../protocol/types.js';
 import { MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import { HELLO_QUERY, TREE_FEED_ARGS, TREE_FEED_PATH, WS_PATH } from '../../protocol/paths.js';
-import { redactUrl } from '../../protocol/redact.js';
+import { loggedPath } from './media.js';
 import {
   answerBodyError,
   keyFromRequest,
@@ -75,6 +75,8 @@ export interface FrontParts {
   handleAdmin: RequestHandler | undefined;
   /** Why this instance cannot serve now (`GET /readyz`); undefined when it can. */
   unusable: () => Unusable | undefined;
+  /** Run beside each keep-alive round's pings. */
+  onKeepAliveRound: (() => Promise<void>) | undefined;
 }
 
 /** How long a peer has to answer the close handshake on shutdown before it is dropped. */
@@ -116,13 +118,19 @@ function routeUpgrade(url: RequestTarget): Route | typeof GRAPHQL | undefined {
   return route;
 }
 
+/** The host of the URLs clients are given for a bound address: a wildcard bind is reached on loopback. */
+export function hostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
 /** A socket's error listener: it ends the socket (shared, so no connection holds a closure for it). */
 function destroySocket(this: Duplex): void {
   this.destroy();
 }
 
 /** A refusal on a socket that asked for an upgrade: plain HTTP, then the socket is closed. */
-function refuseUpgrade(socket: Duplex, status: number, statusText: string, body = ''): void {
+export function refuseUpgrade(socket: Duplex, status: number, statusText: string, body = ''): void {
   const type = body === '' ? '' : 'Content-Type: application/json; charset=utf-8\r\n';
   socket.end(
     `HTTP/1.1 ${status} ${statusText}\r\n${type}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -164,6 +172,7 @@ export class HttpFront {
       intervalMs: keepAliveMs,
       logger: parts.logger,
       peers: () => this.#keepAlivePeers(),
+      onRound: parts.onKeepAliveRound,
     });
     const checkPerimeter = createPerimeter({
       bindHost: host,
@@ -191,7 +200,7 @@ export class HttpFront {
         return;
       }
       this.#handleRequest(req, res, handleRest, handleAdmin).catch((error: unknown) => {
-        const path = redactUrl(req.url ?? '');
+        const path = loggedPath(req.url ?? '');
         if (answerBodyError(res, error)) {
           this.#logger.log('warn', 'request body not read', { path, reason: (error as Error).message });
           return;
@@ -221,7 +230,7 @@ export class HttpFront {
       const url = requestTarget(req.url);
       const route = routeUpgrade(url);
       if (route === undefined) {
-        this.#logger.log('warn', 'upgrade to unknown path', { path: url.pathname });
+        this.#logger.log('warn', 'upgrade to unknown path', { path: loggedPath(url.pathname) });
         refuseUpgrade(socket, 404, 'Not Found');
         return;
       }
@@ -317,7 +326,7 @@ export class HttpFront {
       status: refusal.status,
       host: req.headers.host,
       origin: Array.isArray(origin) ? origin[0] : origin,
-      path: redactUrl(req.url ?? '').split('?')[0],
+      path: loggedPath(req.url ?? '').split('?')[0],
     });
   }
 
@@ -417,9 +426,7 @@ export class HttpFront {
   }
 
   #hostForUrl(): string {
-    const host = this.#options.host;
-    if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
-    return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+    return hostForUrl(this.#options.host);
   }
 
   get connectionCount(): number {

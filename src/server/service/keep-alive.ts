@@ -26,6 +26,8 @@ export interface KeepAliveOptions {
   logger: Logger;
   /** Every connection of every transport, at the start of a round. */
   peers: () => Awaitable<Iterable<KeepAlivePeer>>;
+  /** Run beside each round's pings (a shared store reads how its engine is set); the round ends with it. */
+  onRound?: () => Promise<void>;
 }
 
 /**
@@ -77,11 +79,17 @@ export class KeepAlive {
     return round;
   }
 
+  /** One round: the pings, and what else a round does beside them. */
+  async #runRound(): Promise<KeepAliveRound> {
+    const [counts] = await Promise.all([this.#ping(), this.#options.onRound?.()]);
+    return counts;
+  }
+
   /**
    * One round, in slices of KEEP_ALIVE_SLICE peers with I/O between them: 10,000 pings in
    * one go held deliveries up for tens of milliseconds.
    */
-  async #runRound(): Promise<KeepAliveRound> {
+  async #ping(): Promise<KeepAliveRound> {
     const peers = [...(await this.#options.peers())];
     const { logger } = this.#options;
     const counts: KeepAliveRound = { pinged: 0, terminated: 0 };

@@ -104,6 +104,8 @@ export interface SubscriptionServiceOptions<S extends SubscriptionShape, H exten
   keyLimits: KeyConnections;
   /** 0: no cap. */
   maxSubscriptions: number;
+  /** Told each time a subscription goes live, on any transport (a scenario may wait for the first). */
+  live?: () => void;
 }
 
 /**
@@ -116,8 +118,10 @@ export class SubscriptionService<S extends SubscriptionShape, H extends Subscrip
   readonly #fanout: Delivery<S, H>;
   readonly #keyLimits: KeyConnections;
   readonly #maxSubscriptions: number;
+  readonly #live: (() => void) | undefined;
 
   constructor(options: SubscriptionServiceOptions<S, H>) {
+    this.#live = options.live;
     this.#service = options.service;
     this.#fanout = options.fanout;
     this.#keyLimits = options.keyLimits;
@@ -217,5 +221,6 @@ export class SubscriptionService<S extends SubscriptionShape, H extends Subscrip
     const history = subscription.hiddenPosts === 'push' ? read : read.filter((post) => !post.hidden);
     holder.acknowledge(request, subscription, history);
     this.#fanout.goLive(subscription, history);
+    this.#live?.();
   }
 }

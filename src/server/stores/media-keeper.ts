@@ -41,6 +41,14 @@ export type Stored =
   | { readonly ok: false; readonly why: 'full'; readonly cap: 'service' | 'stream' }
   | { readonly ok: false; readonly why: 'gone' };
 
+/** One uploaded item of a snapshot's posts. */
+export interface MediaSnapshot {
+  mediaId: string;
+  postId: string;
+  type: string;
+  bytes: Buffer;
+}
+
 export interface MediaItem extends MediaOwner {
   readonly type: string;
   readonly bytes: Buffer;
@@ -103,8 +111,14 @@ export class MemoryMedia implements MediaKeeper {
   readonly #items = new Map<string, MediaItem>();
   readonly #byStream = new Map<string, StreamUse>();
   /** The addresses and media of each stored post that has any. */
-  readonly #byPost = new Map<string, { token: string; mediaId: string }[]>();
+  readonly #byPost = new Map<string, { token?: string; mediaId: string }[]>();
   #bytes = 0;
+  readonly #stored: () => void;
+
+  /** `stored`: told after an upload is kept (what a state file saves changed). */
+  constructor(stored: () => void = () => {}) {
+    this.#stored = stored;
+  }
 
   reserve(slots: readonly NewSlot[], owner: MediaOwner, now: number): void {
     this.#sweep(now);
@@ -138,8 +152,10 @@ export class MemoryMedia implements MediaKeeper {
   /** The post left the history: its addresses close and its media are gone. */
   forget(postId: string): void {
     for (const { token, mediaId } of this.#byPost.get(postId) ?? []) {
-      this.#close(token);
-      this.#lapsed.delete(token);
+      if (token !== undefined) {
+        this.#close(token);
+        this.#lapsed.delete(token);
+      }
       const item = this.#items.get(mediaId);
       if (!item) continue;
       this.#items.delete(mediaId);
@@ -147,6 +163,37 @@ export class MemoryMedia implements MediaKeeper {
       this.#use(item.streamId).bytes -= item.bytes.length;
     }
     this.#byPost.delete(postId);
+  }
+
+  /** The media of these posts, as a snapshot keeps them. */
+  export(postIds: ReadonlySet<string>): MediaSnapshot[] {
+    return [...this.#byPost].flatMap(([postId, media]) =>
+      postIds.has(postId)
+        ? media.flatMap(({ mediaId }) => {
+            const item = this.#items.get(mediaId);
+            return item ? [{ mediaId, postId, type: item.type, bytes: item.bytes }] : [];
+          })
+        : [],
+    );
+  }
+
+  /**
+   * Takes a snapshot's media back, of posts `postOf` knows (their addresses are not kept: a
+   * restart closes them); RangeError past the caps an upload is held to.
+   */
+  import(media: readonly MediaSnapshot[], postOf: (id: string) => MediaOwner | undefined): void {
+    for (const { mediaId, postId, type, bytes } of media) {
+      const owner = postOf(postId);
+      if (!owner) continue;
+      const use = this.#use(owner.streamId);
+      if (this.#bytes + bytes.length > MAX_TOTAL_MEDIA_BYTES || use.bytes + bytes.length > MAX_STREAM_MEDIA_BYTES) {
+        throw new RangeError(`media ${mediaId}: more media than the server keeps`);
+      }
+      this.#items.set(mediaId, { type, bytes, streamId: owner.streamId, releaseAt: owner.releaseAt });
+      this.#bytes += bytes.length;
+      use.bytes += bytes.length;
+      this.#byPost.set(postId, [...(this.#byPost.get(postId) ?? []), { mediaId }]);
+    }
   }
 
   clear(): void {
@@ -188,6 +235,7 @@ export class MemoryMedia implements MediaKeeper {
     this.#bytes += change;
     this.#use(slot.streamId).bytes += change;
     this.#items.set(mediaId, { type: slot.type, bytes, streamId: slot.streamId, releaseAt: slot.releaseAt });
+    this.#stored();
     return { ok: true };
   }
 

@@ -76,7 +76,7 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
   readonly #onChange: () => void;
   #postCount = 0;
   /** Uploaded media, which leave with their post: a post out of the history frees its bytes. */
-  readonly media = new MemoryMedia();
+  readonly media = new MemoryMedia(() => this.#onChange());
   /** Hidden posts pushed out of the history: their media stay until they are released. */
   readonly #hiddenOut = new Set<string>();
   /** Released posts out of the history, by stream: their media leave with the stream's next post. */
@@ -286,6 +286,7 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
       const keyDigest = dedupKey.slice(entry.post.streamId.length + 1);
       return { streamId: entry.post.streamId, keyDigest, postId: entry.post.id, expiresAt: entry.expiresAt };
     });
+    const media = this.media.export(new Set([...inHistory, ...held.keys()]));
     return {
       postCount: this.#postCount,
       history,
@@ -293,6 +294,7 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
       pendingReleases,
       idempotencyKeys,
       customTargets: this.catalog.selections(),
+      ...(media.length > 0 ? { media } : {}),
     };
   }
 
@@ -330,6 +332,12 @@ export class MemoryStore extends SeedReads implements SnapshottingStore {
       holdings.keys.bytes += textBytes;
     }
     this.#expireIdempotency(this.#clock.now());
+    const inHistory = new Set(Object.values(snapshot.history).flatMap((posts) => posts.map((post) => post.id)));
+    this.media.import(snapshot.media ?? [], (id) => byId.get(id));
+    // A hidden post out of the history keeps its media until its release, as before the stop.
+    for (const { postId } of snapshot.media ?? []) {
+      if (!inHistory.has(postId) && byId.get(postId)?.hidden) this.#hiddenOut.add(postId);
+    }
     this.#onChange();
   }
 

@@ -7,7 +7,7 @@ export interface RawCommands {
 }
 
 /** A field of an `INFO` section (`name:value` lines); undefined when Redis does not give it. */
-function infoField(info: string, name: string): string | undefined {
+export function infoField(info: string, name: string): string | undefined {
   return new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 }
 
@@ -18,11 +18,12 @@ function infoField(info: string, name: string): string | undefined {
  * point) loses everything on a restart, which is a choice, so it is only a warning. A Redis
  * that hides these settings (INFO or CONFIG renamed away) is taken as it is. Redis before 7.0
  * cannot run the scripts (their first line declares that they write) and is refused.
+ * Returns the policy, when Redis tells it.
  */
 export async function checkRedisConfig(
   redis: RawCommands,
   options: { allowEviction: boolean; logger: Logger },
-): Promise<void> {
+): Promise<string | undefined> {
   const server = await redis.sendCommand<string>(['INFO', 'server']).catch(() => '');
   const version = infoField(server, 'redis_version');
   if (version !== undefined && Number.parseInt(version, 10) < 7) {
@@ -43,10 +44,11 @@ export async function checkRedisConfig(
     options.logger.log('warn', 'Redis may evict keys: posts it evicts are lost', { maxmemoryPolicy: policy });
   }
   const persistence = await redis.sendCommand<string>(['INFO', 'persistence']).catch(() => '');
-  if (infoField(persistence, 'aof_enabled') !== '0') return;
+  if (infoField(persistence, 'aof_enabled') !== '0') return policy;
   const save = await redis.sendCommand<string[]>(['CONFIG', 'GET', 'save']).catch(() => undefined);
-  if (save === undefined || (save[1] ?? '').trim() !== '') return;
+  if (save === undefined || (save[1] ?? '').trim() !== '') return policy;
   options.logger.log('warn', 'Redis persistence is off (no appendonly, no save points): a restart loses every post', {
     fix: 'CONFIG SET appendonly yes',
   });
+  return policy;
 }

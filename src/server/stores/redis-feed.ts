@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { PostRecord } from './store.js';
+import { ProtocolError } from '../../protocol/errors.js';
 import { troubleError } from './store-health.js';
 
 /** An event as the scripts announce it on the feed, numbered (`s`) by Redis. */
@@ -14,6 +15,11 @@ interface Waiter {
   seq: number;
   resolve: () => void;
   reject: (error: Error) => void;
+}
+
+/** Why a command waiting for an event is refused when the feed skipped some. */
+function missedEvents(): ProtocolError {
+  return new ProtocolError('unavailable', 'the service missed events from its store (Redis); retry');
 }
 
 /** Where every event message names its type: `{"s":<seq>,` then this, for a reset. */
@@ -78,7 +84,7 @@ export class EventFeed {
       );
     } else if (last !== undefined && message.s <= last) return;
     else if (last !== undefined && message.s !== last + 1)
-      this.interrupt(`missed events ${last + 1} to ${message.s - 1}`);
+      this.interrupt(`missed events ${last + 1} to ${message.s - 1}`, missedEvents());
     this.dispatch(message);
   }
 
@@ -113,11 +119,19 @@ export class EventFeed {
     return new Promise((resolve, reject) => this.#waiters.push({ seq, resolve, reject }));
   }
 
-  /** Events may have been missed: where the feed stands is unknown until it is read again. */
-  interrupt(reason: string): void {
+  /**
+   * Events may have been missed: where the feed stands is unknown until it is read again.
+   * Whoever waits for an event is refused naming the cause: by default, the store lost its data.
+   */
+  interrupt(reason: string, refusal: Error = troubleError('reloading')): void {
     this.lastSeq = undefined;
     this.#logger.log('warn', 'events may have been missed; subscribers must replay', { reason });
-    this.#rejectWaiters();
+    this.#rejectWaiters(refusal);
+    this.announceLoss(reason);
+  }
+
+  /** A loss outside the feed's order (keys evicted): subscribers must replay; the feed goes on. */
+  announceLoss(reason: string): void {
     for (const listener of this.#interruptListeners) listener(reason);
   }
 
@@ -128,10 +142,10 @@ export class EventFeed {
 
   close(): void {
     this.#interruptListeners.clear();
-    this.#rejectWaiters();
+    this.#rejectWaiters(unavailable());
   }
 
-  #rejectWaiters(): void {
-    for (const waiter of this.#waiters.splice(0)) waiter.reject(unavailable());
+  #rejectWaiters(error: Error): void {
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(error);
   }
 }

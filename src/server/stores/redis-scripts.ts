@@ -153,13 +153,24 @@ const CAP_CHECKS = HOLDING_RULES.map((rule, index) => {
   return `if ${holds} and ${max} > 0 and ${over} then return {'limit', '${rule.kind}', ${max}} end`;
 }).join('\n');
 
+/** Where the publish script's metadata and deadline are among its ARGV, after the caps. */
+const METADATA_ARGV = CAPS_ARGV + HOLDING_RULES.length;
+
 /**
  * ARGV: prefix, seed digest, stream id, stream name, text, content type, now,
  * releaseAt ('' = none), customTarget ('' = none), keyed (0/1), idempotency key,
  * window ms, candidate id, then the caps (0 = none) in HOLDING_RULES order from CAPS_ARGV,
- * then the post's metadata as JSON ('' = none).
+ * then the post's metadata as JSON ('' = none), then the deadline (ms on Redis's clock), then
+ * the time it must not run before (0 = any; a publish sent again while its first sending may
+ * still run). Run past its deadline (Redis paused or busy meanwhile), it changes nothing: the
+ * service, which told the publisher nothing while it waited, can then say truly that nothing
+ * was stored.
  */
 const PUBLISH = `
+local clock = redis.call('TIME')
+local now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+if now_ms > tonumber(ARGV[${METADATA_ARGV + 1}]) then return {'expired'} end
+if now_ms <= tonumber(ARGV[${METADATA_ARGV + 2}]) then return {'early'} end
 local refused = refusal_of(ARGV[2])
 if refused then return refused end
 local sid, now, key = ARGV[3], tonumber(ARGV[7]), ARGV[11]
@@ -190,7 +201,7 @@ ${CAP_CHECKS}
 local post = {
   id = take_id(ARGV[13]), streamId = sid, streamName = ARGV[4], text = text, contentType = ARGV[6],
   createdAt = ARGV[7], releaseAt = release_at, customTarget = ARGV[9] ~= '' and ARGV[9] or nil, hidden = hidden,
-  metadata = ARGV[${CAPS_ARGV + HOLDING_RULES.length}] ~= '' and ARGV[${CAPS_ARGV + HOLDING_RULES.length}] or nil,
+  metadata = ARGV[${METADATA_ARGV}] ~= '' and ARGV[${METADATA_ARGV}] or nil,
 }
 local json = post_json(post)
 local seq = next_seq()

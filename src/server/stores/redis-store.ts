@@ -4,6 +4,7 @@
 // (redis-keys.ts), the connections and how commands go (redis-link.ts), the event feed's order
 // (redis-feed.ts), what is loaded of the seed (redis-seed.ts) and the caps (holding-rules.ts).
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ProtocolError } from '../../protocol/errors.js';
 import { PUBLISH_COMMAND } from '../../protocol/types.js';
 import { postIdFactory } from './post-ids.js';
@@ -25,11 +26,12 @@ import { capsInOrder, holdingsError, holdsKey, type HoldingKind, type HoldingsCa
 import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js';
 import { StoreError } from './store-error.js';
 import { SCRIPTS, type RedisScript } from './redis-scripts.js';
-import { RedisLink } from './redis-link.js';
-import { EventFeed, type EventMessage } from './redis-feed.js';
+import { RedisLink, UnknownOutcome } from './redis-link.js';
+import { EventFeed, unavailable, type EventMessage } from './redis-feed.js';
 import { keyDigest, seedIdentities, seedLoadArgs, selectionsOf } from './redis-seed.js';
 import { checkRedisConfig } from './redis-config.js';
-import { StoreHealth, troubleError, type Unusable } from './store-health.js';
+import { StoreHealth, type Unusable } from './store-health.js';
+import { EvictionWatch } from './redis-eviction.js';
 import { RedisReleases } from './redis-releases.js';
 import { RedisMedia } from './redis-media.js';
 
@@ -48,7 +50,20 @@ export interface RedisStoreOptions extends HoldingsCaps {
   allowEviction?: boolean;
 }
 
+/** Whether `promise` settles within `ms` (a timer otherwise; its outcome is not awaited past that). */
+function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
 const STALE = 'the store now holds a different seed; this instance must be restarted';
+const LATE =
+  "the service's store (Redis) ran this publish after its deadline (it was paused or busy) and refused it; nothing was stored, retry";
 
 /**
  * Every piece of state in Redis, so several `serve` processes act as one service.
@@ -86,6 +101,7 @@ export class RedisStore extends SeedReads implements SharedStore {
   #started = false;
   /** Uploaded media, in Redis: an upload and a `GET` may reach any instance. */
   readonly media: RedisMedia;
+  readonly #eviction: EvictionWatch;
 
   private constructor(options: RedisStoreOptions) {
     super(options.seed);
@@ -97,7 +113,10 @@ export class RedisStore extends SeedReads implements SharedStore {
     this.#caps = capsInOrder(options);
     const password = redisUrlPassword(options.url);
     this.#logger = scrubSecrets(options.logger ?? silentLogger, password === undefined ? [] : [password]);
-    this.#health = new StoreHealth(this.#logger, () => void this.#probe());
+    this.#health = new StoreHealth(this.#logger, () =>
+      // Eviction lets writes through: only the policy says it is over.
+      this.#health.trouble === 'evicting' ? void this.#eviction.check() : void this.#probe(),
+    );
     this.#identities = seedIdentities(options.seed);
     this.#link = new RedisLink({
       url: options.url,
@@ -107,6 +126,8 @@ export class RedisStore extends SeedReads implements SharedStore {
         // The first connection is #start's to follow from.
         if (!this.#started) return;
         this.#health.reachable();
+        // Perhaps another Redis (a fail-over): its clock is read again for the changes' deadlines.
+        void this.#link.readClock();
         this.#resumeFeed();
         void this.#releases.run();
       },
@@ -117,6 +138,13 @@ export class RedisStore extends SeedReads implements SharedStore {
       onFeedError: (error) => this.#onFeedLost(error),
     });
     this.#feed = new EventFeed(this.#logger, (message) => this.#apply(message));
+    this.#eviction = new EvictionWatch({
+      info: () => this.#link.command(this.#link.client.sendCommand<string>(['INFO', 'memory', 'stats'])),
+      health: this.#health,
+      logger: this.#logger,
+      allowEviction: options.allowEviction === true,
+      onLoss: (reason) => this.#feed.announceLoss(reason),
+    });
     this.#releases = new RedisReleases({
       clock: this.#clock,
       link: this.#link,
@@ -153,7 +181,10 @@ export class RedisStore extends SeedReads implements SharedStore {
   async #start(resetStore: boolean, allowEviction: boolean): Promise<void> {
     const { client, subscriber, deadline } = this.#link;
     await client.connect();
-    await checkRedisConfig(client, { allowEviction, logger: this.#logger });
+    this.#health.policy = await checkRedisConfig(client, { allowEviction, logger: this.#logger });
+    await this.#link.readClock();
+    // Where `evicted_keys` stands, so that only keys evicted from now on count as a loss.
+    await this.#eviction.check();
     await subscriber.connect();
     await deadline.bound(subscriber.subscribe(eventsChannel(this.#prefix), (message) => this.#feed.onMessage(message)));
     this.#feed.up = true;
@@ -195,13 +226,29 @@ export class RedisStore extends SeedReads implements SharedStore {
    * its data: the seed is loaded again (by this instance or another) and the script runs
    * once more, so a publish that met the loss is stored, not refused.
    */
-  async #change(script: RedisScript, args: () => (string | number)[], command?: string): Promise<unknown[]> {
-    let reply = await this.#link.eval(script, args());
+  async #change(
+    script: RedisScript,
+    args: () => (string | number)[],
+    command?: string,
+    send: (script: RedisScript, args: (string | number)[]) => Promise<unknown[]> = (...call) =>
+      this.#link.eval(...call),
+  ): Promise<unknown[]> {
+    const sendOnce = async (): Promise<unknown[]> => {
+      try {
+        return await send(script, args());
+      } catch (error) {
+        if (!(error instanceof ProtocolError) || this.#health.trouble !== 'out-of-memory') throw error;
+        // The policy under which Redis is full is read now: the refusal names it, not the one of start.
+        await this.#eviction.check();
+        throw this.#health.refusal('out-of-memory', command);
+      }
+    };
+    let reply = await sendOnce();
     if (reply[0] === 'lost') {
       await this.#follow().catch(() => {});
-      reply = await this.#link.eval(script, args());
+      reply = await sendOnce();
     }
-    if (reply[0] === 'lost') throw troubleError(this.#health.trouble ?? 'reloading', command);
+    if (reply[0] === 'lost') throw this.#health.refusal(this.#health.trouble ?? 'reloading', command);
     if (reply[0] === 'stale') throw new ProtocolError('unavailable', STALE, command);
     return reply;
   }
@@ -257,7 +304,7 @@ export class RedisStore extends SeedReads implements SharedStore {
   #onFeedLost(error: Error): void {
     if (this.#closed || !this.#feed.up) return;
     this.#feed.up = false;
-    this.#feed.interrupt(`lost the store's event feed (${error.message})`);
+    this.#feed.interrupt(`lost the store's event feed (${error.message})`, unavailable());
   }
 
   /**
@@ -360,29 +407,49 @@ export class RedisStore extends SeedReads implements SharedStore {
   async publish(request: PublishRequest): Promise<PublishResult> {
     const stream = this.catalog.streams.get(request.streamId);
     if (!stream) throw new RangeError(`unknown stream ${request.streamId}`);
+    // Redis may evict the post once acknowledged: refused until the policy is noeviction again.
+    if (this.#health.evicting) throw this.#health.refusal('evicting', PUBLISH_COMMAND);
     const now = this.#clock.now();
     const keyed = holdsKey(request.idempotencyKey, this.#windowMs);
-    const reply = await this.#change(
-      SCRIPTS.publish,
-      () => [
-        this.#digest,
-        stream.id,
-        stream.name,
-        request.text,
-        request.contentType,
-        now,
-        request.releaseAt ?? '',
-        request.customTarget ?? '',
-        keyed ? 1 : 0,
-        request.idempotencyKey ?? '',
-        this.#windowMs,
-        this.#nextId(now),
-        ...this.#caps,
-        request.metadata ? JSON.stringify(request.metadata) : '',
-      ],
-      PUBLISH_COMMAND,
-    );
+    let deadline = 0;
+    let notBefore = 0;
+    const send = () =>
+      this.#change(
+        SCRIPTS.publish,
+        () => [
+          this.#digest,
+          stream.id,
+          stream.name,
+          request.text,
+          request.contentType,
+          now,
+          request.releaseAt ?? '',
+          request.customTarget ?? '',
+          keyed ? 1 : 0,
+          request.idempotencyKey ?? '',
+          this.#windowMs,
+          this.#nextId(now),
+          ...this.#caps,
+          request.metadata ? JSON.stringify(request.metadata) : '',
+          (deadline = this.#link.changeDeadline()),
+          notBefore,
+        ],
+        PUBLISH_COMMAND,
+        (script, args) => this.#link.change(script, args, PUBLISH_COMMAND),
+      );
+    let reply: unknown[];
+    try {
+      reply = await send();
+    } catch (error) {
+      if (!keyed || !(error instanceof UnknownOutcome) || !error.connectionLost) throw error;
+      // Its key makes a second sending safe: once Redis answers again and the first one's
+      // deadline has passed there (it can no longer be made), the answer says which it was.
+      // (Not when Redis holds it still: a second sending would wait behind the first.)
+      notBefore = deadline;
+      reply = await this.#sendAgain(send, notBefore, error);
+    }
     const outcome = reply[0] as string;
+    if (outcome === 'expired') throw new ProtocolError('unavailable', LATE, PUBLISH_COMMAND);
     if (outcome === 'limit') throw holdingsError(reply[1] as HoldingKind, stream.id, reply[2] as number);
     // Stored: Redis takes writes (again, after being full).
     this.#health.usable();
@@ -398,6 +465,22 @@ export class RedisStore extends SeedReads implements SharedStore {
     // gets its ack, and this instance's subscribers, closed for the gap, replay it.
     else await this.#feed.awaitSeq(seq).catch(() => {});
     return { post, duplicate: false };
+  }
+
+  /**
+   * A keyed publish whose first sending has an unknown outcome, sent again (`send`) once this
+   * instance follows Redis again and Redis's clock is past `notBefore`; `unknown` if that does
+   * not come within the link's wait for an outcome.
+   */
+  async #sendAgain(send: () => Promise<unknown[]>, notBefore: number, unknown: UnknownOutcome): Promise<unknown[]> {
+    const giveUpAt = Date.now() + this.#link.outcomeWaitMs;
+    for (;;) {
+      const left = giveUpAt - Date.now();
+      if (left <= 0 || !(await within(this.following(), left))) throw unknown;
+      const reply = await send();
+      if (reply[0] !== 'early') return reply;
+      await delay(Math.max(1, Math.min(notBefore - this.#link.redisNow() + 1, left)));
+    }
   }
 
   async setCustomTargets(userId: string, streamId: string, targets: readonly string[]): Promise<void> {
@@ -434,7 +517,8 @@ export class RedisStore extends SeedReads implements SharedStore {
       asOf ?? '',
     ]);
     await this.#feed.awaitSeq(seq as number);
-    return posts.map((json) => JSON.parse(json as string) as PostRecord);
+    // A post in the history whose text was evicted (a loss, announced by the eviction watch).
+    return posts.filter((json) => typeof json === 'string').map((json) => JSON.parse(json) as PostRecord);
   }
 
   onEvent(listener: (event: StoreEvent) => void): () => void {
@@ -469,7 +553,13 @@ export class RedisStore extends SeedReads implements SharedStore {
   unusable(): Unusable | undefined {
     const trouble =
       this.#health.trouble ?? (this.#feed.following && this.#link.client.isReady ? undefined : 'unreachable');
-    return trouble === undefined ? undefined : { reason: trouble, message: troubleError(trouble).message };
+    return trouble === undefined ? undefined : { reason: trouble, message: this.#health.refusal(trouble).message };
+  }
+
+  /** Once a keep-alive round: whether Redis evicts keys (`INFO`), and its clock. */
+  async keepAliveRound(): Promise<void> {
+    if (this.#closed) return;
+    await Promise.all([this.#eviction.check(), this.#link.readClock()]);
   }
 
   async close(): Promise<void> {

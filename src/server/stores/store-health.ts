@@ -3,11 +3,11 @@ import type { Logger } from '../logger.js';
 
 /**
  * Why a shared store cannot be used (PROTOCOL.md B8): `unreachable` (no connection, or no
- * reply in time), `out-of-memory` (Redis full under `noeviction`: writes refused),
- * `script-missing` (its script cache flushed while publishes were in flight), `reloading`
- * (it lost its data and the seed is being loaded again).
+ * reply in time), `out-of-memory` (Redis full: writes refused), `script-missing` (its script
+ * cache flushed while publishes were in flight), `reloading` (it lost its data and the seed is
+ * being loaded again), `evicting` (its `maxmemory-policy` was set to one that evicts keys).
  */
-export type StoreTrouble = 'unreachable' | 'out-of-memory' | 'script-missing' | 'reloading';
+export type StoreTrouble = 'unreachable' | 'out-of-memory' | 'script-missing' | 'reloading' | 'evicting';
 
 /** What `GET /readyz` says of a store that cannot be used. */
 export interface Unusable {
@@ -15,17 +15,20 @@ export interface Unusable {
   message: string;
 }
 
-const MESSAGES: Readonly<Record<StoreTrouble, string>> = {
-  unreachable: 'the service cannot reach its store (Redis); nothing was stored, retry later',
-  'out-of-memory':
-    "the service's store (Redis) is out of memory (maxmemory reached under noeviction); nothing was stored, retry later",
-  'script-missing': "the service's store (Redis) lost its scripts (SCRIPT FLUSH); nothing was stored, retry",
-  reloading: "the service's store (Redis) lost its data and is loading the seed again; nothing was stored, retry",
+/** Each cause in words; `policy` is Redis's `maxmemory-policy` as last read, when known. */
+const MESSAGES: Readonly<Record<StoreTrouble, (policy: string | undefined) => string>> = {
+  unreachable: () => 'the service cannot reach its store (Redis); nothing was stored, retry later',
+  'out-of-memory': (policy) =>
+    `the service's store (Redis) is out of memory (maxmemory reached${policy === undefined ? '' : ` under maxmemory-policy ${policy}`}); nothing was stored, retry later`,
+  'script-missing': () => "the service's store (Redis) lost its scripts (SCRIPT FLUSH); nothing was stored, retry",
+  reloading: () => "the service's store (Redis) lost its data and is loading the seed again; nothing was stored, retry",
+  evicting: (policy) =>
+    `the service's store (Redis) may evict keys (maxmemory-policy ${policy ?? 'not noeviction'}) and lose posts; nothing was stored, retry once it is noeviction again`,
 };
 
 /** The `unavailable` refusal that names `trouble`. */
-export function troubleError(trouble: StoreTrouble, command?: string): ProtocolError {
-  return new ProtocolError('unavailable', MESSAGES[trouble], command);
+export function troubleError(trouble: StoreTrouble, command?: string, policy?: string): ProtocolError {
+  return new ProtocolError('unavailable', MESSAGES[trouble](policy), command);
 }
 
 /** What a failed Redis command says of the store: Redis's own error prefixes, else the link. */
@@ -44,41 +47,71 @@ const PROBE_MS = 1_000;
  * store goes into trouble (not one per refused publish), one line when it is usable again.
  * While in trouble, `probe` runs every PROBE_MS: a store refusing writes (full, or reloading)
  * gets no publish to find out it takes them again when the load balancer, told by
- * `/readyz`, sends it none.
+ * `/readyz`, sends it none. Eviction is apart: it lets writes through, so only the policy
+ * read again says it is over (`evictionOver`), whatever else comes and goes meanwhile.
  */
 export class StoreHealth {
-  #trouble: StoreTrouble | undefined;
+  /** What a command met; over once a command goes through. */
+  #trouble: Exclude<StoreTrouble, 'evicting'> | undefined;
+  #evicting = false;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** Redis's `maxmemory-policy` as last read, for the refusals' words. */
+  policy: string | undefined;
 
   constructor(
     private readonly logger: Logger,
     private readonly probe: () => void,
   ) {}
 
+  /** The most pressing trouble: what commands meet, else eviction. */
   get trouble(): StoreTrouble | undefined {
-    return this.#trouble;
+    return this.#trouble ?? (this.#evicting ? 'evicting' : undefined);
+  }
+
+  /** Whether Redis's policy evicts keys (not accepted at start). */
+  get evicting(): boolean {
+    return this.#evicting;
   }
 
   /** A command failed: the refusal to answer with; the cause is logged if it is new. */
   failed(error: unknown, command?: string): ProtocolError {
     const trouble = troubleOf(error);
     this.enter(trouble, error instanceof Error ? error.message : String(error));
-    return troubleError(trouble, command);
+    return this.refusal(trouble, command);
+  }
+
+  /** The `unavailable` refusal that names `trouble` (and the policy, when it matters). */
+  refusal(trouble: StoreTrouble, command?: string): ProtocolError {
+    return troubleError(trouble, command, this.policy);
   }
 
   enter(trouble: StoreTrouble, reason: string): void {
-    if (this.#closed || this.#trouble === trouble) return;
-    this.#trouble = trouble;
+    if (this.#closed || this.trouble === trouble || (trouble === 'evicting' && this.#evicting)) return;
+    if (trouble === 'evicting') this.#evicting = true;
+    else this.#trouble = trouble;
     this.logger.log('warn', 'store unusable', { cause: trouble, reason });
     this.#timer ??= setInterval(this.probe, PROBE_MS).unref();
   }
 
-  /** A write went through: whatever the trouble was, it is over. */
+  /** A write went through: what commands met is over (eviction is not: it lets writes through). */
   usable(): void {
     if (this.#trouble === undefined) return;
     this.logger.log('info', 'store usable again', { was: this.#trouble });
     this.#trouble = undefined;
+    this.#stopProbing();
+  }
+
+  /** The policy is `noeviction` again. */
+  evictionOver(): void {
+    if (!this.#evicting) return;
+    this.logger.log('info', 'store usable again', { was: 'evicting' });
+    this.#evicting = false;
+    this.#stopProbing();
+  }
+
+  #stopProbing(): void {
+    if (this.trouble !== undefined) return;
     clearInterval(this.#timer);
     this.#timer = undefined;
   }

@@ -4,7 +4,7 @@ import type { Seed } from '../../protocol/seed.js';
 import type { ContentType, Post } from '../../protocol/types.js';
 import { isoTime } from '../../protocol/dates.js';
 import type { Awaitable } from './awaitable.js';
-import type { MediaKeeper } from './media-keeper.js';
+import type { MediaKeeper, MediaSnapshot } from './media-keeper.js';
 import type { Unusable } from './store-health.js';
 
 // The Store interface's answers are Awaitable: its users take the word from here.
@@ -85,6 +85,8 @@ export interface StoreSnapshot {
   idempotencyKeys: { streamId: string; keyDigest: string; postId: string; expiresAt: number }[];
   /** Every user's selected targets; absent (a state file saved before they could change): the seed's. */
   customTargets?: TargetSelections;
+  /** The uploaded media of the posts above (absent: none). */
+  media?: MediaSnapshot[];
 }
 
 export interface StoreStats {
@@ -147,6 +149,8 @@ export interface SharedStore extends Store {
   onInterrupted(listener: (reason: string) => void): () => void;
   /** Why the store cannot be used now (`GET /readyz`); undefined when it can. */
   unusable(): Unusable | undefined;
+  /** Once a keep-alive round: what the engine says of itself (it evicts keys, say) is read again. */
+  keepAliveRound(): Promise<void>;
 }
 
 /** What a store that keeps its state in this process adds: that state as data, for a state file and `GET /_admin/export`. */
