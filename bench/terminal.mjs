@@ -13,6 +13,8 @@
  *   acknowledgement to the newest post on the screen, frames a second during the burst,
  *   and CPU time against `tree` printing the same burst in another pane.
  * - Memory: RSS with 5,000 posts buffered, beside `tree`'s after the same posts.
+ * - Idle: CPU over IDLE_MS with 5,000 posts buffered and none arriving, as a share of one
+ *   core: the once-a-second redraw (the clock, the ages of the rows on screen) and nothing else.
  * - Start: from the command to its first full frame with `--last 20`, against `tree --last
  *   20` printing its first post, started side by side in the same tmux.
  *
@@ -35,6 +37,8 @@ const DEFAULTS = { keys: 60, posts: 5000, rate: 200, starts: 5 };
 const READER = 'sp_demo_reader_alice';
 const STREAM_KEY = 'sp_demo_stream_macro_wire';
 const WAIT_MS = 30_000;
+/** Long enough for the CPU clock's ticks (10 ms) to measure a tenth of a percent. */
+const IDLE_MS = 10_000;
 
 /**
  * `%output` data is the pane's bytes with control bytes and `\` as octal escapes. Kept as
@@ -247,6 +251,11 @@ export async function run(options = {}) {
       // burst shorter than a second (0.35 s here) made N / seconds read 31 at exactly 30.
       framesPerSecond: round(Math.max(0, burstFrames - 1) / burstSeconds),
     };
+    const idleCpuBefore = cpuTimeMs(view.pid);
+    const idleStart = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const idlePercent = round((100 * (cpuTimeMs(view.pid) - idleCpuBefore)) / (performance.now() - idleStart));
+    log(`  idle with ${config.posts} posts: ${idlePercent}% of a core over ${IDLE_MS / 1000} s`);
     log(
       `  burst of ${config.posts} in ${round((lastAck - burstStart) / 1000)} s: newest on screen ${burst.newestAfterMs} ms after the last ack; ${burst.framesPerSecond} frames/s; CPU terminal ${cpu.view} ms, tree ${cpu.tree} ms; RSS terminal ${rss.view} MiB, tree ${rss.tree} MiB`,
     );
@@ -370,6 +379,10 @@ export async function run(options = {}) {
           target: '<= 150 MiB',
           met: rss.view <= 150,
         }),
+        comparison('—', `idle with ${config.posts} posts: CPU`, '% of a core', idlePercent, null, {
+          target: '< 1',
+          met: idlePercent < 1,
+        }),
         comparison(
           'tree --last 20, first post',
           'start to first full frame, --last 20, median',
@@ -390,7 +403,7 @@ export async function run(options = {}) {
             '',
           )}, 120x40 panes, NO_COLOR; keys timed from send-keys on the control client to the %output line showing their effect; ${config.keys} presses of each; ${config.rate} posts/s arriving meanwhile into a paused view holding ${config.posts}`,
       ],
-      details: { starts, burst, cpu, rss, keys },
+      details: { starts, burst, cpu, rss, idlePercent, keys },
     };
   } finally {
     tmux.stop();

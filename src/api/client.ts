@@ -1,6 +1,9 @@
 // `connect`: its options, each checked with an error naming it, and the opening of the shared
 // connection the client is made of; the client itself is in stream-posts-client.ts.
-import { DEFAULT_BACKOFF } from '../client/backoff.js';
+import { DEFAULT_BACKOFF, type BackoffOptions } from '../client/backoff.js';
+
+// For a caller that retries connections of its own with the client's back-off (the terminal's `r`).
+export { backoffDelay, type BackoffOptions } from '../client/backoff.js';
 import type { RateLimitWait } from '../client/pacer.js';
 import { PUBLISH_MAX_ATTEMPTS as MAX_PUBLISH_ATTEMPTS } from '../client/publisher.js';
 import { ClientError } from '../client/errors.js';
@@ -136,6 +139,8 @@ export interface ClientPolicy {
   firstWordGraceMs?: number;
   /** Publishes have waited on the service's rate limit for a while (see Publisher). */
   onRateLimited?: (wait: RateLimitWait) => void;
+  /** The waits between reconnects (default DEFAULT_BACKOFF): a screen someone watches waits less. */
+  backoff?: BackoffOptions;
 }
 
 /**
@@ -189,7 +194,7 @@ export async function openClient(options: ConnectOptions, policy: ClientPolicy):
       authQuery,
       reconnect,
       maxAttempts,
-      backoff: DEFAULT_BACKOFF,
+      backoff: policy.backoff ?? DEFAULT_BACKOFF,
       timeoutMs,
       retryReplyTimeouts: policy.retryReplyTimeouts,
       ...(heartbeat === undefined ? {} : { heartbeat }),

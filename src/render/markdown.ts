@@ -17,6 +17,8 @@ export interface MarkdownOptions {
   width: number;
   /** Render links as OSC 8 hyperlinks (only with colour; see `supportsHyperlinks`). */
   hyperlinks?: boolean;
+  /** The links' colour (default blue); a view that knows its background is dark takes bright blue. */
+  linkColour?: 'blue' | 'blueBright';
   /** Most time one text may take to render before it is shown as plain text instead. */
   budgetMs?: number;
   /** The clock the budget is measured on, in ms (tests drive it); default: the CPU time this process uses. */
@@ -86,6 +88,7 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
   ]);
   const c = createChalk(color);
   const hyperlinks = color && options.hyperlinks === true;
+  const linkStyle = c[options.linkColour ?? 'blue'];
 
   let quoteDepth = 0;
 
@@ -148,21 +151,21 @@ export async function loadMarkdownRenderer(options: MarkdownOptions): Promise<Ma
           const href = address ?? safeLine(token.href);
           const shown = stripVTControlCharacters(text);
           if (hyperlinks && address !== undefined) {
-            const link = hyperlink(address, c.blue.underline(text));
+            const link = hyperlink(address, linkStyle.underline(text));
             // `[https://good.example](https://evil.example)`: the real target must be visible too.
             return claimsOtherTarget(shown, address)
-              ? `${link} (${hyperlink(address, c.blue.underline(address))})`
+              ? `${link} (${hyperlink(address, linkStyle.underline(address))})`
               : link;
           }
-          const url = c.blue.underline(href);
-          return shown === href ? url : `${c.blue(text)} (${url})`;
+          const url = linkStyle.underline(href);
+          return shown === href ? url : `${linkStyle(text)} (${url})`;
         },
         // An image cannot be shown here: what it is and where, as a link counts it.
         image(token) {
           const address = destinationAddress(token.href);
           const label = c.dim(imageLabel(token.text));
           if (address === undefined) return label;
-          const url = c.blue.underline(address);
+          const url = linkStyle.underline(address);
           return `${label} ${hyperlinks ? hyperlink(address, url) : url}`;
         },
         // marked-terminal ignores column alignment and draws a box wider than the terminal.

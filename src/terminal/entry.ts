@@ -41,6 +41,8 @@ export class Entry {
   readonly releasedAtMs: number | undefined;
   /** Arrival order in this session (a release is an arrival: it is news then): pausing freezes the list at one. */
   readonly seq: number;
+  /** When (epoch ms, this machine's clock) the post, or its release, arrived here. */
+  readonly arrivedMs: number;
   #searched: string | undefined;
   #headline: string | undefined;
   #coins: readonly string[] | undefined;
@@ -59,6 +61,7 @@ export class Entry {
     const released = previous !== undefined && previous.text === null && text !== null;
     this.releasedAtMs = released ? nowMs : previous?.releasedAtMs;
     this.seq = released ? seq : (previous?.seq ?? seq);
+    this.arrivedMs = nowMs;
   }
 
   /** What a search is tried against: the stream's name, a line break, the text. */

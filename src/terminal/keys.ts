@@ -21,6 +21,7 @@ export type KeyEffect =
   | { kind: 'open'; link: number }
   | { kind: 'copy'; what: 'link' | 'text' }
   | { kind: 'reconnect' }
+  | { kind: 'suspend' }
   | undefined;
 
 export type Overlay = 'help' | 'picker' | 'alerts' | 'pins';
@@ -57,6 +58,7 @@ export const KEY_HELP: readonly (readonly [keys: string, what: string])[] = [
   ['c', 'a column per stream (the busiest 4)'],
   ['r', 'reconnect now'],
   ['?', 'this list'],
+  ['Ctrl-Z', "suspend (the shell's fg brings it back)"],
   ['q Ctrl-C', 'quit'],
 ];
 
@@ -71,6 +73,8 @@ export function handleKey(
   pageRows: number,
 ): KeyEffect {
   if (key.ctrl === true && input === 'c') return { kind: 'quit' };
+  // Raw mode turns off the terminal's own Ctrl-Z: the shell's job control is asked for here.
+  if (key.ctrl === true && input === 'z') return { kind: 'suspend' };
   if (state.typing) {
     typeSearch(model, state, input, key);
     return undefined;
@@ -203,7 +207,8 @@ const CSI = /\u001B\[([0-?]*)[ -/]*([@-~])/y;
  * to keep for the next read. A lone ESC is the Escape key, taken at once.
  */
 export function splitUnfinished(data: string): [whole: string, unfinished: string] {
-  const match = /\u001B(?:\[[0-?]*[ -/]*|O)$/.exec(data);
+  // An answer of the terminal's (OSC 11, the background colour) not yet ended is kept whole too.
+  const match = /\u001B(?:\[[0-?]*[ -/]*|O|\][^\u0007\u001B]*\u001B?)$/.exec(data);
   return match === null ? [data, ''] : [data.slice(0, match.index), match[0]];
 }
 
@@ -231,6 +236,11 @@ export function parseKeys(data: string): [string, KeyPress][] {
         const final = match[2]!;
         const key = SEQUENCE_KEYS[final === '~' ? `${match[1]!.split(';')[0]}~` : final];
         if (key !== undefined) keys.push(['', key]);
+      } else if (next === ']') {
+        // The terminal's answer to a question (the background colour) that came late: no key.
+        const end = /\u0007|\u001B\\/g;
+        end.lastIndex = at;
+        at = end.exec(data) === null ? data.length : end.lastIndex;
       } else if (next === 'O' && at + 1 < data.length) {
         const key = SEQUENCE_KEYS[data[at + 1]!];
         at += 2;

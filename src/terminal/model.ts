@@ -2,6 +2,7 @@ import type { Post } from '../protocol/types.js';
 import { safeLine } from '../render/text.js';
 import { compilePattern, firstMatch, patternError, type AlertRule } from './alerts.js';
 import { entryOf, type Entry } from './entry.js';
+import { ShownRows } from './shown-rows.js';
 import type { AlertEffect, ConnectionView, ModelOptions, StreamInfo } from './model-types.js';
 
 export type { AlertEffect, ConnectionView, ModelOptions, StreamInfo };
@@ -62,24 +63,14 @@ export class TerminalModel {
   readonly #releaseSeen = new Set<string>();
   /** The post the selection stays on; undefined while it follows the newest. */
   #selectedId: string | undefined;
+  /** The service's time last told (`connected.serverTime`). */
+  #serviceTime: string | undefined;
   /** The newest arrival the user saw at the top before the selection stayed on a post. */
   #seenSeq = 0;
   /** The post a pause put the selection on, when it was following the newest. */
   #pausedOn: string | undefined;
-  #rowsVersion = 0;
-  /**
-   * `rows()` as far as worked out: `next` is the index in `#entries` of the next post to try
-   * (newest first), -1 once every post was tried. A search key finds only the rows a frame
-   * shows; the rest are found when asked for (`rows()`, `finishRows()`).
-   */
-  #rowsCache: { version: number; rows: Entry[]; next: number } | undefined;
-  /**
-   * Posts that came, and went, since `rows()` was last worked out whole, the filters unchanged:
-   * the next `rows()` puts the new ones on top and takes the gone ones off the bottom
-   * instead of trying every post again (a key pressed while posts arrive waits for that).
-   */
-  #added: Entry[] = [];
-  #dropped = new Set<Entry>();
+  /** The feed as shown (`rows()`), worked out no further than asked. */
+  readonly #shownRows: ShownRows;
   /** Bumped when a post comes or goes, or a stream is named: what `streams()` counts. */
   #streamsVersion = 0;
   #streamsCache: { version: number; streams: readonly StreamInfo[] } | undefined;
@@ -95,6 +86,12 @@ export class TerminalModel {
     this.alertCounts = this.rules.map(() => 0);
     this.#match = options.match === undefined ? undefined : new RegExp(options.match.source, 'iu');
     this.now = options.now ?? Date.now;
+    this.#shownRows = new ShownRows({
+      entries: () => this.#entries,
+      shown: (entry) => this.#shown(entry),
+      pausedAt: () => (this.paused ? this.#pauseSeq : undefined),
+      capacity: this.capacity,
+    });
   }
 
   #changed(): void {
@@ -103,10 +100,8 @@ export class TerminalModel {
 
   /** A change of what `rows()` holds (posts, filters, pause), not only of how it looks. */
   #rowsChanged(): void {
-    this.#rowsVersion += 1;
+    this.#shownRows.invalidate();
     this.version += 1;
-    this.#added = [];
-    this.#dropped.clear();
   }
 
   get size(): number {
@@ -183,6 +178,9 @@ export class TerminalModel {
   }
 
   setServiceTime(iso: string | undefined): void {
+    // The same moment told again later (once subscribed) would put the offset late by the wait.
+    if (iso === this.#serviceTime) return;
+    this.#serviceTime = iso;
     const ms = iso === undefined ? Number.NaN : Date.parse(iso);
     if (!Number.isNaN(ms)) this.clockOffsetMs = ms - this.now();
     this.#changed();
@@ -211,11 +209,8 @@ export class TerminalModel {
       this.#entries.push(entry);
       this.#counts.set(entry.streamId, (this.#counts.get(entry.streamId) ?? 0) + 1);
       const dropped = this.#trim();
-      if (this.#rowsComplete() && this.#added.length < this.capacity) {
-        this.#added.push(entry);
-        for (const gone of dropped) this.#dropped.add(gone);
-        this.#changed();
-      } else this.#rowsChanged();
+      if (this.#shownRows.arrived(entry, dropped)) this.#changed();
+      else this.#rowsChanged();
     } else {
       // A release is news now: the post goes to the top, as if it had just come.
       const at = this.#entries.lastIndexOf(previous);
@@ -325,69 +320,9 @@ export class TerminalModel {
     return true;
   }
 
-  /** Whether `rows()` is worked out whole for the filters and posts as they are. */
-  #rowsComplete(): boolean {
-    const cached = this.#rowsCache;
-    return cached !== undefined && cached.version === this.#rowsVersion && cached.next === -1;
-  }
-
-  /**
-   * The rows worked out so far, newest first, trying older posts until `enough` says so or
-   * every post was tried. Posts that came and went since are applied to a whole list.
-   */
-  #scan(enough: (rows: readonly Entry[]) => boolean): Entry[] {
-    let cached = this.#rowsCache;
-    if (cached?.version !== this.#rowsVersion) {
-      cached = { version: this.#rowsVersion, rows: [], next: this.#newestShowable() };
-      this.#rowsCache = cached;
-      this.#added = [];
-      this.#dropped.clear();
-    } else if (this.#added.length > 0 || this.#dropped.size > 0) {
-      // Only a whole list takes them (`add`): the gone are the oldest, at the bottom, where shown.
-      let end = cached.rows.length;
-      while (end > 0 && this.#dropped.has(cached.rows[end - 1]!)) end -= 1;
-      const rows: Entry[] = [];
-      for (let index = this.#added.length - 1; index >= 0; index--) {
-        const entry = this.#added[index]!;
-        if (!this.#dropped.has(entry) && this.#shown(entry)) rows.push(entry);
-      }
-      cached.rows = rows.concat(cached.rows.slice(0, end));
-      this.#added = [];
-      this.#dropped.clear();
-    }
-    const { rows } = cached;
-    let next = cached.next;
-    while (next >= 0 && !enough(rows)) {
-      const entry = this.#entries[next]!;
-      next -= 1;
-      if (this.#shown(entry)) rows.push(entry);
-    }
-    cached.next = next;
-    return rows;
-  }
-
-  /**
-   * The index in `#entries` of the newest post the pause lets show: posts are held in arrival
-   * order, so those that came after the pause (thousands, in a long pause) are not tried one by one.
-   */
-  #newestShowable(): number {
-    const entries = this.#entries;
-    if (!this.paused || entries.length === 0 || entries[entries.length - 1]!.seq <= this.#pauseSeq)
-      return entries.length - 1;
-    let low = -1;
-    let high = entries.length - 1;
-    // entries[low] came before the pause or low is -1; entries[high] came after it.
-    while (high - low > 1) {
-      const middle = (low + high) >> 1;
-      if (entries[middle]!.seq <= this.#pauseSeq) low = middle;
-      else high = middle;
-    }
-    return low;
-  }
-
   /** The feed as shown, newest first: filters, search, pause and pins applied. */
   rows(): readonly Entry[] {
-    return this.#scan(() => false);
+    return this.#shownRows.scan(() => false);
   }
 
   /**
@@ -395,14 +330,12 @@ export class TerminalModel {
    * list needs. After a search key this tries only as many posts as it takes to fill them.
    */
   firstRows(count: number): readonly Entry[] {
-    return this.#scan((rows) => rows.length >= count);
+    return this.#shownRows.scan((rows) => rows.length >= count);
   }
 
   /** How many rows are shown, or undefined while `rows()` is not worked out whole. */
   rowCount(): number | undefined {
-    if (!this.#rowsComplete()) return undefined;
-    // Posts that came since are counted in (`#scan` takes them without trying any other).
-    return this.#scan(() => true).length;
+    return this.#shownRows.count();
   }
 
   /**
@@ -410,7 +343,7 @@ export class TerminalModel {
    * none. The terminal does it just after a frame drawn from the first rows only.
    */
   finishRows(): boolean {
-    if (this.#rowsComplete()) return false;
+    if (this.#shownRows.complete) return false;
     this.rows();
     this.#changed();
     return true;
@@ -423,9 +356,9 @@ export class TerminalModel {
     // A row gone, or not shown: no list to search.
     if (entry === undefined || !this.#shown(entry)) return 0;
     // Usually near the top: the reader is looking at recent news.
-    const at = this.#scan(() => true).indexOf(entry);
+    const at = this.#shownRows.scan(() => true).indexOf(entry);
     if (at !== -1) return at;
-    const rows = this.#scan((found) => found[found.length - 1] === entry);
+    const rows = this.#shownRows.scan((found) => found[found.length - 1] === entry);
     return rows[rows.length - 1] === entry ? rows.length - 1 : 0;
   }
 

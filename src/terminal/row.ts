@@ -3,6 +3,7 @@ import type { ChalkInstance } from 'chalk';
 import { createChalk, streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { Entry } from './entry.js';
+import { tagStyle, type Theme } from './theme.js';
 
 /**
  * Columns plain text takes, counted per code point as terminals and tmux draw it: an emoji
@@ -103,6 +104,41 @@ export function fitLine(line: string, width: number): string {
   return `${shown}…${linkOpen ? '\u001B]8;;\u0007' : ''}\u001B[0m`;
 }
 
+/**
+ * A styled line folded into rows of at most `width` columns, for a line too long for a
+ * word wrap: each row ends its styles, and the next opens again the styles before it.
+ */
+export function foldLine(line: string, width: number): string[] {
+  const rows: string[] = [];
+  let row = '';
+  let used = 0;
+  // The SGR codes since the last reset: what a row continues in.
+  let open = '';
+  for (let at = 0; at < line.length;) {
+    const end = escapeEnd(line, at);
+    if (end !== undefined) {
+      const sequence = line.slice(at, end);
+      if (/^\u001B\[0?m$/.test(sequence)) open = '';
+      else if (sequence.endsWith('m') && sequence.startsWith('\u001B[')) open += sequence;
+      row += sequence;
+      at = end;
+      continue;
+    }
+    const point = String.fromCodePoint(line.codePointAt(at)!);
+    const size = cells(point);
+    if (used + size > width && used > 0) {
+      rows.push(`${row}\u001B[0m`);
+      row = open;
+      used = 0;
+    }
+    row += point;
+    used += size;
+    at += point.length;
+  }
+  rows.push(row);
+  return rows;
+}
+
 // A match is bold and underlined: neither is used by the rows' colours, and both read on any background.
 const MARK_OPEN = '\u001B[1;4m';
 const MARK_CLOSE = '\u001B[22;24m';
@@ -160,6 +196,9 @@ export interface RowView {
   search: RegExp | undefined;
   /** Columns for the stream name. */
   streamWidth: number;
+  theme: Theme;
+  /** How long ago the post was made or released (`3s`, `2m`); none for a hidden one. */
+  age: string | undefined;
 }
 
 const chalks = new Map<boolean, ChalkInstance>();
@@ -218,13 +257,17 @@ export function formatRow(entry: Entry, view: RowView): string {
     if (entry.links.length > 0) tail.push(`🔗${entry.links.length}`);
   }
   const right = tail.join('  ');
-  const lead = `${view.selected ? '›' : ' '}${marksOf(entry, view)} ${time} `;
+  const lead = `${view.selected ? '›' : ' '}${marksOf(entry, view)} ${time} ${(view.age ?? '').padStart(3)} `;
   const fixed = cells(lead) + view.streamWidth + 1 + (right === '' ? 0 : cells(right) + 2);
   const headlineWidth = view.width - fixed;
   const headline = padText(entry.text === null ? 'hidden until its release' : entry.headline, headlineWidth);
   if (fixed > view.width) return padText(`${lead}${entry.streamName} ${right}`, view.width);
   const styledHeadline = entry.text === null ? c.dim(headline) : markMatches(headline, view.search, view.color);
-  const line = `${c.dim(lead)}${c[streamColour(entry.streamId)].bold(stream)} ${styledHeadline}${right === '' ? '' : `  ${c.yellow(right)}`}`;
+  // A highlighted row is black on yellow: its name and tags take its colours, never yellow on yellow.
+  const highlighted = view.alert === 'highlight' && !view.selected;
+  const name = highlighted ? c.bold : c[view.theme.stream(streamColour(entry.streamId))].bold;
+  const tags = tagStyle(c, view.theme, highlighted);
+  const line = `${c.dim(lead)}${name(stream)} ${styledHeadline}${right === '' ? '' : `  ${tags(right)}`}`;
   if (view.selected) return c.inverse(line);
   return view.alert === 'highlight' ? c.bgYellow.black(line) : line;
 }

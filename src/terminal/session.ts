@@ -1,7 +1,16 @@
-import { connect, type ClientState, type StreamPostsClient } from '../api/client.js';
+import {
+  backoffDelay,
+  openClient,
+  type BackoffOptions,
+  type ClientPolicy,
+  type ClientState,
+  type StreamPostsClient,
+} from '../api/client.js';
+import { StreamPostsError } from '../api/errors.js';
 import type { Endpoint } from '../api/endpoints.js';
 import { StreamNames } from '../api/rest-reads.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
+import { Latencies } from './latency.js';
 import type { AlertEffect, TerminalModel } from './model.js';
 
 export interface SessionOptions {
@@ -23,16 +32,27 @@ export interface SessionOptions {
 }
 
 /**
+ * Someone watches the screen for the feed to come back: the wait between attempts stays
+ * short (with jitter, so terminals dropped together do not come back together).
+ */
+export const TERMINAL_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 5_000 };
+const TERMINAL_POLICY: ClientPolicy = { awaitFirstWord: true, retryReplyTimeouts: true, backoff: TERMINAL_BACKOFF };
+
+/**
  * The feed, through the library as any program would get it: `connect`, `subscribe`,
  * and the subscription's own reconnects (nothing lost or repeated across them). `r`
  * starts a new connection at once; its replay of the recent past is dropped by the model
- * where already shown.
+ * where already shown. A new connection that fails is tried again, with the same back-off,
+ * until one opens or `r` tries at once.
  */
 export class Session {
   readonly #options: SessionOptions;
   #client: StreamPostsClient | undefined;
   #restart = false;
   #stopped = false;
+  readonly #latencies = new Latencies();
+  /** Ends the wait before the next attempt of a connection of our own (`r`, `stop`). */
+  #wake: (() => void) | undefined;
   #dialect: 'hosted' | 'ours' | undefined;
   /** When the first subscription was acknowledged, on the service's clock (epoch ms). */
   #since = Number.POSITIVE_INFINITY;
@@ -43,6 +63,11 @@ export class Session {
 
   get dialect(): 'hosted' | 'ours' | undefined {
     return this.#dialect;
+  }
+
+  /** The median latency of the last live posts (see Latencies), in ms. */
+  medianLatency(): number | undefined {
+    return this.#latencies.median();
   }
 
   #onState = (state: ClientState): void => {
@@ -67,16 +92,36 @@ export class Session {
     const { model } = this.#options;
     const names = new StreamNames(this.#options.endpoints, this.#options.apiKey, this.#options.timeoutMs);
     let first = true;
+    let failures = 0;
     while (!this.#stopped) {
       this.#restart = false;
-      const client = await connect({
-        url: this.#options.urls,
-        apiKey: this.#options.apiKey,
-        authQuery: this.#options.authQuery,
-        reconnect: this.#options.reconnect,
-        timeoutMs: this.#options.timeoutMs,
-        onState: this.#onState,
-      });
+      let client: StreamPostsClient;
+      try {
+        client = await openClient(
+          {
+            url: this.#options.urls,
+            apiKey: this.#options.apiKey,
+            authQuery: this.#options.authQuery,
+            reconnect: this.#options.reconnect,
+            timeoutMs: this.#options.timeoutMs,
+            onState: this.#onState,
+          },
+          TERMINAL_POLICY,
+        );
+      } catch (error) {
+        // The first connection's failure, and a refused key, end the command as before.
+        const passing =
+          error instanceof StreamPostsError &&
+          (error.code === 'unreachable' || error.code === 'timeout' || error.code === 'closed');
+        if (first || !passing || !this.#options.reconnect || this.#stopped) throw error;
+        failures += 1;
+        const delayMs = backoffDelay(failures - 1, TERMINAL_BACKOFF);
+        model.setConnection({ kind: 'reconnecting', attempt: failures, delayMs, sinceMs: model.now() });
+        this.#options.changed();
+        await this.#wait(delayMs);
+        continue;
+      }
+      failures = 0;
       this.#client = client;
       const since = this.#since;
       // The hosted service's `connected` names no user; ours does.
@@ -119,6 +164,10 @@ export class Session {
           // Only the first connection's history is the past the user asked for; a replay after `r` is news missed.
           // The replay after `r` brings the recent past: only what came after this terminal started is news.
           if (!wasFirst && event.history && !(Date.parse(post.createdAt) >= since)) continue;
+          if (!event.history && post.text !== null)
+            this.#latencies.add(
+              model.now() + (model.clockOffsetMs ?? 0) - Date.parse(post.releaseAt ?? post.createdAt),
+            );
           for (const effect of model.add(post, wasFirst && event.history)) this.#options.onAlert(effect);
           this.#options.changed();
         }
@@ -129,9 +178,26 @@ export class Session {
     }
   }
 
+  /** Resolves after `ms`, or at once when woken (`r`, `stop`). */
+  #wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#wake = done;
+    });
+  }
+
   /** `r`: a new connection now, whatever the current one is doing. */
   reconnectNow(): void {
     if (this.#stopped || this.#client === undefined) return;
+    if (this.#wake !== undefined) {
+      this.#options.model.setConnection({ kind: 'connecting', attempt: 0 });
+      return this.#wake();
+    }
     this.#restart = true;
     this.#options.model.setConnection({ kind: 'connecting', attempt: 0 });
     void this.#client.close();
@@ -139,6 +205,7 @@ export class Session {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#wake?.();
     await this.#client?.close();
   }
 }

@@ -1,9 +1,8 @@
 import { handleKey, initialKeyState, parseKeys, splitUnfinished, type KeyEffect } from './keys.js';
 import type { FrameStore } from './store.js';
-import { View, type ViewOptions } from './view.js';
+import { tooSmall, View, type ViewOptions } from './view.js';
 import { ScreenWriter } from './writer.js';
 
-const HIDE_CURSOR = '\u001B[?25l';
 /** How long the start of a key's sequence waits for its end before it is taken as it is. */
 const SEQUENCE_WAIT_MS = 50;
 /**
@@ -21,6 +20,8 @@ export interface UiOptions extends ViewOptions {
 
 export interface Ui {
   unmount(): void;
+  /** Draws the whole frame again (the screen was given away and taken back). */
+  redraw(): void;
   /** Rejects with the error when a frame or a key failed: the command ends, the terminal given back. */
   failed: Promise<never>;
 }
@@ -80,8 +81,15 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
   };
   const onKeys = (data: string) => {
     try {
-      const page = Math.max(1, size().height - 4);
-      const effects = parseKeys(data).map(([input, key]) => handleKey(options.model, keys, input, key, page));
+      const { width, height } = size();
+      const page = Math.max(1, height - 4);
+      // While the window is too small nothing shows what a key would do: only leaving acts.
+      const parsed = parseKeys(data);
+      const acting = tooSmall(width, height)
+        ? parsed.filter(([input, key]) => (key.ctrl === true ? input === 'c' || input === 'z' : input === 'q'))
+        : parsed;
+      view.keysIgnored += parsed.length - acting.length;
+      const effects = acting.map(([input, key]) => handleKey(options.model, keys, input, key, page));
       store.now();
       for (const effect of effects) if (effect !== undefined) options.onEffect(effect);
     } catch (error) {
@@ -95,11 +103,9 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
 
   const unsubscribe = store.subscribe(draw);
   stdout.on('resize', onResize);
-  if (stdin.isTTY) stdin.setRawMode(true);
   stdin.setEncoding('utf8');
   stdin.on('data', onData);
   stdin.resume();
-  stdout.write(HIDE_CURSOR);
   store.now();
   return {
     unmount: () => {
@@ -110,6 +116,7 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
       clearTimeout(finishing);
       stdin.pause();
     },
+    redraw: onResize,
     failed,
   };
 }

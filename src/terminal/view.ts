@@ -5,10 +5,14 @@ import { detailLines } from './detail.js';
 import type { Entry } from './entry.js';
 import { KEY_HELP, type KeyState } from './keys.js';
 import type { TerminalModel } from './model.js';
-import { fitLine, fitText, formatRow, markMatches, padText, screenChalk, type RowView } from './row.js';
+import { ageText, latencyText } from './latency.js';
+import type { Theme } from './theme.js';
+import { cells, fitLine, fitText, formatRow, markMatches, padText, screenChalk, type RowView } from './row.js';
 
 export const MIN_COLUMNS = 60;
 export const MIN_ROWS = 15;
+/** Below this width the header and the footer say things in fewer words. */
+const NARROW_COLUMNS = 100;
 const MAX_PINNED_ROWS = 3;
 const MAX_COLUMNS = 4;
 /** Detail panes kept rendered: moving between a few posts and back renders no markdown again. */
@@ -20,31 +24,103 @@ export interface ViewOptions {
   service: string;
   /** `hosted` when the service speaks the hosted dialect only. */
   dialect: () => 'hosted' | 'ours' | undefined;
+  /** The median latency of the last live posts, in ms (see Latencies). */
+  latency: () => number | undefined;
   color: boolean;
   hyperlinks: boolean;
   utc: boolean;
   /** `tree`'s markdown renderer, once loaded: asking for it loads it. */
   markdown: () => MarkdownRenderer | undefined;
+  theme: Theme;
 }
 
-type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned' | 'released' | 'search'>;
+const FOOTERS = [
+  'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
+  'j/k move  Enter detail  / search  f streams  space pause  o open  ? keys  q quit',
+  'j/k  Enter detail  / search  f streams  ? keys  q quit',
+];
 
-function connectionText(model: TerminalModel, dialect: string | undefined): string {
+/** Whether the window is below the smallest usable size: the screen says so, and keys wait. */
+export function tooSmall(width: number, height: number): boolean {
+  return width < MIN_COLUMNS || height < MIN_ROWS;
+}
+
+/** Words wrapped to `width`, or undefined when a word is wider. */
+function wordWrap(text: string, width: number): string[] | undefined {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    if (cells(word) > width) return undefined;
+    const last = lines[lines.length - 1];
+    if (last !== undefined && cells(last) + 1 + cells(word) <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines;
+}
+
+/**
+ * The too-small screen: the sizes whole, in as many words as fit, wrapped over the rows there
+ * are, then how many keys were ignored.
+ */
+function tooSmallLines(width: number, height: number, keysIgnored: number): string[] {
+  const want = `${MIN_COLUMNS}×${MIN_ROWS}`;
+  const have = `${width}×${height}`;
+  const texts = [
+    `enlarge the terminal: ${want} at least, this one is ${have}`,
+    `enlarge: ${want} at least, now ${have}`,
+    `need ${want}, now ${have}`,
+    `${want} > ${have}`,
+  ];
+  let shown: string[] | undefined;
+  for (const text of texts) {
+    shown = wordWrap(text, width);
+    if (shown !== undefined && shown.length <= height) break;
+  }
+  // Narrower than a size: cut only then.
+  const lines = (shown ?? [texts[texts.length - 1]!]).slice(0, height).map((line) => fitText(line, width));
+  if (keysIgnored > 0 && lines.length < height) lines.push(fitText(`${keysIgnored} keys ignored`, width));
+  while (lines.length < height) lines.push('');
+  return lines;
+}
+
+/** Black on yellow: readable on a dark and on a light background alike. */
+const warningStyle = (c: ReturnType<typeof screenChalk>) => c.bgYellow.black.bold;
+
+/** Where a formatted row's age goes: as wide as the longest (`59s`), and in no text (the sanitizer takes controls out). */
+const AGE_SLOT = '\u0001\u0001\u0001';
+
+type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned' | 'released' | 'search' | 'age'>;
+
+/**
+ * The connection as the header says it; `warning` when the feed is not coming. `narrow`: in
+ * fewer words, so the clock still fits beside it.
+ */
+function connectionState(
+  model: TerminalModel,
+  dialect: string | undefined,
+  narrow: boolean,
+): { text: string; warning: boolean } {
   const state = model.connection;
-  const dialectText = dialect === undefined ? '' : ` (${dialect === 'hosted' ? 'hosted dialect' : 'serve dialect'})`;
   switch (state.kind) {
     case 'connecting':
-      return state.attempt === 0 ? '○ connecting' : `○ connecting (attempt ${state.attempt + 1})`;
+      return state.attempt === 0
+        ? { text: '○ connecting', warning: false }
+        : { text: `○ connecting (attempt ${state.attempt + 1})`, warning: true };
     case 'subscribing':
-      return '○ subscribing';
-    case 'connected':
-      return `● connected${dialectText}`;
+      return { text: '○ subscribing', warning: false };
+    case 'connected': {
+      const dialectText =
+        dialect === undefined || narrow ? '' : ` (${dialect === 'hosted' ? 'hosted dialect' : 'serve dialect'})`;
+      return { text: `● connected${dialectText}`, warning: false };
+    }
     case 'reconnecting': {
       const left = Math.max(0, Math.ceil((state.sinceMs + state.delayMs - model.now()) / 1000));
-      return `◌ reconnecting (attempt ${state.attempt}, in ${left}s)`;
+      const text = narrow
+        ? `◌ reconnecting (attempt ${state.attempt}, in ${left}s)`
+        : `◌ reconnecting (attempt ${state.attempt}, next in ${left}s, r now)`;
+      return { text, warning: true };
     }
     case 'closed':
-      return `✕ ${state.reason}`;
+      return { text: `✕ ${state.reason}`, warning: true };
   }
 }
 
@@ -67,6 +143,8 @@ function searchHint(model: TerminalModel): string {
 export class View {
   readonly #options: ViewOptions;
   #offset = 0;
+  /** Keys pressed while the window was too small: none acted, and the screen says how many. */
+  keysIgnored = 0;
   /** The selected post and the line of the list it was drawn on. */
   #anchor: { entry: Entry; line: number } | undefined;
   /** Each post's row as last formatted, with the look it was formatted for. */
@@ -80,14 +158,8 @@ export class View {
 
   /** The whole screen for `keys` at `width` × `height`: exactly `height` lines. */
   lines(keys: KeyState, width: number, height: number): string[] {
-    if (width < MIN_COLUMNS || height < MIN_ROWS) {
-      const lines = Array.from({ length: height }, () => '');
-      lines[0] = fitText(
-        `enlarge the terminal: ${MIN_COLUMNS}×${MIN_ROWS} at least, this one is ${width}×${height}`,
-        width,
-      );
-      return lines;
-    }
+    if (tooSmall(width, height)) return tooSmallLines(width, height, this.keysIgnored);
+    this.keysIgnored = 0;
     const { model } = this.#options;
     const now = model.now();
     const pins = model.pinned();
@@ -119,34 +191,46 @@ export class View {
     const streams = model.streams();
     const muted = streams.filter((stream) => model.isMuted(stream.id)).length;
     const shown = model.solo !== undefined ? 1 : streams.length - muted;
+    const narrow = width < NARROW_COLUMNS;
+    const latency = this.#options.latency();
+    const connection = connectionState(model, this.#options.dialect(), narrow);
     const newAbove = model.newAbove();
-    // What changes most and matters most comes first: a narrow window cuts the end.
-    const parts = [
-      connectionText(model, this.#options.dialect()),
-      newAbove > 0 ? c.yellow(`↑ ${newAbove} new`) : '',
-      model.paused ? c.yellow(`PAUSED ${model.newSincePause} new`) : '',
+    // What matters most comes first: a narrow window cuts the end, never the state or the clock.
+    // A part with a style of its own stands apart from the header's inverse, in colours that read on any background.
+    const parts: [text: string, style?: (text: string) => string][] = [
+      [
+        model.clockOffsetMs === undefined
+          ? ''
+          : `${narrow ? '' : 'service '}${momentText(model.now() + model.clockOffsetMs, { utc: this.#options.utc })}`,
+      ],
+      [latency === undefined ? '' : `latency ${latencyText(latency)}`],
+      [newAbove > 0 ? `↑ ${newAbove} new` : '', warningStyle(c)],
+      [model.paused ? `PAUSED ${model.newSincePause} new` : '', warningStyle(c)],
       // Counted just after the frame a search key draws from the first rows (`finishRows`).
-      model.searching ? c.cyan(`/${model.searchPattern}/ ${model.rowCount() ?? '…'} found`) : '',
-      model.filtered && !model.searching ? 'filtered' : '',
-      `${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`,
-      model.pinCount > 0 ? `${model.pinCount} pinned` : '',
-      `streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`,
-      model.clockOffsetMs === undefined
-        ? ''
-        : `service ${momentText(model.now() + model.clockOffsetMs, { utc: this.#options.utc })}`,
-      this.#options.service,
-    ].filter((part) => part !== '');
-    return fitLine(c.inverse(` ${parts.join(' · ')} `), width);
+      [model.searching ? `/${model.searchPattern}/ ${model.rowCount() ?? '…'} found` : '', c.bgCyan.black],
+      [model.filtered && !model.searching ? 'filtered' : ''],
+      [`${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`],
+      [model.pinCount > 0 ? `${model.pinCount} pinned` : ''],
+      [`streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`],
+      [this.#options.service],
+    ];
+    const state = ` ${connection.text} `;
+    const rest = parts
+      .filter(([text]) => text !== '')
+      .map(([text, style]) =>
+        style === undefined ? c.inverse(`· ${text} `) : `${c.inverse('· ')}${style(text)}${c.inverse(' ')}`,
+      )
+      .join('');
+    // A dropped feed is never taken for a live one.
+    return fitLine(`${connection.warning ? warningStyle(c)(state) : c.inverse(state)}${rest}`, width);
   }
 
   #footer(keys: KeyState, width: number): string {
     const { model } = this.#options;
     if (keys.typing) return padText(`/${model.searchText}▏  ${searchHint(model)}`, width);
     if (model.message !== undefined) return padText(model.message, width);
-    return padText(
-      'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
-      width,
-    );
+    // The most keys that fit, in as many words: never a cut word.
+    return padText(FOOTERS.find((footer) => cells(footer) <= width) ?? FOOTERS[FOOTERS.length - 1]!, width);
   }
 
   #overlay(keys: KeyState, width: number): string[] {
@@ -190,8 +274,11 @@ export class View {
   #look(entry: Entry, now: number): RowLook {
     const { model } = this.#options;
     const rule = model.alertOf(entry.id);
+    // On the service's clock, as the post's own time is: a machine's clock off by a minute shows no false age.
+    const since = entry.releaseMs ?? entry.createdMs;
     return {
       now: entry.text === null ? Math.floor(now / 1000) * 1000 : undefined,
+      age: entry.text === null ? undefined : ageText(now + (model.clockOffsetMs ?? 0) - since),
       alert:
         rule === undefined || rule.action === 'mute' ? undefined : rule.action === 'highlight' ? 'highlight' : 'mark',
       pinned: model.isPinned(entry.id),
@@ -204,12 +291,15 @@ export class View {
   #row(entry: Entry, width: number, streamWidth: number, selected: boolean, now: number): string {
     const look = this.#look(entry, now);
     const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned} ${look.released} ${look.search?.source}`;
-    const cached = this.#rows.get(entry);
-    if (cached?.look === key) return cached.line;
-    const { color, utc } = this.#options;
-    const line = formatRow(entry, { width, color, utc, selected, streamWidth, ...look });
-    this.#rows.set(entry, { look: key, line });
-    return line;
+    let cached = this.#rows.get(entry);
+    if (cached?.look !== key) {
+      const { color, utc, theme } = this.#options;
+      // Formatted with a slot for the age: the age changes every second, the rest seldom.
+      const line = formatRow(entry, { width, color, utc, selected, streamWidth, theme, ...look, age: AGE_SLOT });
+      cached = { look: key, line };
+      this.#rows.set(entry, cached);
+    }
+    return cached.line.replace(AGE_SLOT, (look.age ?? '').padStart(AGE_SLOT.length));
   }
 
   #list(width: number, area: number, streamWidth: number, now: number): string[] {
@@ -238,7 +328,9 @@ export class View {
     while (lines.length < listHeight) lines.push('');
     if (!model.detailOpen || detailHeight <= 1) return lines;
     const detail = selected === undefined ? [] : this.#detail(selected, width);
+    // Only here is the pane's length known: a scroll past its end is taken back, so `K` moves at once.
     const scroll = Math.min(model.detailScroll, Math.max(0, detail.length - (detailHeight - 1)));
+    model.detailScroll = scroll;
     lines.push(c.dim('─'.repeat(width)));
     // Marked as drawn: only the lines on screen, and the pane's cache holds one rendering whatever the search.
     for (const line of detail.slice(scroll, scroll + detailHeight - 1))
@@ -256,8 +348,16 @@ export class View {
       (cached) => cached.entry === entry && cached.width === width && cached.markdown === markdown,
     );
     if (at !== -1) return this.#details[at]!.lines;
-    const { color, hyperlinks, utc } = this.#options;
-    const lines = detailLines(entry, { width: Math.max(20, width - 2), color, hyperlinks, utc, markdown });
+    const { color, hyperlinks, utc, theme } = this.#options;
+    const lines = detailLines(entry, {
+      width: Math.max(20, width - 2),
+      color,
+      hyperlinks,
+      utc,
+      markdown,
+      theme,
+      clockOffsetMs: this.#options.model.clockOffsetMs,
+    });
     this.#details.push({ entry, width, markdown, lines });
     if (this.#details.length > DETAIL_CACHE) this.#details.shift();
     return lines;
@@ -275,7 +375,8 @@ export class View {
     const rows = model.rows();
     // Each column: its stream's name, then its rows, every cell exactly a column wide but its gap.
     const columns = streams.map((stream) => {
-      const cellsOf = [c[streamColour(stream.id)].bold(padText(stream.name, columnWidth - 1))];
+      const colour = this.#options.theme.stream(streamColour(stream.id));
+      const cellsOf = [c[colour].bold(padText(stream.name, columnWidth - 1))];
       for (const entry of rows) {
         if (cellsOf.length >= area) break;
         if (entry.streamId === stream.id) cellsOf.push(this.#row(entry, columnWidth - 1, 0, false, now));

@@ -32,10 +32,11 @@ const send = (ws: WebSocket, event: string, data: unknown, requestId?: string) =
   ws.send(JSON.stringify({ event, data, ...(requestId ? { requestId } : {}) }));
 
 // Each hostile sequence is followed by a word, so the raw bytes show whether it reached the terminal whole.
-const HOSTILE_NAME = 'N\u001B]52;c;cHduZWQ=\u0007\u001B[2Jc\u001B[?1049lq\u202Ee\u200Bz';
-const NAME_SHOWN = 'N]52;c;cHduZWQ=[2Jc[?1049lqez';
+const HOSTILE_NAME = 'N\u001B]52;c;cHc=\u0007\u001B[2Jc\u001B[?1049lq\u202Ee\u200Bz';
+// A removed character is shown as a space, and a run of them as one; the name fits the overlay's 30 columns whole.
+const NAME_SHOWN = 'N ]52;c;cHc= [2Jc [?1049lq e z';
 const HOSTILE_ID = 'id\u001B]0;TITLED\u0007\u001B[2Jwiped';
-const ID_SHOWN = 'id]0;TITLED[2Jwiped';
+const ID_SHOWN = 'id ]0;TITLED [2Jwiped';
 
 describe('terminal: nothing the service names drives the terminal', () => {
   it('stream names looked up and stream ids from sub_ack are sanitized in the streams overlay and the columns', async () => {

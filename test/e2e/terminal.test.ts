@@ -253,7 +253,7 @@ describe('terminal in tmux', () => {
     expect(line(macro).indexOf(macro)).toBeLessThan(60);
     expect(line(whale).indexOf(whale)).toBeGreaterThanOrEqual(60);
     await tmux.keys('c', 'j', 'y');
-    await tmux.waitFor(/copied https:\/\/example\.org\/copied/, 'the copy');
+    await tmux.waitFor(/link sent to the terminal .*: https:\/\/example\.org\/copied/, 'the copy');
     const copied = Buffer.from('https://example.org/copied').toString('base64');
     await until(
       async () => (await readFile(output, 'utf8').catch(() => '')).includes(`\u001B]52;c;${copied}\u0007`),

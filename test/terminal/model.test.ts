@@ -1,3 +1,4 @@
+import { THEMES } from '../../src/terminal/theme.js';
 import { describe, expect, it, vi } from 'vitest';
 import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
@@ -291,8 +292,10 @@ describe('the terminal model', () => {
       seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
       return seed % below;
     };
-    const lazy = new TerminalModel({ capacity: 60 });
-    const eager = new TerminalModel({ capacity: 60 });
+    // One clock for both: an entry keeps when it arrived.
+    const now = () => 1_767_300_000_000;
+    const lazy = new TerminalModel({ capacity: 60, now });
+    const eager = new TerminalModel({ capacity: 60, now });
     const both = (step: (model: TerminalModel) => void) => {
       step(lazy);
       step(eager);
@@ -329,11 +332,12 @@ describe('the terminal model', () => {
     const model = new TerminalModel({ capacity: 10 });
     model.add(post('a', { streamId: 'w\u001B]0;T\u0007x', streamName: 'w\u001B]0;T\u0007x' }), false);
     model.knowStream('w\u001B]0;T\u0007x', 'N\u001B]52;c;cHduZWQ=\u0007\u202Eame');
-    expect(model.streams()).toEqual([{ id: 'w]0;Tx', name: 'N]52;c;cHduZWQ=ame', count: 1 }]);
+    // A removed control or invisible character is shown as a space, as everywhere text is shown.
+    expect(model.streams()).toEqual([{ id: 'w ]0;T x', name: 'N ]52;c;cHduZWQ= ame', count: 1 }]);
     model.setConnection({ kind: 'closed', reason: 'bye\u001B[2J\u009B2J' });
-    expect(model.connection).toEqual({ kind: 'closed', reason: 'bye[2J2J' });
+    expect(model.connection).toEqual({ kind: 'closed', reason: 'bye [2J 2J' });
     model.say('opened https://a.example/\u0007\u001B[?1049l');
-    expect(model.message).toBe('opened https://a.example/[?1049l');
+    expect(model.message).toBe('opened https://a.example/ [?1049l');
   });
 
   it('pins the selected post above the feed', () => {
@@ -456,6 +460,8 @@ describe('rows and text', () => {
         color: false,
         utc: true,
         selected: false,
+        theme: THEMES.dark,
+        age: undefined,
         now: undefined,
         alert: undefined,
         pinned: false,

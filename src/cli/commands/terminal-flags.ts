@@ -1,5 +1,5 @@
 // `terminal`'s flags; the command is terminal.ts, loaded only when it runs.
-import { type Command } from '@commander-js/extra-typings';
+import { Option, type Command } from '@commander-js/extra-typings';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import { splitStreamIds } from '../../protocol/stream-ids.js';
 import type { CommandContext } from '../command-context.js';
@@ -31,7 +31,12 @@ export function addTerminalCommand(program: Command, { run, setExitCode, env }: 
         "ring the bell for a post whose text matches (case-insensitive; repeatable; before the profile's rules)",
         (text: string, previous: string[] | undefined) => [...(previous ?? []), text],
       )
-      .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting'),
+      .option('--no-reconnect', 'end (exit 3) when the connection drops instead of reconnecting')
+      .addOption(
+        new Option('--theme <theme>', "colours for a dark or a light background (default: the terminal's own)").choices(
+          ['dark', 'light'] as const,
+        ),
+      ),
   ).action(async (options) => {
     const common = await commonOptions(options, env);
     setExitCode(
@@ -45,6 +50,7 @@ export function addTerminalCommand(program: Command, { run, setExitCode, env }: 
           buffer: options.buffer,
           maxPins: options.maxPins,
           reconnect: options.reconnect,
+          theme: options.theme,
           alerts: options.alert ?? [],
           profileAlerts: common.settings.alerts,
         }),
