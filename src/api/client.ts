@@ -33,7 +33,7 @@ import {
   requiredString,
   timeoutOption,
 } from './options.js';
-import { checkEndpoints } from './publish.js';
+import { checkEndpoints, type Endpoint } from './endpoints.js';
 import { SharedConnection } from './shared-connection.js';
 
 export interface ConnectOptions {
@@ -121,8 +121,9 @@ const CONNECT_OPTIONS = [
  * `unreachable` (nothing there), or `timeout`; bad options throw TypeError/RangeError
  * naming the option.
  */
-export function connect(options: ConnectOptions): Promise<StreamPostsClient> {
-  return openClient(options, LIBRARY_POLICY);
+export async function connect(options: ConnectOptions): Promise<StreamPostsClient> {
+  const given = checkKnownOptions('connect', options, CONNECT_OPTIONS);
+  return openClient(checkEndpoints(given), options, LIBRARY_POLICY);
 }
 
 /**
@@ -161,10 +162,19 @@ function withoutSecrets(state: ClientState, secrets: readonly string[]): ClientS
   return state;
 }
 
-/** `connect` with a policy of its own: for the CLI, not exported from the package. */
-export async function openClient(options: ConnectOptions, policy: ClientPolicy): Promise<StreamPostsClient> {
-  const given = checkKnownOptions('connect', options, CONNECT_OPTIONS);
-  const endpoints = checkEndpoints(given);
+/** `connect`'s options but the addresses, which come already parsed. */
+export type ClientOptions = Omit<ConnectOptions, 'url'>;
+
+/**
+ * `connect` to addresses already parsed (the CLI's settings hold them so), with a policy of
+ * its own: for the CLI, not exported from the package.
+ */
+export async function openClient(
+  endpoints: readonly Endpoint[],
+  options: ClientOptions,
+  policy: ClientPolicy = LIBRARY_POLICY,
+): Promise<StreamPostsClient> {
+  const given = options as Record<string, unknown>;
   const endpoint = endpoints[0]!;
   const apiKey = requiredString(given, 'apiKey');
   const authQuery = optionalBoolean(given, 'authQuery') ?? false;

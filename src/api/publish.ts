@@ -1,5 +1,3 @@
-import { resolveEndpoints, type Endpoint } from '../client/endpoint.js';
-import { ClientError } from '../client/errors.js';
 import { generateIdempotencyKey } from '../client/idempotency.js';
 import type { PublishOutcome } from '../client/publisher.js';
 import type { ContentType, Post, PublishArgs } from '../protocol/types.js';
@@ -42,24 +40,6 @@ export interface PublishResult {
   duplicate: boolean;
   /** The key the post was sent with (given or generated). */
   idempotencyKey: string;
-}
-
-/**
- * The service's addresses from a `url` option (a string, or a non-empty array of them, all
- * tree feed addresses or none); a bad one is the caller's bug, a TypeError.
- */
-export function checkEndpoints(given: Record<string, unknown>): Endpoint[] {
-  const url = given['url'];
-  const list = Array.isArray(url) ? url : [url];
-  if (list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
-    throw optionError('type', 'url', 'url is required (a non-empty string, or an array of them)');
-  }
-  try {
-    return resolveEndpoints(list as string[]);
-  } catch (error) {
-    if (error instanceof ClientError) throw optionError('type', 'url', error.message, error);
-    throw error;
-  }
 }
 
 function toIso(value: Date | number | string, name: string): string {

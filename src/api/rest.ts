@@ -2,8 +2,8 @@ import { publishRest as postOverHttp } from '../client/rest.js';
 import { mayBePublished } from '../client/errors.js';
 import { fromClientError, StreamPostsError } from './errors.js';
 import { checkKnownOptions, requiredString, timeoutOption } from './options.js';
+import { checkEndpoints, type Endpoint } from './endpoints.js';
 import {
-  checkEndpoints,
   PUBLISH_OPTIONS,
   publishResult,
   readPublishOptions,
@@ -31,19 +31,23 @@ const PUBLISH_REST_OPTIONS = [...PUBLISH_OPTIONS, 'url', 'apiKey'] as const;
  * next url of a list.
  */
 export async function publishRest(options: PublishRestOptions): Promise<PublishResult> {
-  const answer = await publishRestOrRefusal(options);
+  const given = checkKnownOptions('publishRest', options, PUBLISH_REST_OPTIONS);
+  const answer = await publishRestOrRefusal(checkEndpoints(given), options);
   if (answer instanceof StreamPostsError) throw answer;
   return answer;
 }
 
 /**
- * `publishRest`, the service's refusal of the post resolved as its error instead of thrown
- * (the CLI reports it as an outcome); a failure to reach the service or a wait still rejects.
+ * `publishRest` to addresses already parsed, the service's refusal of the post resolved as
+ * its error instead of thrown (the CLI reports it as an outcome); a failure to reach the
+ * service or a wait still rejects.
  * @internal
  */
-export async function publishRestOrRefusal(options: PublishRestOptions): Promise<PublishResult | StreamPostsError> {
-  const given = checkKnownOptions('publishRest', options, PUBLISH_REST_OPTIONS);
-  const endpoints = checkEndpoints(given);
+export async function publishRestOrRefusal(
+  endpoints: readonly Endpoint[],
+  options: Omit<PublishRestOptions, 'url'>,
+): Promise<PublishResult | StreamPostsError> {
+  const given = options as Record<string, unknown>;
   const apiKey = requiredString(given, 'apiKey');
   const timeoutMs = timeoutOption(given);
   const data = readPublishOptions(given);

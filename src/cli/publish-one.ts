@@ -5,7 +5,7 @@ import type { PublishArgs } from '../protocol/types.js';
 import type { StatusReporter } from '../render/status.js';
 import type { CommonOptions } from './common.js';
 import { describeState } from './status.js';
-import { wsUrls, wsWhere } from './describe.js';
+import { wsWhere } from './describe.js';
 
 /** A connection `post` checked before asking or sending anything, and publishes through. */
 export interface PublishSession {
@@ -72,8 +72,8 @@ export async function openPostClient(
 ): Promise<StreamPostsClient> {
   try {
     return await openClient(
+      options.settings.endpoints,
       {
-        url: wsUrls(options.settings),
         apiKey,
         authQuery: options.authQuery,
         timeoutMs: options.timeoutMs,

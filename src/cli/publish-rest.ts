@@ -44,9 +44,12 @@ export async function openRestSession(
     serverTime: undefined,
     async publish(args) {
       try {
-        const url = options.settings.endpoints.map((endpoint) => endpoint.httpBase);
         return outcomeOf(
-          await publishRestOrRefusal({ url, apiKey, timeoutMs: options.timeoutMs, ...publishOptionsOf(args) }),
+          await publishRestOrRefusal(options.settings.endpoints, {
+            apiKey,
+            timeoutMs: options.timeoutMs,
+            ...publishOptionsOf(args),
+          }),
         );
       } catch (error) {
         const awaited = `a reply to POST ${httpBase}${STREAMS_PATH}/${args.streamId}/post`;

@@ -10,7 +10,7 @@ import { jsonLine } from '../../render/json.js';
 import { formatTreeItem } from '../../render/tree.js';
 import { commandFailure } from '../../api/cli-words.js';
 import { requireKey, type CommonOptions } from '../common.js';
-import { describeSettings, wsUrls, wsWhere } from '../describe.js';
+import { describeSettings, wsWhere } from '../describe.js';
 import { ExecHook } from '../exec-hook.js';
 import { watchPipeReader } from '../reader-watch.js';
 import { EXIT, usageError } from '../exit.js';
@@ -165,8 +165,8 @@ export async function listen(options: ListenOptions): Promise<number> {
   let client: StreamPostsClient | undefined;
   try {
     client = await openClient(
+      options.settings.endpoints,
       {
-        url: wsUrls(options.settings),
         apiKey,
         authQuery: options.authQuery,
         reconnect: options.reconnect,

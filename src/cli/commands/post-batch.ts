@@ -160,12 +160,7 @@ export async function postBatch(options: PostOptions): Promise<number> {
     if (options.via === 'rest') {
       const { publishRestOrRefusal } = await import('../../api/rest.js');
       const rest = (fields: PublishOptions) =>
-        publishRestOrRefusal({
-          ...fields,
-          url: options.settings.endpoints.map((each) => each.httpBase),
-          apiKey,
-          timeoutMs: options.timeoutMs,
-        });
+        publishRestOrRefusal(options.settings.endpoints, { ...fields, apiKey, timeoutMs: options.timeoutMs });
       send = (data) =>
         publishLine(
           rest,

@@ -1,10 +1,10 @@
-import { connect } from '../../api/client.js';
+import { openClient } from '../../api/client.js';
 import { StreamPostsError } from '../../api/errors.js';
 import { fetchStreams, type RestStream } from '../../api/rest-reads.js';
 import { jsonLine } from '../../render/json.js';
 import { safeLine } from '../../render/text.js';
 import { requireKey, type CommonOptions } from '../common.js';
-import { wsUrls, wsWhere } from '../describe.js';
+import { wsWhere } from '../describe.js';
 import { EXIT } from '../exit.js';
 import { commandFailure } from '../../api/cli-words.js';
 
@@ -81,8 +81,7 @@ export function formatStreamsTable(streams: readonly StreamRow[]): string {
 async function streamsFromConnected(options: StreamsOptions, apiKey: string): Promise<StreamRow[]> {
   let client;
   try {
-    client = await connect({
-      url: wsUrls(options.settings),
+    client = await openClient(options.settings.endpoints, {
       apiKey,
       authQuery: options.authQuery,
       reconnect: false,
