@@ -8,11 +8,6 @@ export function describeSettings(settings: ConnectionSettings, authQuery: boolea
   return `${wsWhere(settings)} (${key}${settings.profile ? `, profile ${settings.profile}` : ''})`;
 }
 
-/** The WebSocket addresses to connect to, in order. */
-export function wsUrls(settings: Pick<ConnectionSettings, 'endpoints'>): string[] {
-  return settings.endpoints.map((endpoint) => endpoint.wsUrl);
-}
-
 /** `text` (an address, a status line) without the key, should a path hold it (escaped or not). */
 export function withoutKey(settings: Pick<ConnectionSettings, 'apiKey'>, text: string): string {
   return redactSecrets(text, [settings.apiKey]);
@@ -20,7 +15,7 @@ export function withoutKey(settings: Pick<ConnectionSettings, 'apiKey'>, text: s
 
 /** The addresses in one phrase, for status lines and errors. */
 export function wsWhere(settings: Pick<ConnectionSettings, 'endpoints' | 'apiKey'>): string {
-  return withoutKey(settings, wsUrls(settings).join(', '));
+  return withoutKey(settings, settings.endpoints.map((endpoint) => endpoint.wsUrl).join(', '));
 }
 
 /** The REST origins in one phrase, for status lines and errors. */

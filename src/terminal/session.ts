@@ -14,7 +14,6 @@ import { Latencies } from './latency.js';
 import type { AlertEffect, TerminalModel } from './model.js';
 
 export interface SessionOptions {
-  urls: string[];
   endpoints: readonly Endpoint[];
   apiKey: string;
   authQuery: boolean;
@@ -98,8 +97,8 @@ export class Session {
       let client: StreamPostsClient;
       try {
         client = await openClient(
+          this.#options.endpoints,
           {
-            url: this.#options.urls,
             apiKey: this.#options.apiKey,
             authQuery: this.#options.authQuery,
             reconnect: this.#options.reconnect,

@@ -6,7 +6,7 @@ import type { MarkdownRenderer } from '../../render/markdown.js';
 import type { ThemeName } from '../../terminal/theme.js';
 import { commandFailure } from '../../api/cli-words.js';
 import { requireKey, type CommonOptions } from '../common.js';
-import { wsUrls, wsWhere } from '../describe.js';
+import { wsWhere } from '../describe.js';
 import { EXIT, ExitError } from '../exit.js';
 
 export interface TerminalOptions extends CommonOptions {
@@ -136,7 +136,6 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     }
   };
   const session = new Session({
-    urls: wsUrls(options.settings),
     endpoints: options.settings.endpoints,
     apiKey,
     authQuery: options.authQuery,
