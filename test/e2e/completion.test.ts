@@ -99,6 +99,7 @@ describe('stream-posts completion', () => {
       'targets',
       'faults',
       'scenario',
+      'doctor',
       'completion',
       'help',
     ]);
