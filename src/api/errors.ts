@@ -22,6 +22,8 @@ export const CLIENT_ERROR_CODES = [
   'state-locked',
   /** `server.play` was given a scenario with a bad step; `path` names the step (or line) and the message the field. */
   'invalid-scenario',
+  /** `startServer` was given a recording to replay that does not validate; `path` names the file and place. */
+  'invalid-recording',
 ] as const;
 
 export type StreamPostsErrorCode = ErrorCode | (typeof CLIENT_ERROR_CODES)[number];

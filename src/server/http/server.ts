@@ -55,6 +55,14 @@ export interface DashboardPage {
   events: { notify(notice: 'connections'): void };
 }
 
+/** A recording served back (replay/): what it answers, it answers before the simulated service. */
+export interface ReplayFront {
+  /** Takes an upgrade the recording answers (or refuses); false leaves it to the simulated service. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: RequestTarget): boolean;
+  /** Answers a request from the recording, or gives it back (its body readable again) for the simulated service. */
+  request(req: IncomingMessage, res: ServerResponse, url: URL): Promise<IncomingMessage | undefined>;
+}
+
 /** Everything the front serves, joined by ../assemble.ts; the options are checked already. */
 export interface FrontParts {
   host: string;
@@ -73,6 +81,7 @@ export interface FrontParts {
   dashboard: DashboardPage | undefined;
   handleRest: RequestHandler;
   handleAdmin: RequestHandler | undefined;
+  replay?: ReplayFront | undefined;
   /** Why this instance cannot serve now (`GET /readyz`); undefined when it can. */
   unusable: () => Unusable | undefined;
 }
@@ -156,6 +165,7 @@ export class HttpFront {
   /** The web dashboard at `/`, on with the admin endpoints. */
   readonly #dashboard: DashboardPage | undefined;
   readonly #unusable: () => Unusable | undefined;
+  readonly #replay: ReplayFront | undefined;
 
   constructor(parts: FrontParts) {
     const { host, port, keepAliveMs, bodyTimeoutMs, headersTimeoutMs } = parts;
@@ -174,6 +184,7 @@ export class HttpFront {
     this.faults = parts.faults;
     this.#dashboard = parts.dashboard;
     this.#unusable = parts.unusable;
+    this.#replay = parts.replay;
     this.#sessionContext = {
       ...parts.session,
       sessionClosed: (session) => {
@@ -219,6 +230,7 @@ export class HttpFront {
         return;
       }
       const url = requestTarget(req.url);
+      if (!this.#closing && this.#replay?.upgrade(req, socket, head, url)) return;
       const route = routeUpgrade(url);
       if (route === undefined) {
         this.#logger.log('warn', 'upgrade to unknown path', { path: url.pathname });
@@ -250,8 +262,14 @@ export class HttpFront {
     this.#http.requestTimeout = headersTimeoutMs + bodyTimeoutMs;
   }
 
-  /** Loads the GraphQL endpoint on its first use, then hands it the upgraded socket. */
-  #upgradeGraphql(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined): void {
+  /** A WebSocket opened elsewhere (a replay's, mid-way), served from now on as if it had opened here. */
+  adopt(ws: ConnectionSocket, socket: Duplex, key: string | undefined, url: RequestTarget): void {
+    const route = routeUpgrade(url);
+    if (route === GRAPHQL) void this.#graphqlEndpoint().then((endpoint) => endpoint.accept(ws, key));
+    else if (route !== undefined) this.#accept(ws, socket, key, route);
+  }
+
+  #graphqlEndpoint(): Promise<GraphqlEndpoint> {
     const context = this.#sessionContext;
     this.#graphql ??= import('../graphql/graphql-server.js').then(({ createGraphqlEndpoint }) =>
       createGraphqlEndpoint({
@@ -264,7 +282,12 @@ export class HttpFront {
         maxBufferedBytes: context.maxBufferedBytes,
       }),
     );
-    this.#graphql.then(
+    return this.#graphql;
+  }
+
+  /** Loads the GraphQL endpoint on its first use, then hands it the upgraded socket. */
+  #upgradeGraphql(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined): void {
+    this.#graphqlEndpoint().then(
       (endpoint) => {
         if (this.#closing) return refuseUpgrade(socket, 503, 'Service Unavailable');
         this.#wss.handleUpgrade(req, socket, head, (ws) => endpoint.accept(ws, key));
@@ -343,11 +366,12 @@ export class HttpFront {
   }
 
   async #handleRequest(
-    req: IncomingMessage,
+    given: IncomingMessage,
     res: ServerResponse,
     handleRest: RequestHandler,
     handleAdmin: RequestHandler | undefined,
   ): Promise<void> {
+    let req = given;
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/healthz') {
       sendJson(res, 200, { ok: true });
@@ -361,6 +385,11 @@ export class HttpFront {
       return;
     }
     if (this.#dashboard && (await this.#dashboard.handle(req, res, url))) return;
+    if (this.#replay) {
+      const passed = await this.#replay.request(req, res, url);
+      if (passed === undefined) return;
+      req = passed;
+    }
     if (await handleRest(req, res, url)) return;
     if (handleAdmin && (await handleAdmin(req, res, url))) return;
     if (routeUpgrade(url) !== undefined) {
