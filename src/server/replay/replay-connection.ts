@@ -57,6 +57,8 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
   /** A recorded requestId (or graphql-ws id) → the live command's, or null when it sent none. */
   readonly #echoes = new Map<string, string | null>();
   readonly #batches: Batch[] = [];
+  /** The server's fields left out of matching, and this transport's numbering of commands. */
+  readonly #ignored: IgnoredFields;
   #cancelWait: (() => void) | undefined;
   #awaitingDrain = false;
   #closed = false;
@@ -73,6 +75,7 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
   ) {
     super(ws, socket, context);
     this.#bound = bound;
+    this.#ignored = context.ignored.withPaths(script.correlations);
     this.#play(script.opening);
   }
 
@@ -111,7 +114,7 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
       if (answer && this.answersPings) this.#play([{ ...answer, t: 0 }]);
       return;
     }
-    const { ignored } = this.context;
+    const ignored = this.#ignored;
     const step = this.script.steps.find(
       (candidate) => !this.used.has(candidate) && bodyDifferences(candidate.frame, live, ignored).length === 0,
     );
@@ -139,7 +142,8 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
   }
 
   #miss(live: RecordedBody, data: Buffer, isBinary: boolean): void {
-    const { ignored, logger } = this.context;
+    const { logger } = this.context;
+    const ignored = this.#ignored;
     const near = closest(this.script.steps, (step) => bodyDifferences(step.frame, live, ignored));
     const liveText =
       'base64' in live ? `${data.length} bytes` : shown(data.toString('utf8'), (text) => this.hide(text));
