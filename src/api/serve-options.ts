@@ -389,7 +389,7 @@ export const SERVE_OPTIONS = {
     type: 'file',
     shownDefault: '—',
     api: true,
-    doc: 'answer from a recording made with --record, with no upstream (docs/record-replay.md); the rest goes nowhere unless --replay-fallback',
+    doc: 'answer from a recording (docs/record-replay.md), with no upstream',
   },
   replaySpeed: {
     flag: '--replay-speed <speed>',

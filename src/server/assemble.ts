@@ -139,6 +139,10 @@ export class CoreServer {
         maxBufferedBytes,
         bodyTimeoutMs,
         connectionIdPrefix: options.instance?.name ?? '',
+        faults: {
+          refusal: (key) => this.faults.refusal(key),
+          refusalBody: (status) => this.faults.refusalBody(status),
+        },
         handOver: (ws, socket, key, url) => this.#front.adopt(ws, socket, key, url),
       });
     // Replayed connections are listed, closed and disturbed by faults as the simulated service's are.

@@ -52,7 +52,6 @@ const hiddenPost = recording({
 describe('serve --replay: timing and the admin clock', () => {
   it('keeps a hidden post hidden until its shifted release, which moving the clock brings at once', async () => {
     const server = await startTestServer({ replay: hiddenPost });
-    const started = Date.now();
     const bot = await openReplayed(server, `/v1/ws?apiKey=${KEYS.macroWire}`);
     await bot.waitFor((m) => m['event'] === 'connected', 'connected', 10_000);
     bot.send(JSON.stringify({ event: 'on-stream-post', data: { streamIds: 'macro-wire' } }));
@@ -75,8 +74,11 @@ describe('serve --replay: timing and the admin clock', () => {
     const created = await bot.waitFor((m) => m['event'] === 'stream.post.created', 'the hidden post', 10_000);
     const ack = bot.received.find((r) => r.message?.['event'] === 'ack')!.message!;
     expect(ack['requestId']).toBe('mine');
+    // Shifted as the recording's start was: 60.1 s after the shifted serverTime of its first frame.
     const shifted = Date.parse((bot.received[created]!.message!['data'] as { releaseAt: string }).releaseAt);
-    expect(shifted - started).toBeGreaterThanOrEqual(100 + RELEASE_MS - 1);
+    const start = Date.parse((bot.received[0]!.message!['data'] as { serverTime: string }).serverTime);
+    expect(shifted - start).toBe(100 + RELEASE_MS);
+    expect(start).not.toBe(Date.parse(recordedTime(0)));
     // A minute of recorded time is still ahead: the release has not come.
     expect(bot.indexOf((m) => m['event'] === 'stream.post.released')).toBe(-1);
     await server.advanceClock(RELEASE_MS);
@@ -214,7 +216,7 @@ describe('serve --replay: what else a recording holds', () => {
     expect(closed.reason).toBe('no recorded connection for /v1/ws/on-stream-post?apiKey=[redacted]');
   });
 
-  it('lists replayed connections with the others, and a close fault closes them', async () => {
+  it('lists replayed connections with the others; close and refuse-connections faults act on them', async () => {
     const server = await startTestServer({ replay: held, replaySpeed: 'max' });
     const bot = await openReplayed(server, '/graphql', { protocols: ['graphql-transport-ws'] });
     const listed = await http(server, 'GET', '/_admin/connections');
@@ -223,6 +225,13 @@ describe('serve --replay: what else a recording holds', () => {
     expect(ids).toEqual(['r1']);
     await server.faults.add({ type: 'close', code: 1012, reason: 'cut', scope: { connection: 'r1' } });
     expect(await bot.closed).toMatchObject({ code: 1012, reason: 'cut' });
+    await server.faults.add({ type: 'refuse-connections', status: 503 });
+    const refused = new WebSocket(`${server.url}/graphql`, ['graphql-transport-ws']);
+    refused.on('error', () => {});
+    const status = await new Promise<number | undefined>((resolve) =>
+      refused.once('unexpected-response', (_req, res) => resolve(res.statusCode)),
+    );
+    expect(status).toBe(503);
   });
 });
 

@@ -44,6 +44,11 @@ export interface ReplayParts {
   maxBufferedBytes: number;
   bodyTimeoutMs: number;
   connectionIdPrefix: string;
+  /** Injected faults (admin/faults.ts): a `refuse-connections` fault refuses a replayed upgrade too. */
+  faults: {
+    refusal(key: string | undefined): number | undefined | Promise<number | undefined>;
+    refusalBody(status: number): string;
+  };
   /** Gives a WebSocket the recording no longer answers to the simulated service, as if it had just opened there. */
   handOver(ws: ConnectionSocket, socket: Duplex, key: string | undefined, url: RequestTarget): void;
 }
@@ -68,6 +73,15 @@ function transportOf(url: RequestTarget): RecordedTransport | undefined {
   if (path === WS_PATH) return tree ? 'tree' : 'ws';
   if (!path.startsWith(`${WS_PATH}/`)) return undefined;
   return path === `${WS_PATH}/${TREE_COMMAND}` ? 'tree' : 'url-form';
+}
+
+/** An upgrade answered with plain HTTP, then the socket closed. */
+function writeRefusal(socket: Duplex, status: number, type: string | undefined, body: Buffer): void {
+  const typeLine = type === undefined ? '' : `Content-Type: ${type}\r\n`;
+  socket.write(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Refused'}\r\n${typeLine}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+  );
+  socket.end(body);
 }
 
 const queryText = (query: readonly [string, string][]) =>
@@ -171,19 +185,31 @@ export class Replay {
       );
       return true;
     }
+    // An injected `refuse-connections` fault refuses a replayed upgrade as it would any other.
+    const injected = this.#parts.faults.refusal(key);
+    if (injected === undefined) this.#open(recorded, req, socket, head, url);
+    else
+      void Promise.resolve(injected).then(
+        (status) => {
+          if (status === undefined) return this.#open(recorded, req, socket, head, url);
+          const body = Buffer.from(this.#parts.faults.refusalBody(status));
+          writeRefusal(socket, status, 'application/json; charset=utf-8', body);
+        },
+        () => this.#open(recorded, req, socket, head, url),
+      );
+    return true;
+  }
+
+  #open(recorded: RecordedConnection, req: IncomingMessage, socket: Duplex, head: Buffer, url: RequestTarget): void {
     this.#usedConnections.add(recorded);
     if (recorded.refused) {
       const { status, headers, body } = recorded.refused;
-      const bytes = bodyBytes(body, this.#rewrite);
-      const type = headers['content-type'] === undefined ? '' : `Content-Type: ${headers['content-type']}\r\n`;
-      socket.write(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Refused'}\r\n${type}Content-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`,
-      );
-      socket.end(bytes);
-      return true;
+      writeRefusal(socket, status, headers['content-type'], bodyBytes(body, this.#rewrite));
+      return;
     }
     const bound = new Map<string, string>();
     bindPlaceholders(recorded.request.path, url.pathname, bound);
+    const query = [...url.searchParams];
     for (const [name, value] of recorded.request.query) {
       const given = query.find(([liveName]) => liveName === name);
       if (given) bindPlaceholders(value, given[1], bound);
@@ -192,6 +218,7 @@ export class Replay {
     const liveKey = req.headers['x-api-key'] ?? req.headers['authorization'];
     if (recordedKey !== undefined && typeof liveKey === 'string') bindPlaceholders(recordedKey, liveKey, bound);
     if (recorded.subprotocol !== undefined) this.#subprotocols.set(req, recorded.subprotocol);
+    const key = keyFromRequest(req, url);
     socket.on('error', () => socket.destroy());
     this.#wss.handleUpgrade(req, socket, head, (ws) => {
       const id = `${this.#parts.connectionIdPrefix}r${this.#nextId++}`;
@@ -200,7 +227,6 @@ export class Replay {
       this.#origins.set(connection, { key, url });
       this.onOpen?.(connection);
     });
-    return true;
   }
 
   /** Called as a replayed connection opens (faults attach to it, the dashboard hears of it). */
