@@ -4,6 +4,8 @@
 export { startServer } from './api/server.js';
 export type {
   StreamPostsServer,
+  RecordingServer,
+  ProxiedFrame,
   StartServerOptions,
   ServerState,
   ServerKeys,

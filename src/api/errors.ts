@@ -22,6 +22,8 @@ export const CLIENT_ERROR_CODES = [
   'state-locked',
   /** `server.play` was given a scenario with a bad step; `path` names the step (or line) and the message the field. */
   'invalid-scenario',
+  /** A recording proxy's last scan found a secret no redaction covered: nothing was saved; `path` names the place (a JSON path). */
+  'secret-in-recording',
   /** `startServer` was given a recording to replay that does not validate; `path` names the file and place. */
   'invalid-recording',
 ] as const;

@@ -8,6 +8,7 @@
  */
 import { DEFAULTS } from '../server/defaults.js';
 import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
+import { REPLAY_SERVE_OPTIONS } from './serve-options-replay.js';
 
 /** How a value is read from a flag, and what startServer accepts. */
 export type ServeOptionType =
@@ -377,6 +378,60 @@ export const SERVE_OPTIONS = {
     api: false,
     doc: 'with --scenario: stop (and end the --exec command) once it has played',
   },
+  record: {
+    flag: '--record <file>',
+    type: 'file',
+    shownDefault: '—',
+    api: true,
+    doc: 'be a recording proxy: pass every connection and request to --upstream and save them, keys replaced, to this file on exit',
+  },
+  upstream: {
+    flag: '--upstream <url>',
+    type: 'string',
+    shownDefault: '—',
+    api: true,
+    doc: 'with --record: the service to pass everything to (wss://host, or any serve: ws://127.0.0.1:8787); its origin only, never a key',
+  },
+  recordMaxBytes: {
+    flag: '--record-max <bytes>',
+    type: 'bytes',
+    min: 1,
+    max: ANY_COUNT,
+    default: DEFAULTS.recordMaxBytes,
+    shownDefault: '`100MiB`',
+    api: true,
+    doc: 'with --record: bytes recorded before recording stops (with one warning; proxying goes on)',
+  },
+  recordMaxConnections: {
+    flag: '--record-max-connections <n>',
+    type: 'integer',
+    min: 1,
+    max: ANY_COUNT,
+    default: DEFAULTS.recordMaxConnections,
+    shownDefault: '`1000`',
+    api: true,
+    doc: 'with --record: connections and requests passed on at once; past it an upgrade or request gets 503',
+  },
+  recordRedact: {
+    flag: '--record-redact <jsonpath>',
+    type: 'list',
+    shownDefault: '—',
+    api: true,
+    doc: 'with --record: also replace the fields this JSONPath names ($..author, $.requests[*].response.body.json.items[*].name); repeatable',
+  },
+  onProxiedFrame: {
+    type: 'object',
+    shownDefault: '—',
+    api: true,
+    doc: 'with record: told each proxied frame and request, keys replaced (what serve --record --trace prints)',
+  },
+  trace: {
+    flag: '--trace',
+    type: 'boolean',
+    shownDefault: 'off',
+    api: false,
+    doc: 'with --record: print every proxied frame and request on stderr, keys replaced',
+  },
   exec: {
     flag: '--exec <command>',
     type: 'string',
@@ -384,53 +439,7 @@ export const SERVE_OPTIONS = {
     api: false,
     doc: 'run a command against the server, then stop; exits with its exit code',
   },
-  replay: {
-    flag: '--replay <file>',
-    type: 'file',
-    shownDefault: '—',
-    api: true,
-    doc: 'answer from a recording (docs/record-replay.md), with no upstream',
-  },
-  replaySpeed: {
-    flag: '--replay-speed <speed>',
-    type: 'string',
-    default: 'recorded',
-    shownDefault: '`recorded`',
-    api: true,
-    doc: 'with --replay: recorded (the recorded offsets), N (N times faster), or max (the order kept, no waits)',
-  },
-  replayTimes: {
-    flag: '--replay-times <mode>',
-    type: 'choice',
-    choices: ['shifted', 'as-recorded'],
-    default: 'shifted',
-    shownDefault: '`shifted`',
-    api: true,
-    doc: "with --replay: shifted (recorded date-times moved so the recording's start is now) or as-recorded",
-  },
-  replayIgnore: {
-    flag: '--replay-ignore <field>',
-    type: 'list',
-    shownDefault: '—',
-    api: true,
-    doc: 'with --replay: a field of client frames and request bodies never compared: a name anywhere, or a dotted path from the top (repeatable)',
-  },
-  replayFallback: {
-    flag: '--replay-fallback',
-    type: 'boolean',
-    default: false,
-    shownDefault: 'off',
-    api: true,
-    doc: 'with --replay: what the recording has no answer for goes to the simulated service (else close 4400, or 404)',
-  },
-  replayStrict: {
-    flag: '--replay-strict',
-    type: 'boolean',
-    default: false,
-    shownDefault: 'off',
-    api: false,
-    doc: 'with --replay: exit 1 when anything matched no recorded exchange or a recorded connection or request went unused',
-  },
+  ...REPLAY_SERVE_OPTIONS,
   color: {
     flag: '--no-color',
     type: 'boolean',

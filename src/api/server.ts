@@ -16,8 +16,10 @@ import type { PlayOptions, ScenarioPlayer } from '../server/admin/scenario-playe
 import { loadScenario, stepResult, type ScenarioPlayback, type ScenarioStepResult } from './scenario.js';
 import { StreamPostsError } from './errors.js';
 import { coreOptions, type StartServerOptions } from './start-options.js';
+import { startRecording, wantsRecording, type RecordingServer } from './record-server.js';
 
 export type { SeedInput, StartServerOptions } from './start-options.js';
+export type { RecordingServer, ProxiedFrame } from './record-server.js';
 export type { Logger, LogLevel, LogFields } from '../server/logger.js';
 export type { StateDocument } from '../protocol/state.js';
 export type { ReplayReport } from '../server/replay/replay.js';
@@ -222,8 +224,13 @@ export class StreamPostsServer {
  * Bad options throw TypeError/RangeError naming the option; a bad seed
  * rejects with StreamPostsError `invalid-seed` whose `path` names the field;
  * a port in use rejects with Node's own error (`code` EADDRINUSE).
+ * With `record` (and `upstream`) it starts a recording proxy instead (docs/record-replay.md).
  */
-export function startServer(options: StartServerOptions = {}): Promise<StreamPostsServer> {
+export function startServer(options: StartServerOptions & { record: string }): Promise<RecordingServer>;
+export function startServer(options?: StartServerOptions): Promise<StreamPostsServer>;
+export function startServer(options: StartServerOptions = {}): Promise<StreamPostsServer | RecordingServer> {
+  if (options !== null && typeof options === 'object' && wantsRecording(options as Record<string, unknown>))
+    return startRecording(options);
   return startInstance(options, undefined);
 }
 

@@ -7,6 +7,7 @@ import type { Seed } from '../protocol/seed.js';
 import { STATE_NEEDS_MEMORY } from '../protocol/state.js';
 import { DEFAULTS } from '../server/defaults.js';
 import type { Logger } from '../server/logger.js';
+import type { ProxiedFrame } from '../server/record/forwarding.js';
 import type { SharedServerOptions } from '../server/shared-options.js';
 import { parseSeed, parseSeedText, SeedError, type SeedInput as ParsedSeedInput } from '../server/service/seed.js';
 import { isValidToken, normalizeOrigin } from '../server/http/perimeter.js';
@@ -94,6 +95,22 @@ export interface StartServerOptions extends SharedServerOptions, ReplayOptions {
    * which is refused otherwise (`store-evicts`): posts Redis evicts are lost.
    */
   allowEviction?: boolean;
+  /**
+   * Be a recording proxy instead of the simulated service (docs/record-replay.md): everything is
+   * passed to `upstream` and recorded, keys replaced, into this file on `close()`. startServer
+   * then resolves to a `RecordingServer`.
+   */
+  record?: string;
+  /** With `record`: the service's origin (`wss://host`, or any serve's `ws://127.0.0.1:8787`). */
+  upstream?: string;
+  /** With `record`: bytes recorded before recording stops (proxying goes on). Default 100 MiB. */
+  recordMaxBytes?: number;
+  /** With `record`: connections and requests passed on at once. Default 1000. */
+  recordMaxConnections?: number;
+  /** With `record`: JSONPaths of more fields to replace (`$..author`). */
+  recordRedact?: readonly string[];
+  /** With `record`: told each proxied frame and request, keys replaced by their placeholders. */
+  onProxiedFrame?: (frame: ProxiedFrame) => void;
 }
 
 /** The numeric options, each with the range the table gives (the core takes them under the same names). */
@@ -174,7 +191,8 @@ async function loadSeed(seed: unknown): Promise<Seed> {
   }
 }
 
-function checkTls(value: unknown): StartServerOptions['tls'] {
+/** @internal */
+export function checkTls(value: unknown): StartServerOptions['tls'] {
   if (value === undefined) return undefined;
   const tls = value as Record<string, unknown> | null;
   const isPem = (part: unknown) => typeof part === 'string' || Buffer.isBuffer(part);
@@ -191,14 +209,16 @@ function checkTls(value: unknown): StartServerOptions['tls'] {
   return checked;
 }
 
-function checkLogger(value: unknown): Logger | undefined {
+/** @internal */
+export function checkLogger(value: unknown): Logger | undefined {
   if (value === undefined) return undefined;
   if (value === null || typeof (value as Logger).log !== 'function')
     throw optionError('type', 'logger', 'logger must be an object with a log(level, message, fields) method');
   return value as Logger;
 }
 
-function checkPerimeter(
+/** @internal */
+export function checkPerimeter(
   given: Record<string, unknown>,
 ): Pick<CoreOptions, 'adminToken' | 'allowedHosts' | 'allowedOrigins'> {
   const adminToken = optionalString(given, 'adminToken');

@@ -2,11 +2,16 @@
 const KEY_PARAMS = new Set(['apikey', 'api_key', 'key']);
 const QUERY_PARAM = /([?&])([^&#=\s]*)(=)[^&#\s]*/g;
 
+/** Whether a query parameter of this name carries a key, whatever its spelling (`api%4Bey`, `API_KEY`). */
+export function isKeyParam(name: string): boolean {
+  return KEY_PARAMS.has(decoded(name).toLowerCase());
+}
+
 /** Removes API keys carried in a URL's query string, whatever the spelling of the parameter's name (`api%4Bey`). */
 export function redactUrl(url: string): string {
   if (!url.includes('=')) return url;
   return url.replace(QUERY_PARAM, (whole, separator: string, name: string, equals: string) =>
-    KEY_PARAMS.has(decoded(name).toLowerCase()) ? `${separator}${name}${equals}[redacted]` : whole,
+    isKeyParam(name) ? `${separator}${name}${equals}[redacted]` : whole,
   );
 }
 

@@ -17,4 +17,6 @@ export const DEFAULTS = {
   keepAliveMs: 30_000,
   bodyTimeoutMs: 10_000,
   headersTimeoutMs: 10_000,
+  recordMaxBytes: 100 * 1024 * 1024,
+  recordMaxConnections: 1000,
 } as const;

@@ -30,6 +30,7 @@ import { StopSignals, type ExecChild } from '../serve-signals.js';
 import { formatReplayReport, replayFailed, replayOptions, type ServeReplayFlags } from '../serve-replay.js';
 import { reportListening, servePrimary, storeExit, type ServedAt } from '../serve-workers.js';
 import { workerLink } from '../worker-peers.js';
+import { serveRecording } from './serve-record.js';
 
 export interface ServeOptions extends ServeReplayFlags {
   host: string;
@@ -80,6 +81,14 @@ export interface ServeOptions extends ServeReplayFlags {
   exitAfterScenario?: boolean;
   /** Processes sharing the port and the (Redis) store; 1 = this process alone. */
   workers?: number;
+  /** Be a recording proxy of `upstream`, saving to this file (serve-record.ts). */
+  record?: string;
+  upstream?: string;
+  recordMax: number;
+  recordMaxConnections: number;
+  recordRedact?: string[];
+  /** With --record: every proxied frame and request on stderr. */
+  trace?: boolean;
   color: boolean;
 }
 
@@ -285,6 +294,8 @@ function runChild(command: string, env: Record<string, string>, ownGroup = false
 
 /** Runs `serve` until a signal (or the --exec command) ends it; resolves to the exit code. */
 export async function serve(options: ServeOptions): Promise<number> {
+  if (options.record !== undefined || options.upstream !== undefined || options.recordRedact || options.trace)
+    return serveRecording(options, { flagError, runChild });
   if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) {
     throw usageError('--tls-cert and --tls-key go together: give both or neither');
   }
