@@ -54,6 +54,8 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
   readonly used = new Set<Step>();
   /** What the live client put in place of each placeholder (the key it presented). */
   readonly #bound: Map<string, string>;
+  /** The key of the handshake: never shown, even where no placeholder stood for it. */
+  readonly #presentedKey: string | undefined;
   /** A recorded requestId (or graphql-ws id) → the live command's, or null when it sent none. */
   readonly #echoes = new Map<string, string | null>();
   readonly #batches: Batch[] = [];
@@ -72,9 +74,11 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
     readonly id: string,
     readonly script: Script,
     bound: Map<string, string>,
+    presentedKey: string | undefined,
   ) {
     super(ws, socket, context);
     this.#bound = bound;
+    this.#presentedKey = presentedKey;
     this.#ignored = context.ignored.withPaths(script.correlations);
     this.#play(script.opening);
   }
@@ -88,7 +92,7 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
   hide(text: string): string {
     let hidden = text;
     for (const [placeholder, live] of this.#bound) if (live.length >= 4) hidden = hidden.replaceAll(live, placeholder);
-    return hidden;
+    return this.#presentedKey ? hidden.replaceAll(this.#presentedKey, '[key]') : hidden;
   }
 
   info(): ConnectionInfo {

@@ -222,7 +222,8 @@ export class Replay {
     socket.on('error', () => socket.destroy());
     this.#wss.handleUpgrade(req, socket, head, (ws) => {
       const id = `${this.#parts.connectionIdPrefix}r${this.#nextId++}`;
-      const connection = new ReplayConnection(ws, socket, this.#context, id, this.#scripts!.get(recorded)!, bound);
+      const script = this.#scripts!.get(recorded)!;
+      const connection = new ReplayConnection(ws, socket, this.#context, id, script, bound, key);
       this.connections.add(connection);
       this.#origins.set(connection, { key, url });
       this.onOpen?.(connection);

@@ -1,26 +1,35 @@
 import type { Clock } from '../clock.js';
 
+/** Node keeps a timer's delay in 32 bits: a longer wait is taken in parts. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+interface Wait {
+  due: number;
+  callback: () => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
 /**
  * Callbacks at times of the service's clock: a replay waits on it as releases do, so moving
  * the clock forward (`POST /_admin/clock`) brings every recorded frame now due at once.
  */
 export class Waits {
-  readonly #pending = new Set<{ due: number; callback: () => void; timer: NodeJS.Timeout }>();
+  readonly #pending = new Set<Wait>();
   readonly #clock: Clock;
   readonly #stopWatching: () => void;
 
   constructor(clock: Clock) {
     this.#clock = clock;
     this.#stopWatching = clock.onAdvance(() => {
-      const now = clock.now();
-      for (const wait of [...this.#pending]) if (wait.due <= now) this.#fire(wait);
+      for (const wait of [...this.#pending]) this.#check(wait);
     });
   }
 
   /** Calls back once the clock reaches `due`; returns how to call the wait off. */
   at(due: number, callback: () => void): () => void {
-    const wait = { due, callback, timer: setTimeout(() => this.#fire(wait), Math.max(0, due - this.#clock.now())) };
+    const wait: Wait = { due, callback, timer: undefined };
     this.#pending.add(wait);
+    this.#check(wait);
     return () => {
       clearTimeout(wait.timer);
       this.#pending.delete(wait);
@@ -32,9 +41,17 @@ export class Waits {
     return new Promise((resolve) => this.at(due, resolve));
   }
 
-  #fire(wait: { callback: () => void; timer: NodeJS.Timeout }): void {
+  /** Calls back a wait that is due, or (re-)arms its timer for what is left. */
+  #check(wait: Wait): void {
+    if (!this.#pending.has(wait)) return;
     clearTimeout(wait.timer);
-    if (this.#pending.delete(wait as never)) wait.callback();
+    const left = wait.due - this.#clock.now();
+    if (left <= 0) {
+      this.#pending.delete(wait);
+      wait.callback();
+      return;
+    }
+    wait.timer = setTimeout(() => this.#check(wait), Math.min(left, MAX_TIMER_MS));
   }
 
   close(): void {
