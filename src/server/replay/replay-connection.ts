@@ -115,7 +115,8 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
     const heartbeat = heartbeatOf(live);
     if (heartbeat !== undefined) {
       const answer = this.script.heartbeats.get(heartbeat);
-      if (answer && this.answersPings) this.#play([{ ...answer, t: 0 }]);
+      // Answered at once, as the upstream did, not behind recorded frames still waiting for their time.
+      if (answer && this.answersPings && !this.#closed) this.#send(answer);
       return;
     }
     const ignored = this.#ignored;

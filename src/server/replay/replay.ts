@@ -151,6 +151,16 @@ export class Replay {
     this.#scripts = new Map(
       recording.connections.map((connection) => [connection, scriptOf(connection, this.#rewrite)]),
     );
+    const { logger } = this.#parts;
+    logger.log('info', 'replay: serving a recording', {
+      connections: recording.connections.length,
+      requests: recording.requests.length,
+      recordedAt: recording.meta.recordedAt,
+      dialect: recording.meta.dialect,
+      speed: this.#settings.speed === Infinity ? 'max' : this.#settings.speed,
+    });
+    if (recording.meta.truncated)
+      logger.log('warn', 'replay: the recording was cut short while recording; what came after was not recorded');
   }
 
   /** Answers an upgrade from the recording; false leaves it to the simulated service. */
