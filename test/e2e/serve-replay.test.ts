@@ -71,5 +71,18 @@ describe('serve --replay from the command line', () => {
     const speed = await runToEnd(['serve', '--port', '0', '--replay', 'x.json', '--replay-speed', 'fast']);
     expect(speed.code).toBe(2);
     expect(speed.stderr).toContain('expected recorded, max or a number above 0');
+    const both = await runToEnd([
+      'serve',
+      '--port',
+      '0',
+      '--record',
+      'r.json',
+      '--upstream',
+      'ws://127.0.0.1:1',
+      '--replay',
+      'x.json',
+    ]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--replay cannot be combined with --record');
   });
 });
