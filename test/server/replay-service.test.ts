@@ -198,6 +198,28 @@ describe('serve --replay: what else a recording holds', () => {
     await bot.waitFor((m) => m['type'] === 'pong', 'the pong', 10_000);
   });
 
+  it('hands a graphql-ws connection over mid-way with replayFallback, its connection_init given to the simulated service first', async () => {
+    const server = await startTestServer({ replay: held, replaySpeed: 'max', replayFallback: true });
+    const bot = await openReplayed(server, '/graphql', { protocols: ['graphql-transport-ws'] });
+    bot.send(JSON.stringify({ type: 'connection_init', payload: { apiKey: KEYS.alice } }));
+    await bot.waitFor((m) => m['type'] === 'connection_ack', 'the recorded ack', 10_000);
+    bot.send(
+      JSON.stringify({
+        type: 'subscribe',
+        id: 'sim-1',
+        payload: { query: 'subscription { streamPostCreated(streamIds: ["macro-wire"], lastPosts: 1) { streamId } }' },
+      }),
+    );
+    // Not in the recording: the simulated service answers, from the demo seed's history.
+    const next = await bot.waitFor((m) => m['type'] === 'next', 'the simulated post', 10_000);
+    expect(bot.received[next]!.message).toEqual({
+      type: 'next',
+      id: 'sim-1',
+      payload: { data: { streamPostCreated: { streamId: 'macro-wire' } } },
+    });
+    expect(bot.isClosed).toBe(false);
+  });
+
   it('takes the key a tree client logs in with for the placeholder, and echoes it where the upstream did', async () => {
     const server = await startTestServer({ replay: held, replaySpeed: 'max' });
     const bot = await openReplayed(server, `/graphql?format=tree&apiKey=${KEYS.newsdesk}`);

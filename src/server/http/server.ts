@@ -262,10 +262,13 @@ export class HttpFront {
     this.#http.requestTimeout = headersTimeoutMs + bodyTimeoutMs;
   }
 
-  /** A WebSocket opened elsewhere (a replay's, mid-way), served from now on as if it had opened here. */
-  adopt(ws: ConnectionSocket, socket: Duplex, key: string | undefined, url: RequestTarget): void {
+  /**
+   * A WebSocket opened elsewhere (a replay's, mid-way), served from now on as if it had opened
+   * here; resolves once it is (GraphQL's endpoint may have to load first).
+   */
+  async adopt(ws: ConnectionSocket, socket: Duplex, key: string | undefined, url: RequestTarget): Promise<void> {
     const route = routeUpgrade(url);
-    if (route === GRAPHQL) void this.#graphqlEndpoint().then((endpoint) => endpoint.accept(ws, key));
+    if (route === GRAPHQL) (await this.#graphqlEndpoint()).accept(ws, key);
     else if (route !== undefined) this.#accept(ws, socket, key, route);
   }
 

@@ -59,6 +59,8 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
   /** A recorded requestId (or graphql-ws id) → the live command's, or null when it sent none. */
   readonly #echoes = new Map<string, string | null>();
   readonly #batches: Batch[] = [];
+  /** The client's frames that opened its session (graphql-ws's `connection_init`), for a hand-over. */
+  readonly #opening: Buffer[] = [];
   /** The server's fields left out of matching, and this transport's numbering of commands. */
   readonly #ignored: IgnoredFields;
   #cancelWait: (() => void) | undefined;
@@ -131,6 +133,7 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
     if ('json' in step.frame && 'json' in live) {
       bindPlaceholders(step.frame.json, live.json, this.#bound);
       this.#noteEchoes(step.frame.json, live.json);
+      if (isObject(live.json) && live.json['type'] === 'connection_init') this.#opening.push(data);
     } else if ('text' in step.frame && 'text' in live) bindPlaceholders(step.frame.text, live.text, this.#bound);
     this.#play(step.replies);
   }
@@ -242,15 +245,19 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
     return Buffer.from(fillPlaceholders(JSON.stringify(json), this.#bound));
   }
 
-  /** Stops reading and writing here and gives the socket to `take` (the simulated service). */
-  handOver(take: (ws: ConnectionSocket, socket: Duplex) => void): void {
+  /**
+   * Stops reading and writing here and gives the socket to `take` (the simulated service),
+   * with the client's frames that opened its session (graphql-ws's `connection_init`), which
+   * the simulated service must see before the frame that matched nothing.
+   */
+  handOver(take: (ws: ConnectionSocket, socket: Duplex, opening: readonly Buffer[]) => void): void {
     this.#handedOver = true;
     this.#stop();
     this.ws.removeAllListeners('message');
     this.ws.removeAllListeners('close');
     this.ws.removeAllListeners('error');
     this.context.closed(this);
-    take(this.ws, this.socket);
+    take(this.ws, this.socket, this.#opening);
   }
 
   #stop(): void {

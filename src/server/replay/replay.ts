@@ -50,7 +50,7 @@ export interface ReplayParts {
     refusalBody(status: number): string;
   };
   /** Gives a WebSocket the recording no longer answers to the simulated service, as if it had just opened there. */
-  handOver(ws: ConnectionSocket, socket: Duplex, key: string | undefined, url: RequestTarget): void;
+  handOver(ws: ConnectionSocket, socket: Duplex, key: string | undefined, url: RequestTarget): Promise<void>;
 }
 
 /** What was used of a recording: what `serve --replay` prints at the end, and `--replay-strict` judges. */
@@ -267,9 +267,14 @@ export class Replay {
     this.#unmatched += 1;
     if (!this.#fallback(`a frame on ${connection.id}`)) return false;
     const origin = this.#origins.get(connection)!;
-    connection.handOver((ws, socket) => {
-      this.#parts.handOver(ws, socket, origin.key, origin.url);
-      ws.emit('message', frame, isBinary);
+    connection.handOver((ws, socket, opening) => {
+      // The socket reads nothing until the simulated service listens on it, then gets what opened it there too.
+      ws.pause();
+      void this.#parts.handOver(ws, socket, origin.key, origin.url).then(() => {
+        for (const earlier of opening) ws.emit('message', earlier, false);
+        ws.emit('message', frame, isBinary);
+        ws.resume();
+      });
     });
     return true;
   }
