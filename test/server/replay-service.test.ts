@@ -236,6 +236,8 @@ describe('serve --replay: what else a recording holds', () => {
     const closed = await bot.closed;
     expect(closed.code).toBe(CLOSE_NO_RECORDED_REPLY);
     expect(closed.reason).toBe('no recorded connection for /v1/ws/on-stream-post?apiKey=[redacted]');
+    const graphql = await openReplayed(server, '/graphql?format=json', { protocols: ['graphql-transport-ws'] });
+    expect(await graphql.closed).toMatchObject({ code: CLOSE_NO_RECORDED_REPLY });
   });
 
   it('lists replayed connections with the others; close and refuse-connections faults act on them', async () => {

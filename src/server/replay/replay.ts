@@ -189,6 +189,9 @@ export class Replay {
         differs: near?.differ.join(', '),
       });
       this.#unmatched += 1;
+      // The client's own subprotocol, so that it opens and reads the close instead of failing the handshake.
+      const offered = req.headers['sec-websocket-protocol']?.split(',')[0]?.trim();
+      if (offered) this.#subprotocols.set(req, offered);
       socket.on('error', () => socket.destroy());
       this.#wss.handleUpgrade(req, socket, head, (ws) =>
         ws.close(CLOSE_NO_RECORDED_REPLY, closeReason(`no recorded connection for ${asked}`)),
