@@ -32,31 +32,47 @@ export class IgnoredFields {
   }
 }
 
-const patterns = new Map<string, RegExp>();
-
-function patternOf(recorded: string): RegExp {
-  let pattern = patterns.get(recorded);
-  if (pattern === undefined) {
-    const parts = recorded.split(PLACEHOLDER).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-    pattern = new RegExp(`^${parts.join('(.+?)')}$`, 's');
-    patterns.set(recorded, pattern);
+/**
+ * What the live side put in place of each placeholder of a recorded string (at least one
+ * character each), or undefined when it does not fit. By plain search, not a regular
+ * expression: a recorded string with many placeholders against a long live one must not
+ * backtrack without end. Each literal part is taken at its first place after the last, which
+ * leaves the most room for the rest, so a fit is never missed.
+ */
+function placeholderValues(recorded: string, live: string): string[] | undefined {
+  const parts = recorded.split(PLACEHOLDER);
+  const first = parts[0]!;
+  const last = parts.at(-1)!;
+  if (!live.startsWith(first)) return undefined;
+  const values: string[] = [];
+  let at = first.length;
+  for (const part of parts.slice(1, -1)) {
+    const found = live.indexOf(part, at + 1);
+    if (found === -1) return undefined;
+    values.push(live.slice(at, found));
+    at = found + part.length;
   }
-  return pattern;
+  const end = live.length - last.length;
+  if (end < at + 1 || !live.endsWith(last)) return undefined;
+  values.push(live.slice(at, end));
+  return values;
 }
 
 /** Whether a live string is what was recorded, a placeholder standing for anything in its place. */
 export function fitsRecorded(recorded: string, live: string): boolean {
-  return recorded.includes('<') ? patternOf(recorded).test(live) : recorded === live;
+  return recorded.includes('<') && recorded.search(PLACEHOLDER) >= 0
+    ? placeholderValues(recorded, live) !== undefined
+    : recorded === live;
 }
 
 /** Notes what the live side put in place of each placeholder of a recorded value (a key it presented). */
 export function bindPlaceholders(recorded: Json | undefined, live: unknown, bound: Map<string, string>): void {
   if (typeof recorded === 'string' && typeof live === 'string') {
-    if (!recorded.includes('<')) return;
-    const names = recorded.match(PLACEHOLDER) ?? [];
-    const values = patternOf(recorded).exec(live);
+    const names = recorded.includes('<') ? (recorded.match(PLACEHOLDER) ?? []) : [];
+    if (names.length === 0) return;
+    const values = placeholderValues(recorded, live);
     names.forEach((name, i) => {
-      const value = values?.[i + 1];
+      const value = values?.[i];
       if (value !== undefined && !bound.has(name)) bound.set(name, value);
     });
   } else if (Array.isArray(recorded) && Array.isArray(live)) {
