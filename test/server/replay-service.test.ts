@@ -6,6 +6,7 @@ import { CLOSE_NO_RECORDED_REPLY } from '../../src/protocol/close-codes.js';
 import type { RecordedConnection } from '../../src/protocol/recording.js';
 import { http, KEYS, startTestServer } from '../support/harness.js';
 import {
+  exchange,
   fromClient,
   fromServer,
   openReplayed,
@@ -103,7 +104,7 @@ describe('serve --replay: what else a recording holds', () => {
     }),
     refused: {
       status: 401,
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'www-authenticate': 'ApiKey' },
       body: { json: { message: 'Invalid secret key' } },
     },
   };
@@ -165,6 +166,7 @@ describe('serve --replay: what else a recording holds', () => {
     const chunks: Buffer[] = [];
     for await (const chunk of response) chunks.push(chunk as Buffer);
     expect(response.statusCode).toBe(401);
+    expect(response.headers['www-authenticate']).toBe('ApiKey');
     expect(JSON.parse(Buffer.concat(chunks).toString())).toEqual({ message: 'Invalid secret key' });
   });
 
@@ -271,6 +273,18 @@ describe('serve --replay: a recording that cannot be replayed', () => {
     );
     expect((notOurs as Error).message).toBe(
       'replay at meta.format: is "har", not "stream-posts-recording": not a file serve --record wrote',
+    );
+    const split = recording({
+      requests: [
+        {
+          ...exchange(1, 'GET', '/v1/streams', [], { status: 200, json: {} }),
+          response: { t: 1, status: 200, headers: { 'x-note': 'a\r\nset-cookie: b' } },
+        },
+      ],
+    });
+    const headerLine = await startTestServer({ replay: split }).catch((error: unknown) => error);
+    expect((headerLine as Error).message).toBe(
+      'replay at requests[0].response.headers.x-note: expected a header value without line breaks',
     );
     const badSpeed = await startTestServer({ replay: hiddenPost, replaySpeed: 0 }).catch((error: unknown) => error);
     expect(badSpeed).toMatchObject({ name: 'RangeError', option: 'replaySpeed' });

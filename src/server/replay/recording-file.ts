@@ -33,7 +33,11 @@ const isoTime = z
   .string()
   .check(z.refine((text: string) => parseIsoDateTime(text) !== undefined, 'expected an ISO 8601 date-time'));
 const base64 = z.string().check(z.regex(/^[A-Za-z0-9+/]*={0,2}$/, 'expected base64'));
-const headers = z.record(z.string(), z.string());
+// Headers are sent again as they are: a name or value that could end a header line is refused here.
+const headers = z.record(
+  z.string().check(z.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'expected an HTTP header name')),
+  z.string().check(z.regex(/^[^\r\n\0]*$/, 'expected a header value without line breaks')),
+);
 const body = z.union([
   z.strictObject({ json: z.json() }),
   z.strictObject({ text: z.string() }),

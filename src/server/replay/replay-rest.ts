@@ -20,7 +20,7 @@ import { bodyBytes, fillPlaceholders, type Rewrite } from './rewrite.js';
 import type { Waits } from './waits.js';
 
 /** Headers of a recorded answer that describe the recorded connection, not the answer: the replay's own are sent. */
-const HOP_HEADERS = new Set(['connection', 'content-length', 'date', 'keep-alive', 'transfer-encoding']);
+export const HOP_HEADERS = new Set(['connection', 'content-length', 'date', 'keep-alive', 'transfer-encoding']);
 
 export interface RestReplayContext {
   exchanges: readonly RecordedExchange[];
@@ -113,7 +113,7 @@ export class RestReplay {
     });
     if (context.speed !== Infinity) await context.waits.until(context.now() + exchange.response.t / context.speed);
     const { status, headers, body } = exchange.response;
-    const kept = Object.entries(headers).filter(([name]) => !HOP_HEADERS.has(name));
+    const kept = Object.entries(headers).filter(([name]) => !HOP_HEADERS.has(name.toLowerCase()));
     const payload = bodyBytes(body, context.rewrite());
     const filled =
       body && !('base64' in body) ? Buffer.from(fillPlaceholders(payload.toString('utf8'), bound)) : payload;

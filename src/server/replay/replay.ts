@@ -18,7 +18,7 @@ import { closeReason, ConnectionSocket } from '../ws/connection.js';
 import type { FanOut } from '../ws/fanout.js';
 import { bindPlaceholders, closest, fitsRecorded, IgnoredFields, queryDifferences } from './match.js';
 import { ReplayConnection, type ReplayContext } from './replay-connection.js';
-import { RestReplay } from './replay-rest.js';
+import { HOP_HEADERS, RestReplay } from './replay-rest.js';
 import { bodyBytes, originsOf, type Rewrite } from './rewrite.js';
 import { scriptOf, type Script } from './script.js';
 import { Waits } from './waits.js';
@@ -75,11 +75,14 @@ function transportOf(url: RequestTarget): RecordedTransport | undefined {
   return path === `${WS_PATH}/${TREE_COMMAND}` ? 'tree' : 'url-form';
 }
 
-/** An upgrade answered with plain HTTP, then the socket closed. */
-function writeRefusal(socket: Duplex, status: number, type: string | undefined, body: Buffer): void {
-  const typeLine = type === undefined ? '' : `Content-Type: ${type}\r\n`;
+/** An upgrade answered with plain HTTP (headers checked when the recording was read), then the socket closed. */
+function writeRefusal(socket: Duplex, status: number, headers: Record<string, string>, body: Buffer): void {
+  const lines = Object.entries(headers)
+    .filter(([name]) => !HOP_HEADERS.has(name.toLowerCase()))
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.write(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Refused'}\r\n${typeLine}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Refused'}\r\n${lines}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
   );
   socket.end(body);
 }
@@ -206,7 +209,7 @@ export class Replay {
         (status) => {
           if (status === undefined) return this.#open(recorded, req, socket, head, url);
           const body = Buffer.from(this.#parts.faults.refusalBody(status));
-          writeRefusal(socket, status, 'application/json; charset=utf-8', body);
+          writeRefusal(socket, status, { 'content-type': 'application/json; charset=utf-8' }, body);
         },
         () => this.#open(recorded, req, socket, head, url),
       );
@@ -217,7 +220,7 @@ export class Replay {
     this.#usedConnections.add(recorded);
     if (recorded.refused) {
       const { status, headers, body } = recorded.refused;
-      writeRefusal(socket, status, headers['content-type'], bodyBytes(body, this.#rewrite));
+      writeRefusal(socket, status, headers, bodyBytes(body, this.#rewrite));
       return;
     }
     const bound = new Map<string, string>();
