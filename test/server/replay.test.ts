@@ -70,7 +70,9 @@ describe('serve --replay: WebSocket', () => {
     expect(closed.code).toBe(CLOSE_NO_RECORDED_REPLY);
     expect(closed.reason).toMatch(/^no recorded reply for \{"event":"on-stream-post"/);
     const line = logger.lines.find((entry) => entry.message === 'replay: no recorded reply')!;
-    expect(line.fields['closest']).toContain('"streamIds":"macro-wire"');
+    expect(line.fields['closest']).toBe(
+      '{"event":"on-stream-post","data":{"streamIds":"macro-wire","lastPosts":0},"requestId":"rec-1"}',
+    );
     expect(line.fields['differs']).toBe('data.streamIds');
     expect(server.replayReport()!.unmatched).toBe(1);
   });

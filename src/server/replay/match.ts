@@ -190,8 +190,15 @@ export function closest<T>(
   return found;
 }
 
+/** A body as a log line or an answer shows it: its JSON or text, or how many bytes. */
+export function bodyShown(body: RecordedBody | undefined, hide?: (text: string) => string): string {
+  if (body === undefined) return '(none)';
+  if ('base64' in body) return `${Buffer.byteLength(body.base64, 'base64')} bytes`;
+  return shown('json' in body ? body.json : body.text, hide);
+}
+
 /** A recorded or live value shown in a log line or an answer: short, and never a live key (`hide`). */
-export function shown(value: unknown, hide: (text: string) => string = (text) => text, limit = 300): string {
+function shown(value: unknown, hide: (text: string) => string = (text) => text, limit = 300): string {
   const text = hide(typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)));
   return text.length <= limit ? text : `${text.slice(0, limit)}…`;
 }

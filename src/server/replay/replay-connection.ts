@@ -15,7 +15,7 @@ import {
   bodyDifferences,
   closest,
   isObject,
-  shown,
+  bodyShown,
   type IgnoredFields,
 } from './match.js';
 import { fillPlaceholders } from './rewrite.js';
@@ -153,13 +153,12 @@ export class ReplayConnection extends Connection<ReplayContext> implements Hooke
     const { logger } = this.context;
     const ignored = this.#ignored;
     const near = closest(this.script.steps, (step) => bodyDifferences(step.frame, live, ignored));
-    const liveText =
-      'base64' in live ? `${data.length} bytes` : shown(data.toString('utf8'), (text) => this.hide(text));
+    const liveText = bodyShown(live, (text) => this.hide(text));
     logger.log('warn', 'replay: no recorded reply', {
       conn: this.id,
       recorded: this.script.connection.id,
       frame: liveText,
-      closest: near ? shown(near.best.frame, undefined) : '(the recorded connection has no client frames)',
+      closest: near ? bodyShown(near.best.frame) : '(the recorded connection has no client frames)',
       closestEvent: near?.best.event,
       differs: near ? near.differ.join(', ') || '(used already)' : undefined,
     });

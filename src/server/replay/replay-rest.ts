@@ -13,7 +13,7 @@ import {
   closest,
   fitsRecorded,
   queryDifferences,
-  shown,
+  bodyShown,
   type IgnoredFields,
 } from './match.js';
 import { bodyBytes, fillPlaceholders, type Rewrite } from './rewrite.js';
@@ -129,14 +129,14 @@ export class RestReplay {
       request: `${near.best.method} ${near.best.request.path}${near.best.request.query.length > 0 ? '?' : ''}${new URLSearchParams(near.best.request.query).toString()}`,
       differs: near.differ,
       ...(near.differ.some((field) => field === 'body' || field.startsWith('body.'))
-        ? { body: shown(near.best.request.body) }
+        ? { body: bodyShown(near.best.request.body) }
         : {}),
     };
     this.#context.logger.log('warn', 'replay: no recorded reply', {
       request: asked,
       closest: nearest?.request ?? '(the recording has no requests)',
       differs: nearest?.differs.join(', '),
-      body: live.body === undefined ? undefined : shown('base64' in live.body ? '(bytes)' : live.body, hide),
+      body: live.body === undefined ? undefined : bodyShown(live.body, hide),
     });
     sendJson(res, 404, {
       error: { code: 'not-found', message: `no recorded reply for ${asked}` },
