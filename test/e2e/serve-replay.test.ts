@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runToEnd } from '../support/cli.js';
+import { startServe } from '../support/serve.js';
 import { exchange, recording, recordingFile, wsConnection, fromServer } from '../support/recordings.js';
 
 beforeAll(ensureBuilt);
@@ -35,6 +36,15 @@ describe('serve --replay from the command line', () => {
     const lenient = await runToEnd(['serve', '--port', '0', '--quiet', '--replay', file, '--exec', READ_PAGE]);
     expect(lenient.code, lenient.stderr).toBe(0);
     expect(lenient.stderr).toContain('was never used');
+  });
+
+  it('prints the same at Ctrl-C, and exits 0', async () => {
+    const serve = await startServe(['--replay', await recordingFile(session)]);
+    serve.cli.child.kill('SIGINT');
+    const { code } = await serve.cli.exit();
+    expect(code).toBe(0);
+    expect(serve.cli.stderr).toContain('replay: recorded connection 1 (ws /v1/ws?apiKey=[redacted]) was never used');
+    expect(serve.cli.stderr).toContain('replay: recorded request 1 (GET /v1/streams?limit=1) was never used');
   });
 
   it('exits 0 under --replay-strict when everything recorded was used and nothing else asked', async () => {
