@@ -341,8 +341,7 @@ export class CoreServer {
   async #shutdown(): Promise<void> {
     this.#player?.stop();
     this.#dashboard?.close();
-    this.#replay?.close();
-    await this.#front.close();
+    await Promise.all([this.#front.close(), this.#replay?.close()]);
     this.#unsubscribeStore();
     try {
       await this.#stateFile?.close();

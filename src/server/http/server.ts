@@ -87,7 +87,7 @@ export interface FrontParts {
 }
 
 /** How long a peer has to answer the close handshake on shutdown before it is dropped. */
-const CLOSE_DEADLINE_MS = 2000;
+export const CLOSE_DEADLINE_MS = 2000;
 /**
  * Node checks the header and request timeouts only this often (30 s by default), so a
  * client trickling its headers was held up to that much past the timeout.

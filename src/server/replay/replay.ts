@@ -13,6 +13,7 @@ import { redactUrl } from '../../protocol/redact.js';
 import { TREE_COMMAND } from '../../protocol/types.js';
 import type { Clock } from '../clock.js';
 import { keyFromRequest, type RequestTarget } from '../http-util.js';
+import { CLOSE_DEADLINE_MS } from '../http/server.js';
 import type { Logger } from '../logger.js';
 import { closeReason, ConnectionSocket } from '../ws/connection.js';
 import type { FanOut } from '../ws/fanout.js';
@@ -324,10 +325,21 @@ export class Replay {
     };
   }
 
-  /** Closes every replayed connection (1001) and stops every wait. */
-  close(): void {
-    for (const connection of this.connections) connection.close(CLOSE_GOING_AWAY, 'server shutting down');
+  /** Closes every replayed connection (1001; one that does not answer is dropped after a while) and stops every wait. */
+  async close(): Promise<void> {
     this.#waits.close();
+    const closing = [...this.connections].map(
+      (connection) =>
+        new Promise<void>((resolve) => {
+          connection.onClosed(resolve);
+          connection.close(CLOSE_GOING_AWAY, 'server shutting down');
+        }),
+    );
+    const deadline = setTimeout(() => {
+      for (const connection of this.connections) connection.terminate();
+    }, CLOSE_DEADLINE_MS);
+    await Promise.all(closing);
+    clearTimeout(deadline);
     this.#wss.close();
   }
 }
