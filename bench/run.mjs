@@ -40,6 +40,7 @@ const BENCHMARKS = {
   'post-exit': './post-exit.mjs',
   terminal: './terminal.mjs',
   replay: './replay.mjs',
+  proxy: './proxy.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');

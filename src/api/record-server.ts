@@ -101,7 +101,12 @@ function checkPaths(given: Record<string, unknown>): string[] {
       parseJsonPath(path);
     } catch (error) {
       if (error instanceof JsonPathError)
-        throw optionError('type', 'recordRedact', `recordRedact has a path outside the JSONPath subset it takes: ${error.message}`, error);
+        throw optionError(
+          'type',
+          'recordRedact',
+          `recordRedact has a path outside the JSONPath subset it takes: ${error.message}`,
+          error,
+        );
       throw error;
     }
   }

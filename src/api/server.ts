@@ -228,7 +228,7 @@ export class StreamPostsServer {
  */
 export function startServer(options: StartServerOptions & { record: string }): Promise<RecordingServer>;
 export function startServer(options?: StartServerOptions): Promise<StreamPostsServer>;
-export function startServer(options: StartServerOptions = {}): Promise<StreamPostsServer | RecordingServer> {
+export async function startServer(options: StartServerOptions = {}): Promise<StreamPostsServer | RecordingServer> {
   if (options !== null && typeof options === 'object' && wantsRecording(options as Record<string, unknown>))
     return startRecording(options);
   return startInstance(options, undefined);

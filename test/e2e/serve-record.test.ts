@@ -3,12 +3,14 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createClient } from 'graphql-ws';
+import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RecordedConnection, RecordedEvent, Recording } from '../../src/protocol/recording.js';
 import { client, ensureBuilt, ROOT, runToEnd } from '../support/cli.js';
 import { http, openClient, publishOn, type Message } from '../support/harness.js';
 import { PNG } from '../support/media.js';
+import { until } from '../support/poll.js';
 import {
   keyForms,
   recordingSeed,
@@ -463,5 +465,104 @@ ws.on('close', () => process.exit(0));
     const { code, stderr } = await runToEnd(['serve', '--port', '0', ...args], { cwd: tmp });
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
+  });
+
+  it('drops a bot that stops reading with 1013 (--max-buffered) while the others get every post', async () => {
+    const { seed, keys } = recordingSeed();
+    const upstream = await startUpstream(tmp, seed, ['--rate-limit', '0']);
+    const recorder = await startRecorder(tmp, upstream.url, ['--max-buffered', '64KiB']);
+    const stalled = await openClient(`${recorder.url}/v1/ws?apiKey=${keys.alice}`);
+    await stalled.nextEvent('connected');
+    expect((await stalled.request('on-stream-post', { streamIds: 'macro' })).event).toBe('sub_ack');
+    const reader = await openClient(`${recorder.url}/v1/ws?apiKey=${keys.bob}`);
+    await reader.nextEvent('connected');
+    expect((await reader.request('on-stream-post', { streamIds: 'macro' })).event).toBe('sub_ack');
+    // Stops reading: what the proxy writes to it piles up in the kernel, then in the proxy.
+    stalled.ws.pause();
+    const publisher = await openClient(`${recorder.url}/v1/ws?apiKey=${keys.macro}`);
+    await publisher.nextEvent('connected');
+    const content = 'x'.repeat(16 * 1024);
+    let published = 0;
+    const dropped = recorder.cli.waitFor(
+      (out) => /a side stopped reading/.test(out.stderr),
+      'the slow bot dropped',
+      60_000,
+    );
+    let done = false;
+    void dropped.then(() => (done = true));
+    while (!done && published < 4000) {
+      expect((await publishOn(publisher, { streamId: 'macro', content: `${published} ${content}` })).event).toBe('ack');
+      published += 1;
+    }
+    await dropped;
+    await reader.next((message) => message.data?.text?.startsWith(`${published - 1} `));
+    stalled.ws.resume();
+    // The close frame waits behind what it did not read; past serve's grace the socket is cut.
+    expect([1013, 1006]).toContain((await stalled.closed).code);
+    for (const client of [reader, publisher]) client.close();
+    await Promise.all([reader, publisher].map((client) => client.closed));
+
+    const { recording } = await savedRecording(recorder);
+    expect(closeOf(recording.connections[0]!)).toMatchObject({ from: 'server', code: 1013, reason: 'slow consumer' });
+    const texts = frames(recording.connections[1]!, 'server').filter((frame) => frame.data?.text !== undefined);
+    expect(texts).toHaveLength(published);
+  });
+
+  it('refuses a connection or request past --record-max-connections with 503, and takes one again once one ends', async () => {
+    const { seed, keys } = recordingSeed();
+    const upstream = await startUpstream(tmp, seed);
+    const recorder = await startRecorder(tmp, upstream.url, ['--record-max-connections', '1']);
+    const first = await openClient(`${recorder.url}/v1/ws?apiKey=${keys.alice}`);
+    await first.nextEvent('connected');
+    const second = new WebSocket(`${recorder.url}/v1/ws?apiKey=${keys.bob}`);
+    second.on('error', () => {});
+    const status = await new Promise<number>((resolve) =>
+      second.once('unexpected-response', (_req, res) => resolve(res.statusCode!)),
+    );
+    expect(status).toBe(503);
+    const rest = await http({ httpUrl: recorder.httpUrl }, 'GET', '/v1/streams', { key: keys.alice });
+    expect(rest.status).toBe(503);
+    expect(rest.body.error).toMatchObject({ code: 'limit-exceeded' });
+    first.close();
+    await first.closed;
+    await until(
+      async () => (await http({ httpUrl: recorder.httpUrl }, 'GET', '/v1/streams', { key: keys.alice })).status === 200,
+      'the proxy to take a request again',
+    );
+
+    const { recording } = await savedRecording(recorder);
+    // What was refused here never reached the upstream, and is not in the recording.
+    expect(recording.connections).toHaveLength(1);
+    expect(recording.requests.every((exchange) => exchange.response.status === 200)).toBe(true);
+  });
+
+  it('records a wss:// upstream, itself serving wss:// with --tls-cert and --tls-key', async () => {
+    const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+      keySize: 2048,
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+    });
+    const cert = join(tmp, 'tls-cert.pem');
+    const key = join(tmp, 'tls-key.pem');
+    await writeFile(cert, pems.cert);
+    await writeFile(key, pems.private);
+    const { seed, keys } = recordingSeed();
+    const upstream = await startUpstream(tmp, seed, ['--tls-cert', cert, '--tls-key', key]);
+    expect(upstream.url).toMatch(/^wss:\/\//);
+    const file = join(tmp, 'tls-recording.json');
+    // The upstream's certificate is trusted as a public service's would be.
+    const cli = client(
+      ['serve', '--port', '0', '--record', file, '--upstream', upstream.url, '--tls-cert', cert, '--tls-key', key],
+      { env: { NODE_EXTRA_CA_CERTS: cert } },
+    );
+    const url = await cli.url();
+    expect(url).toMatch(/^wss:\/\//);
+    const alice = await openClient(`${url}/v1/ws?apiKey=${keys.alice}`, { rejectUnauthorized: false });
+    await alice.nextEvent('connected');
+    alice.close();
+    await alice.closed;
+    const { recording } = await savedRecording({ cli, url, httpUrl: url.replace(/^wss/, 'https'), file });
+    expect(recording.meta.upstream).toBe(new URL(upstream.url).origin);
+    expect(frames(recording.connections[0]!, 'server')[0].event).toBe('connected');
   });
 });

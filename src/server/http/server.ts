@@ -125,13 +125,19 @@ function routeUpgrade(url: RequestTarget): Route | typeof GRAPHQL | undefined {
   return route;
 }
 
+/** The host of the URLs clients are given for a bound address: a wildcard bind is reached on loopback. */
+export function hostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
 /** A socket's error listener: it ends the socket (shared, so no connection holds a closure for it). */
 function destroySocket(this: Duplex): void {
   this.destroy();
 }
 
 /** A refusal on a socket that asked for an upgrade: plain HTTP, then the socket is closed. */
-function refuseUpgrade(socket: Duplex, status: number, statusText: string, body = ''): void {
+export function refuseUpgrade(socket: Duplex, status: number, statusText: string, body = ''): void {
   const type = body === '' ? '' : 'Content-Type: application/json; charset=utf-8\r\n';
   socket.end(
     `HTTP/1.1 ${status} ${statusText}\r\n${type}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -449,9 +455,7 @@ export class HttpFront {
   }
 
   #hostForUrl(): string {
-    const host = this.#options.host;
-    if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
-    return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+    return hostForUrl(this.#options.host);
   }
 
   get connectionCount(): number {

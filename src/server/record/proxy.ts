@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { answerBodyError, sendError } from '../http-util.js';
 import { createPerimeter } from '../http/perimeter.js';
+import { hostForUrl, refuseUpgrade } from '../http/server.js';
 import type { Logger } from '../logger.js';
 import { Recorder } from './recorder.js';
 import type { ProxyTrace } from './forwarding.js';
@@ -48,11 +49,9 @@ export interface RecordingProxyOptions {
 /** How long a peer has to answer the close on shutdown before it is dropped (as the service allows). */
 const CLOSE_DEADLINE_MS = 2000;
 
-function refuseUpgrade(socket: Duplex, status: number, statusText: string, code: string, message: string): void {
-  const body = JSON.stringify({ error: { code, message } });
-  socket.end(
-    `HTTP/1.1 ${status} ${statusText}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
+/** An upgrade refused here, not by the upstream: a JSON error as `serve`'s own refusals have. */
+function refuse(socket: Duplex, status: number, statusText: string, code: string, message: string): void {
+  refuseUpgrade(socket, status, statusText, JSON.stringify({ error: { code, message } }));
 }
 
 export class RecordingProxy {
@@ -92,6 +91,8 @@ export class RecordingProxy {
       autoPong: false,
       perMessageDeflate: false,
       maxPayload: MAX_PROXIED_FRAME,
+      // The bytes are passed on as they came: the upstream checks them.
+      skipUTF8Validation: true,
       handleProtocols: (_offered, req) => this.#chosen.get(req) || false,
     });
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -113,14 +114,14 @@ export class RecordingProxy {
     this.#http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => socket.destroy());
       const refusal = checkPerimeter(req.headers);
-      if (refusal) return refuseUpgrade(socket, refusal.status, 'Forbidden', 'forbidden', refusal.reason);
+      if (refusal) return refuse(socket, refusal.status, 'Forbidden', 'forbidden', refusal.reason);
       if (this.#closing)
-        return refuseUpgrade(socket, 503, 'Service Unavailable', 'unavailable', 'the recording proxy is shutting down');
+        return refuse(socket, 503, 'Service Unavailable', 'unavailable', 'the recording proxy is shutting down');
       if (isAdminPath(new URL(req.url ?? '/', 'http://proxy').pathname)) {
         this.#learnAdmin(req);
-        return refuseUpgrade(socket, 404, 'Not Found', 'not-found', ADMIN_NOT_FORWARDED);
+        return refuse(socket, 404, 'Not Found', 'not-found', ADMIN_NOT_FORWARDED);
       }
-      if (this.#full()) return refuseUpgrade(socket, 503, 'Service Unavailable', 'limit-exceeded', this.#fullMessage());
+      if (this.#full()) return refuse(socket, 503, 'Service Unavailable', 'limit-exceeded', this.#fullMessage());
       const relay = new WsRelay(
         {
           recorder: this.#recorder,
@@ -173,6 +174,7 @@ export class RecordingProxy {
           upstream: this.#httpOrigin,
           bodyTimeoutMs: this.#options.bodyTimeoutMs,
           trace: this.#options.trace,
+          logger: this.#options.logger,
         },
         req,
         res,
@@ -205,18 +207,12 @@ export class RecordingProxy {
     return this.#address.port;
   }
 
-  #hostForUrl(): string {
-    const host = this.#options.host;
-    if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
-    return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  }
-
   get url(): string {
-    return `${this.#options.tls ? 'wss' : 'ws'}://${this.#hostForUrl()}:${this.port}`;
+    return `${this.#options.tls ? 'wss' : 'ws'}://${hostForUrl(this.#options.host)}:${this.port}`;
   }
 
   get httpUrl(): string {
-    return `${this.#options.tls ? 'https' : 'http'}://${this.#hostForUrl()}:${this.port}`;
+    return `${this.#options.tls ? 'https' : 'http'}://${hostForUrl(this.#options.host)}:${this.port}`;
   }
 
   /** Proxied WebSocket connections open now. */

@@ -125,9 +125,13 @@ export class Recorder {
     this.#keptFor = this.secrets.version;
   }
 
-  /** Our dialect's `connected` states the rate limit (`hello=1`); the hosted one never does. */
+  /**
+   * Our dialect's `connected` states the rate limit (`hello=1`, when one is set), and only our
+   * dialect sends `stream.post.released`; the hosted one does neither.
+   */
   #noteDialect(json: Json): void {
     if (this.#dialect === 'stream-posts' || json === null || typeof json !== 'object' || Array.isArray(json)) return;
+    if (json['event'] === 'stream.post.released') this.#dialect = 'stream-posts';
     if (json['event'] !== 'connected') return;
     const data = json['data'];
     const ours = data !== null && typeof data === 'object' && !Array.isArray(data) && 'rateLimit' in data;

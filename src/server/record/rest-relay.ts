@@ -3,6 +3,7 @@
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { readBody, sendError } from '../http-util.js';
+import type { Logger } from '../logger.js';
 import type { Recorder } from './recorder.js';
 import { forwardedHeaders, type ProxyTrace } from './forwarding.js';
 import { learnRequest, recordedHead, responseHeaders } from './handshake.js';
@@ -16,6 +17,7 @@ export interface RestRelayContext {
   upstream: string;
   bodyTimeoutMs: number;
   trace: ProxyTrace | undefined;
+  logger: Logger;
 }
 
 /** Reads an answer whole, up to the bound. */
@@ -86,6 +88,11 @@ export async function relayRequest(
     answer = Buffer.from(JSON.stringify({ error: { code: 'unavailable', message } }));
     sendError(res, 'unavailable', message, 502);
   }
+  context.logger.log('debug', 'proxied request', {
+    method,
+    path: recorder.secrets.scrub(rawUrl.split('?')[0]!),
+    status,
+  });
   if (!kept) return;
   // Kept first: an answer that hands out an upload address teaches its token before anything shows it.
   const responseBody = recorder.body('server', answer);

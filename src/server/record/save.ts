@@ -6,6 +6,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import type { Recording } from '../../protocol/recording.js';
 import { secretScrubber } from '../../protocol/redact.js';
 import { parseJsonPath, replaceAtPath } from './json-path.js';
+import { ESCAPED } from './secrets.js';
 
 /** What a `--record-redact` field becomes. */
 export const REDACTED_FIELD = '<redacted>';
@@ -55,24 +56,56 @@ export function redactFields(recording: Recording, paths: readonly string[]): { 
   return paths.map((path) => ({ path, count: replaceAtPath(recording, parseJsonPath(path), REDACTED_FIELD) }));
 }
 
-/** Where in `value` a string (or a field's name) holds a secret, as a JSON path; undefined when none does. */
-function placeOfSecret(value: unknown, holds: (text: string) => boolean, path = '$'): string | undefined {
-  if (typeof value === 'string') return holds(value) ? path : undefined;
-  if (value === null || typeof value !== 'object') return undefined;
-  if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index += 1) {
-      const found = placeOfSecret(value[index], holds, `${path}[${index}]`);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  for (const [name, inner] of Object.entries(value)) {
-    const at = /^[A-Za-z_$][\w$]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`;
-    if (holds(name)) return `${at} (the field's name)`;
-    const found = placeOfSecret(inner, holds, at);
+/**
+ * Where in `value` a string (or a field's name) holds a secret: its JSON path and the string;
+ * undefined when none does. The path is written out only for the place found (`at` holds its
+ * steps meanwhile): a recording has millions of strings.
+ */
+function placeOfSecret(
+  value: unknown,
+  holds: (text: string) => boolean,
+  at: (string | number)[] = [],
+  clean = new WeakSet<object>(),
+): { path: string; text: string } | undefined {
+  if (typeof value === 'string') return holds(value) ? { path: jsonPath(at), text: value } : undefined;
+  // A post fanned out to many connections is one object in many places: looked through once.
+  if (value === null || typeof value !== 'object' || clean.has(value)) return undefined;
+  const entries: [string | number, unknown][] = Array.isArray(value)
+    ? value.map((item, index) => [index, item])
+    : Object.entries(value);
+  for (const [name, inner] of entries) {
+    at.push(name);
+    const found =
+      typeof name === 'string' && holds(name)
+        ? { path: `${jsonPath(at)} (the field's name)`, text: name }
+        : placeOfSecret(inner, holds, at, clean);
+    at.pop();
     if (found) return found;
   }
+  clean.add(value);
   return undefined;
+}
+
+function jsonPath(steps: readonly (string | number)[]): string {
+  return steps
+    .map((step) =>
+      typeof step === 'number'
+        ? `[${step}]`
+        : /^[A-Za-z_$][\w$]*$/.test(step)
+          ? `.${step}`
+          : `[${JSON.stringify(step)}]`,
+    )
+    .reduce((path, step) => path + step, '$');
+}
+
+/** Whether `text` holds `values`: plain (a native search), escaped (the scrubber, only where escapes are), or JSON-escaped. */
+function holderOf(values: readonly string[]): (text: string) => boolean {
+  const scrub = secretScrubber(values, '');
+  const jsonEscaped = values.map((value) => JSON.stringify(value).slice(1, -1)).filter((form, i) => form !== values[i]);
+  return (text) =>
+    values.some((value) => text.includes(value)) ||
+    (ESCAPED.test(text) && scrub(text) !== text) ||
+    (jsonEscaped.length > 0 && jsonEscaped.some((form) => JSON.stringify(text).includes(form)));
 }
 
 /**
@@ -85,15 +118,16 @@ export function checkNoSecret(
   text: string,
   secrets: readonly { value: string; placeholder: string }[],
 ): void {
+  if (secrets.length === 0) return;
+  const found = placeOfSecret(recording, holderOf(secrets.map(({ value }) => value)));
+  if (found) {
+    const secret = secrets.find(({ value }) => holderOf([value])(found.text))!;
+    throw new SecretInRecordingError(found.path, secret.placeholder);
+  }
+  // Belt and braces: the bytes to be written, in the forms a reader of the file would meet.
   for (const { value, placeholder } of secrets) {
-    const scrub = secretScrubber([value], '');
-    const escaped = JSON.stringify(value).slice(1, -1);
-    const holds = (string: string) => scrub(string) !== string || JSON.stringify(string).includes(escaped);
-    const place = placeOfSecret(recording, holds);
-    if (place) throw new SecretInRecordingError(place, placeholder);
-    // Belt and braces: the bytes to be written, in the forms a reader of the file would meet.
-    if ([value, escaped, encodeURIComponent(value)].some((form) => text.includes(form)))
-      throw new SecretInRecordingError('the serialized file', placeholder);
+    const forms = [value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)];
+    if (forms.some((form) => text.includes(form))) throw new SecretInRecordingError('the serialized file', placeholder);
   }
 }
 

@@ -9,6 +9,8 @@ import { secretScrubber } from '../../protocol/redact.js';
 const MIN_SECRET_LENGTH = 8;
 /** Texts seen again (one post fanned out to many subscribers) are scrubbed once while they stay this few. */
 const MEMO_SIZE = 256;
+/** What the scrubber decodes before it looks (percent and `\\u` escapes). */
+export const ESCAPED = /%[0-9a-f]{2}|\\u[0-9a-f]{4}/i;
 
 interface Secret {
   kind: RedactionKind;
@@ -65,6 +67,8 @@ export class RecordSecrets {
   /** `text` with every secret learned so far replaced by its placeholder, in any escaped form the scrubber knows. */
   scrub(text: string): string {
     if (this.#secrets.size === 0) return text;
+    // Most texts hold no secret and no escape: a native search settles them.
+    if (!ESCAPED.test(text) && !this.#holdsPlain(text)) return text;
     const memo = this.#memo.get(text);
     if (memo !== undefined) {
       if (memo !== text) this.#countIn(memo, text);
@@ -76,6 +80,11 @@ export class RecordSecrets {
     this.#memo.set(text, out);
     if (out !== text) this.#countIn(out, text);
     return out;
+  }
+
+  #holdsPlain(text: string): boolean {
+    for (const value of this.#secrets.keys()) if (text.includes(value)) return true;
+    return false;
   }
 
   #countIn(scrubbed: string, original: string): void {

@@ -3,8 +3,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { type WebSocketServer } from 'ws';
-import { CLOSE_GOING_AWAY, CLOSE_REASONS, CLOSE_SLOW_CONSUMER } from '../../protocol/close-codes.js';
+import { CLOSE_GOING_AWAY, CLOSE_SLOW_CONSUMER } from '../../protocol/close-codes.js';
 import type { Logger } from '../logger.js';
+import { closeSlowConsumer, SLOW_CONSUMER_REASON } from '../ws/outbound.js';
 import type { ConnectionRecord, Recorder } from './recorder.js';
 import { forwardedHeaders, type ProxyTrace } from './forwarding.js';
 import { learnRequest, recordedHead, responseHeaders, transportOf } from './handshake.js';
@@ -51,6 +52,11 @@ export class WsRelay {
   readonly #upstream: WebSocket;
   readonly #trace: ((direction: 'sent' | 'received', text: string) => void) | undefined;
   #bot: WebSocket | undefined;
+  /** The bot's socket, corked for the rest of a turn once a frame is written to it (as `serve` corks). */
+  readonly #socket: Duplex;
+  #corked = false;
+  /** The address, keys as their placeholders, for the log. */
+  readonly #path: string;
   /** The upstream's frames that came before the bot's handshake was done. */
   #early: [Buffer, boolean][] = [];
   /** Set by the first close, from either side: the other side's answer is its echo. */
@@ -61,10 +67,12 @@ export class WsRelay {
 
   constructor(context: RelayContext, req: IncomingMessage, socket: Duplex, head: Buffer, traceId: number) {
     this.#context = context;
+    this.#socket = socket;
     const { recorder } = context;
     const url = new URL(req.url ?? '/', 'http://proxy');
     learnRequest(recorder.secrets, url, req.headers);
     const start = recorder.now();
+    this.#path = recorder.secrets.scrub((req.url ?? '/').split('?')[0]!);
     this.#record = recorder.connection(
       transportOf(url),
       recordedHead(recorder.secrets, req.url ?? '/', req.headers),
@@ -85,6 +93,8 @@ export class WsRelay {
       followRedirects: false,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
       maxPayload: MAX_PROXIED_FRAME,
+      // The bytes are passed on as they came: the bot's own client checks them.
+      skipUTF8Validation: true,
     });
     const upstream = this.#upstream;
     // The bot gave up before the upstream answered.
@@ -170,6 +180,11 @@ export class WsRelay {
   }
 
   #fromUpstream(data: Buffer, binary: boolean): void {
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#socket.cork();
+      process.nextTick(this.#uncork);
+    }
     this.#record?.frame('server', data, binary);
     this.#trace?.('received', binary ? `(binary, ${data.length} bytes)` : data.toString('utf8'));
     this.#send(this.#bot!, data, binary);
@@ -193,11 +208,14 @@ export class WsRelay {
       code: CLOSE_SLOW_CONSUMER,
     });
     this.#ended = true;
-    this.#record?.close('server', CLOSE_SLOW_CONSUMER, CLOSE_REASONS[CLOSE_SLOW_CONSUMER]!);
-    this.#bot?.close(CLOSE_SLOW_CONSUMER, CLOSE_REASONS[CLOSE_SLOW_CONSUMER]);
-    this.#upstream.close(CLOSE_GOING_AWAY, 'the client stopped reading');
-    // A peer that stopped reading will not read the close either.
-    if (to === this.#bot) this.#bot.terminate();
+    this.#record?.close('server', CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+    // The side that stopped reading gets serve's treatment: its close frame queued behind what it
+    // did not read, its socket dropped after a grace.
+    const bot = this.#bot!;
+    if (to === bot) closeSlowConsumer(bot);
+    else bot.close(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+    if (to === this.#upstream) closeSlowConsumer(this.#upstream);
+    else this.#upstream.close(CLOSE_GOING_AWAY, 'the client stopped reading');
   }
 
   #closed(from: 'client' | 'server', code: number, reason: Buffer, other: WebSocket): void {
@@ -205,9 +223,19 @@ export class WsRelay {
     this.#ended = true;
     const text = reason.toString('utf8');
     this.#record?.close(from, code, text);
+    this.#context.logger.log('info', 'proxied connection closed', {
+      path: this.#path,
+      by: from === 'client' ? 'client' : 'upstream',
+      code,
+    });
     this.#trace?.(from === 'client' ? 'sent' : 'received', `close ${code}${text === '' ? '' : ` ${text}`}`);
     passClose(other, code, reason);
   }
+
+  readonly #uncork = (): void => {
+    this.#corked = false;
+    this.#socket.uncork();
+  };
 
   /** On shutdown: the bot gets the 1001 `serve` sends, and the upstream hears it is going away. */
   shutdown(): void {

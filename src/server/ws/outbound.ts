@@ -62,9 +62,11 @@ export function countReply(ws: WebSocket, frame: Buffer | string): void {
   repliesThisTurn.set(ws, (repliesThisTurn.get(ws) ?? 0) + bytes);
 }
 
+export const SLOW_CONSUMER_REASON = 'slow consumer';
+
 /** Closes a peer that stopped reading, and drops its socket if it does not read the close frame either. */
 export function closeSlowConsumer(ws: WebSocket): void {
-  ws.close(CLOSE_SLOW_CONSUMER, 'slow consumer');
+  ws.close(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
   setTimeout(() => ws.terminate(), SLOW_CONSUMER_GRACE_MS).unref();
 }
 
