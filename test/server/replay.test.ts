@@ -159,6 +159,7 @@ describe('serve --replay: REST', () => {
       error: { code: 'not-found', message: 'no recorded reply for GET /v1/streams?limit=2' },
       closest: { id: 1, request: 'GET /v1/streams?limit=1', differs: ['query.limit'] },
     });
+    expect((await fetch(`${server.httpUrl}/v1/ws`)).status).toBe(426);
     const unused = server.replayReport()!.unusedRequests.map((request) => request.id);
     expect(unused).toEqual([1, 2, 3]);
   });

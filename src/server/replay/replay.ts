@@ -254,7 +254,8 @@ export class Replay {
 
   /** Answers a request from the recording, or gives it back (its body readable again) for the simulated service. */
   request(req: IncomingMessage, res: ServerResponse, url: URL): Promise<IncomingMessage | undefined> {
-    if (url.pathname.startsWith('/_admin')) return Promise.resolve(req);
+    // The admin endpoints are the simulated service's; a WebSocket address without an upgrade gets its 426 there.
+    if (url.pathname.startsWith('/_admin') || transportOf(url) !== undefined) return Promise.resolve(req);
     return this.#rest.handle(req, res, url);
   }
 
