@@ -254,8 +254,12 @@ export class Replay {
 
   /** Answers a request from the recording, or gives it back (its body readable again) for the simulated service. */
   request(req: IncomingMessage, res: ServerResponse, url: URL): Promise<IncomingMessage | undefined> {
-    // The admin endpoints are the simulated service's; a WebSocket address without an upgrade gets its 426 there.
-    if (url.pathname.startsWith('/_admin') || transportOf(url) !== undefined) return Promise.resolve(req);
+    // The admin endpoints are the simulated service's; a WebSocket address without an upgrade
+    // gets its 426 there, unless the recording holds requests to it (the hosted `/graphql` takes HTTP too).
+    const webSocketOnly =
+      transportOf(url) !== undefined &&
+      !this.#settings.recording.requests.some((exchange) => fitsRecorded(exchange.request.path, url.pathname));
+    if (url.pathname.startsWith('/_admin') || webSocketOnly) return Promise.resolve(req);
     return this.#rest.handle(req, res, url);
   }
 
