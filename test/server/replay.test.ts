@@ -151,6 +151,23 @@ describe('serve --replay: REST', () => {
     expect(server.replayReport()!.unusedRequests).toEqual([]);
   });
 
+  it('answers an HTTP request to /graphql the recording holds, as the hosted service takes one', async () => {
+    const mutation = { query: 'mutation { createPost(text: "hi") { id } }' };
+    const held = recording({
+      requests: [
+        exchange(1, 'POST', '/graphql', [], { status: 200, json: { data: { createPost: { id: 'x' } } } }, mutation),
+      ],
+    });
+    const server = await startTestServer({ replay: held, replaySpeed: 'max' });
+    const response = await fetch(`${server.httpUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(mutation),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ data: { createPost: { id: 'x' } } });
+  });
+
   it('answers 404 naming the closest recorded request and what differs', async () => {
     const server = await startTestServer({ replay: streams, replaySpeed: 'max' });
     const response = await fetch(`${server.httpUrl}/v1/streams?limit=2`);
@@ -160,6 +177,7 @@ describe('serve --replay: REST', () => {
       closest: { id: 1, request: 'GET /v1/streams?limit=1', differs: ['query.limit'] },
     });
     expect((await fetch(`${server.httpUrl}/v1/ws`)).status).toBe(426);
+    expect((await fetch(`${server.httpUrl}/graphql`, { method: 'POST', body: '{}' })).status).toBe(426);
     const unused = server.replayReport()!.unusedRequests.map((request) => request.id);
     expect(unused).toEqual([1, 2, 3]);
   });
