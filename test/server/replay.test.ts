@@ -108,6 +108,37 @@ describe('serve --replay: WebSocket', () => {
     expect(createdAt - serverTime).toBe(2_100);
   });
 
+  it('scales the recorded offsets with a speed: ten minutes of recording at 100,000 times', async () => {
+    const late = recording({
+      connections: [wsConnection(1, [connected, subscribe('rec-1'), subAck('rec-1'), post(600_000, 'late')])],
+    });
+    const server = await startTestServer({ replay: late, replaySpeed: 100_000 });
+    const bot = await openReplayed(server, `/v1/ws?apiKey=${KEYS.alice}`);
+    bot.send(JSON.stringify({ event: 'on-stream-post', data: { streamIds: 'macro-wire', lastPosts: 0 } }));
+    await bot.waitFor((m) => m['event'] === 'stream.post.created', 'the post ten recorded minutes later', 10_000);
+  });
+
+  it('leaves the fields named with replayIgnore out of matching', async () => {
+    const traced = recording({
+      connections: [
+        wsConnection(1, [
+          connected,
+          fromClient(100, { event: 'on-stream-post', data: { streamIds: 'macro-wire', trace: { id: 'rec' } } }),
+          subAck('x'),
+        ]),
+      ],
+    });
+    const live = JSON.stringify({ event: 'on-stream-post', data: { streamIds: 'macro-wire', trace: { id: 'live' } } });
+    const ignoring = await startTestServer({ replay: traced, replaySpeed: 'max', replayIgnore: ['data.trace.id'] });
+    const bot = await openReplayed(ignoring, `/v1/ws?apiKey=${KEYS.alice}`);
+    bot.send(live);
+    await bot.waitFor((m) => m['event'] === 'sub_ack', 'the sub_ack', 10_000);
+    const strict = await startTestServer({ replay: traced, replaySpeed: 'max' });
+    const other = await openReplayed(strict, `/v1/ws?apiKey=${KEYS.alice}`);
+    other.send(live);
+    expect((await other.closed).code).toBe(CLOSE_NO_RECORDED_REPLY);
+  });
+
   it('keeps the recorded date-times with replayTimes as-recorded', async () => {
     const server = await startTestServer({ replay: subscriber, replaySpeed: 'max', replayTimes: 'as-recorded' });
     const bot = await openReplayed(server, `/v1/ws?apiKey=${KEYS.alice}`);
