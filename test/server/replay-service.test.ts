@@ -219,6 +219,8 @@ describe('serve --replay: what else a recording holds', () => {
       id: 'sim-1',
       payload: { data: { streamPostCreated: { streamId: 'macro-wire' } } },
     });
+    // The simulated service's own acknowledgement is kept back: the bot has had the recorded one.
+    expect(bot.received.filter((r) => r.message?.['type'] === 'connection_ack')).toHaveLength(1);
     expect(bot.isClosed).toBe(false);
   });
 

@@ -88,6 +88,22 @@ function writeRefusal(socket: Duplex, status: number, headers: Record<string, st
   socket.end(body);
 }
 
+/**
+ * Calls `then` once the simulated service acknowledges a graphql-ws session given to it
+ * mid-way (its key may take a store's answer), and keeps that second `connection_ack` back:
+ * the bot has had the recorded one. A refusal reaches the bot as it is, and `then` never runs.
+ */
+function afterAcknowledged(ws: ConnectionSocket, then: () => void): void {
+  const send = ws.send;
+  ws.send = function sendUnlessAck(this: ConnectionSocket, data: unknown, ...rest: unknown[]) {
+    if (typeof data !== 'string' || !data.includes('"connection_ack"'))
+      return (send as (...args: unknown[]) => void).call(this, data, ...rest);
+    ws.send = send;
+    (rest.find((arg) => typeof arg === 'function') as (() => void) | undefined)?.();
+    then();
+  } as typeof ws.send;
+}
+
 const queryText = (query: readonly [string, string][]) =>
   query.length === 0 ? '' : `?${new URLSearchParams(query as [string, string][]).toString()}`;
 
@@ -283,9 +299,13 @@ export class Replay {
       // The socket reads nothing until the simulated service listens on it, then gets what opened it there too.
       ws.pause();
       void this.#parts.handOver(ws, socket, origin.key, origin.url).then(() => {
+        const answer = () => {
+          ws.emit('message', frame, isBinary);
+          ws.resume();
+        };
+        if (opening.length === 0) return answer();
+        afterAcknowledged(ws, answer);
         for (const earlier of opening) ws.emit('message', earlier, false);
-        ws.emit('message', frame, isBinary);
-        ws.resume();
       });
     });
     return true;
