@@ -39,6 +39,7 @@ const BENCHMARKS = {
   graphql: './graphql.mjs',
   'post-exit': './post-exit.mjs',
   terminal: './terminal.mjs',
+  replay: './replay.mjs',
   proxy: './proxy.mjs',
 };
 

@@ -24,6 +24,8 @@ export type {
   Logger,
   LogLevel,
   LogFields,
+  ReplayReport,
+  Recording,
 } from './api/server.js';
 export { connect } from './api/client.js';
 export type {

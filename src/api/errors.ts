@@ -24,6 +24,8 @@ export const CLIENT_ERROR_CODES = [
   'invalid-scenario',
   /** A recording proxy's last scan found a secret no redaction covered: nothing was saved; `path` names the place (a JSON path). */
   'secret-in-recording',
+  /** `startServer` was given a recording to replay that does not validate; `path` names the file and place. */
+  'invalid-recording',
 ] as const;
 
 export type StreamPostsErrorCode = ErrorCode | (typeof CLIENT_ERROR_CODES)[number];

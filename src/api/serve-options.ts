@@ -8,6 +8,7 @@
  */
 import { DEFAULTS } from '../server/defaults.js';
 import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
+import { REPLAY_SERVE_OPTIONS } from './serve-options-replay.js';
 
 /** How a value is read from a flag, and what startServer accepts. */
 export type ServeOptionType =
@@ -446,6 +447,7 @@ export const SERVE_OPTIONS = {
     api: false,
     doc: 'run a command against the server, then stop; exits with its exit code',
   },
+  ...REPLAY_SERVE_OPTIONS,
   color: {
     flag: '--no-color',
     type: 'boolean',

@@ -11,6 +11,7 @@ import {
 import { StateFileError } from '../server/admin/state-file.js';
 import { StateLockError } from '../server/admin/state-lock.js';
 import type { StateDocument } from '../protocol/state.js';
+import type { ReplayReport } from '../server/replay/replay.js';
 import type { PlayOptions, ScenarioPlayer } from '../server/admin/scenario-player.js';
 export type { PlayOptions, ScenarioStart } from '../server/admin/scenario-player.js';
 import { loadScenario, stepResult, type ScenarioPlayback, type ScenarioStepResult } from './scenario.js';
@@ -22,6 +23,8 @@ export type { SeedInput, StartServerOptions } from './start-options.js';
 export type { RecordingServer, ProxiedFrame } from './record-server.js';
 export type { Logger, LogLevel, LogFields } from '../server/logger.js';
 export type { StateDocument } from '../protocol/state.js';
+export type { ReplayReport } from '../server/replay/replay.js';
+export type { Recording } from '../protocol/recording.js';
 export type { ScenarioPlayback, ScenarioStepResult, ScenarioSummary } from './scenario.js';
 /** What `state()` reports (the same as `GET /_admin/state`). */
 export type ServerState = AdminState;
@@ -191,6 +194,15 @@ export class StreamPostsServer {
     if (!this.#player?.stepped) throw new TypeError('step() needs a scenario played with { stepped: true }');
     const outcome = await this.#player.step();
     return outcome === undefined ? undefined : stepResult(outcome);
+  }
+
+  /**
+   * With `replay`: what of the recording was used so far (recorded connections and requests no
+   * live one matched, client frames never reached, how many live ones matched nothing);
+   * undefined without a recording.
+   */
+  replayReport(): ReplayReport | undefined {
+    return this.#core.replayReport();
   }
 
   /** Open WebSocket connections now; unlike `state()` it needs no store, so it also answers while closing. */

@@ -14,6 +14,7 @@ import { isValidToken, normalizeOrigin } from '../server/http/perimeter.js';
 import type { ServerOptions as CoreOptions } from '../server/assemble.js';
 import { checkRedisUrl } from '../server/stores/redis-keys.js';
 import { StreamPostsError } from './errors.js';
+import { replaySettings, type ReplayOptions } from './replay-options.js';
 import {
   SERVE_OPTIONS,
   START_SERVER_OPTION_NAMES,
@@ -77,7 +78,7 @@ void seedInputMatchesSchema;
  * What `startServer` takes. Beside the options the core server takes alike (documented once, in
  * SharedServerOptions), a seed as written or its file, and where state lives.
  */
-export interface StartServerOptions extends SharedServerOptions {
+export interface StartServerOptions extends SharedServerOptions, ReplayOptions {
   /** A seed object, or the path of a seed JSON file. Default: the demo seed. */
   seed?: SeedInput | string;
   /**
@@ -273,7 +274,9 @@ export async function coreOptions(
     throw optionError('type', 'state', `state ${STATE_NEEDS_MEMORY}`);
   }
   const seed = await loadSeed(given['seed']);
+  const replay = await replaySettings(given);
   return {
+    ...replay,
     ...(state === undefined ? {} : { state }),
     ...(hostedHiddenPosts === undefined ? {} : { hostedHiddenPosts }),
     ...(core as Partial<CoreOptions>),

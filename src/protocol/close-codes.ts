@@ -7,6 +7,8 @@ export const CLOSE_INTERNAL_ERROR = 1011;
 export const CLOSE_SERVICE_RESTART = 1012;
 export const CLOSE_SLOW_CONSUMER = 1013;
 export const CLOSE_UNAUTHORIZED = 4401;
+/** `serve --replay`: the client sent what the recording has no answer for (PROTOCOL.md B9). */
+export const CLOSE_NO_RECORDED_REPLY = 4400;
 
 /** The reason the service sends with `CLOSE_UNAUTHORIZED` on the plain endpoint. */
 export const UNAUTHORIZED_CLOSE_REASON = 'unauthorized';

@@ -16,6 +16,7 @@ import { HttpFront } from './http/server.js';
 import { isLoopbackName } from './http/perimeter.js';
 import { createRestHandler } from './http/rest.js';
 import { scrubSecrets, silentLogger, type Logger } from './logger.js';
+import { Replay, type ReplayReport } from './replay/replay.js';
 import { storeLimits, type ServerOptions } from './server-options.js';
 import type { Seed } from './service/seed.js';
 import { StreamPostsService } from './service/service.js';
@@ -89,6 +90,8 @@ export class CoreServer {
   /** Settles when the first subscription goes live, on any transport. */
   readonly #firstSubscription: Promise<void>;
   #subscribed: () => void = () => {};
+  /** The recording served back, when there is one. */
+  readonly #replay: Replay | undefined;
 
   constructor(options: ServerOptions) {
     const host = options.host ?? DEFAULTS.host;
@@ -132,8 +135,26 @@ export class CoreServer {
     const { createRateLimiter, createReplyBudget, statedRateLimit, keyLimits } = rateLimits(options);
     const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs;
     const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes;
+    this.#replay =
+      options.replay &&
+      new Replay(options.replay, {
+        clock: this.clock,
+        logger,
+        fanout,
+        maxBufferedBytes,
+        bodyTimeoutMs,
+        connectionIdPrefix: options.instance?.name ?? '',
+        faults: {
+          refusal: (key) => this.faults.refusal(key),
+          refusalBody: (status) => this.faults.refusalBody(status),
+        },
+        handOver: (ws, socket, key, url) => this.#front.adopt(ws, socket, key, url),
+      });
+    // Replayed connections are listed, closed and disturbed by faults as the simulated service's are.
+    const connections = () =>
+      this.#replay ? [...this.#front.sessions, ...this.#replay.connections] : this.#front.sessions;
     this.faults = new FaultRegistry({
-      connections: () => this.#front.sessions,
+      connections,
       authenticate: (key) => service.authenticate(key),
       logger,
       maxBufferedBytes,
@@ -155,8 +176,8 @@ export class CoreServer {
       store: this.store,
       clock: this.clock,
       logger,
-      counts: () => ({ connections: this.#front.connectionCount, subscriptions: fanout.size }),
-      connections: () => [...this.#front.sessions].map((session) => session.info()),
+      counts: () => ({ connections: this.connectionCount, subscriptions: fanout.size }),
+      connections: () => [...connections()].map((connection) => connection.info()),
       faults: this.faults,
       keepAliveRound: () => this.#front.keepAliveRound(),
       ...this.#exportState(options.seed),
@@ -173,6 +194,11 @@ export class CoreServer {
       admin = this.#dashboard.watch(admin);
     }
     this.admin = admin;
+    if (this.#replay)
+      this.#replay.onOpen = (connection) => {
+        this.faults.attach(connection);
+        this.#dashboard?.events.notify('connections');
+      };
     const { instance } = options;
     if (instance) {
       const local = {
@@ -217,6 +243,7 @@ export class CoreServer {
       faults: this.faults,
       dashboard: this.#dashboard,
       handleRest,
+      replay: this.#replay,
       handleAdmin: this.adminEnabled
         ? createAdminHandler(
             admin,
@@ -272,6 +299,7 @@ export class CoreServer {
     }
     try {
       await this.#front.listen();
+      this.#replay?.start(this.#front);
     } catch (error) {
       // A start that failed holds the state file no longer: a retry in this process may take it.
       await this.#stateFile?.close().catch(() => {});
@@ -300,7 +328,12 @@ export class CoreServer {
   }
 
   get connectionCount(): number {
-    return this.#front.connectionCount;
+    return this.#front.connectionCount + (this.#replay?.connections.size ?? 0);
+  }
+
+  /** What was used of the recording served back; undefined without one. */
+  replayReport(): ReplayReport | undefined {
+    return this.#replay?.report();
   }
 
   /**
@@ -316,7 +349,7 @@ export class CoreServer {
   async #shutdown(): Promise<void> {
     this.#player?.stop();
     this.#dashboard?.close();
-    await this.#front.close();
+    await Promise.all([this.#front.close(), this.#replay?.close()]);
     this.#unsubscribeStore();
     try {
       await this.#stateFile?.close();

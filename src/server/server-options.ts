@@ -3,6 +3,7 @@
 import type { PeerLink } from './admin/admin-peers.js';
 import type { AdjustableClock } from './clock.js';
 import { DEFAULTS } from './defaults.js';
+import type { ReplaySettings } from './replay/replay.js';
 import type { Seed } from './service/seed.js';
 import type { Store } from './stores/store.js';
 import type { SharedServerOptions } from './shared-options.js';
@@ -30,6 +31,8 @@ export interface ServerOptions extends SharedServerOptions {
    * `allowEviction` starts on a Redis whose `maxmemory-policy` may evict keys (refused otherwise).
    */
   redis?: { url: string; prefix?: string; resetStore?: boolean; allowEviction?: boolean };
+  /** A recording served back before the simulated service (`serve --replay`), checked. */
+  replay?: ReplaySettings;
 }
 
 const STORE_CAPS = [

@@ -79,6 +79,11 @@ export class TestCluster implements ServerHandle {
     return this.instances.flatMap((instance) => instance.connections());
   }
 
+  /** A replay is one instance's: the cluster serves none. */
+  replayReport(): ReturnType<StreamPostsServer['replayReport']> {
+    return undefined;
+  }
+
   /** Faults are each instance's own (README): these are the first instance's; fault tests run on one instance. */
   get faults(): StreamPostsServer['faults'] {
     return this.#first.faults;

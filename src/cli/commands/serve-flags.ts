@@ -1,6 +1,7 @@
 // `serve`'s flags, read from the option table (src/api/serve-options.ts); the command itself
 // is serve.ts, loaded only when it runs.
 import { Option, InvalidArgumentError, type Command } from '@commander-js/extra-typings';
+import { replaySpeedOf } from '../../api/replay-options.js';
 import { SERVE_OPTIONS, type ServeOption } from '../../api/serve-options.js';
 import type { CommandContext } from '../command-context.js';
 import { colorWanted, positiveInteger } from '../common.js';
@@ -29,6 +30,18 @@ function parseSpeed(text: string): number {
     throw new InvalidArgumentError(`expected a number above 0 (e.g. 10 for ten times faster), got "${text}"`);
   }
   return value;
+}
+
+/** `--replay-speed`: checked here, passed on as written (startServer reads `recorded`, `max` or a number). */
+function parseReplaySpeed(text: string): string {
+  try {
+    replaySpeedOf(text);
+  } catch {
+    throw new InvalidArgumentError(
+      `expected recorded, max or a number above 0 (e.g. 10 for ten times faster), got "${text}"`,
+    );
+  }
+  return text;
 }
 
 export function addServeCommand(program: Command, { run, setExitCode, env }: CommandContext): void {
@@ -92,6 +105,12 @@ export function addServeCommand(program: Command, { run, setExitCode, env }: Com
     .option(S.recordRedact.flag, S.recordRedact.doc, (path: string, paths: string[] = []) => [...paths, path])
     .option(S.trace.flag, S.trace.doc)
     .option(S.exec.flag, S.exec.doc)
+    .option(S.replay.flag, S.replay.doc)
+    .option(S.replaySpeed.flag, S.replaySpeed.doc, parseReplaySpeed)
+    .addOption(new Option(S.replayTimes.flag, S.replayTimes.doc).choices(S.replayTimes.choices))
+    .option(S.replayIgnore.flag, S.replayIgnore.doc, collectList)
+    .option(S.replayFallback.flag, S.replayFallback.doc)
+    .option(S.replayStrict.flag, S.replayStrict.doc)
     .option(S.color.flag, S.color.doc)
     .option(S.json.flag, S.json.doc)
     .action(async (options) => {

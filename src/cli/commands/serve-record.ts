@@ -32,6 +32,7 @@ export interface RecordFlags {
   seed?: string;
   state?: string;
   scenario?: string;
+  replay?: string;
   store?: string;
   workers?: number;
   adminToken?: string | undefined;
@@ -57,6 +58,7 @@ function checkFlags(options: RecordFlags): string {
     options.seed !== undefined && '--seed',
     options.state !== undefined && '--state',
     options.scenario !== undefined && '--scenario',
+    options.replay !== undefined && '--replay',
     options.store !== undefined && options.store !== 'memory' && '--store',
     (options.workers ?? 1) > 1 && '--workers',
     options.adminToken !== undefined && '--admin-token',

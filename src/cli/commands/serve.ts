@@ -32,11 +32,12 @@ import { optionOf } from '../../api/options.js';
 import { playScenario } from './scenario.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { StopSignals, type ExecChild } from '../serve-signals.js';
+import { formatReplayReport, replayFailed, replayOptions, type ServeReplayFlags } from '../serve-replay.js';
 import { reportListening, servePrimary, storeExit, type ServedAt } from '../serve-workers.js';
 import { workerLink } from '../worker-peers.js';
 import { serveRecording } from './serve-record.js';
 
-export interface ServeOptions {
+export interface ServeOptions extends ServeReplayFlags {
   host: string;
   port: number;
   seed?: string;
@@ -320,6 +321,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   const seed = await loadSeed(options.seed);
   const workers = options.workers ?? 1;
   checkScenarioFlags(options, workers);
+  const replay = replayOptions(options);
   if (workers > 1 && redis === undefined) {
     throw usageError(
       '--workers above 1 needs --store redis://HOST:PORT: with the memory store each worker would keep posts, releases and idempotency keys of its own instead of being one service',
@@ -388,6 +390,7 @@ export async function serve(options: ServeOptions): Promise<number> {
               allowEviction: redis.allowEviction,
             }),
         ...(options.state === undefined ? {} : { state: options.state }),
+        ...replay,
         logger,
       },
       instance,
@@ -397,6 +400,9 @@ export async function serve(options: ServeOptions): Promise<number> {
     if (storeFailure) throw storeFailure;
     if (error instanceof StreamPostsError && (error.code === 'invalid-state' || error.code === 'state-locked')) {
       throw usageError(`--state: ${error.message}`, { cause: error });
+    }
+    if (error instanceof StreamPostsError && error.code === 'invalid-recording') {
+      throw usageError(`--replay: ${error.message}`, { cause: error });
     }
     const usage = flagError(error);
     if (usage) throw usage;
@@ -439,6 +445,11 @@ export async function serve(options: ServeOptions): Promise<number> {
   // The --exec command ended by the SIGTERM the scenario's end sent it: a normal end.
   if (scenarioStopped && exitCode === 128 + 15) exitCode = EXIT.ok;
   logger.log('info', 'shutting down', { connections: (await server.state()).connections });
+  const report = server.replayReport();
+  if (report) {
+    process.stderr.write(formatReplayReport(report));
+    if (options.replayStrict && replayFailed(report) && exitCode === EXIT.ok) exitCode = EXIT.failed;
+  }
   try {
     await server.close();
   } catch (error) {

@@ -55,6 +55,14 @@ export interface DashboardPage {
   events: { notify(notice: 'connections'): void };
 }
 
+/** A recording served back (replay/): what it answers, it answers before the simulated service. */
+export interface ReplayFront {
+  /** Takes an upgrade the recording answers (or refuses); false leaves it to the simulated service. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: RequestTarget): boolean;
+  /** Answers a request from the recording, or gives it back (its body readable again) for the simulated service. */
+  request(req: IncomingMessage, res: ServerResponse, url: URL): Promise<IncomingMessage | undefined>;
+}
+
 /** Everything the front serves, joined by ../assemble.ts; the options are checked already. */
 export interface FrontParts {
   host: string;
@@ -73,6 +81,7 @@ export interface FrontParts {
   dashboard: DashboardPage | undefined;
   handleRest: RequestHandler;
   handleAdmin: RequestHandler | undefined;
+  replay?: ReplayFront | undefined;
   /** Why this instance cannot serve now (`GET /readyz`); undefined when it can. */
   unusable: () => Unusable | undefined;
   /** Run beside each keep-alive round's pings. */
@@ -80,7 +89,7 @@ export interface FrontParts {
 }
 
 /** How long a peer has to answer the close handshake on shutdown before it is dropped. */
-const CLOSE_DEADLINE_MS = 2000;
+export const CLOSE_DEADLINE_MS = 2000;
 /**
  * Node checks the header and request timeouts only this often (30 s by default), so a
  * client trickling its headers was held up to that much past the timeout.
@@ -164,6 +173,7 @@ export class HttpFront {
   /** The web dashboard at `/`, on with the admin endpoints. */
   readonly #dashboard: DashboardPage | undefined;
   readonly #unusable: () => Unusable | undefined;
+  readonly #replay: ReplayFront | undefined;
 
   constructor(parts: FrontParts) {
     const { host, port, keepAliveMs, bodyTimeoutMs, headersTimeoutMs } = parts;
@@ -183,6 +193,7 @@ export class HttpFront {
     this.faults = parts.faults;
     this.#dashboard = parts.dashboard;
     this.#unusable = parts.unusable;
+    this.#replay = parts.replay;
     this.#sessionContext = {
       ...parts.session,
       sessionClosed: (session) => {
@@ -228,6 +239,7 @@ export class HttpFront {
         return;
       }
       const url = requestTarget(req.url);
+      if (!this.#closing && this.#replay?.upgrade(req, socket, head, url)) return;
       const route = routeUpgrade(url);
       if (route === undefined) {
         this.#logger.log('warn', 'upgrade to unknown path', { path: loggedPath(url.pathname) });
@@ -259,8 +271,17 @@ export class HttpFront {
     this.#http.requestTimeout = headersTimeoutMs + bodyTimeoutMs;
   }
 
-  /** Loads the GraphQL endpoint on its first use, then hands it the upgraded socket. */
-  #upgradeGraphql(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined): void {
+  /**
+   * A WebSocket opened elsewhere (a replay's, mid-way), served from now on as if it had opened
+   * here; resolves once it is (GraphQL's endpoint may have to load first).
+   */
+  async adopt(ws: ConnectionSocket, socket: Duplex, key: string | undefined, url: RequestTarget): Promise<void> {
+    const route = routeUpgrade(url);
+    if (route === GRAPHQL) (await this.#graphqlEndpoint()).accept(ws, key);
+    else if (route !== undefined) this.#accept(ws, socket, key, route);
+  }
+
+  #graphqlEndpoint(): Promise<GraphqlEndpoint> {
     const context = this.#sessionContext;
     this.#graphql ??= import('../graphql/graphql-server.js').then(({ createGraphqlEndpoint }) =>
       createGraphqlEndpoint({
@@ -273,7 +294,12 @@ export class HttpFront {
         maxBufferedBytes: context.maxBufferedBytes,
       }),
     );
-    this.#graphql.then(
+    return this.#graphql;
+  }
+
+  /** Loads the GraphQL endpoint on its first use, then hands it the upgraded socket. */
+  #upgradeGraphql(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined): void {
+    this.#graphqlEndpoint().then(
       (endpoint) => {
         if (this.#closing) return refuseUpgrade(socket, 503, 'Service Unavailable');
         this.#wss.handleUpgrade(req, socket, head, (ws) => endpoint.accept(ws, key));
@@ -352,11 +378,12 @@ export class HttpFront {
   }
 
   async #handleRequest(
-    req: IncomingMessage,
+    given: IncomingMessage,
     res: ServerResponse,
     handleRest: RequestHandler,
     handleAdmin: RequestHandler | undefined,
   ): Promise<void> {
+    let req = given;
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/healthz') {
       sendJson(res, 200, { ok: true });
@@ -370,6 +397,11 @@ export class HttpFront {
       return;
     }
     if (this.#dashboard && (await this.#dashboard.handle(req, res, url))) return;
+    if (this.#replay) {
+      const passed = await this.#replay.request(req, res, url);
+      if (passed === undefined) return;
+      req = passed;
+    }
     if (await handleRest(req, res, url)) return;
     if (handleAdmin && (await handleAdmin(req, res, url))) return;
     if (routeUpgrade(url) !== undefined) {
