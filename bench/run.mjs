@@ -41,6 +41,7 @@ const BENCHMARKS = {
   terminal: './terminal.mjs',
   replay: './replay.mjs',
   proxy: './proxy.mjs',
+  'recording-size': './recording-size.mjs',
 };
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results.json');
