@@ -147,10 +147,13 @@ export class PeerRouter {
   #finish(ask: number, pending: Pending): void {
     clearTimeout(pending.deadline);
     this.#pending.delete(ask);
-    const workers: WorkerAnswered[] = pending.asked.map((each) => ({
-      id: workerName(each),
-      answered: pending.answers.has(each),
-    }));
+    // By worker number, whichever started listening first: one reply reads like the next.
+    const workers: WorkerAnswered[] = [...pending.asked]
+      .sort((a, b) => a.id - b.id)
+      .map((each) => ({
+        id: workerName(each),
+        answered: pending.answers.has(each),
+      }));
     const answers = [...pending.answers.values()];
     sendToWorker(pending.from, { type: 'peer-answers', ask: pending.ask, answers, workers });
   }
