@@ -1,6 +1,7 @@
 // What every command's declaration gets: the functions that run the commands, the
 // environment, and where exit codes go (tests give their own).
 import type { Command } from '@commander-js/extra-typings';
+import type { CommandStreams } from './command-streams.js';
 import type { ConfigSetOptions } from './commands/config.js';
 import type { DemoOptions } from './commands/demo.js';
 import type { DoctorOptions } from './commands/doctor.js';
@@ -39,6 +40,8 @@ export interface ProgramContext {
   env?: NodeJS.ProcessEnv;
   /** Where a command's exit code goes. */
   setExitCode?: (code: number) => void;
+  /** Where a command writes its data (stdout) and its diagnostics (stderr). */
+  streams?: CommandStreams;
   /** Where commander writes help and parse errors (default: stdout and stderr). */
   output?: { writeOut(text: string): void; writeErr(text: string): void };
 }

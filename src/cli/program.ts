@@ -58,6 +58,7 @@ export function buildProgram(context: ProgramContext = {}): Command {
       ((code) => {
         process.exitCode = code;
       }),
+    streams: context.streams ?? { stdout: process.stdout, stderr: process.stderr },
   };
   const program = new Command('stream-posts')
     .description('Follow, publish and serve Stream Posts over WebSocket.')

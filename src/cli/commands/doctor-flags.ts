@@ -8,7 +8,7 @@ import { usageError } from '../exit.js';
 export const HOSTED_URL = 'wss://api.synoptic.com';
 
 /** `doctor`: a conformance run of the protocol against a live service. */
-export function addDoctorCommand(program: Command, { run, setExitCode, env }: CommandContext): void {
+export function addDoctorCommand(program: Command, { run, setExitCode, env, streams }: CommandContext): void {
   addClientOptions(
     program
       .command('doctor')
@@ -34,6 +34,7 @@ export function addDoctorCommand(program: Command, { run, setExitCode, env }: Co
     setExitCode(
       await withKeySource(common.settings, () =>
         run.doctor({
+          streams,
           ...common,
           writeStream: options.allowWrites === true ? options.stream : undefined,
           record: options.record,

@@ -1,5 +1,6 @@
 // `serve --record FILE --upstream URL`: the recording proxy, run until a signal or the --exec
 // command ends it, then saved. serve.ts hands over as soon as it sees --record.
+import type { Writable } from 'node:stream';
 import { startRecording, type RecordingServer } from '../../api/record-server.js';
 import { StreamPostsError } from '../../api/errors.js';
 import { createLogger, type LogFormat } from '../../api/serve-support.js';
@@ -43,6 +44,9 @@ export interface RecordFlags {
 export interface ServeParts {
   flagError(error: unknown): ExitError | undefined;
   runChild(command: string, env: Record<string, string>): ExecChild;
+  /** Where the listening lines (stdout, or stderr with --exec), the log and the trace go. */
+  stdout: Writable;
+  stderr: Writable;
 }
 
 /** Flags of the simulated service that mean nothing to a proxy: the upstream is the service. */
@@ -99,7 +103,7 @@ async function start(
       ...(options.trace
         ? {
             onProxiedFrame: ({ connection, direction, text }) =>
-              process.stderr.write(formatTraceLine(performance.now(), direction, `#${connection} ${text}`)),
+              parts.stderr.write(formatTraceLine(performance.now(), direction, `#${connection} ${text}`)),
           }
         : {}),
     });
@@ -122,12 +126,12 @@ export async function serveRecording(options: RecordFlags, parts: ServeParts): P
   const signals = new StopSignals();
   const log = createLogger(
     options.logFormat,
-    process.stderr,
+    parts.stderr,
     Date.now,
     options.quiet ? 'warn' : options.verbose === true ? 'debug' : 'info',
   );
   const server = await start(options, record, parts, log);
-  const out = options.exec === undefined ? process.stdout : process.stderr;
+  const out = options.exec === undefined ? parts.stdout : parts.stderr;
   if (!(options.quiet && options.exec !== undefined)) {
     if (options.logFormat === 'json')
       out.write(

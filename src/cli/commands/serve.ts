@@ -309,7 +309,7 @@ function runChild(command: string, env: Record<string, string>, ownGroup = false
 /** Runs `serve` until a signal (or the --exec command) ends it; resolves to the exit code. */
 export async function serve(options: ServeOptions): Promise<number> {
   if (options.record !== undefined || options.upstream !== undefined || options.recordRedact || options.trace)
-    return serveRecording(options, { flagError, runChild });
+    return serveRecording(options, { flagError, runChild, stdout: process.stdout, stderr: process.stderr });
   if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) {
     throw usageError('--tls-cert and --tls-key go together: give both or neither');
   }
