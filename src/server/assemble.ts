@@ -21,8 +21,8 @@ import { storeLimits, type ServerOptions } from './server-options.js';
 import type { Seed } from './service/seed.js';
 import { StreamPostsService } from './service/service.js';
 import { SubscriptionService } from './service/subscriptions.js';
-import { MemoryStore } from './stores/memory-store.js';
-import { DEFAULT_REDIS_PREFIX, redisUrlPassword } from './stores/redis-keys.js';
+import { MemoryStore } from './stores/memory/memory-store.js';
+import { DEFAULT_REDIS_PREFIX, redisUrlPassword } from './stores/redis/redis-keys.js';
 import { seedDigest } from './stores/seed-catalog.js';
 import { isShared, isSnapshotting, type Store } from './stores/store.js';
 import { FanOut } from './ws/fanout.js';
@@ -364,7 +364,7 @@ export async function startServer(options: ServerOptions): Promise<CoreServer> {
   if (options.redis === undefined) return new CoreServer(options).listen();
   const clock = options.clock ?? new AdjustableClock();
   // Loaded only when asked for: the Redis client is most of a bundle no other command needs.
-  const { RedisStore } = await import('./stores/redis-store.js');
+  const { RedisStore } = await import('./stores/redis/redis-store.js');
   const store = await RedisStore.open({
     url: options.redis.url,
     prefix: options.redis.prefix ?? DEFAULT_REDIS_PREFIX,

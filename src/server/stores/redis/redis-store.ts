@@ -5,13 +5,13 @@
 // (redis-feed.ts), what is loaded of the seed (redis-seed.ts) and the caps (holding-rules.ts).
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ProtocolError } from '../../protocol/errors.js';
-import { PUBLISH_COMMAND } from '../../protocol/types.js';
-import { postIdFactory } from './post-ids.js';
-import { MAX_LAST_POSTS } from '../../protocol/limits.js';
-import type { AdjustableClock } from '../clock.js';
-import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
-import type { Seed } from '../../protocol/seed.js';
+import { ProtocolError } from '../../../protocol/errors.js';
+import { PUBLISH_COMMAND } from '../../../protocol/types.js';
+import { postIdFactory } from '../post-ids.js';
+import { MAX_LAST_POSTS } from '../../../protocol/limits.js';
+import type { AdjustableClock } from '../../clock.js';
+import { scrubSecrets, silentLogger, type Logger } from '../../logger.js';
+import type { Seed } from '../../../protocol/seed.js';
 import type {
   Identity,
   PostRecord,
@@ -20,17 +20,18 @@ import type {
   SharedStore,
   StoreEvent,
   StoreStats,
-} from './store.js';
-import { SeedReads, seedDigest } from './seed-catalog.js';
-import { capsInOrder, holdingsError, holdsKey, type HoldingKind, type HoldingsCaps } from './holding-rules.js';
+  Unusable,
+} from '../store.js';
+import { SeedReads, seedDigest } from '../seed-catalog.js';
+import { capsInOrder, holdingsError, holdsKey, type HoldingKind, type HoldingsCaps } from '../holding-rules.js';
 import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js';
-import { StoreError } from './store-error.js';
+import { StoreError } from '../store-error.js';
 import { SCRIPTS, type RedisScript } from './redis-scripts.js';
 import { RedisLink, UnknownOutcome } from './redis-link.js';
 import { EventFeed, unavailable, type EventMessage } from './redis-feed.js';
 import { keyDigest, seedIdentities, seedLoadArgs, selectionsOf } from './redis-seed.js';
 import { checkRedisConfig } from './redis-config.js';
-import { StoreHealth, type Unusable } from './store-health.js';
+import { StoreHealth } from './store-health.js';
 import { EvictionWatch } from './redis-eviction.js';
 import { RedisReleases } from './redis-releases.js';
 import { RedisMedia } from './redis-media.js';

@@ -1,5 +1,5 @@
-import { ProtocolError } from '../../protocol/errors.js';
-import type { Awaitable } from './awaitable.js';
+import { ProtocolError } from '../../../protocol/errors.js';
+import type { Awaitable } from '../awaitable.js';
 
 /** All media one service keeps, together: past it an upload is refused and nothing stored. */
 export const MAX_TOTAL_MEDIA_BYTES = 256 * 1024 * 1024;
