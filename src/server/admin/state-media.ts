@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StateMedia } from '../../protocol/state.js';
-import type { MediaSnapshot } from '../stores/memory/memory-media.js';
+import type { MediaSnapshot } from '../stores/media-keeper.js';
 import { writeAtomically } from './state-lock.js';
 
 // An item's bytes never change once uploaded (a new upload is a new Buffer): digested once.

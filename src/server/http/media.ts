@@ -11,7 +11,7 @@ import {
   type MediaKeeper,
   type MediaOwner,
   type Stored,
-} from '../stores/memory/memory-media.js';
+} from '../stores/media-keeper.js';
 
 /** Where a publisher `PUT`s the bytes of one declared item (the address is the capability). */
 export const UPLOAD_PATH = '/v1/uploads/';

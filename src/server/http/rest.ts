@@ -7,7 +7,7 @@ import { decodeSegment, keyFromRequest, parseJsonObject, readBody, sendError, se
 import { keyIdOf, type KeyLimits } from '../ws/key-limits.js';
 import type { Logger } from '../logger.js';
 import { loggedPath, MediaStore } from './media.js';
-import type { MediaKeeper } from '../stores/memory/memory-media.js';
+import type { MediaKeeper } from '../stores/media-keeper.js';
 import type { TokenBucket } from '../ws/rate-limiter.js';
 import { parseRestPublish, requestOrigin, withMedia } from './rest-publish.js';
 import { listPosts } from './rest-posts.js';

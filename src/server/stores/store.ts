@@ -5,7 +5,7 @@ import type { Seed } from '../../protocol/seed.js';
 import type { ContentType, Post } from '../../protocol/types.js';
 import { isoTime } from '../../protocol/dates.js';
 import type { Awaitable } from './awaitable.js';
-import type { MediaKeeper, MediaSnapshot } from './memory/memory-media.js';
+import type { MediaKeeper, MediaSnapshot } from './media-keeper.js';
 
 // The Store interface's answers are Awaitable: its users take the word from here.
 export { isPending, type Awaitable } from './awaitable.js';
