@@ -9,7 +9,7 @@ import { Dashboard } from './admin/dashboard.js';
 import { FaultRegistry } from './admin/faults.js';
 import type { Scenario, ScenarioFaults } from './admin/scenario.js';
 import { ScenarioPlayer, type PlayOptions } from './admin/scenario-player.js';
-import { StateFile, stateDocument } from './admin/state-file.js';
+import { snapshotsOf, StateFile, stateDocument } from './admin/state-file.js';
 import { AdjustableClock } from './clock.js';
 import { DEFAULTS } from './defaults.js';
 import { HttpFront } from './http/server.js';
@@ -117,7 +117,13 @@ export class CoreServer {
     this.#stateFile =
       options.state === undefined
         ? undefined
-        : new StateFile({ file: options.state, seed: options.seed, store: this.store, clock: this.clock, logger });
+        : new StateFile({
+            file: options.state,
+            seed: options.seed,
+            store: snapshotsOf(this.store),
+            clock: this.clock,
+            logger,
+          });
     const service = new StreamPostsService(this.store);
     this.#service = service;
     this.#firstSubscription = new Promise((resolve) => {

@@ -185,11 +185,14 @@ export interface SharedStore extends Store {
 }
 
 /** What a store that keeps its state in this process adds: that state as data, for a state file and `GET /_admin/export`. */
-export interface SnapshottingStore extends Store {
+export interface Snapshotting {
   exportSnapshot(): StoreSnapshot;
   /** Replaces the state with a snapshot's (its posts, releases and keys); the seed's posts are not added again. */
   importSnapshot(snapshot: StoreSnapshot): void;
 }
+
+/** A store that keeps its state in this process: the memory store. */
+export interface SnapshottingStore extends Store, Snapshotting {}
 
 /** Whether a store, or any part of one, is on a shared engine. */
 export function isShared<T extends object>(store: T): store is T & SharedStore {
