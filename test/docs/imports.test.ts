@@ -7,8 +7,6 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const MAX_LINES = 500;
 /** Source files past MAX_LINES that were looked at and are one job each, with why. */
 const ONE_JOB: Record<string, string> = {
-  'server/stores/redis/redis-store.ts':
-    'the Redis engine behind the Store interface: every method is one script call and the feed it awaits; its parts (link, feed, releases, media, eviction, scripts) are rooms of their own already',
   'terminal/model.ts':
     "the terminal's state as keys and posts change it: buffer, selection, pause, search, filters and pins act on one another at each step (a release moves its post to the top and its pin with it, and counts in the selection's ↑ N new; a pause holds the selection), so they are one state; the rows worked out from it (shown-rows), the entries, the alert rules and the types are files of their own",
 };
