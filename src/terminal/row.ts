@@ -4,7 +4,7 @@ import { createChalk, streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import type { AlertRule } from './alerts.js';
 import type { Entry } from './entry.js';
-import { highlightMarks, tagStyle, type Theme } from './theme.js';
+import { highlightMarks, tagStyle, type Marks, type Theme } from './theme.js';
 
 /**
  * Columns plain text takes, counted per code point as terminals and tmux draw it: an emoji
@@ -138,12 +138,6 @@ export function foldLine(line: string, width: number): string[] {
   }
   rows.push(row);
   return rows;
-}
-
-/** How a match is drawn: what opens it and what ends it. */
-export interface Marks {
-  open: string;
-  close: string;
 }
 
 // A match is bold and underlined: neither is used by the rows' colours, and both read on any background.

@@ -1,7 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import type { StreamColour } from '../render/style.js';
 import type { HighlightColour } from './alerts.js';
-import type { Marks } from './row.js';
 
 export type ThemeName = 'dark' | 'light';
 export const THEME_NAMES: readonly ThemeName[] = ['dark', 'light'];
@@ -39,6 +38,12 @@ export const THEMES: Record<ThemeName, Theme> = {
 /** A row's tags and link count: on a highlighted row (black on yellow) they take its colours, never yellow on yellow. */
 export function tagStyle(c: ChalkInstance, theme: Theme, highlighted: boolean): ChalkInstance {
   return highlighted ? c.bold : c[theme.tag];
+}
+
+/** How a match is drawn: what opens it and what ends it. */
+export interface Marks {
+  open: string;
+  close: string;
 }
 
 /**
