@@ -53,7 +53,7 @@ function withoutLinks(text: string): string {
 export function coinsOf(text: string, customTarget: string | null, known: ReadonlySet<string>): string[] {
   const coins = new Set<string>();
   const target = customTarget === null ? '' : safeLine(customTarget);
-  if (target !== '') coins.add(isCoinSymbol(target) ? target.toUpperCase() : target.slice(0, 24));
+  if (target !== '') coins.add(isCoinSymbol(target) ? target.toUpperCase() : [...target].slice(0, 24).join(''));
   const read = withoutLinks(text.slice(0, COIN_READ_CHARS));
   const found: [at: number, coin: string][] = [];
   for (const tag of cashtags(read)) found.push([read.indexOf(tag.found[0]!), tag.coin]);

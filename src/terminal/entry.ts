@@ -41,7 +41,8 @@ function sourceOf(post: Post): string | undefined {
   for (const field of ['sourceName', 'source', 'author']) {
     const value = metadata[field];
     if (typeof value !== 'string') continue;
-    const source = safeLine(value.slice(0, 256)).slice(0, MAX_SOURCE_CHARS).trim();
+    // By code point: a cut never leaves half of a character.
+    const source = [...safeLine(value.slice(0, 256))].slice(0, MAX_SOURCE_CHARS).join('').trim();
     if (source !== '') return source;
   }
   return undefined;

@@ -238,8 +238,8 @@ function marksOf(entry: Entry, view: RowView): string {
   return `${view.pinned ? '^' : ' '}${view.alert !== undefined ? '!' : ' '}${state}`;
 }
 
-/** Columns a row gives the post's source, after the stream's name. */
-const SOURCE_COLUMNS = 16;
+/** Columns a row gives the post's source at most, after the stream's name. */
+const MAX_SOURCE_COLUMNS = 16;
 
 /**
  * One post as one line of exactly `view.width` columns: selection and marks, time, stream,
@@ -251,7 +251,9 @@ export function formatRow(entry: Entry, view: RowView): string {
     utc: view.utc,
   }).replace(/ UTC$/, 'Z');
   const stream = padText(entry.streamName, view.streamWidth);
-  const source = entry.source === undefined ? '' : `${fitText(entry.source, SOURCE_COLUMNS)} `;
+  // A narrow row (a column of `c`) keeps its room for the headline.
+  const sourceWidth = Math.min(MAX_SOURCE_COLUMNS, Math.floor(view.width / 8));
+  const source = entry.source === undefined || sourceWidth < 6 ? '' : `${fitText(entry.source, sourceWidth)} `;
   const tail: string[] = [];
   if (entry.text === null) {
     const left = entry.releaseMs === undefined || view.now === undefined ? undefined : entry.releaseMs - view.now;

@@ -155,6 +155,11 @@ describe('terminal: sources', () => {
     expect(await readFile(output, 'utf8')).not.toContain('\u001B[2JWire');
 
     await select(tmux, hostile);
+    await tmux.keys('Enter');
+    const detail = await tmux.waitFor(/arrived/, 'the detail pane');
+    expect(detail).toMatch(/Macro Wire Zq \[2JWire arrived/);
+    await tmux.keys('Enter');
+    await tmux.waitFor((text) => !text.includes('arrived'), 'the pane closed');
     await tmux.keys('M');
     const muted = await tmux.waitFor(/source Zq \[2JWire muted/, 'the footer');
     expect(muted).not.toContain(hostile);
