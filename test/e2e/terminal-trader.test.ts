@@ -192,7 +192,17 @@ describe('terminal: session memory', () => {
     const { post: kept } = await post('macro-wire', `${pinned} keep this`);
     await post('whale-alerts', `${whale} moved`);
     await post('macro-wire', `${ruled} zqrule here`);
-    await first.waitFor((text) => text.includes(pinned) && text.includes(ruled), 'the posts');
+    const sourced = unique('sourced');
+    const rest = await http(fixture.serve, 'POST', '/v1/streams/macro-wire/post', {
+      key: KEYS.macroWire,
+      body: { content: `${sourced} from a desk`, metadata: { sourceName: 'Zq Desk' } },
+    });
+    expect(rest.status).toBe(201);
+    await first.waitFor((text) => text.includes(pinned) && text.includes(sourced), 'the posts');
+    await select(first, sourced);
+    await first.keys('M');
+    await first.waitFor((text) => !text.includes(sourced), 'the source muted');
+    await first.keys('g');
     await select(first, pinned);
     await first.keys('p');
     await first.waitFor(/1 pinned/, 'the pin');
@@ -226,6 +236,7 @@ describe('terminal: session memory', () => {
       terminal: {
         coins: ['ZQCOIN'],
         muted: ['whale-alerts'],
+        mutedSources: ['Zq Desk'],
         solo: null,
         pins: [kept.id],
         rules: [{ match: 'zqrule', action: 'highlight', color: 'red' }],
@@ -237,6 +248,7 @@ describe('terminal: session memory', () => {
     const restored = await second.waitFor((text) => text.includes(ruled) && /1 pinned/.test(text), 'the session', true);
     expect(joined(restored)).toContain('1 muted');
     expect(restored).not.toContain(whale);
+    expect(restored).not.toContain(sourced);
     expect(styleOf(restored, 'zqrule')).toMatchObject({ bg: '41' });
     expect(restored.split('\n')[1]).toContain(pinned);
     // Removed on the a screen: gone from the file too.
