@@ -5,7 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { coinsOf, knownCoins } from '../../src/terminal/coins.js';
 import { SessionMemory } from '../../src/terminal/memory.js';
 import { ruleFromLine } from '../../src/terminal/rule-line.js';
+import type { AlertRule } from '../../src/terminal/alerts.js';
+import { TerminalModel } from '../../src/terminal/model.js';
 import type { Remembered } from '../../src/terminal/model-types.js';
+import type { Post } from '../../src/protocol/types.js';
 
 describe('coins of a post', () => {
   const known = knownCoins(['zqcoin']);
@@ -76,5 +79,70 @@ describe('the session kept in the config file', () => {
     expect(writes).toHaveLength(1);
     expect(await readFile(path, 'utf8')).toBe('{"profiles": {"work": {"apiKey": "secret-key"');
     expect(reports).toEqual([`the session was not kept in ${path}: it is not valid JSON`]);
+  });
+});
+
+describe('the model and what a session keeps', () => {
+  let next = 0;
+  const post = (text: string, fields: Partial<Post> = {}): Post => ({
+    id: `k${++next}`,
+    streamId: 'macro-wire',
+    streamName: 'Macro Wire',
+    text,
+    contentType: 'rawtext',
+    createdAt: new Date(Date.UTC(2026, 0, 1, 12, 0, next)).toISOString(),
+    releaseAt: null,
+    hidden: false,
+    customTarget: null,
+    ...fields,
+  });
+
+  it('restores mutes, solo and pins (pinned as their posts come), and tells each change', () => {
+    let told = 0;
+    const model = new TerminalModel({
+      capacity: 10,
+      restored: { muted: ['whale-alerts'], solo: null, mutedSources: ['Desk'], pins: ['wanted'] },
+      remembered: () => (told += 1),
+    });
+    model.add(post('a whale', { streamId: 'whale-alerts' }), true);
+    model.add(post('from the desk', { metadata: { sourceName: 'Desk' } }), true);
+    model.add({ ...post('pinned again'), id: 'wanted' }, true);
+    expect(model.rows().map((entry) => entry.text)).toEqual(['pinned again']);
+    expect(model.pinned().map((entry) => entry.id)).toEqual(['wanted']);
+    model.toggleSolo('macro-wire');
+    expect(model.remembered()).toEqual({
+      muted: ['whale-alerts'],
+      solo: 'macro-wire',
+      mutedSources: ['Desk'],
+      pins: ['wanted'],
+      rules: [],
+    });
+    expect(told).toBe(2);
+  });
+
+  it('a rule added acts at once on the posts held, and one removed lets them go', () => {
+    const model = new TerminalModel({ capacity: 10 });
+    model.add(post('giveaway spam'), false);
+    model.add(post('ETF news'), false);
+    const mute = ruleFromLine('mute giveaway', model.rules) as AlertRule;
+    model.addRule(mute);
+    expect(model.rows().map((entry) => entry.text)).toEqual(['ETF news']);
+    expect(model.alertCount(mute)).toBe(1);
+    expect(model.remembered().rules).toEqual([{ match: 'giveaway', action: 'mute' }]);
+    model.removeRule(mute);
+    expect(model.rows().map((entry) => entry.text)).toEqual(['ETF news', 'giveaway spam']);
+    expect(model.mutedByRule).toBe(0);
+    expect(model.remembered().rules).toEqual([]);
+  });
+
+  it('t keeps the posts of the selected post’s first coin; again, every post', () => {
+    const model = new TerminalModel({ capacity: 10 });
+    model.add(post('$SOL up'), false);
+    model.add(post('whale', { customTarget: 'btc' }), false);
+    model.toggleCoin();
+    expect(model.coin).toBe('BTC');
+    expect(model.rows().map((entry) => entry.text)).toEqual(['whale']);
+    model.toggleCoin();
+    expect(model.rows()).toHaveLength(2);
   });
 });
