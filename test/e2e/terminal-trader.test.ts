@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runToEnd } from '../support/cli.js';
 import { http, KEYS } from '../support/harness.js';
 import { cliFixture } from '../support/serve.js';
 import { Tmux, publishAsOwner, rowsWith, styleOf } from '../terminal/tmux.js';
@@ -268,5 +269,20 @@ describe('terminal: session memory', () => {
     const screen = await tmux.waitFor(/the saved session is not valid at terminal\.muted/, 'the warning');
     expect(screen).toMatch(/● connected/);
     expect(screen).not.toMatch(/\d muted/);
+  });
+
+  it("config set keeps the terminal section and a rule's colour", async () => {
+    const terminalSection = { coins: ['ZQCOIN'], muted: ['whale-alerts'], pins: ['p1'] };
+    const alerts = [{ match: 'ETF', action: 'highlight', color: 'red' }];
+    const home = await configDir({ profiles: { default: { alerts, terminal: terminalSection } } });
+    const set = await runToEnd(['config', 'set', 'default', '--stream', 'macro-wire'], {
+      env: { XDG_CONFIG_HOME: home },
+    });
+    expect(set.code, set.stderr).toBe(0);
+    expect((await configOf(home)).profiles['default']).toEqual({
+      alerts,
+      terminal: terminalSection,
+      stream: 'macro-wire',
+    });
   });
 });
