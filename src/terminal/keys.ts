@@ -234,15 +234,11 @@ function overlayKey(model: TerminalModel, state: KeyState, input: string, key: K
     else if (key.upArrow === true || input === 'k') state.ruleIndex = Math.max(0, state.ruleIndex - 1);
     else if (input === '+') state.rule = { text: '', error: undefined };
     else if (input === 'd' && rule !== undefined) {
-      if (!rule.app)
-        model.say(
-          `${rule.name} is not the terminal's: remove it from ${rule.name.startsWith('--') ? 'the command line' : 'the profile'}`,
-        );
-      else {
-        model.removeRule(rule);
-        model.say(`removed ${rule.name}`);
-        state.ruleIndex = Math.max(0, Math.min(state.ruleIndex, last - 1));
-      }
+      model.removeRule(rule);
+      // A rule of the command line or the profile is written there: it is back at the next start.
+      const where = rule.name.startsWith('--') ? 'the command line' : "the profile's alerts";
+      model.say(rule.app ? `removed ${rule.name}` : `removed ${rule.name} until the next start (it is in ${where})`);
+      state.ruleIndex = Math.max(0, Math.min(state.ruleIndex, last - 1));
     } else if (input === 'q') return { kind: 'quit' };
     else state.overlay = undefined;
     model.tick();

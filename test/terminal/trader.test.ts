@@ -6,6 +6,8 @@ import { coinsOf, knownCoins } from '../../src/terminal/coins.js';
 import { SessionMemory } from '../../src/terminal/memory.js';
 import { ruleFromLine } from '../../src/terminal/rule-line.js';
 import type { AlertRule } from '../../src/terminal/alerts.js';
+import { compileRules } from '../../src/terminal/alerts.js';
+import { handleKey, initialKeyState } from '../../src/terminal/keys.js';
 import { TerminalModel } from '../../src/terminal/model.js';
 import type { Remembered } from '../../src/terminal/model-types.js';
 import type { Post } from '../../src/protocol/types.js';
@@ -144,5 +146,25 @@ describe('the model and what a session keeps', () => {
     expect(model.rows().map((entry) => entry.text)).toEqual(['whale']);
     model.toggleCoin();
     expect(model.rows()).toHaveLength(2);
+  });
+
+  it('the a screen adds a typed rule and removes one; a profile rule only until the next start', () => {
+    const rules = compileRules([{ name: 'profile rule 1', rule: { match: 'spam', action: 'mute' } }]);
+    const model = new TerminalModel({ capacity: 10, rules });
+    model.add(post('spam here'), false);
+    const keys = initialKeyState();
+    const press = (...inputs: string[]) => {
+      for (const input of inputs)
+        handleKey(model, keys, input === '\r' ? '' : input, input === '\r' ? { return: true } : {}, 10);
+    };
+    press('a', '+', ...'pin here', '\r');
+    expect(model.message).toBe('added app rule 1: pin /here/');
+    expect(model.rules.map((rule) => rule.name)).toEqual(['profile rule 1', 'app rule 1']);
+    press('k', 'd');
+    expect(model.message).toBe("removed profile rule 1 until the next start (it is in the profile's alerts)");
+    // The post the profile rule muted is shown again, and the rule added pins it.
+    expect(model.rows().map((entry) => entry.text)).toEqual(['spam here']);
+    expect(model.pinned().map((entry) => entry.text)).toEqual(['spam here']);
+    expect(model.remembered().rules).toEqual([{ match: 'here', action: 'pin' }]);
   });
 });
