@@ -34,7 +34,7 @@ import {
   timeoutOption,
 } from './options.js';
 import { checkEndpoints, type Endpoint } from './endpoints.js';
-import { SharedConnection } from './shared-connection.js';
+import { SharedConnection } from '../client/shared-connection.js';
 
 export interface ConnectOptions {
   /**

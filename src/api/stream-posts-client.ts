@@ -21,7 +21,7 @@ import {
   type PublishOptions,
   type PublishResult,
 } from './publish.js';
-import type { SharedConnection } from './shared-connection.js';
+import type { SharedConnection } from '../client/shared-connection.js';
 
 export type { ContentType, Post, TreeItem } from '../protocol/types.js';
 export type { PublishOptions, PublishResult } from './publish.js';
