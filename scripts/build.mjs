@@ -70,7 +70,9 @@ function libraryEntriesBypassed() {
       const statics = code.replace(/^import\s+\{([^}]*)\}\s+from\s+'([^']+)';/gm, (whole, list, spec) => {
         const byModule = direct(list, spec, id, ' as ');
         if (byModule === undefined) return whole;
-        return [...byModule].map(([from, names]) => `import { ${names.join(', ')} } from ${JSON.stringify(from)};`).join('');
+        return [...byModule]
+          .map(([from, names]) => `import { ${names.join(', ')} } from ${JSON.stringify(from)};`)
+          .join('');
       });
       return statics.replace(/const\s*\{([^}]*)\}\s*=\s*await\s+import\('([^']+)'\)/g, (whole, list, spec) => {
         const byModule = direct(list, spec, id, ': ');

@@ -131,9 +131,9 @@ const OPEN_CLIENT = new OptionTable('connect', CLIENT_OPTIONS);
 type CheckedClientOptions = TableValues<typeof CLIENT_OPTIONS>;
 
 // The table gives what ConnectOptions says, and takes every option it names.
-const tableMatchesType: (options: TableValues<typeof CONNECT extends OptionTable<infer S> ? S : never>) => ConnectOptions = (
-  options,
-) => options;
+const tableMatchesType: (
+  options: TableValues<typeof CONNECT extends OptionTable<infer S> ? S : never>,
+) => ConnectOptions = (options) => options;
 void tableMatchesType;
 
 /**

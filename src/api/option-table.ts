@@ -16,11 +16,7 @@ function typeOf(value: unknown): string {
 }
 
 /** A check that refuses with these words; `range` marks a number outside its range (a RangeError). */
-function refusing<T>(
-  accepts: (value: T) => boolean,
-  words: (value: T) => string,
-  range = false,
-): z.core.$ZodCheck<T> {
+function refusing<T>(accepts: (value: T) => boolean, words: (value: T) => string, range = false): z.core.$ZodCheck<T> {
   return z.refine(accepts, {
     error: (issue) => words(issue.input as T),
     ...(range ? { params: { range: true } } : {}),
@@ -88,23 +84,41 @@ export function callback<F>(): OptionSchema<F> {
   );
 }
 
-/** `schema`, with a rule on the value it gives: `problem` returns what is wrong (naming the option), or nothing. */
-export function ruled<T>(schema: OptionSchema<T>, problem: (name: string, value: T) => string | undefined) {
+/**
+ * `schema`, with a rule on the value it gives: `problem` returns what is wrong (naming the
+ * option), or nothing; `range` when a value it refuses is a number out of its range.
+ */
+export function ruled<T>(
+  schema: OptionSchema<T>,
+  problem: (name: string, value: T) => string | undefined,
+  range = false,
+) {
   return (name: string): z.ZodMiniType<T> =>
     schema(name).check(
       z.check<T>((context) => {
         const wrong = problem(name, context.value);
-        if (wrong !== undefined) context.issues.push({ code: 'custom', message: wrong, input: context.value });
+        if (wrong === undefined) return;
+        context.issues.push({
+          code: 'custom',
+          message: wrong,
+          input: context.value,
+          ...(range ? { params: { range } } : {}),
+        });
       }),
     );
 }
+
+/** Anything: for an option whose rule says all (`ruled(anything, …)`). */
+export const anything: OptionSchema<unknown> = () => z.unknown();
 
 type Shape = Record<string, OptionSchema<unknown>>;
 /** What each option of a table gives once checked (undefined when not given, unless required). */
 export type TableValues<S extends Shape> = { [K in keyof S]: z.output<ReturnType<S[K]>> };
 
 /** Options every one of which may be left out. */
-export function optional<S extends Shape>(shape: S): { [K in keyof S]: OptionSchema<z.output<ReturnType<S[K]>> | undefined> } {
+export function optional<S extends Shape>(
+  shape: S,
+): { [K in keyof S]: OptionSchema<z.output<ReturnType<S[K]>> | undefined> } {
   return Object.fromEntries(
     Object.entries(shape).map(([name, schema]) => [name, (option: string) => z.optional(schema(option))]),
   ) as never;
@@ -140,7 +154,8 @@ export class OptionTable<S extends Shape> {
     if (issue.code === 'unrecognized_keys') {
       const name = issue.keys[0]!;
       // An unknown field of an object option (`heartbeat`) is that option's fault.
-      if (issue.path.length > 0) return optionError('type', option, `${issue.path.join('.')}: unknown option "${name}"`);
+      if (issue.path.length > 0)
+        return optionError('type', option, `${issue.path.join('.')}: unknown option "${name}"`);
       return optionError('type', name, `${this.what}: unknown option "${name}" (known: ${this.names.join(', ')})`);
     }
     const range = issue.code === 'custom' && (issue.params as { range?: boolean } | undefined)?.range === true;

@@ -56,9 +56,7 @@ function toIso(value: Date | number | string): string {
 }
 
 /** The post to send, from checked options; the idempotency key generated when not given. */
-export function readPublishOptions(
-  given: TableValues<typeof POST_OPTIONS>,
-): PublishArgs & { idempotencyKey: string } {
+export function readPublishOptions(given: TableValues<typeof POST_OPTIONS>): PublishArgs & { idempotencyKey: string } {
   return {
     streamId: given.streamId,
     content: given.content,

@@ -97,7 +97,11 @@ export function setCustomTargets(
 }
 
 /** `fetchStreams` at addresses already parsed. */
-export function fetchStreamsFrom(endpoints: readonly Endpoint[], apiKey: string, timeoutMs: number): Promise<RestStream[]> {
+export function fetchStreamsFrom(
+  endpoints: readonly Endpoint[],
+  apiKey: string,
+  timeoutMs: number,
+): Promise<RestStream[]> {
   return read(apiKey, () => rest.fetchStreams(endpoints, apiKey, timeoutMs));
 }
 

@@ -204,7 +204,14 @@ export class StreamPostsClient {
   subscribe(options?: SubscribeOptions): PostSubscription;
   subscribe(options: SubscribeOptions = {}): PostSubscription {
     const given = SUBSCRIBE.check(options);
-    const { streamIds, lastPosts = 0, format = 'post', bufferSize = DEFAULT_BUFFER_SIZE, signal, highWaterMark } = given;
+    const {
+      streamIds,
+      lastPosts = 0,
+      format = 'post',
+      bufferSize = DEFAULT_BUFFER_SIZE,
+      signal,
+      highWaterMark,
+    } = given;
     const report = given.onSubscribed;
     if (highWaterMark !== undefined && highWaterMark > bufferSize)
       throw optionError(
