@@ -7,7 +7,8 @@
  * once in the flags' words, a publish's outcome for the CLI to report, the flag table of
  * `serve`, and what `serve --workers` and `serve --record` need around startServer.
  * The test of the rooms (test/docs/imports.test.ts) holds src/cli, src/demo, src/terminal
- * and src/doctor to this file and src/index.ts.
+ * and src/doctor to this file and src/index.ts. A name from here declared in a module the
+ * public types reach carries `@internal`, so the package's declarations leave it out.
  */
 
 // Addresses: parsed once where they enter (the flags, the settings), handed on as Endpoints.

@@ -30,14 +30,21 @@ const RELEASE_AT: OptionSchema<Date | number | string> = shaped(
   (name) => `${name} must be a Date, epoch milliseconds or an ISO 8601 string`,
 );
 
-/** The options that are the post itself: the fields of `add-stream-post`. */
+/**
+ * The options that are the post itself: the fields of `add-stream-post`.
+ * @internal
+ */
 export const POST_OPTIONS = {
   streamId: requiredText,
   content: requiredText,
   ...optional({ contentType: text, releaseAt: RELEASE_AT, customTarget: text, idempotencyKey: text }),
 };
+/** @internal */
 export const PUBLISH_FIELDS = Object.keys(POST_OPTIONS) as (keyof PublishOptions)[];
-/** `client.publish`'s options: the post, and its own wait (0: as long as the client lives). */
+/**
+ * `client.publish`'s options: the post, and its own wait (0: as long as the client lives).
+ * @internal
+ */
 export const PUBLISH_OPTIONS = { ...POST_OPTIONS, ...optional({ timeoutMs: integer(0, 2_147_483_647) }) };
 
 export interface PublishResult {
@@ -55,7 +62,10 @@ function toIso(value: Date | number | string): string {
   return date.toISOString();
 }
 
-/** The post to send, from checked options; the idempotency key generated when not given. */
+/**
+ * The post to send, from checked options; the idempotency key generated when not given.
+ * @internal
+ */
 export function readPublishOptions(given: TableValues<typeof POST_OPTIONS>): PublishArgs & { idempotencyKey: string } {
   return {
     streamId: given.streamId,

@@ -238,7 +238,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Str
 /**
  * startServer for one of several instances acting as one service (`serve --workers`): its
  * name prefixes its connection ids, and its admin endpoints reach the others through the link.
- * Not part of the package's API: the CLI reaches it through internal.ts.
+ * Not part of the package's API: the CLI reaches it through internal.ts (and `@internal` keeps
+ * it out of the package's types).
+ * @internal
  */
 export async function startInstance(
   options: StartServerOptions,

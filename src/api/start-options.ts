@@ -255,13 +255,17 @@ function rowSchema(name: StartServerOptionName): OptionSchema<unknown> {
  * startServer's option table: each option's schema from its row of serve's table (so a flag and
  * its option take the same range), the objects and rules written out above. A recording proxy
  * (`record`) takes a part of it.
+ * @internal
  */
 export const START_SERVER = new OptionTable(
   'startServer',
   optional(Object.fromEntries(START_SERVER_OPTION_NAMES.map((name) => [name, rowSchema(name)]))),
 );
 
-/** startServer's options, checked by START_SERVER: each has the type StartServerOptions gives it. */
+/**
+ * startServer's options, checked by START_SERVER: each has the type StartServerOptions gives it.
+ * @internal
+ */
 export function checkStartOptions(options: StartServerOptions): StartServerOptions {
   return START_SERVER.check(options) as StartServerOptions;
 }
@@ -313,7 +317,10 @@ const NUMBER_OPTIONS = START_SERVER_OPTION_NAMES.filter(
     SERVE_OPTIONS[name].type !== 'object' && 'min' in SERVE_OPTIONS[name],
 );
 
-/** startServer's options checked (a bad one throws naming it) and the seed loaded, as the core server takes them. */
+/**
+ * startServer's options checked (a bad one throws naming it) and the seed loaded, as the core server takes them.
+ * @internal
+ */
 export async function coreOptions(
   options: StartServerOptions,
   instance: CoreOptions['instance'],
