@@ -21,6 +21,7 @@ import {
   type ServeOption,
   type StartServerOptionName,
 } from './serve-options.js';
+import * as z from 'zod/mini';
 import { optionError } from './options.js';
 import {
   anything,
@@ -146,8 +147,6 @@ export function checkStoreUrl(store: string): void {
   if (problem !== undefined) throw optionError('type', 'store', problem);
 }
 
-const isPem = (part: unknown) => typeof part === 'string' || Buffer.isBuffer(part);
-
 /** The words of what went wrong, from a check that throws; nothing when it did not. */
 function thrown(check: () => unknown): string | undefined {
   try {
@@ -158,7 +157,11 @@ function thrown(check: () => unknown): string | undefined {
   }
 }
 
-/** The options whose rows say less than their check: objects, and values with a rule beyond their type. */
+/**
+ * The options whose rows say less than their check: objects, and values with a rule beyond
+ * their type. The seed, the recording and the logger pass as they were given (z.custom, not
+ * z.object, which would hand on a copy: a logger's methods live on its prototype).
+ */
 const SPECIAL: Partial<Record<StartServerOptionName, OptionSchema<unknown>>> = {
   seed: shaped(
     (value) => typeof value === 'string' || (value !== null && typeof value === 'object'),
@@ -166,14 +169,11 @@ const SPECIAL: Partial<Record<StartServerOptionName, OptionSchema<unknown>>> = {
       `${name} must be a seed object or the path of a seed file, got ${value === null ? 'null' : typeof value}`,
   ),
   tls: ruled(
-    shaped<{ cert: string | Buffer; key: string | Buffer }>(
-      (value) =>
-        value !== null &&
-        typeof value === 'object' &&
-        isPem((value as Record<string, unknown>)['cert']) &&
-        isPem((value as Record<string, unknown>)['key']),
-      (name) => `${name} must be { cert, key } with the PEM contents as strings or Buffers`,
-    ),
+    (name) => {
+      const words = () => `${name} must be { cert, key } with the PEM contents as strings or Buffers`;
+      const pem = z.union([z.string(), z.instanceof(Buffer)], { error: words });
+      return z.object({ cert: pem, key: pem }, { error: words });
+    },
     // OpenSSL's words: not PEM, a key that is not the certificate's, …
     (name, { cert, key }) => {
       const problem = thrown(() => createSecureContext({ cert, key }));
@@ -187,10 +187,8 @@ const SPECIAL: Partial<Record<StartServerOptionName, OptionSchema<unknown>>> = {
   adminToken: ruled(text, (name, token) =>
     isValidToken(token) ? undefined : `${name} must be one line of printable ASCII without spaces`,
   ),
-  allowedHosts: shaped(
-    (value) => value === 'all' || (Array.isArray(value) && value.every((host) => typeof host === 'string')),
-    (name) => `${name} must be an array of strings or 'all'`,
-  ),
+  allowedHosts: (name) =>
+    z.union([z.literal('all'), z.array(z.string())], { error: () => `${name} must be an array of strings or 'all'` }),
   allowedOrigins: ruled(textList(), (name, origins) => {
     for (const origin of origins) {
       const problem = thrown(() => normalizeOrigin(origin));
