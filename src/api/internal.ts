@@ -12,11 +12,11 @@
  */
 
 // Addresses: parsed once where they enter (the flags, the settings), handed on as Endpoints.
-export { DEFAULT_URL, LIBRARY_WORDS, splitUrls, type Endpoint, type EndpointWords } from '../client/endpoint.js';
+export { DEFAULT_URL, LIBRARY_WORDS, splitUrls, type Endpoint } from '../client/endpoint.js';
 export { serviceEndpoints } from './endpoints.js';
 
 // A connection with the command line's policy, on addresses already parsed.
-export { openClient, type ClientOptions, type ClientPolicy } from './client.js';
+export { openClient, type ClientPolicy } from './client.js';
 export { PUBLISH_MAX_ATTEMPTS } from '../client/publisher.js';
 export { backoffDelay, type BackoffOptions } from '../client/backoff.js';
 export { publishRestOrRefusal } from './rest.js';
@@ -48,7 +48,7 @@ export { replaySpeedOf } from './replay-options.js';
 export { checkStoreUrl } from './start-options.js';
 export { startInstance } from './server.js';
 export { startRecording } from './record-server.js';
-export { parseSeedFile, prepareRedisStore, storeErrorCode, type RedisStorePlan } from './serve-support.js';
+export { parseSeedFile, prepareRedisStore, storeErrorCode } from './serve-support.js';
 export { createLogger, withFields, type LogFormat } from '../server/logger.js';
 export { DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis-keys.js';
 export type { PeerAnswer, PeerAnswers, PeerLink, PeerRequest } from '../server/admin/admin-peers.js';

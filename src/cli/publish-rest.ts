@@ -1,5 +1,12 @@
 import { StreamPostsError } from '../index.js';
-import { keyRefusedMessage, publishRestOrRefusal, commandFailure, describeNetworkError, outcomeOf, publishOptionsOf } from '../api/internal.js';
+import {
+  keyRefusedMessage,
+  publishRestOrRefusal,
+  commandFailure,
+  describeNetworkError,
+  outcomeOf,
+  publishOptionsOf,
+} from '../api/internal.js';
 import { API_KEY_HEADER, STREAMS_PATH } from '../protocol/paths.js';
 import type { CommonOptions } from './common.js';
 import type { PublishSession } from './publish-one.js';

@@ -1,5 +1,12 @@
 import { type ClientState, type StreamPostsClient, StreamPostsError } from '../index.js';
-import { backoffDelay, openClient, type BackoffOptions, type ClientPolicy, type Endpoint, StreamNames } from '../api/internal.js';
+import {
+  backoffDelay,
+  openClient,
+  type BackoffOptions,
+  type ClientPolicy,
+  type Endpoint,
+  StreamNames,
+} from '../api/internal.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import { Latencies } from './latency.js';
 import type { AlertEffect, TerminalModel } from './model.js';

@@ -4,7 +4,16 @@ import { checkReadable } from '../files.js';
 import { prepareBatchLine, runBatch, type BatchResult } from '../batch.js';
 import { localClockNotice, serviceClock } from '../release-at.js';
 import { type PublishOptions, type PublishResult, StreamPostsError, type StreamPostsClient } from '../../index.js';
-import { PUBLISH_FIELDS, commandFailure, commandFrame, outcomeOf, setFields, type PublishData, type PublishOutcome, type RateLimitWait } from '../../api/internal.js';
+import {
+  PUBLISH_FIELDS,
+  commandFailure,
+  commandFrame,
+  outcomeOf,
+  setFields,
+  type PublishData,
+  type PublishOutcome,
+  type RateLimitWait,
+} from '../../api/internal.js';
 import { STREAMS_PATH } from '../../protocol/paths.js';
 import { requireKey } from '../common.js';
 import { withoutKey, wsWhere } from '../describe.js';

@@ -1,5 +1,11 @@
 import { writeFile } from 'node:fs/promises';
-import { StreamPostsError, scenarioFromListenRecording as scenarioOfRecording, type PlayOptions, type ScenarioPlayback, type StreamPostsServer } from '../../index.js';
+import {
+  StreamPostsError,
+  scenarioFromListenRecording as scenarioOfRecording,
+  type PlayOptions,
+  type ScenarioPlayback,
+  type StreamPostsServer,
+} from '../../index.js';
 import { EXIT, usageError } from '../exit.js';
 import { readStdinText, readTextFile } from '../files.js';
 

@@ -3,7 +3,24 @@ import cluster from 'node:cluster';
 import { readTextFile, readTlsFiles } from '../files.js';
 import { formatServeBanner, keyVariable } from '../../render/serve-banner.js';
 import { type ScenarioStart, type StartServerOptions, type StreamPostsServer, StreamPostsError } from '../../index.js';
-import { DEMO_SEED, checkStoreUrl, createLogger, DEFAULT_REDIS_PREFIX, parseSeedFile, redactRedisUrl, withFields, type LogFormat, startInstance, SERVE_OPTIONS, START_SERVER_OPTION_NAMES, STATE_NEEDS_MEMORY, type ServeOption, type ServeOptionName, type NumericOptionName, optionOf } from '../../api/internal.js';
+import {
+  DEMO_SEED,
+  checkStoreUrl,
+  createLogger,
+  DEFAULT_REDIS_PREFIX,
+  parseSeedFile,
+  redactRedisUrl,
+  withFields,
+  type LogFormat,
+  startInstance,
+  SERVE_OPTIONS,
+  START_SERVER_OPTION_NAMES,
+  STATE_NEEDS_MEMORY,
+  type ServeOption,
+  type ServeOptionName,
+  type NumericOptionName,
+  optionOf,
+} from '../../api/internal.js';
 import type { Seed } from '../../protocol/seed.js';
 import { playScenario } from './scenario.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
