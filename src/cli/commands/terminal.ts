@@ -4,7 +4,7 @@ import type { KeyEffect } from '../../terminal/keys.js';
 import type * as UiModule from '../../terminal/ui.js';
 import type { MarkdownRenderer } from '../../render/markdown.js';
 import type { ThemeName } from '../../terminal/theme.js';
-import { commandFailure } from '../../api/cli-words.js';
+import { commandFailure } from '../../api/internal.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsWhere } from '../describe.js';
 import { EXIT, ExitError } from '../exit.js';
