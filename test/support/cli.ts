@@ -173,7 +173,7 @@ function buildUnless(built: string): void {
 }
 
 // No config file, no inherited settings: a developer's own profile or key must not leak into a test.
-const ISOLATED_ENV: Record<string, string | undefined> = {
+export const ISOLATED_ENV: Record<string, string | undefined> = {
   XDG_CONFIG_HOME: join(tmpdir(), `stream-posts-e2e-no-config-${process.pid}`),
   STREAM_POSTS_URL: undefined,
   STREAM_POSTS_API_KEY: undefined,
