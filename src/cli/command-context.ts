@@ -1,9 +1,7 @@
-// The one context a command runs in, built once by the program from what the entry hands it
-// (src/cli/main.ts, the one place that reads process.*): the streams with their TTY facts, the
-// environment, an abort signal for SIGINT and SIGTERM, and the clock. A command is a function
-// of its flags and this context, so a test runs it in-process with streams of its own.
+// What every command's declaration gets: the context (command-io.ts), the functions that run
+// the commands, and where exit codes go (tests give their own).
 import type { Command } from '@commander-js/extra-typings';
-import type { CommandStreams } from './command-streams.js';
+import type { CommandIo } from './command-io.js';
 import type { ConfigSetOptions } from './commands/config.js';
 import type { DemoOptions } from './commands/demo.js';
 import type { DoctorOptions } from './commands/doctor.js';
@@ -15,27 +13,6 @@ import type { StreamsOptions } from './commands/streams.js';
 import type { TargetsOptions, TargetsSetOptions } from './commands/targets.js';
 import type { TerminalOptions } from './commands/terminal.js';
 import type { CompletionShell } from './completion-shells.js';
-
-/** The time now, in milliseconds since the epoch (Date.now). */
-export interface Clock {
-  now(): number;
-}
-
-/** What a command reads, writes and stops on, instead of process.* (gh's IOStreams and Options). */
-export interface CommandIo {
-  /** Standard input, output and error, with their TTY facts. */
-  streams: CommandStreams;
-  /** Where STREAM_POSTS_*, NO_COLOR, TERM and the rest are read from. */
-  env: NodeJS.ProcessEnv;
-  /**
-   * Aborted on SIGINT or SIGTERM, its reason the signal's name. A command that ends cleanly on
-   * them listens to it; while nothing listens, the signal does what it does by default.
-   */
-  signal: AbortSignal;
-  clock: Clock;
-  /** The words that run this CLI as the user ran it (`npx stream-posts`, `stream-posts`, `node bin/…`), for hints. */
-  invokedAs: string;
-}
 
 /** The command functions the program hands typed options and the context to; tests give their own to check the parsing. */
 export interface CommandRunners {
@@ -60,6 +37,8 @@ export interface CommandRunners {
     io: CommandIo,
   ): Promise<number>;
 }
+
+export type { CommandIo } from './command-io.js';
 
 export interface ProgramContext extends CommandIo {
   /** Default: each command's own module, loaded when it runs. */

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command, type OptionValues } from '@commander-js/extra-typings';
-import type { CommandIo } from './command-context.js';
+import type { CommandIo } from './command-io.js';
 import type { ConnectionSettings } from './settings.js';
 import { keyRefusedMessage, StreamPostsError } from '../api/errors.js';
 import { DEFAULT_TIMEOUT_MS, formatWait } from '../api/cli-words.js';

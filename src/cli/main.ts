@@ -2,7 +2,7 @@
 // process's streams, environment, exit code and signals as one context (command-context.ts).
 import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
-import type { CommandStreams } from './command-streams.js';
+import type { CommandStreams } from './command-io.js';
 import { invokedAs } from './invocation.js';
 import { runProgram } from './run.js';
 

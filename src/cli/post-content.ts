@@ -1,5 +1,5 @@
 import { fstatSync } from 'node:fs';
-import type { CommandInput } from './command-streams.js';
+import type { CommandInput } from './command-io.js';
 import { readStdinText, readTextFile } from './files.js';
 import { usageError } from './exit.js';
 

@@ -1,7 +1,7 @@
 import { listStreams } from '../api/rest-reads.js';
 import type { PublishArgs } from '../protocol/types.js';
 import { isPromptCancelled, promptForPost } from '../render/prompts.js';
-import type { CommandIo } from './command-context.js';
+import type { CommandIo } from './command-io.js';
 import { EXIT, ExitError } from './exit.js';
 import type { PostOptions } from './post-options.js';
 import { postProblem, validatePost } from './validate-post.js';

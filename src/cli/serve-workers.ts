@@ -1,3 +1,5 @@
+// `serve --workers`: the primary starts, watches and stops worker processes (node:cluster),
+// and a worker reports to it over the cluster's channel: this file reads process.* for that.
 import cluster, { type Worker } from 'node:cluster';
 import { prepareRedisStore, storeErrorCode } from '../api/serve-support.js';
 import type { Seed } from '../protocol/seed.js';

@@ -6,7 +6,7 @@ import { DEFAULT_URL, serviceEndpoints, splitUrls, type Endpoint } from '../api/
 import { optionOf } from '../api/options.js';
 import { usageError } from './exit.js';
 import type { AlertRuleInput } from '../terminal/alerts.js';
-import type { CommandStreams } from './command-streams.js';
+import type { CommandStreams } from './command-io.js';
 import { readStdinText, readTextFile } from './files.js';
 import type { ConfigFile, Profile } from './settings-schema.js';
 

@@ -1,6 +1,6 @@
 import type { ClientState } from '../api/client.js';
 import { createStatusReporter, type StatusReporter } from '../render/status.js';
-import type { CommandOutput } from './command-streams.js';
+import type { CommandOutput } from './command-io.js';
 import type { CommonOptions } from './common.js';
 
 /** Status on stderr: a spinner on a colour terminal, plain lines otherwise, nothing with --quiet. */

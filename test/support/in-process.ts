@@ -4,8 +4,8 @@
 // signal, TTYs, pipes and the built bin stay with cli.ts).
 import { Readable, Writable } from 'node:stream';
 import { afterEach } from 'vitest';
-import type { CommandIo, ProgramContext } from '../../src/cli/command-context.js';
-import type { CommandOutput } from '../../src/cli/command-streams.js';
+import type { ProgramContext } from '../../src/cli/command-context.js';
+import type { CommandIo, CommandOutput } from '../../src/cli/command-io.js';
 import { runProgram } from '../../src/cli/run.js';
 import { Arrivals } from './arrivals.js';
 import { ISOLATED_ENV, type Exit, type Finished } from './cli.js';

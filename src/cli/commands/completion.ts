@@ -1,5 +1,5 @@
 import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 import type { CompletionShell } from '../completion-shells.js';
 import { bashScript, fishScript, zshScript } from '../completion-scripts.js';
 import { commandSpec, type CommandSpec } from '../completion-spec.js';

@@ -1,4 +1,4 @@
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 import { checkedKey, configPath, endpointsFromFlag, readConfig, readKeyFromStdin, writeConfig } from '../settings.js';
 import { readTextFile } from '../files.js';
 import { EXIT, usageError } from '../exit.js';

@@ -3,7 +3,7 @@ import { DEFAULT_TIMEOUT_MS } from '../../api/cli-words.js';
 import { LIBRARY_URL_WORDS, serviceEndpoints } from '../../api/endpoints.js';
 import { DEMO_SEED } from '../../api/serve-support.js';
 import { startServer, type StreamPostsServer } from '../../api/server.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 import type { OutputOptions } from '../common.js';
 import { commandLines } from '../../render/command-line.js';
 import { wrapToWidth } from '../../render/wrap.js';

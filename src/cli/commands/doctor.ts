@@ -3,7 +3,7 @@ import { runDoctor, type CheckReport, type Result } from '../../doctor/run.js';
 import { jsonLine } from '../../render/json.js';
 import { createChalk } from '../../render/style.js';
 import { safeLine } from '../../render/text.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { EXIT, ExitError } from '../exit.js';
 

@@ -2,7 +2,7 @@ import { describeNetworkError } from '../../api/cli-words.js';
 import { redactSecrets } from '../../api/errors.js';
 import { FAULT_TYPES, type Fault } from '../../protocol/admin.js';
 import { safeLine } from '../../render/text.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 
 import { DEFAULT_ADMIN_URL } from '../parse.js';

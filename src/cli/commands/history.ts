@@ -6,7 +6,7 @@ import { loadMarkdownRenderer } from '../../render/markdown.js';
 import { formatPost } from '../../render/posts.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { EXIT } from '../exit.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 
 export interface HistoryOptions extends CommonOptions {
   /** Undefined: every stream the key's user follows or owns. */

@@ -11,7 +11,7 @@ import { formatTreeItem } from '../../render/tree.js';
 import { commandFailure } from '../../api/cli-words.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { describeSettings, wsWhere } from '../describe.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 import { ExecHook } from '../exec-hook.js';
 import { watchPipeReader } from '../reader-watch.js';
 import { EXIT, usageError } from '../exit.js';

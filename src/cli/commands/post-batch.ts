@@ -22,7 +22,7 @@ import { EXIT, usageError } from '../exit.js';
 import type { PostOptions } from '../post-options.js';
 import { statusFor } from '../status.js';
 import type { StreamPostsClient } from '../../api/client.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 
 /**
  * Lines go out in one write per turn of the event loop, not one system call each, and are

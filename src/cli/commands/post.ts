@@ -24,8 +24,7 @@ const SERVICE_CLOCK_WAIT_MS = 1_000;
 import { STDIN_KEY_SOURCE } from '../settings.js';
 import { validatePost } from '../validate-post.js';
 import type { PostOptions } from '../post-options.js';
-import type { CommandIo } from '../command-context.js';
-import type { CommandOutput } from '../command-streams.js';
+import type { CommandIo, CommandOutput } from '../command-io.js';
 
 // Network, terminal and prompt modules load only on the paths that use them:
 // `post --dry-run` in a script should start as fast as the runtime allows.

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { StreamPostsError } from '../../api/errors.js';
 import { scenarioOfRecording } from '../../api/scenario.js';
 import type { PlayOptions, ScenarioPlayback, StreamPostsServer } from '../../api/server.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 import { EXIT, usageError } from '../exit.js';
 import { readStdinText, readTextFile } from '../files.js';
 

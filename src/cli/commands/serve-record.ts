@@ -6,7 +6,7 @@ import { createLogger, type LogFormat } from '../../api/serve-support.js';
 import { formatTraceLine } from '../../render/trace.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { readTlsFiles } from '../files.js';
-import type { Clock } from '../command-context.js';
+import type { Clock } from '../command-io.js';
 import { StopSignals, type ExecChild } from '../serve-signals.js';
 
 /** The flags of `serve` a recording proxy reads (serve.ts's ServeOptions has them all). */

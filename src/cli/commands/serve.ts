@@ -30,7 +30,7 @@ import {
 import { optionOf } from '../../api/options.js';
 import { playScenario } from './scenario.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 import { startExecChild, StopSignals } from '../serve-signals.js';
 import { formatReplayReport, replayFailed, replayOptions, type ServeReplayFlags } from '../serve-replay.js';
 import { leavePrimary, reportListening, servePrimary, storeExit, type ServedAt } from '../serve-workers.js';

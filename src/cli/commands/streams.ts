@@ -7,7 +7,7 @@ import { requireKey, type CommonOptions } from '../common.js';
 import { wsWhere } from '../describe.js';
 import { EXIT } from '../exit.js';
 import { commandFailure } from '../../api/cli-words.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 
 export interface StreamsOptions extends CommonOptions {
   /** Only the ids, one per line. */

@@ -3,7 +3,7 @@ import { jsonLine } from '../../render/json.js';
 import { safeLine } from '../../render/text.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { EXIT, usageError } from '../exit.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 
 export interface TargetsOptions extends CommonOptions {
   /** Undefined: every custom stream the key's user follows. */

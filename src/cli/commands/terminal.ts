@@ -6,7 +6,7 @@ import type { MarkdownRenderer } from '../../render/markdown.js';
 import type { ThemeName } from '../../terminal/theme.js';
 import { platform as osPlatform } from 'node:os';
 import { commandFailure } from '../../api/cli-words.js';
-import type { CommandIo } from '../command-context.js';
+import type { CommandIo } from '../command-io.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsWhere } from '../describe.js';
 import { EXIT, ExitError } from '../exit.js';
