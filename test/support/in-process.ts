@@ -8,7 +8,7 @@ import type { ProgramContext } from '../../src/cli/command-context.js';
 import type { CommandIo, CommandOutput } from '../../src/cli/command-io.js';
 import { runProgram } from '../../src/cli/run.js';
 import { Arrivals } from './arrivals.js';
-import { ISOLATED_ENV, type Exit, type Finished } from './cli.js';
+import { ISOLATED_ENV, type Exit, type Finished, type RunningCli } from './cli.js';
 
 const WAIT_MS = 10_000;
 
@@ -64,7 +64,7 @@ export function testIo(
 }
 
 /** A command line running in this process; the same reading surface as a spawned CliProcess. */
-export class InProcessRun {
+export class InProcessRun implements RunningCli {
   readonly exited: Promise<Exit>;
   readonly #arrivals = new Arrivals();
   readonly #stopping = new AbortController();
