@@ -1,7 +1,7 @@
 // The command line as a whole: which commands there are, in the order --help shows them, and
 // the module each runs. Each command's flags sit beside it in commands/ (`<command>-flags.ts`,
 // small, loaded at start-up); the command itself is loaded only when it runs.
-import { Command } from '@commander-js/extra-typings';
+import { Command, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { CommandContext, CommandRunners, ProgramContext } from './command-context.js';
 import { addCompletionCommand } from './commands/completion-flags.js';
@@ -47,6 +47,23 @@ const LAZY_RUNNERS: CommandRunners = {
 };
 
 /**
+ * Flags that fall back to a variable (`.env()`: --admin-token, --allowed-hosts…) read it from
+ * the context's environment. Commander reads process.env itself, which is the context's when
+ * the entry runs the program; a variable it found there is left as it took it.
+ */
+function optionsFromEnv(command: CommandUnknownOpts, env: NodeJS.ProcessEnv): void {
+  for (const option of command.options) {
+    const value = option.envVar === undefined ? undefined : env[option.envVar];
+    const source = command.getOptionValueSource(option.attributeName());
+    if (value === undefined || source === 'cli' || source === 'env') continue;
+    // What commander's own reading does: the option's parser takes the value.
+    const events = command as unknown as NodeJS.EventEmitter;
+    if (option.required || option.optional) events.emit(`optionEnv:${option.name()}`, value);
+    else events.emit(`optionEnv:${option.name()}`);
+  }
+}
+
+/**
  * The whole command line: flags in, a typed options object out to a command function.
  * Parse errors throw CommanderError (exitOverride) after commander printed them.
  */
@@ -66,6 +83,7 @@ export function buildProgram(context: ProgramContext): Command {
       outputError: (text, write) => write(prefixed(text)),
     })
     .helpCommand(false)
+    .hook('preAction', (_program, command) => optionsFromEnv(command, context.env))
     .addHelpText(
       'after',
       `
