@@ -95,6 +95,11 @@ export class InProcessRun implements RunningCli {
     return this.#io.streams.stderr.text;
   }
 
+  /** Whether the command has returned. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
   /** Complete stdout lines so far. */
   get lines(): string[] {
     const lines = this.stdout.split('\n');
