@@ -7,7 +7,7 @@
  * `post --dry-run` must not pay for loading the server.
  */
 import { DEFAULTS } from '../server/defaults.js';
-import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
+import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis/redis-keys.js';
 import { REPLAY_SERVE_OPTIONS } from './serve-options-replay.js';
 
 /** How a value is read from a flag, and what startServer accepts. */

@@ -7,12 +7,12 @@
 import type { Seed } from '../protocol/seed.js';
 import { AdjustableClock } from '../server/clock.js';
 import { parseSeedText, SeedError } from '../server/service/seed.js';
-import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis-keys.js';
+import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis/redis-keys.js';
 import { StoreError } from '../server/stores/store-error.js';
 import { StreamPostsError } from './errors.js';
 
 export { createLogger, withFields, type LogFormat } from '../server/logger.js';
-export { DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis-keys.js';
+export { DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis/redis-keys.js';
 export type { PeerAnswer, PeerAnswers, PeerLink, PeerRequest } from '../server/admin/admin-peers.js';
 export { checkStoreUrl } from './start-options.js';
 export { DEMO_SEED } from '../server/service/demo-seed.js';
@@ -48,7 +48,7 @@ export interface RedisStorePlan {
  * would (`storeErrorCode` names it).
  */
 export async function prepareRedisStore(plan: RedisStorePlan): Promise<void> {
-  const { RedisStore } = await import('../server/stores/redis-store.js');
+  const { RedisStore } = await import('../server/stores/redis/redis-store.js');
   const store = await RedisStore.open({
     url: plan.url,
     prefix: plan.prefix ?? DEFAULT_REDIS_PREFIX,

@@ -12,7 +12,7 @@ import type { SharedServerOptions } from '../server/shared-options.js';
 import { parseSeed, parseSeedText, SeedError, type SeedInput as ParsedSeedInput } from '../server/service/seed.js';
 import { isValidToken, normalizeOrigin } from '../server/http/perimeter.js';
 import type { ServerOptions as CoreOptions } from '../server/assemble.js';
-import { checkRedisUrl } from '../server/stores/redis-keys.js';
+import { checkRedisUrl } from '../server/stores/redis/redis-keys.js';
 import { StreamPostsError } from './errors.js';
 import { replaySettings, type ReplayOptions } from './replay-options.js';
 import {

@@ -75,6 +75,10 @@ export interface ConnectionSettings {
   stream?: string | undefined;
   /** The profile's alert rules for `terminal`. */
   alerts?: AlertRuleInput[] | undefined;
+  /** The profile's `terminal` section as written (checked by `terminal`). */
+  terminal?: unknown;
+  /** The config file these came from (`terminal` keeps its session there). */
+  configPath?: string | undefined;
 }
 
 export const STDIN_KEY_SOURCE = 'standard input (--api-key-stdin)';
@@ -202,5 +206,7 @@ export async function resolveSettings(
     profile: profileName,
     stream: profile?.stream,
     alerts: profile?.alerts,
+    terminal: profile?.terminal,
+    configPath: path,
   };
 }

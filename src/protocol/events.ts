@@ -93,7 +93,14 @@ function tolerantPost(raw: Record<string, unknown>): Post | undefined {
     releaseAt: releaseAt ?? null,
     hidden: (hidden as boolean | undefined) ?? false,
     customTarget: (customTarget as string | undefined) ?? null,
+    ...metadataOf(raw),
   };
+}
+
+/** `metadata` (B6) when the post carries it as an object (or null while hidden); anything else is left out. */
+function metadataOf(raw: Record<string, unknown>): Pick<Post, 'metadata'> {
+  const metadata = raw['metadata'];
+  return metadata === null || isPlainObject(metadata) ? { metadata } : {};
 }
 
 const nullableString = (value: unknown) => value === null || typeof value === 'string';
@@ -113,7 +120,18 @@ function canonicalPost(value: Record<string, unknown>): Post | undefined {
     typeof hidden === 'boolean' &&
     nullableString(customTarget)
   ) {
-    return { id, streamId, streamName, text, contentType, createdAt, releaseAt, hidden, customTarget } as Post;
+    return {
+      id,
+      streamId,
+      streamName,
+      text,
+      contentType,
+      createdAt,
+      releaseAt,
+      hidden,
+      customTarget,
+      ...metadataOf(value),
+    } as Post;
   }
   return undefined;
 }

@@ -9,7 +9,7 @@ import { Dashboard } from './admin/dashboard.js';
 import { FaultRegistry } from './admin/faults.js';
 import type { Scenario, ScenarioFaults } from './admin/scenario.js';
 import { ScenarioPlayer, type PlayOptions } from './admin/scenario-player.js';
-import { StateFile, stateDocument } from './admin/state-file.js';
+import { snapshotsOf, StateFile, stateDocument } from './admin/state-file.js';
 import { AdjustableClock } from './clock.js';
 import { DEFAULTS } from './defaults.js';
 import { HttpFront } from './http/server.js';
@@ -21,8 +21,8 @@ import { storeLimits, type ServerOptions } from './server-options.js';
 import type { Seed } from './service/seed.js';
 import { StreamPostsService } from './service/service.js';
 import { SubscriptionService } from './service/subscriptions.js';
-import { MemoryStore } from './stores/memory-store.js';
-import { DEFAULT_REDIS_PREFIX, redisUrlPassword } from './stores/redis-keys.js';
+import { MemoryStore } from './stores/memory/memory-store.js';
+import { DEFAULT_REDIS_PREFIX, redisUrlPassword } from './stores/redis/redis-keys.js';
 import { seedDigest } from './stores/seed-catalog.js';
 import { isShared, isSnapshotting, type Store } from './stores/store.js';
 import { FanOut } from './ws/fanout.js';
@@ -117,7 +117,13 @@ export class CoreServer {
     this.#stateFile =
       options.state === undefined
         ? undefined
-        : new StateFile({ file: options.state, seed: options.seed, store: this.store, clock: this.clock, logger });
+        : new StateFile({
+            file: options.state,
+            seed: options.seed,
+            store: snapshotsOf(this.store),
+            clock: this.clock,
+            logger,
+          });
     const service = new StreamPostsService(this.store);
     this.#service = service;
     this.#firstSubscription = new Promise((resolve) => {
@@ -364,7 +370,7 @@ export async function startServer(options: ServerOptions): Promise<CoreServer> {
   if (options.redis === undefined) return new CoreServer(options).listen();
   const clock = options.clock ?? new AdjustableClock();
   // Loaded only when asked for: the Redis client is most of a bundle no other command needs.
-  const { RedisStore } = await import('./stores/redis-store.js');
+  const { RedisStore } = await import('./stores/redis/redis-store.js');
   const store = await RedisStore.open({
     url: options.redis.url,
     prefix: options.redis.prefix ?? DEFAULT_REDIS_PREFIX,

@@ -5,13 +5,18 @@ export type AlertAction = (typeof ALERT_ACTIONS)[number];
 /** What a rule's pattern is tried against: what the reader reads (the default), or the stream's name. */
 export const ALERT_FIELDS = ['text', 'stream'] as const;
 export type AlertField = (typeof ALERT_FIELDS)[number];
+/** The colours a `highlight` rule may name: what it matched is drawn on that colour. */
+export const HIGHLIGHT_COLOURS = ['red', 'green', 'yellow', 'blue', 'magenta', 'cyan'] as const;
+export type HighlightColour = (typeof HIGHLIGHT_COLOURS)[number];
 
-/** A rule as written: `--alert REGEX`, or `{ match, field?, streams?, action, command? }` in a profile. */
+/** A rule as written: `--alert REGEX`, or `{ match, field?, streams?, action, color?, command? }` in a profile. */
 export interface AlertRuleInput {
   match: string;
   field?: AlertField | undefined;
   streams?: string[] | undefined;
   action: AlertAction;
+  /** `highlight` only: colour what matched, not the whole row. */
+  color?: HighlightColour | undefined;
   command?: string | undefined;
 }
 
@@ -24,6 +29,11 @@ export interface AlertRule {
   readonly streams: ReadonlySet<string> | undefined;
   readonly action: AlertAction;
   readonly command: string | undefined;
+  readonly color: HighlightColour | undefined;
+  /** Added in the terminal (the `a` screen): it may be removed there, and the session keeps it. */
+  readonly app: boolean;
+  /** The rule as written. */
+  readonly input: AlertRuleInput;
 }
 
 /** A rule that cannot be used, named so the user finds it. */
@@ -49,8 +59,8 @@ export function patternError(error: unknown): string {
 }
 
 /** Compiles rules once, at start: a bad pattern or a missing command ends the command before it connects. */
-export function compileRules(inputs: readonly { name: string; rule: AlertRuleInput }[]): AlertRule[] {
-  return inputs.map(({ name, rule }) => {
+export function compileRules(inputs: readonly { name: string; rule: AlertRuleInput; app?: boolean }[]): AlertRule[] {
+  return inputs.map(({ name, rule, app }) => {
     let pattern: RegExp;
     try {
       pattern = compilePattern(rule.match);
@@ -59,6 +69,14 @@ export function compileRules(inputs: readonly { name: string; rule: AlertRuleInp
     }
     if (rule.action === 'exec' && (rule.command === undefined || rule.command.trim() === ''))
       throw new AlertRuleError(`alert rule ${name}: the exec action needs a command`);
+    if (rule.color !== undefined) {
+      if (!(HIGHLIGHT_COLOURS as readonly string[]).includes(rule.color))
+        throw new AlertRuleError(
+          `alert rule ${name}: no colour named "${String(rule.color)}" (colours: ${HIGHLIGHT_COLOURS.join(', ')})`,
+        );
+      if (rule.action !== 'highlight')
+        throw new AlertRuleError(`alert rule ${name}: a colour is for the highlight action, not ${rule.action}`);
+    }
     return {
       name,
       source: rule.match,
@@ -67,6 +85,9 @@ export function compileRules(inputs: readonly { name: string; rule: AlertRuleInp
       streams: rule.streams === undefined ? undefined : new Set(rule.streams),
       action: rule.action,
       command: rule.command,
+      color: rule.color,
+      app: app === true,
+      input: rule,
     };
   });
 }

@@ -51,6 +51,7 @@ export function detailLines(entry: Entry, view: DetailView): string[] {
   const header = [
     c.dim(momentText(entry.createdMs, { utc: view.utc })),
     c[view.theme.stream(streamColour(entry.streamId))].bold(entry.streamName),
+    entry.source === undefined ? '' : c.italic(entry.source),
     entry.history ? c.dim('(history)') : '',
     entry.releaseMs === undefined ? '' : c.dim(`release ${momentText(entry.releaseMs, { utc: view.utc })}`),
     entry.text === null ? '' : c.dim(arrival(entry, view)),

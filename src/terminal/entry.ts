@@ -1,7 +1,7 @@
 import type { Post } from '../protocol/types.js';
-import { cashtags } from '../protocol/tree.js';
 import { headlineOf, linksOf } from '../render/links.js';
 import { safeLine, terminalSafe } from '../render/text.js';
+import { coinsOf } from './coins.js';
 /** Texts up to this long keep their search text once made: a search tries every post again on each key. */
 const KEEP_SEARCHED = 2048;
 const MAX_LINKS = 9;
@@ -17,8 +17,35 @@ function epochMs(iso: string | null): number | undefined {
  * updates it in place). The headline, coins and links are worked out when first shown: a
  * burst of thousands of posts pays only for the rows that reach the screen.
  */
-export function entryOf(post: Post, history: boolean, seq: number, previous: Entry | undefined, nowMs: number): Entry {
-  return new Entry(post, history, seq, previous, nowMs);
+export function entryOf(
+  post: Post,
+  history: boolean,
+  seq: number,
+  previous: Entry | undefined,
+  nowMs: number,
+  coins: ReadonlySet<string>,
+): Entry {
+  return new Entry(post, history, seq, previous, nowMs, coins);
+}
+
+/** Columns a source's name takes at most: a row is for the headline. */
+const MAX_SOURCE_CHARS = 24;
+
+/**
+ * Who the post says it is from, when it says (the REST publishers' `metadata.sourceName`, or
+ * `source` or `author`): sanitized, on one line, cut short.
+ */
+function sourceOf(post: Post): string | undefined {
+  const metadata = post.metadata;
+  if (metadata === undefined || metadata === null) return undefined;
+  for (const field of ['sourceName', 'source', 'author']) {
+    const value = metadata[field];
+    if (typeof value !== 'string') continue;
+    // By code point: a cut never leaves half of a character.
+    const source = [...safeLine(value.slice(0, 256))].slice(0, MAX_SOURCE_CHARS).join('').trim();
+    if (source !== '') return source;
+  }
+  return undefined;
 }
 
 /**
@@ -43,12 +70,23 @@ export class Entry {
   readonly seq: number;
   /** When (epoch ms, this machine's clock) the post, or its release, arrived here. */
   readonly arrivedMs: number;
+  /** The post's author or source, when it names one (sanitized). */
+  readonly source: string | undefined;
+  readonly #customTarget: string | null;
+  readonly #knownCoins: ReadonlySet<string>;
   #searched: string | undefined;
   #headline: string | undefined;
   #coins: readonly string[] | undefined;
   #links: readonly string[] | undefined;
 
-  constructor(post: Post, history: boolean, seq: number, previous: Entry | undefined, nowMs: number) {
+  constructor(
+    post: Post,
+    history: boolean,
+    seq: number,
+    previous: Entry | undefined,
+    nowMs: number,
+    coins: ReadonlySet<string>,
+  ) {
     const text = post.text === null ? null : terminalSafe(post.text);
     this.id = post.id;
     this.streamId = safeLine(post.streamId);
@@ -62,6 +100,9 @@ export class Entry {
     this.releasedAtMs = released ? nowMs : previous?.releasedAtMs;
     this.seq = released ? seq : (previous?.seq ?? seq);
     this.arrivedMs = nowMs;
+    this.source = text === null ? undefined : sourceOf(post);
+    this.#customTarget = post.customTarget ?? null;
+    this.#knownCoins = coins;
   }
 
   /** What a search is tried against: the stream's name, a line break, the text. */
@@ -78,9 +119,9 @@ export class Entry {
     return (this.#headline ??= this.text === null ? '' : headlineOf(this.text, this.markdown));
   }
 
+  /** Its coins (see coinsOf): the custom target's, then the text's `$CASHTAG`s and known `#HASHTAG`s. */
   get coins(): readonly string[] {
-    return (this.#coins ??=
-      this.text === null ? [] : cashtags(this.text.slice(0, 64 * 1024)).map((tag) => safeLine(tag.coin)));
+    return (this.#coins ??= this.text === null ? [] : coinsOf(this.text, this.#customTarget, this.#knownCoins));
   }
 
   /** Web addresses in the text, in order, each once. */

@@ -1,4 +1,5 @@
 import type { TerminalModel } from './model.js';
+import { ruleFromLine } from './rule-line.js';
 
 /** A key as read from the terminal, besides its text. */
 export interface KeyPress {
@@ -32,10 +33,14 @@ export interface KeyState {
   /** Typing a search after `/`. */
   typing: boolean;
   pickerIndex: number;
+  /** The rule the `a` screen's selection is on. */
+  ruleIndex: number;
+  /** A rule being typed on the `a` screen (`+`), and why it is not one yet. */
+  rule: { text: string; error: string | undefined } | undefined;
 }
 
 export function initialKeyState(): KeyState {
-  return { overlay: undefined, typing: false, pickerIndex: 0 };
+  return { overlay: undefined, typing: false, pickerIndex: 0, ruleIndex: 0, rule: undefined };
 }
 
 /** Every key, as the `?` overlay lists them. */
@@ -48,13 +53,15 @@ export const KEY_HELP: readonly (readonly [keys: string, what: string])[] = [
   ['/', 'search (case-insensitive regex; $BTC is the cashtag) over the whole buffer'],
   ['n N', 'next / previous match'],
   ['Esc', 'clear the search, close an overlay'],
-  ['f', 'streams: m mute, s solo, Enter close'],
+  ['f', 'streams: m mute, s solo, Enter close (muted sources too)'],
+  ['t', "only the selected post's first coin / every coin"],
+  ['M', "mute the selected post's source (f shows it again)"],
   ['space', 'pause / resume (new posts are counted)'],
   ['o  1-9', "open the post's first / n-th link"],
   ['y Y', 'copy the link / the text (OSC 52)'],
   ['p', 'pin / unpin'],
   ['P', 'all pinned posts'],
-  ['a', 'alert rules and their matches'],
+  ['a', 'alert rules and their matches: + add, d remove'],
   ['c', 'a column per stream (the busiest 4)'],
   ['r', 'reconnect now'],
   ['?', 'this list'],
@@ -77,6 +84,10 @@ export function handleKey(
   if (key.ctrl === true && input === 'z') return { kind: 'suspend' };
   if (state.typing) {
     typeSearch(model, state, input, key);
+    return undefined;
+  }
+  if (state.rule !== undefined) {
+    typeRule(model, state, input, key);
     return undefined;
   }
   if (state.overlay !== undefined) return overlayKey(model, state, input, key);
@@ -129,6 +140,12 @@ function letterKey(model: TerminalModel, state: KeyState, input: string): KeyEff
     case 'c':
       model.toggleColumns();
       return undefined;
+    case 't':
+      model.toggleCoin();
+      return undefined;
+    case 'M':
+      model.toggleSourceMute();
+      return undefined;
     case 'r':
       return { kind: 'reconnect' };
     case '?':
@@ -166,17 +183,64 @@ function typeSearch(model: TerminalModel, state: KeyState, input: string, key: K
   }
 }
 
+/** Typing a rule on the `a` screen: Enter adds it (it acts at once), Esc gives up. */
+function typeRule(model: TerminalModel, state: KeyState, input: string, key: KeyPress): void {
+  const typed = state.rule!;
+  if (key.escape === true) state.rule = undefined;
+  else if (key.return === true) {
+    const made = ruleFromLine(typed.text, model.rules);
+    if (typeof made === 'string') typed.error = made;
+    else {
+      model.addRule(made);
+      model.say(`added ${made.name}: ${made.action} /${made.source}/`);
+      state.rule = undefined;
+      state.ruleIndex = model.rules.length - 1;
+    }
+  } else if (key.backspace === true || key.delete === true) {
+    typed.text = typed.text.slice(0, -1);
+    typed.error = undefined;
+  } else if (input !== '' && key.ctrl !== true) {
+    typed.text += input.replace(/[\u0000-\u001F\u007F]/g, '');
+    typed.error = undefined;
+  }
+  model.tick();
+}
+
 function overlayKey(model: TerminalModel, state: KeyState, input: string, key: KeyPress): KeyEffect {
   if (input === 'q' && state.overlay !== 'picker') return { kind: 'quit' };
   if (state.overlay === 'picker') {
+    // The streams, then the sources muted on their own.
     const streams = model.streams();
-    const current = streams[Math.min(state.pickerIndex, streams.length - 1)];
-    if (key.downArrow === true || input === 'j')
-      state.pickerIndex = Math.min(streams.length - 1, state.pickerIndex + 1);
+    const sources = model.mutedSources();
+    const last = streams.length + sources.length - 1;
+    const at = Math.min(state.pickerIndex, last);
+    const current = streams[at];
+    const source = current === undefined ? sources[at - streams.length] : undefined;
+    if (key.downArrow === true || input === 'j') state.pickerIndex = Math.max(0, Math.min(last, state.pickerIndex + 1));
     else if (key.upArrow === true || input === 'k') state.pickerIndex = Math.max(0, state.pickerIndex - 1);
     else if ((input === 'm' || input === ' ') && current) model.toggleMute(current.id);
-    else if (input === 's' && current) model.toggleSolo(current.id);
+    else if ((input === 'm' || input === ' ') && source !== undefined) {
+      model.toggleSourceMute(source);
+      state.pickerIndex = Math.max(0, Math.min(state.pickerIndex, last - 1));
+    } else if (input === 's' && current) model.toggleSolo(current.id);
     else if (key.return === true || key.escape === true || input === 'f' || input === 'q') state.overlay = undefined;
+    model.tick();
+    return undefined;
+  }
+  if (state.overlay === 'alerts') {
+    const last = model.rules.length - 1;
+    const rule = model.rules[Math.min(state.ruleIndex, last)];
+    if (key.downArrow === true || input === 'j') state.ruleIndex = Math.max(0, Math.min(last, state.ruleIndex + 1));
+    else if (key.upArrow === true || input === 'k') state.ruleIndex = Math.max(0, state.ruleIndex - 1);
+    else if (input === '+') state.rule = { text: '', error: undefined };
+    else if (input === 'd' && rule !== undefined) {
+      model.removeRule(rule);
+      // A rule of the command line or the profile is written there: it is back at the next start.
+      const where = rule.name.startsWith('--') ? 'the command line' : "the profile's alerts";
+      model.say(rule.app ? `removed ${rule.name}` : `removed ${rule.name} until the next start (it is in ${where})`);
+      state.ruleIndex = Math.max(0, Math.min(state.ruleIndex, last - 1));
+    } else if (input === 'q') return { kind: 'quit' };
+    else state.overlay = undefined;
     model.tick();
     return undefined;
   }

@@ -1,7 +1,7 @@
 // What the terminal's model is told and tells: its options, the connection as the header
 // shows it, a stream as the picker lists it, and what an alert asks of the world outside.
 import type { Post } from '../protocol/types.js';
-import type { AlertRule } from './alerts.js';
+import type { AlertRule, AlertRuleInput } from './alerts.js';
 import type { Entry } from './entry.js';
 
 /** The connection as the header tells it. */
@@ -29,6 +29,25 @@ export interface ModelOptions {
   /** Only posts whose text matches are kept (`--match`). */
   match?: RegExp | undefined;
   now?: () => number;
+  /** Symbols a `#HASHTAG` is a coin for (default: the package's list). */
+  coins?: ReadonlySet<string>;
+  /** What the last session left: mutes, solo, pins by id (rules are in `rules`). */
+  restored?: Partial<Remembered> | undefined;
+  /** Told when something the next session keeps changed. */
+  remembered?: () => void;
+}
+
+/** What a session leaves for the next: kept in the profile's `terminal` section. */
+export interface Remembered {
+  /** Stream ids muted. */
+  muted: string[];
+  solo: string | null;
+  /** Sources muted on their own (`M`). */
+  mutedSources: string[];
+  /** Pinned posts by id, the oldest pin first. */
+  pins: string[];
+  /** The rules added in the terminal (the `a` screen). */
+  rules: AlertRuleInput[];
 }
 
 export interface StreamInfo {

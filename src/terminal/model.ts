@@ -3,9 +3,10 @@ import { safeLine } from '../render/text.js';
 import { compilePattern, firstMatch, patternError, type AlertRule } from './alerts.js';
 import { entryOf, type Entry } from './entry.js';
 import { ShownRows } from './shown-rows.js';
-import type { AlertEffect, ConnectionView, ModelOptions, StreamInfo } from './model-types.js';
+import { knownCoins } from './coins.js';
+import type { AlertEffect, ConnectionView, ModelOptions, Remembered, StreamInfo } from './model-types.js';
 
-export type { AlertEffect, ConnectionView, ModelOptions, StreamInfo };
+export type { AlertEffect, ConnectionView, ModelOptions, Remembered, StreamInfo };
 
 /** Pins held at most, unless told otherwise (`--max-pins`). */
 export const DEFAULT_MAX_PINS = 50;
@@ -21,8 +22,6 @@ export const RELEASE_MARK_MS = 60_000;
 export class TerminalModel {
   readonly capacity: number;
   readonly maxPins: number;
-  readonly rules: readonly AlertRule[];
-  readonly alertCounts: number[];
   readonly now: () => number;
   connection: ConnectionView = { kind: 'connecting', attempt: 0 };
   /** The service's clock minus ours, when it said. */
@@ -41,6 +40,15 @@ export class TerminalModel {
   /** Bumped on every change: the view's caches key on it. */
   version = 0;
 
+  #rules: AlertRule[];
+  readonly #alertCounts = new Map<AlertRule, number>();
+  readonly #knownCoins: ReadonlySet<string>;
+  /** `t`: only posts of this coin are shown. */
+  #coin: string | undefined;
+  readonly #mutedSources = new Set<string>();
+  /** Pins of the last session (by id) not yet delivered: pinned as they come. */
+  readonly #wantedPins: Set<string>;
+  readonly #remembered: () => void;
   #entries: Entry[] = [];
   readonly #byId = new Map<string, Entry>();
   readonly #streams = new Map<string, string>();
@@ -57,7 +65,7 @@ export class TerminalModel {
   #seq = 0;
   /** Pinned posts by id, oldest pin first: held apart from the buffer, so eviction never drops them. */
   readonly #pins = new Map<string, Entry>();
-  readonly #alerted = new Map<string, number>();
+  readonly #alerted = new Map<string, AlertRule>();
   readonly #ruleMuted = new Set<string>();
   /** Released posts the selection has been on: their mark is gone. */
   readonly #releaseSeen = new Set<string>();
@@ -82,8 +90,14 @@ export class TerminalModel {
     this.maxPins = options.maxPins ?? DEFAULT_MAX_PINS;
     if (!Number.isInteger(this.maxPins) || this.maxPins < 1)
       throw new RangeError(`maxPins must be a positive integer, got ${this.maxPins}`);
-    this.rules = options.rules ?? [];
-    this.alertCounts = this.rules.map(() => 0);
+    this.#rules = [...(options.rules ?? [])];
+    this.#knownCoins = options.coins ?? knownCoins();
+    const restored = options.restored;
+    for (const id of restored?.muted ?? []) this.#muted.add(id);
+    for (const source of restored?.mutedSources ?? []) this.#mutedSources.add(source);
+    this.#solo = restored?.solo ?? undefined;
+    this.#wantedPins = new Set(restored?.pins ?? []);
+    this.#remembered = options.remembered ?? (() => undefined);
     this.#match = options.match === undefined ? undefined : new RegExp(options.match.source, 'iu');
     this.now = options.now ?? Date.now;
     this.#shownRows = new ShownRows({
@@ -144,7 +158,44 @@ export class TerminalModel {
   }
 
   get filtered(): boolean {
-    return this.#search !== undefined || this.#solo !== undefined || this.#muted.size > 0;
+    return (
+      this.#search !== undefined ||
+      this.#solo !== undefined ||
+      this.#muted.size > 0 ||
+      this.#coin !== undefined ||
+      this.#mutedSources.size > 0
+    );
+  }
+
+  /** The rules in the order they are tried. */
+  get rules(): readonly AlertRule[] {
+    return this.#rules;
+  }
+
+  /** Posts a rule matched. */
+  alertCount(rule: AlertRule): number {
+    return this.#alertCounts.get(rule) ?? 0;
+  }
+
+  /** The coin `t` filters on. */
+  get coin(): string | undefined {
+    return this.#coin;
+  }
+
+  /** Sources muted on their own (`M`), in the order muted. */
+  mutedSources(): readonly string[] {
+    return [...this.#mutedSources];
+  }
+
+  /** What the next session starts with: mutes, solo, pins by id, and the rules added here. */
+  remembered(): Remembered {
+    return {
+      muted: [...this.#muted],
+      solo: this.#solo ?? null,
+      mutedSources: [...this.#mutedSources],
+      pins: [...this.#wantedPins, ...this.#pins.keys()].slice(-this.maxPins),
+      rules: this.#rules.filter((rule) => rule.app).map((rule) => rule.input),
+    };
   }
 
   /**
@@ -201,7 +252,7 @@ export class TerminalModel {
     // A second delivery of a post already shown with its text changes nothing: never shown twice.
     if (previous !== undefined && (previous.text !== null || post.text === null)) return [];
     if (previous === undefined && post.text !== null && this.#match && !this.#match.test(post.text)) return [];
-    const entry = entryOf(post, history, ++this.#seq, previous, this.now());
+    const entry = entryOf(post, history, ++this.#seq, previous, this.now(), this.#knownCoins);
     this.#streams.set(entry.streamId, entry.streamName);
     this.#streamsVersion += 1;
     this.#byId.set(entry.id, entry);
@@ -224,6 +275,7 @@ export class TerminalModel {
       if (this.#pins.has(entry.id)) this.#pins.set(entry.id, entry);
       this.#rowsChanged();
     }
+    if (this.#wantedPins.delete(entry.id)) this.#pin(entry);
     return this.#alert(entry, post, history);
   }
 
@@ -243,13 +295,14 @@ export class TerminalModel {
     return dropped;
   }
 
-  #alert(entry: Entry, post: Post, history: boolean): AlertEffect[] {
-    if (this.rules.length === 0 || this.#alerted.has(entry.id)) return [];
-    const index = firstMatch(this.rules, entry);
+  /** What the first rule that matches does; `post` undefined: a rule added later, tried on what is held (nothing rings). */
+  #alert(entry: Entry, post: Post | undefined, history: boolean): AlertEffect[] {
+    if (this.#rules.length === 0 || this.#alerted.has(entry.id)) return [];
+    const index = firstMatch(this.#rules, entry);
     if (index === undefined) return [];
-    const rule = this.rules[index]!;
-    this.#alerted.set(entry.id, index);
-    this.alertCounts[index] = (this.alertCounts[index] ?? 0) + 1;
+    const rule = this.#rules[index]!;
+    this.#alerted.set(entry.id, rule);
+    this.#alertCounts.set(rule, this.alertCount(rule) + 1);
     switch (rule.action) {
       case 'mute':
         this.#ruleMuted.add(entry.id);
@@ -262,8 +315,34 @@ export class TerminalModel {
         return [];
       default:
         // The past is not news: history is marked, but rings nothing and runs nothing.
-        return history ? [] : [{ action: rule.action, rule, entry, post }];
+        return history || post === undefined ? [] : [{ action: rule.action, rule, entry, post }];
     }
+  }
+
+  /** Adds a rule after the others; it acts at once on the posts held (marks, pins, mutes; nothing rings). */
+  addRule(rule: AlertRule): void {
+    this.#rules.push(rule);
+    this.#rulesChanged();
+  }
+
+  /** Takes a rule away: the posts it marked or muted are tried again on the rules left. */
+  removeRule(rule: AlertRule): void {
+    const at = this.#rules.indexOf(rule);
+    if (at === -1) return;
+    this.#rules.splice(at, 1);
+    this.#alertCounts.delete(rule);
+    for (const [id, matched] of this.#alerted) {
+      if (matched !== rule) continue;
+      this.#alerted.delete(id);
+      if (this.#ruleMuted.delete(id)) this.mutedByRule -= 1;
+    }
+    this.#rulesChanged();
+  }
+
+  #rulesChanged(): void {
+    for (const entry of this.#entries) if (entry.text !== null) this.#alert(entry, undefined, true);
+    this.#remembered();
+    this.#rowsChanged();
   }
 
   /** A post released in this session, marked until it is selected or RELEASE_MARK_MS pass. */
@@ -277,8 +356,7 @@ export class TerminalModel {
 
   /** The rule that matched a post, if any. */
   alertOf(id: string): AlertRule | undefined {
-    const index = this.#alerted.get(id);
-    return index === undefined ? undefined : this.rules[index];
+    return this.#alerted.get(id);
   }
 
   entry(id: string): Entry | undefined {
@@ -294,6 +372,7 @@ export class TerminalModel {
   #pin(entry: Entry): boolean {
     if (this.#pins.has(entry.id)) return false;
     this.#pins.set(entry.id, entry);
+    this.#remembered();
     if (this.#pins.size <= this.maxPins) return false;
     this.#unpin(this.#pins.keys().next().value!);
     return true;
@@ -302,6 +381,7 @@ export class TerminalModel {
   /** Lets a pin go; a post the buffer let go too is forgotten whole. Returns whether it was pinned. */
   #unpin(id: string): boolean {
     if (!this.#pins.delete(id)) return false;
+    this.#remembered();
     if (!this.#byId.has(id)) this.#alerted.delete(id);
     return true;
   }
@@ -312,6 +392,8 @@ export class TerminalModel {
     if (this.#solo !== undefined) {
       if (entry.streamId !== this.#solo) return false;
     } else if (this.#muted.size > 0 && this.#muted.has(entry.streamId)) return false;
+    if (this.#mutedSources.size > 0 && entry.source !== undefined && this.#mutedSources.has(entry.source)) return false;
+    if (this.#coin !== undefined && !entry.coins.includes(this.#coin)) return false;
     if (this.paused && entry.seq > this.#pauseSeq) return false;
     if (this.#search !== undefined) {
       if (entry.text === null) return false;
@@ -508,11 +590,36 @@ export class TerminalModel {
   toggleMute(streamId: string): void {
     if (this.#muted.has(streamId)) this.#muted.delete(streamId);
     else this.#muted.add(streamId);
+    this.#remembered();
     this.#rowsChanged();
   }
 
   toggleSolo(streamId: string): void {
     this.#solo = this.#solo === streamId ? undefined : streamId;
+    this.#remembered();
+    this.#rowsChanged();
+  }
+
+  /** `M`: mutes the selected post's source (or unmutes one, from the streams list). */
+  toggleSourceMute(source: string | undefined = this.selected()?.source): void {
+    if (source === undefined) return this.say('this post names no source');
+    if (this.#mutedSources.delete(source)) this.say(`source ${source} shown again`);
+    else {
+      this.#mutedSources.add(source);
+      this.say(`source ${source} muted (f lists it: m shows it again)`);
+    }
+    this.#remembered();
+    this.#rowsChanged();
+  }
+
+  /** `t`: only the selected post's first coin; again, every post. */
+  toggleCoin(): void {
+    if (this.#coin !== undefined) this.#coin = undefined;
+    else {
+      const coin = this.selected()?.coins[0];
+      if (coin === undefined) return this.say('this post names no coin');
+      this.#coin = coin;
+    }
     this.#rowsChanged();
   }
 

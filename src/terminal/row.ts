@@ -2,8 +2,9 @@ import stringWidth from 'string-width';
 import type { ChalkInstance } from 'chalk';
 import { createChalk, streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
+import type { AlertRule } from './alerts.js';
 import type { Entry } from './entry.js';
-import { tagStyle, type Theme } from './theme.js';
+import { highlightMarks, tagStyle, type Marks, type Theme } from './theme.js';
 
 /**
  * Columns plain text takes, counted per code point as terminals and tmux draw it: an emoji
@@ -140,14 +141,18 @@ export function foldLine(line: string, width: number): string[] {
 }
 
 // A match is bold and underlined: neither is used by the rows' colours, and both read on any background.
-const MARK_OPEN = '\u001B[1;4m';
-const MARK_CLOSE = '\u001B[22;24m';
+const SEARCH_MARKS: Marks = { open: '\u001B[1;4m', close: '\u001B[22;24m' };
 
 /**
- * A line, plain or styled, with what `pattern` matches in its text marked; its own escape
- * sequences are left whole and take no part in the match.
+ * A line, plain or styled, with what `pattern` matches in its text marked (bold and
+ * underlined, or `marks`); its own escape sequences are left whole and take no part in the match.
  */
-export function markMatches(line: string, pattern: RegExp | undefined, color: boolean): string {
+export function markMatches(
+  line: string,
+  pattern: RegExp | undefined,
+  color: boolean,
+  marks: Marks = SEARCH_MARKS,
+): string {
   if (pattern === undefined || !color) return line;
   let plain = '';
   // Where each code unit of the plain text is in the line.
@@ -168,7 +173,7 @@ export function markMatches(line: string, pattern: RegExp | undefined, color: bo
     if (match[0] === '') continue;
     const start = at[match.index]!;
     const end = at[match.index + match[0].length - 1]! + 1;
-    marked += `${line.slice(from, start)}${MARK_OPEN}${line.slice(start, end)}${MARK_CLOSE}`;
+    marked += `${line.slice(from, start)}${marks.open}${line.slice(start, end)}${marks.close}`;
     from = end;
   }
   return from === 0 ? line : marked + line.slice(from);
@@ -189,6 +194,8 @@ export interface RowView {
   now: number | undefined;
   /** The row matched an alert rule; `highlight` colours the whole row. */
   alert: 'mark' | 'highlight' | undefined;
+  /** A highlight rule with a colour: what it matched is coloured, not the row. */
+  highlight?: AlertRule | undefined;
   pinned: boolean;
   /** Released in this session and not yet seen (the model says how long that lasts). */
   released: boolean;
@@ -231,6 +238,9 @@ function marksOf(entry: Entry, view: RowView): string {
   return `${view.pinned ? '^' : ' '}${view.alert !== undefined ? '!' : ' '}${state}`;
 }
 
+/** Columns a row gives the post's source at most, after the stream's name. */
+const MAX_SOURCE_COLUMNS = 16;
+
 /**
  * One post as one line of exactly `view.width` columns: selection and marks, time, stream,
  * headline, coin tags, link count, and a lock with its countdown for a hidden post.
@@ -241,6 +251,9 @@ export function formatRow(entry: Entry, view: RowView): string {
     utc: view.utc,
   }).replace(/ UTC$/, 'Z');
   const stream = padText(entry.streamName, view.streamWidth);
+  // A narrow row (a column of `c`) keeps its room for the headline.
+  const sourceWidth = Math.min(MAX_SOURCE_COLUMNS, Math.floor(view.width / 8));
+  const source = entry.source === undefined || sourceWidth < 6 ? '' : `${fitText(entry.source, sourceWidth)} `;
   const tail: string[] = [];
   if (entry.text === null) {
     const left = entry.releaseMs === undefined || view.now === undefined ? undefined : entry.releaseMs - view.now;
@@ -258,16 +271,21 @@ export function formatRow(entry: Entry, view: RowView): string {
   }
   const right = tail.join('  ');
   const lead = `${view.selected ? '›' : ' '}${marksOf(entry, view)} ${time} ${(view.age ?? '').padStart(3)} `;
-  const fixed = cells(lead) + view.streamWidth + 1 + (right === '' ? 0 : cells(right) + 2);
+  const fixed = cells(lead) + view.streamWidth + 1 + cells(source) + (right === '' ? 0 : cells(right) + 2);
   const headlineWidth = view.width - fixed;
   const headline = padText(entry.text === null ? 'hidden until its release' : entry.headline, headlineWidth);
   if (fixed > view.width) return padText(`${lead}${entry.streamName} ${right}`, view.width);
-  const styledHeadline = entry.text === null ? c.dim(headline) : markMatches(headline, view.search, view.color);
+  const rule = view.highlight;
+  const marks = rule?.color === undefined ? undefined : highlightMarks(c, rule.color);
+  const marked = (text: string, field: 'text' | 'stream') =>
+    marks !== undefined && rule!.field === field ? markMatches(text, rule!.pattern, view.color, marks) : text;
+  const styledHeadline =
+    entry.text === null ? c.dim(headline) : markMatches(marked(headline, 'text'), view.search, view.color);
   // A highlighted row is black on yellow: its name and tags take its colours, never yellow on yellow.
-  const highlighted = view.alert === 'highlight' && !view.selected;
+  const highlighted = view.alert === 'highlight' && marks === undefined && !view.selected;
   const name = highlighted ? c.bold : c[view.theme.stream(streamColour(entry.streamId))].bold;
   const tags = tagStyle(c, view.theme, highlighted);
-  const line = `${c.dim(lead)}${name(stream)} ${styledHeadline}${right === '' ? '' : `  ${tags(right)}`}`;
+  const line = `${c.dim(lead)}${marked(name(stream), 'stream')} ${c.italic(source)}${styledHeadline}${right === '' ? '' : `  ${tags(right)}`}`;
   if (view.selected) return c.inverse(line);
-  return view.alert === 'highlight' ? c.bgYellow.black(line) : line;
+  return highlighted ? c.bgYellow.black(line) : line;
 }

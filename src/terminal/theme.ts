@@ -1,5 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import type { StreamColour } from '../render/style.js';
+import type { HighlightColour } from './alerts.js';
 
 export type ThemeName = 'dark' | 'light';
 export const THEME_NAMES: readonly ThemeName[] = ['dark', 'light'];
@@ -37,6 +38,24 @@ export const THEMES: Record<ThemeName, Theme> = {
 /** A row's tags and link count: on a highlighted row (black on yellow) they take its colours, never yellow on yellow. */
 export function tagStyle(c: ChalkInstance, theme: Theme, highlighted: boolean): ChalkInstance {
   return highlighted ? c.bold : c[theme.tag];
+}
+
+/** How a match is drawn: what opens it and what ends it. */
+export interface Marks {
+  open: string;
+  close: string;
+}
+
+/**
+ * How a highlight rule's colour draws what it matched: on the colour, in black or bright
+ * white, whichever reads on it. A colour behind the text reads on a dark and a light
+ * background alike.
+ */
+export function highlightMarks(c: ChalkInstance, colour: HighlightColour): Marks {
+  const background = `bg${colour[0]!.toUpperCase()}${colour.slice(1)}` as 'bgRed';
+  const light = colour === 'yellow' || colour === 'green' || colour === 'cyan';
+  const [open = '', close = ''] = c[background][light ? 'black' : 'whiteBright'].bold('\u0000').split('\u0000');
+  return { open, close };
 }
 
 /** `rgb:RRRR/GGGG/BBBB` (1 to 4 hex digits each, as terminals answer OSC 11) as light or dark. */

@@ -6,7 +6,7 @@ import type { Entry } from './entry.js';
 import { KEY_HELP, type KeyState } from './keys.js';
 import type { TerminalModel } from './model.js';
 import { ageText, latencyText } from './latency.js';
-import type { Theme } from './theme.js';
+import { highlightMarks, type Theme } from './theme.js';
 import { cells, fitLine, fitText, formatRow, markMatches, padText, screenChalk, type RowView } from './row.js';
 
 export const MIN_COLUMNS = 60;
@@ -33,6 +33,8 @@ export interface ViewOptions {
   markdown: () => MarkdownRenderer | undefined;
   theme: Theme;
 }
+
+const RULE_HINT = 'ACTION[:COLOUR] REGEX (bell notify highlight pin mute; highlight:red ETF)  Enter add, Esc cancel';
 
 const FOOTERS = [
   'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
@@ -88,7 +90,7 @@ const warningStyle = (c: ReturnType<typeof screenChalk>) => c.bgYellow.black.bol
 /** Where a formatted row's age goes: as wide as the longest (`59s`), and in no text (the sanitizer takes controls out). */
 const AGE_SLOT = '\u0001\u0001\u0001';
 
-type RowLook = Pick<RowView, 'now' | 'alert' | 'pinned' | 'released' | 'search' | 'age'>;
+type RowLook = Pick<RowView, 'now' | 'alert' | 'highlight' | 'pinned' | 'released' | 'search' | 'age'>;
 
 /**
  * The connection as the header says it; `warning` when the feed is not coming. `narrow`: in
@@ -208,7 +210,8 @@ export class View {
       [model.paused ? `PAUSED ${model.newSincePause} new` : '', warningStyle(c)],
       // Counted just after the frame a search key draws from the first rows (`finishRows`).
       [model.searching ? `/${model.searchPattern}/ ${model.rowCount() ?? '…'} found` : '', c.bgCyan.black],
-      [model.filtered && !model.searching ? 'filtered' : ''],
+      [model.coin === undefined ? '' : `coin $${model.coin} (t clears)`, c.bgCyan.black],
+      [model.filtered && !model.searching && model.coin === undefined ? 'filtered' : ''],
       [`${model.size} posts${model.mutedByRule > 0 ? ` (${model.mutedByRule} muted by rules)` : ''}`],
       [model.pinCount > 0 ? `${model.pinCount} pinned` : ''],
       [`streams ${shown} shown${muted > 0 ? `, ${muted} muted` : ''}${model.solo !== undefined ? ' (solo)' : ''}`],
@@ -228,6 +231,11 @@ export class View {
   #footer(keys: KeyState, width: number): string {
     const { model } = this.#options;
     if (keys.typing) return padText(`/${model.searchText}▏  ${searchHint(model)}`, width);
+    if (keys.rule !== undefined)
+      return padText(
+        `new rule: ${keys.rule.text}▏  ${keys.rule.error === undefined ? RULE_HINT : `✕ ${keys.rule.error}`}`,
+        width,
+      );
     if (model.message !== undefined) return padText(model.message, width);
     // The most keys that fit, in as many words: never a cut word.
     return padText(FOOTERS.find((footer) => cells(footer) <= width) ?? FOOTERS[FOOTERS.length - 1]!, width);
@@ -246,24 +254,25 @@ export class View {
         ...model.pinned().map((entry) => this.#row(entry, width, streamWidth, false, model.now())),
       ];
     } else if (keys.overlay === 'alerts') {
-      lines =
-        model.rules.length === 0
-          ? [c.bold('Alert rules'), '  none: --alert REGEX, or "alerts" in a profile', '', 'any key closes']
-          : [
-              c.bold('Alert rules (the first that matches acts)'),
-              ...model.rules.map(
-                (rule, index) =>
-                  `  ${padText(rule.name, 16)} ${padText(rule.action, 9)} ${padText(`${model.alertCounts[index] ?? 0} matched`, 12)} ${rule.field === 'stream' ? 'stream ' : ''}/${fitText(rule.source, Math.max(8, width - 45))}/`,
-              ),
-              '',
-              'any key closes',
-            ];
+      lines = [
+        c.bold('Alert rules (the first that matches acts): j/k move, + add, d remove, any other key closes'),
+        ...model.rules.map((rule, index) => {
+          const line = `${index === keys.ruleIndex ? '›' : ' '} ${padText(rule.name, 16)} ${padText(rule.action, 9)} ${padText(rule.color ?? '', 8)} ${padText(`${model.alertCount(rule)} matched`, 12)} ${rule.field === 'stream' ? 'stream ' : ''}/${fitText(rule.source, Math.max(8, width - 54))}/`;
+          return index === keys.ruleIndex ? c.inverse(line) : line;
+        }),
+        ...(model.rules.length === 0 ? ['  none yet: + adds one, or --alert REGEX, or "alerts" in a profile'] : []),
+      ];
     } else {
       lines = [
         c.bold('Streams: j/k move, m mute/unmute, s solo, Enter close'),
         ...model.streams().map((stream, index) => {
           const state = model.solo === stream.id ? 'solo ' : model.isMuted(stream.id) ? 'muted' : 'shown';
           const line = `${index === keys.pickerIndex ? '›' : ' '} ${state}  ${padText(stream.name, 30)} ${stream.count} posts`;
+          return index === keys.pickerIndex ? c.inverse(line) : line;
+        }),
+        ...model.mutedSources().map((source, at) => {
+          const index = model.streams().length + at;
+          const line = `${index === keys.pickerIndex ? '›' : ' '} muted  source ${source}`;
           return index === keys.pickerIndex ? c.inverse(line) : line;
         }),
       ];
@@ -281,6 +290,7 @@ export class View {
       age: entry.text === null ? undefined : ageText(now + (model.clockOffsetMs ?? 0) - since),
       alert:
         rule === undefined || rule.action === 'mute' ? undefined : rule.action === 'highlight' ? 'highlight' : 'mark',
+      highlight: rule?.color === undefined ? undefined : rule,
       pinned: model.isPinned(entry.id),
       released: model.freshRelease(entry),
       search: model.search,
@@ -290,7 +300,8 @@ export class View {
   /** A post's row, formatted again only when its look changed (selection, pin, width, a ticking countdown). */
   #row(entry: Entry, width: number, streamWidth: number, selected: boolean, now: number): string {
     const look = this.#look(entry, now);
-    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${look.pinned} ${look.released} ${look.search?.source}`;
+    const colour = look.highlight === undefined ? '' : `${look.highlight.color}/${look.highlight.pattern.source}`;
+    const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${colour} ${look.pinned} ${look.released} ${look.search?.source}`;
     let cached = this.#rows.get(entry);
     if (cached?.look !== key) {
       const { color, utc, theme } = this.#options;
@@ -333,8 +344,14 @@ export class View {
     model.detailScroll = scroll;
     lines.push(c.dim('─'.repeat(width)));
     // Marked as drawn: only the lines on screen, and the pane's cache holds one rendering whatever the search.
-    for (const line of detail.slice(scroll, scroll + detailHeight - 1))
-      lines.push(fitLine(` ${markMatches(line, model.search, this.#options.color)}`, width));
+    const rule = selected === undefined ? undefined : model.alertOf(selected.id);
+    const marks = rule?.color === undefined || rule.field !== 'text' ? undefined : highlightMarks(c, rule.color);
+    for (const [at, line] of detail.slice(scroll, scroll + detailHeight - 1).entries()) {
+      // The first line says when and where, not what: the rule's matches are the text's.
+      const highlighted =
+        marks === undefined || scroll + at === 0 ? line : markMatches(line, rule!.pattern, this.#options.color, marks);
+      lines.push(fitLine(` ${markMatches(highlighted, model.search, this.#options.color)}`, width));
+    }
     return lines;
   }
 

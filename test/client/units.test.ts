@@ -70,6 +70,8 @@ describe('resolveSettings', () => {
       endpoints: [resolveEndpoint(DEFAULT_URL)],
       apiKey: undefined,
       profile: undefined,
+      // Where `terminal` keeps its session.
+      configPath: expect.stringMatching(/\/stream-posts\/config\.json$/),
     });
   });
 

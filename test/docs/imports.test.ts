@@ -7,8 +7,6 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const MAX_LINES = 500;
 /** Source files past MAX_LINES that were looked at and are one job each, with why. */
 const ONE_JOB: Record<string, string> = {
-  'server/stores/redis-store.ts':
-    'the Redis engine behind the Store interface: every method is one script call and the feed it awaits; its parts (link, feed, releases, media, eviction, scripts) are rooms of their own already',
   'terminal/model.ts':
     "the terminal's state as keys and posts change it: buffer, selection, pause, search, filters and pins act on one another at each step (a release moves its post to the top and its pin with it, and counts in the selection's ↑ N new; a pause holds the selection), so they are one state; the rows worked out from it (shown-rows), the entries, the alert rules and the types are files of their own",
 };
@@ -59,16 +57,30 @@ function importGraph(files: string[]): Map<string, string[]> {
   return graph;
 }
 
+/** The stores' engines, each a room of its own beside the contract and shared rules of server/stores/. */
+const ENGINES = ['server/stores/memory/', 'server/stores/redis/'];
+
 /**
  * The room a module belongs to: a folder of src/ (cli/commands/ is cli's), a folder of
- * src/server/, or, for a file that sits loose in src/ or src/server/, the file itself.
+ * src/server/ (an engine of server/stores/ is a room of its own), or, for a file that sits
+ * loose in src/ or src/server/, the file itself.
  */
 export function roomOf(file: string): string {
   const parts = file.split('/');
   if (parts.length === 1) return file;
+  const engine = ENGINES.find((room) => file.startsWith(room));
+  if (engine !== undefined) return engine;
   if (parts[0] === 'server') return parts.length === 2 ? file : `server/${parts[1]}/`;
   return `${parts[0]}/`;
 }
+
+/** The files that pick an engine, and so may import one (an engine's own files aside), with why. */
+const ENGINE_PICKERS: Record<string, string> = {
+  'server/assemble.ts': 'makes the memory store, or opens the Redis store the options name',
+  'api/start-options.ts': "checks startServer's `store` option: memory, or a Redis URL",
+  'api/serve-options.ts': "the `--redis-prefix` option's default, the Redis store's",
+  'api/serve-support.ts': 'opens the Redis store once before `serve --workers` starts its workers',
+};
 
 /** The strongly connected groups of more than one node: each is an import circle. */
 function circles(graph: Map<string, readonly string[]>): string[][] {
@@ -140,6 +152,13 @@ const NEVER: ReadonlyArray<readonly [string, string]> = [
   ['server/admin/', 'server/http/'],
   ['server/ws/', 'server/admin/'],
   ['server/stores/', 'server/service/'],
+  ['server/stores/memory/', 'server/service/'],
+  ['server/stores/redis/', 'server/service/'],
+  // The engines stand on the contract and the shared rules, each apart from the other.
+  ['server/stores/memory/', 'server/stores/redis/'],
+  ['server/stores/redis/', 'server/stores/memory/'],
+  ['server/stores/', 'server/stores/memory/'],
+  ['server/stores/', 'server/stores/redis/'],
 ];
 const mayImport = (room: string, to: string): boolean => {
   if (room.startsWith('server/'))
@@ -168,6 +187,20 @@ describe('the source layout', () => {
       arrows.filter((to) => !mayImport(room, to)).flatMap((to) => why.get(`${room} → ${to}`) ?? []),
     );
     expect(strays).toEqual([]);
+  });
+
+  it('has an engine imported only where one is picked', () => {
+    const strays = [...graph].flatMap(([file, targets]) =>
+      targets
+        .filter((target) => ENGINES.includes(roomOf(target)) && roomOf(target) !== roomOf(file))
+        .filter(() => !(file in ENGINE_PICKERS))
+        .map((target) => `${file} → ${target}`),
+    );
+    expect(strays).toEqual([]);
+    const pickers = new Set(
+      [...graph].flatMap(([file, targets]) => (targets.some((t) => ENGINES.includes(roomOf(t))) ? [file] : [])),
+    );
+    expect(Object.keys(ENGINE_PICKERS).filter((file) => !pickers.has(file))).toEqual([]);
   });
 
   it('keeps the command line on top: nothing outside src/cli/ imports from it', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AdjustableClock } from '../../src/server/clock.js';
 import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
-import { MemoryStore } from '../../src/server/stores/memory-store.js';
+import { MemoryStore } from '../../src/server/stores/memory/memory-store.js';
 import type { Store } from '../../src/server/stores/store.js';
 import { startServer } from '../../src/server/assemble.js';
 import { adminState, afterTest, KEYS, startTestServer } from '../support/harness.js';

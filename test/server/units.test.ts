@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdjustableClock } from '../../src/server/clock.js';
 import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
-import { MemoryStore } from '../../src/server/stores/memory-store.js';
-import { MinHeap } from '../../src/server/stores/min-heap.js';
+import { MemoryStore } from '../../src/server/stores/memory/memory-store.js';
+import { MinHeap } from '../../src/server/stores/memory/min-heap.js';
 import { TokenBucket } from '../../src/server/ws/rate-limiter.js';
-import { ReleaseScheduler } from '../../src/server/stores/release-scheduler.js';
-import { RingBuffer } from '../../src/server/stores/ring-buffer.js';
+import { ReleaseScheduler } from '../../src/server/stores/memory/release-scheduler.js';
+import { RingBuffer } from '../../src/server/stores/memory/ring-buffer.js';
 import type { Identity, StoreEvent } from '../../src/server/stores/store.js';
 import { requestTarget } from '../../src/server/http-util.js';
-import { ReleaseClaims } from '../../src/server/stores/release-claims.js';
+import { ReleaseClaims } from '../../src/server/stores/redis/release-claims.js';
 import { watchWarnings } from '../support/warnings.js';
 import { publishRequest } from '../support/stores.js';
 

@@ -7,7 +7,7 @@ import { AdjustableClock } from '../../src/server/clock.js';
 import { silentLogger } from '../../src/server/logger.js';
 import { parseStateText, StateFile } from '../../src/server/admin/state-file.js';
 import type { StoreEvent } from '../../src/server/stores/store.js';
-import { MemoryStore } from '../../src/server/stores/memory-store.js';
+import { MemoryStore } from '../../src/server/stores/memory/memory-store.js';
 import { publishRequest } from '../support/stores.js';
 
 const HOUR = 3_600_000;

@@ -3,7 +3,7 @@ import { connect as connectLibrary } from '../../src/api/client.js';
 import { startServer as startLibraryServer } from '../../src/api/server.js';
 import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { startServer, type CoreServer } from '../../src/server/assemble.js';
-import type { RedisStore } from '../../src/server/stores/redis-store.js';
+import type { RedisStore } from '../../src/server/stores/redis/redis-store.js';
 import {
   adminState,
   advanceClock,
@@ -17,7 +17,7 @@ import {
   subscribeAs,
 } from '../support/harness.js';
 import { createClient } from 'redis';
-import { SCRIPTS } from '../../src/server/stores/redis-scripts.js';
+import { SCRIPTS } from '../../src/server/stores/redis/redis-scripts.js';
 import { Arrivals } from '../support/arrivals.js';
 import { put } from '../support/media.js';
 import { RedisServer } from '../support/redis-server.js';

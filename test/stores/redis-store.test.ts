@@ -5,7 +5,7 @@ import { AdjustableClock } from '../../src/server/clock.js';
 import { DEMO_SEED } from '../../src/server/service/demo-seed.js';
 import { parseSeed } from '../../src/server/service/seed.js';
 import type { PublishResult, StoreEvent } from '../../src/server/stores/store.js';
-import { RedisStore, type RedisStoreOptions } from '../../src/server/stores/redis-store.js';
+import { RedisStore, type RedisStoreOptions } from '../../src/server/stores/redis/redis-store.js';
 import { publishRequest, redisForFile } from '../support/stores.js';
 import { Arrivals } from '../support/arrivals.js';
 import { until } from '../support/poll.js';

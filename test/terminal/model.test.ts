@@ -422,7 +422,7 @@ describe('the terminal model', () => {
     expect(texts(model)).not.toContain('spam');
     expect(model.mutedByRule).toBe(1);
     expect(model.pinned().map((entry) => entry.text)).toEqual(['btc moved']);
-    expect(model.alertCounts).toEqual([2, 1, 1]);
+    expect(model.rules.map((rule) => model.alertCount(rule))).toEqual([2, 1, 1]);
   });
 
   it('a bad pattern or an exec rule without a command is refused, naming the rule', () => {

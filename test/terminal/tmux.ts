@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,8 +23,17 @@ afterEach(async () => {
 /** One tmux server of the test's own (its own socket), one session, one pane running a command. */
 export class Tmux {
   readonly socket = `terminal-test-${randomBytes(6).toString('hex')}`;
+  /** A config directory of the pane's own when the test gives none: a session kept there reaches no other test. */
+  #config: string | undefined;
 
   private constructor() {}
+
+  /** `env` with XDG_CONFIG_HOME: the test's, or an empty folder of this pane's own. */
+  async #withConfig(env: Record<string, string>): Promise<Record<string, string>> {
+    if (env['XDG_CONFIG_HOME'] !== undefined) return env;
+    this.#config = await mkdtemp(join(tmpdir(), 'stream-posts-tmux-config-'));
+    return { ...env, XDG_CONFIG_HOME: this.#config };
+  }
 
   /**
    * Starts `stream-posts ARGS` in a 120×40 pane, after a line on the primary screen, and
@@ -39,7 +48,7 @@ export class Tmux {
   ): Promise<Tmux> {
     const tmux = new Tmux();
     open.add(tmux);
-    const command = `printf 'primary screen\\n'; ${commandLine(args, env)}; echo "[exit $?]"; exec cat`;
+    const command = `printf 'primary screen\\n'; ${commandLine(args, await tmux.#withConfig(env))}; echo "[exit $?]"; exec cat`;
     const setting = Object.entries(options).flatMap(([name, value]) => ['set-option', '-g', name, value, ';']);
     await tmux.tmux(
       '-f',
@@ -69,7 +78,7 @@ export class Tmux {
     await tmux.tmux('-f', '/dev/null', 'new-session', '-d', '-x', '120', '-y', '40', shell);
     await tmux.waitFor(/^\$/m, 'the prompt');
     // Alone on its line: after a stopped command, bash would run the rest of a list at once.
-    await tmux.type(commandLine(args, env));
+    await tmux.type(commandLine(args, await tmux.#withConfig(env)));
     await tmux.keys('Enter');
     return tmux;
   }
@@ -127,6 +136,7 @@ export class Tmux {
   async kill(): Promise<void> {
     open.delete(this);
     await this.tmux('kill-server').catch(() => undefined);
+    if (this.#config !== undefined) await rm(this.#config, { recursive: true, force: true });
     // tmux 3.3 leaves the socket file of a server it was told to kill.
     await rm(join(process.env['TMUX_TMPDIR'] ?? tmpdir(), `tmux-${process.getuid?.() ?? 0}`, this.socket), {
       force: true,
@@ -141,7 +151,6 @@ function commandLine(args: string[], env: Record<string, string>): string {
   // The variables go on the command line: the pane's shell may be a login shell that sets PATH again.
   const variables = Object.entries({
     TERM: 'xterm-256color',
-    XDG_CONFIG_HOME: '/nonexistent-stream-posts-config',
     ...env,
   }).map(([name, value]) => `${name}=${value}`);
   return ['env', ...variables, process.execPath, BIN, ...args].map(shellWord).join(' ');

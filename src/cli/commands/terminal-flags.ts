@@ -55,6 +55,15 @@ export function addTerminalCommand(program: Command, context: CommandContext): v
             theme: options.theme,
             alerts: options.alert ?? [],
             profileAlerts: common.settings.alerts,
+            memory:
+              common.settings.configPath === undefined
+                ? undefined
+                : {
+                    path: common.settings.configPath,
+                    // No profile chosen: the session is kept in the one that applies when none is.
+                    profile: common.settings.profile ?? 'default',
+                    section: common.settings.terminal,
+                  },
           },
           context,
         ),

@@ -11,6 +11,7 @@ import { requireKey, type CommonOptions } from '../common.js';
 import { wsWhere } from '../describe.js';
 import { EXIT, ExitError } from '../exit.js';
 import { jobControl } from '../job-control.js';
+import { writeConfig, type ConfigFile } from '../settings.js';
 
 export interface TerminalOptions extends CommonOptions {
   streams: string[] | undefined;
@@ -25,6 +26,8 @@ export interface TerminalOptions extends CommonOptions {
   alerts: string[];
   /** The profile's `alerts` (see settings.ts). */
   profileAlerts?: AlertRuleInput[] | undefined;
+  /** Where the session is kept and what the last one left: the profile's `terminal` section (none: nothing is kept). */
+  memory?: { path: string; profile: string; section: unknown } | undefined;
   /** `--theme`: the colours for this background, instead of asking the terminal. */
   theme?: ThemeName | undefined;
   /** Ends the view as `q` does (the demo stops it this way). */
@@ -53,7 +56,10 @@ export function cursorAddressing(env: NodeJS.ProcessEnv, platform: NodeJS.Platfo
 }
 
 /** The rules in the order they are tried: `--alert` first (each rings the bell), then the profile's. */
-export async function alertRules(options: Pick<TerminalOptions, 'alerts' | 'profileAlerts'>): Promise<AlertRule[]> {
+export async function alertRules(
+  options: Pick<TerminalOptions, 'alerts' | 'profileAlerts'>,
+  saved: readonly AlertRule[] = [],
+): Promise<AlertRule[]> {
   const { compileRules, AlertRuleError } = await import('../../terminal/alerts.js');
   try {
     return compileRules([
@@ -62,7 +68,7 @@ export async function alertRules(options: Pick<TerminalOptions, 'alerts' | 'prof
         rule: { match, action: 'bell' as const },
       })),
       ...(options.profileAlerts ?? []).map((rule, index) => ({ name: `profile rule ${index + 1}`, rule })),
-    ]);
+    ]).concat(saved);
   } catch (error) {
     if (error instanceof AlertRuleError) throw new ExitError(EXIT.usage, error.message);
     throw error;
@@ -79,7 +85,14 @@ export async function terminal(options: TerminalOptions, io: CommandIo): Promise
   const stdout = io.streams.stdout as NodeJS.WriteStream;
   if (!cursorAddressing(env)) throw new ExitError(EXIT.usage, NO_CURSOR_ADDRESSING);
   const apiKey = requireKey(options.settings);
-  const rules = await alertRules(options);
+  const { remembering } = await import('../../terminal/remembering.js');
+  const { terminalSection } = await import('../settings-schema.js');
+  const memory = options.memory;
+  const kept = remembering(
+    memory && terminalSection(memory.section, `profile "${memory.profile}" in ${memory.path}`),
+    memory && { ...memory, write: (config) => writeConfig(memory.path, config as ConfigFile) },
+  );
+  const rules = await alertRules(options, kept.rules);
   const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, effects, { ExecHook }, { mountUi }, themes] =
     await Promise.all([
       import('../../terminal/model.js'),
@@ -98,7 +111,9 @@ export async function terminal(options: TerminalOptions, io: CommandIo): Promise
     ...(options.maxPins === undefined ? {} : { maxPins: options.maxPins }),
     rules,
     match: options.match,
+    ...kept.model,
   });
+  kept.start(model);
   const store = new FrameStore();
   /** Until the terminal has said its background (before the first frame). */
   let theme = themes.THEMES.dark;
@@ -257,6 +272,7 @@ export async function terminal(options: TerminalOptions, io: CommandIo): Promise
     mounted?.unmount();
     screen.restore();
     await session.stop();
+    await kept.close();
     await Promise.all([...execHooks.values()].map((hook) => hook.close(true)));
   }
   if (failure !== undefined)

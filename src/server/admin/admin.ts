@@ -10,10 +10,11 @@ import type { Spread, SpreadAdmin } from './admin-peers.js';
 import { decodeSegment, parseJsonObject, readBody, sendError, sendJson } from '../http-util.js';
 import type { Logger } from '../logger.js';
 import { createTokenCheck } from './admin-token.js';
-import { isShared, type Store } from '../stores/store.js';
+import { isShared, type StoreAdmin } from '../stores/store.js';
 
 export interface AdminContext {
-  store: Store;
+  /** Its figures and reset; on a shared store, the clock every instance shares too. */
+  store: StoreAdmin;
   clock: AdjustableClock;
   logger: Logger;
   counts: () => { connections: number; subscriptions: number };

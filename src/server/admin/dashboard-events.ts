@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock } from '../clock.js';
 import { postFor, type Reader } from '../service/visibility.js';
-import type { Store, StoreEvent } from '../stores/store.js';
+import type { PostLog, StoreEvent } from '../stores/store.js';
 
 /** What the dashboard's feed says besides posts: the clock moved, state was reset, connections changed. */
 export type DashboardNotice = 'clock' | 'reset' | 'connections' | 'faults';
@@ -34,7 +34,7 @@ export class DashboardEvents {
   #connectionsTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    readonly store: Store,
+    readonly store: PostLog,
     readonly clock: Clock,
     readonly streamIds: readonly string[],
     readonly reader: Reader,

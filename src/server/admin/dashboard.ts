@@ -9,7 +9,7 @@ import type { AdjustableClock } from '../clock.js';
 import { DashboardEvents } from './dashboard-events.js';
 import { sendError, sendJson } from '../http-util.js';
 import { createTokenCheck } from './admin-token.js';
-import type { Store } from '../stores/store.js';
+import type { PostLog } from '../stores/store.js';
 
 /** Where the page's bundle is: next to the bundled server in dist/, or dist/ when running from the sources. */
 const ASSET_DIRS = [
@@ -49,7 +49,8 @@ const SECURITY_HEADERS = {
 
 export interface DashboardOptions {
   seed: Seed;
-  store: Store;
+  /** The posts the live feed shows. */
+  store: PostLog;
   clock: AdjustableClock;
   token: string | undefined;
   secure: boolean;

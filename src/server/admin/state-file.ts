@@ -8,14 +8,7 @@ import type { AdjustableClock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Seed } from '../service/seed.js';
 import { seedDigest } from '../stores/seed-catalog.js';
-import {
-  isSnapshotting,
-  storedPost,
-  type PostRecord,
-  type SnapshottingStore,
-  type Store,
-  type StoreSnapshot,
-} from '../stores/store.js';
+import { isSnapshotting, storedPost, type PostRecord, type Snapshotting, type StoreSnapshot } from '../stores/store.js';
 import { DocumentError } from '../document-error.js';
 import { realPathOf, removeInterruptedWrites, StateLock, StateLockError, writeAtomically } from './state-lock.js';
 import { MediaFolder, mediaEntries } from './state-media.js';
@@ -254,9 +247,16 @@ function writeError(file: string, error: unknown): StateFileError {
 export interface StateFileOptions {
   file: string;
   seed: Seed;
-  store: Store;
+  /** The store whose state the file keeps (`snapshotsOf` checks that it can). */
+  store: Snapshotting;
   clock: AdjustableClock;
   logger: Logger;
+}
+
+/** The store, checked to keep its state in this process, as a state file needs: TypeError otherwise. */
+export function snapshotsOf<T extends object>(store: T): T & Snapshotting {
+  if (!isSnapshotting(store)) throw new TypeError(`state ${STATE_NEEDS_MEMORY}`);
+  return store;
 }
 
 /**
@@ -266,7 +266,7 @@ export interface StateFileOptions {
  */
 export class StateFile {
   readonly #options: StateFileOptions;
-  readonly #store: SnapshottingStore;
+  readonly #store: Snapshotting;
   readonly #fingerprint: string;
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
@@ -278,9 +278,6 @@ export class StateFile {
   #media: MediaFolder | undefined;
 
   constructor(options: StateFileOptions) {
-    if (!isSnapshotting(options.store)) {
-      throw new TypeError(`state ${STATE_NEEDS_MEMORY}`);
-    }
     this.#store = options.store;
     this.#options = options;
     this.#fingerprint = seedDigest(options.seed);

@@ -34,7 +34,7 @@ import { KeepAlive, type KeepAlivePeer } from '../service/keep-alive.js';
 import { ConnectionSocket } from '../ws/connection.js';
 import { Session, type SessionContext, type SessionStart } from '../ws/session.js';
 import type { createGraphqlEndpoint } from '../graphql/graphql-server.js';
-import type { Unusable } from '../stores/store-health.js';
+import type { Unusable } from '../stores/store.js';
 
 type GraphqlEndpoint = ReturnType<typeof createGraphqlEndpoint>;
 

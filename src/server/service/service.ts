@@ -7,10 +7,11 @@ import { PUBLISH_COMMAND, type PublishArgs } from '../../protocol/types.js';
 import type {
   Awaitable,
   Identity,
+  KeyCatalog,
+  PostLog,
   PostRecord,
   PublishResult,
   SharedStore,
-  Store,
   StreamRecord,
   UserRecord,
 } from '../stores/store.js';
@@ -39,16 +40,16 @@ function nameIds(ids: readonly string[]): string {
 }
 
 /**
- * The service's rules (PROTOCOL.md B1, B4) over a Store, shared by the
+ * The service's rules (PROTOCOL.md B1, B4) over a store's keys, catalog and posts, shared by the
  * WebSocket, GraphQL and REST surfaces so all answer the same way. The store is its own:
  * the surfaces ask the service, never the store.
  */
 export class StreamPostsService {
-  readonly #store: Store;
+  readonly #store: KeyCatalog & PostLog;
   /** A shared store, once: the memory store has nothing to catch up with and no feed position. */
   readonly #shared: SharedStore | undefined;
 
-  constructor(store: Store) {
+  constructor(store: KeyCatalog & PostLog) {
     this.#store = store;
     this.#shared = isShared(store) ? store : undefined;
   }

@@ -1,11 +1,11 @@
-// stores/: where posts, keys and selections live: the Store interface, the memory store (one
-// process) and the Redis store (several instances on one keyspace, its Lua scripts and key layout).
+// stores/: where posts, keys and selections live. Here the contract every engine keeps, split by
+// job, and the rules the engines share; the engines sit in rooms of their own: memory/ (one
+// process) and redis/ (several instances on one keyspace, its Lua scripts and key layout).
 import type { Seed } from '../../protocol/seed.js';
 import type { ContentType, Post } from '../../protocol/types.js';
 import { isoTime } from '../../protocol/dates.js';
 import type { Awaitable } from './awaitable.js';
 import type { MediaKeeper, MediaSnapshot } from './media-keeper.js';
-import type { Unusable } from './store-health.js';
 
 // The Store interface's answers are Awaitable: its users take the word from here.
 export { isPending, type Awaitable } from './awaitable.js';
@@ -95,14 +95,8 @@ export interface StoreStats {
   idempotencyKeys: number;
 }
 
-/**
- * Every piece of service state sits behind this interface: identities,
- * streams, posts and history, idempotency, the release schedule and the
- * notification of new and released posts. It is asynchronous (where a shared engine
- * must be asked) so that a store on a shared engine can replace the in-memory one and let several `serve`
- * processes act as one service; `publish` must deduplicate atomically.
- */
-export interface Store {
+/** Who a key speaks for, and the seed's users and streams with each user's selected targets. */
+export interface KeyCatalog {
   /** At once in memory; a shared store asks its engine. */
   authenticate(key: string): Awaitable<Identity | undefined>;
   // Users and streams come from the seed, which every store holds in memory: read at once.
@@ -118,6 +112,11 @@ export interface Store {
    * resolves here: subscriptions hold that record, so delivery follows at once.
    */
   setCustomTargets(userId: string, streamId: string, targets: readonly string[]): Promise<void>;
+}
+
+/** Posts and their history, idempotency, the release schedule, and the news of created and released posts. */
+export interface PostLog {
+  /** Stores a post; a repeated idempotency key is deduplicated atomically. */
   publish(request: PublishRequest): Promise<PublishResult>;
   /**
    * Up to `limit` most recent posts of a stream, oldest first; with `asOf` (a `position()`),
@@ -126,12 +125,44 @@ export interface Store {
   recent(streamId: string, limit: number, asOf?: number): Awaitable<PostRecord[]>;
   /** Listens for created and released posts; returns an unsubscribe function. */
   onEvent(listener: (event: StoreEvent) => void): () => void;
-  stats(): Promise<StoreStats>;
-  /** Where uploaded media are kept: with a shared engine, where every instance reaches them. */
+}
+
+/** Where uploaded media are kept. */
+export interface MediaHolder {
+  /** With a shared engine, where every instance reaches them. */
   readonly media: MediaKeeper;
+}
+
+/** What the admin endpoints ask of the store: its figures, and a way back to the seed. */
+export interface StoreAdmin {
+  stats(): Promise<StoreStats>;
   /** Back to the seed: posts, idempotency keys and pending releases are dropped. */
   reset(): Promise<void>;
+}
+
+/**
+ * Every piece of service state, each job behind its own interface above: a room takes only
+ * the parts it uses, and only what opens and closes a store (the server's assembly, the
+ * contract suite) holds it whole. It is asynchronous (where a shared engine must be asked) so
+ * that a store on a shared engine can replace the in-memory one and let several `serve`
+ * processes act as one service.
+ */
+export interface Store extends KeyCatalog, PostLog, MediaHolder, StoreAdmin {
   close(): Promise<void>;
+}
+
+/**
+ * Why a shared store cannot be used (PROTOCOL.md B8): `unreachable` (no connection, or no
+ * reply in time), `out-of-memory` (Redis full: writes refused), `script-missing` (its script
+ * cache flushed while publishes were in flight), `reloading` (it lost its data and the seed is
+ * being loaded again), `evicting` (its `maxmemory-policy` was set to one that evicts keys).
+ */
+export type StoreTrouble = 'unreachable' | 'out-of-memory' | 'script-missing' | 'reloading' | 'evicting';
+
+/** What `GET /readyz` says of a store that cannot be used. */
+export interface Unusable {
+  reason: StoreTrouble;
+  message: string;
 }
 
 /** What a store on an engine shared by several instances adds: they must keep in step. */
@@ -154,17 +185,22 @@ export interface SharedStore extends Store {
 }
 
 /** What a store that keeps its state in this process adds: that state as data, for a state file and `GET /_admin/export`. */
-export interface SnapshottingStore extends Store {
+export interface Snapshotting {
   exportSnapshot(): StoreSnapshot;
   /** Replaces the state with a snapshot's (its posts, releases and keys); the seed's posts are not added again. */
   importSnapshot(snapshot: StoreSnapshot): void;
 }
 
-export function isShared(store: Store): store is SharedStore {
+/** A store that keeps its state in this process: the memory store. */
+export interface SnapshottingStore extends Store, Snapshotting {}
+
+/** Whether a store, or any part of one, is on a shared engine. */
+export function isShared<T extends object>(store: T): store is T & SharedStore {
   return 'caughtUp' in store;
 }
 
-export function isSnapshotting(store: Store): store is SnapshottingStore {
+/** Whether a store, or any part of one, keeps its state in this process. */
+export function isSnapshotting<T extends object>(store: T): store is T & SnapshottingStore {
   return 'exportSnapshot' in store;
 }
 

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
 import { infoField } from './redis-config.js';
 import type { StoreHealth } from './store-health.js';
 

@@ -1,6 +1,6 @@
-import { ProtocolError } from '../../protocol/errors.js';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
+import { ProtocolError } from '../../../protocol/errors.js';
+import type { Clock } from '../../clock.js';
+import type { Logger } from '../../logger.js';
 import type { EventFeed } from './redis-feed.js';
 import type { RedisLink } from './redis-link.js';
 import { SCRIPTS } from './redis-scripts.js';

@@ -1,19 +1,6 @@
-import { ProtocolError } from '../../protocol/errors.js';
-import type { Logger } from '../logger.js';
-
-/**
- * Why a shared store cannot be used (PROTOCOL.md B8): `unreachable` (no connection, or no
- * reply in time), `out-of-memory` (Redis full: writes refused), `script-missing` (its script
- * cache flushed while publishes were in flight), `reloading` (it lost its data and the seed is
- * being loaded again), `evicting` (its `maxmemory-policy` was set to one that evicts keys).
- */
-export type StoreTrouble = 'unreachable' | 'out-of-memory' | 'script-missing' | 'reloading' | 'evicting';
-
-/** What `GET /readyz` says of a store that cannot be used. */
-export interface Unusable {
-  reason: StoreTrouble;
-  message: string;
-}
+import { ProtocolError } from '../../../protocol/errors.js';
+import type { Logger } from '../../logger.js';
+import type { StoreTrouble } from '../store.js';
 
 /** Each cause in words; `policy` is Redis's `maxmemory-policy` as last read, when known. */
 const MESSAGES: Readonly<Record<StoreTrouble, (policy: string | undefined) => string>> = {

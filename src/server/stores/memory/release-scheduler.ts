@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../clock.js';
 import { MinHeap } from './min-heap.js';
 
 // setTimeout fires at once for delays over 2^31-1 ms (24.8 days); longer waits

@@ -1,17 +1,19 @@
 // The Redis store: what each operation asks of the keyspace and what it waits for here (an ack
-// only after the post's event is dispatched on this instance), recovery after an outage or a
-// loss, and the release claims. Apart: the scripts (redis-scripts.ts), the key layout
-// (redis-keys.ts), the connections and how commands go (redis-link.ts), the event feed's order
-// (redis-feed.ts), what is loaded of the seed (redis-seed.ts) and the caps (holding-rules.ts).
+// only after the post's event is dispatched on this instance), and what each event does here.
+// Apart: keeping in step with the keyspace, at start and after an outage or a loss
+// (redis-follow.ts), the scripts (redis-scripts.ts), the key layout (redis-keys.ts), the
+// connections and how commands go (redis-link.ts), the event feed's order (redis-feed.ts), the
+// release claims (redis-releases.ts), what is loaded of the seed (redis-seed.ts) and the caps
+// (holding-rules.ts).
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ProtocolError } from '../../protocol/errors.js';
-import { PUBLISH_COMMAND } from '../../protocol/types.js';
-import { postIdFactory } from './post-ids.js';
-import { MAX_LAST_POSTS } from '../../protocol/limits.js';
-import type { AdjustableClock } from '../clock.js';
-import { scrubSecrets, silentLogger, type Logger } from '../logger.js';
-import type { Seed } from '../../protocol/seed.js';
+import { ProtocolError } from '../../../protocol/errors.js';
+import { PUBLISH_COMMAND } from '../../../protocol/types.js';
+import { postIdFactory } from '../post-ids.js';
+import { MAX_LAST_POSTS } from '../../../protocol/limits.js';
+import type { AdjustableClock } from '../../clock.js';
+import { scrubSecrets, silentLogger, type Logger } from '../../logger.js';
+import type { Seed } from '../../../protocol/seed.js';
 import type {
   Identity,
   PostRecord,
@@ -20,17 +22,18 @@ import type {
   SharedStore,
   StoreEvent,
   StoreStats,
-} from './store.js';
-import { SeedReads, seedDigest } from './seed-catalog.js';
-import { capsInOrder, holdingsError, holdsKey, type HoldingKind, type HoldingsCaps } from './holding-rules.js';
-import { eventsChannel, redactRedisUrl, redisUrlPassword } from './redis-keys.js';
-import { StoreError } from './store-error.js';
-import { SCRIPTS, type RedisScript } from './redis-scripts.js';
+  Unusable,
+} from '../store.js';
+import { SeedReads, seedDigest } from '../seed-catalog.js';
+import { capsInOrder, holdingsError, holdsKey, type HoldingKind, type HoldingsCaps } from '../holding-rules.js';
+import { redactRedisUrl, redisUrlPassword } from './redis-keys.js';
+import { StoreError } from '../store-error.js';
+import { SCRIPTS } from './redis-scripts.js';
 import { RedisLink, UnknownOutcome } from './redis-link.js';
-import { EventFeed, unavailable, type EventMessage } from './redis-feed.js';
-import { keyDigest, seedIdentities, seedLoadArgs, selectionsOf } from './redis-seed.js';
-import { checkRedisConfig } from './redis-config.js';
-import { StoreHealth, type Unusable } from './store-health.js';
+import { EventFeed, type EventMessage } from './redis-feed.js';
+import { keyDigest, seedIdentities } from './redis-seed.js';
+import { KeyspaceFollower, STALE } from './redis-follow.js';
+import { StoreHealth } from './store-health.js';
 import { EvictionWatch } from './redis-eviction.js';
 import { RedisReleases } from './redis-releases.js';
 import { RedisMedia } from './redis-media.js';
@@ -61,7 +64,6 @@ function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   });
 }
 
-const STALE = 'the store now holds a different seed; this instance must be restarted';
 const LATE =
   "the service's store (Redis) ran this publish after its deadline (it was paused or busy) and refused it; nothing was stored, retry";
 
@@ -76,7 +78,6 @@ export class RedisStore extends SeedReads implements SharedStore {
   readonly #link: RedisLink;
   readonly #feed: EventFeed;
   readonly #prefix: string;
-  readonly #seed: Seed;
   readonly #digest: string;
   readonly #clock: AdjustableClock;
   readonly #windowMs: number;
@@ -84,21 +85,17 @@ export class RedisStore extends SeedReads implements SharedStore {
   readonly #caps: readonly number[];
   readonly #logger: Logger;
   readonly #listeners = new Set<(event: StoreEvent) => void>();
-  readonly #whenFollowing: (() => void)[] = [];
   readonly #nextId = postIdFactory();
   readonly #stopClock: () => void;
   /** Told apart from the other instances in clock events: the one that advances claims. */
   readonly #instanceId = randomBytes(8).toString('hex');
   readonly #releases: RedisReleases;
-  #closed = false;
   /** Whether the store can be used, and why not (`/readyz`, the refusals' wording). */
   readonly #health: StoreHealth;
   /** The seed's keys, to answer a key of the seed when the keyspace lost its key table. */
   readonly #identities: Map<string, Identity>;
-  /** Loading the seed again and following the feed from there, after an outage or a loss. */
-  #following: Promise<void> | undefined;
-  #probing: Promise<void> | undefined;
-  #started = false;
+  /** At start and after an outage or a loss: the seed loaded, the feed followed from where Redis stands. */
+  readonly #follower: KeyspaceFollower;
   /** Uploaded media, in Redis: an upload and a `GET` may reach any instance. */
   readonly media: RedisMedia;
   readonly #eviction: EvictionWatch;
@@ -106,7 +103,6 @@ export class RedisStore extends SeedReads implements SharedStore {
   private constructor(options: RedisStoreOptions) {
     super(options.seed);
     this.#prefix = options.prefix;
-    this.#seed = options.seed;
     this.#digest = seedDigest(options.seed);
     this.#clock = options.clock;
     this.#windowMs = options.idempotencyWindowMs;
@@ -115,7 +111,7 @@ export class RedisStore extends SeedReads implements SharedStore {
     this.#logger = scrubSecrets(options.logger ?? silentLogger, password === undefined ? [] : [password]);
     this.#health = new StoreHealth(this.#logger, () =>
       // Eviction lets writes through: only the policy says it is over.
-      this.#health.trouble === 'evicting' ? void this.#eviction.check() : void this.#probe(),
+      this.#health.trouble === 'evicting' ? void this.#eviction.check() : void this.#follower.probe(),
     );
     this.#identities = seedIdentities(options.seed);
     this.#link = new RedisLink({
@@ -123,19 +119,19 @@ export class RedisStore extends SeedReads implements SharedStore {
       prefix: options.prefix,
       health: this.#health,
       onReconnected: () => {
-        // The first connection is #start's to follow from.
-        if (!this.#started) return;
+        // The first connection is start's to follow from.
+        if (!this.#follower.started) return;
         this.#health.reachable();
         // Perhaps another Redis (a fail-over): its clock is read again for the changes' deadlines.
         void this.#link.readClock();
-        this.#resumeFeed();
+        this.#follower.resumeFeed();
         void this.#releases.run();
       },
-      onError: (error) => this.#onClientError(error),
+      onError: (error) => this.#follower.onClientError(error),
       onFeedReady: () => {
-        if (this.#started) this.#resumeFeed();
+        if (this.#follower.started) this.#follower.resumeFeed();
       },
-      onFeedError: (error) => this.#onFeedLost(error),
+      onFeedError: (error) => this.#follower.onFeedLost(error),
     });
     this.#feed = new EventFeed(this.#logger, (message) => this.#apply(message));
     this.#eviction = new EvictionWatch({
@@ -150,7 +146,7 @@ export class RedisStore extends SeedReads implements SharedStore {
       link: this.#link,
       feed: this.#feed,
       logger: this.#logger,
-      follow: () => this.#follow(),
+      follow: () => this.#follower.follow(),
     });
     this.#stopClock = this.#clock.onAdvance(() => this.#releases.claims.arm());
     this.media = new RedisMedia({
@@ -159,13 +155,27 @@ export class RedisStore extends SeedReads implements SharedStore {
       getItem: (key) => this.#link.getBytes(key, ['type', 'bytes', 'stream', 'rel']),
       key: (name) => this.#key(name),
     });
+    this.#follower = new KeyspaceFollower({
+      link: this.#link,
+      feed: this.#feed,
+      health: this.#health,
+      eviction: this.#eviction,
+      releases: this.#releases,
+      clock: this.#clock,
+      catalog: this.catalog,
+      logger: this.#logger,
+      prefix: this.#prefix,
+      seed: options.seed,
+      digest: this.#digest,
+      identities: this.#identities,
+    });
   }
 
   /** Connects, loads the seed once for every instance, and starts following events. */
   static async open(options: RedisStoreOptions): Promise<RedisStore> {
     const store = new RedisStore(options);
     try {
-      await store.#start(options.resetStore === true, options.allowEviction === true);
+      await store.#follower.start(options.resetStore === true, options.allowEviction === true);
     } catch (error) {
       await store.close();
       if (error instanceof StoreError) throw error;
@@ -178,187 +188,8 @@ export class RedisStore extends SeedReads implements SharedStore {
     return store;
   }
 
-  async #start(resetStore: boolean, allowEviction: boolean): Promise<void> {
-    const { client, subscriber, deadline } = this.#link;
-    await client.connect();
-    this.#health.policy = await checkRedisConfig(client, { allowEviction, logger: this.#logger });
-    await this.#link.readClock();
-    // Where `evicted_keys` stands, so that only keys evicted from now on count as a loss.
-    await this.#eviction.check();
-    await subscriber.connect();
-    await deadline.bound(subscriber.subscribe(eventsChannel(this.#prefix), (message) => this.#feed.onMessage(message)));
-    this.#feed.up = true;
-    const loaded = await this.#loadSeed(resetStore ? 'replace' : 'start');
-    if (loaded === 'mismatch') {
-      throw new StoreError(
-        'store-seed-mismatch',
-        `the Redis keyspace "${this.#prefix}" holds a different seed: replace it and all its posts with --reset-store (resetStore), or use another --redis-prefix (redisPrefix)`,
-      );
-    }
-    await this.#catchUp();
-    this.#started = true;
-  }
-
-  /** Where the feed stands, the shared clock, and releases that fell due while nobody watched. */
-  async #catchUp(): Promise<void> {
-    // Sent in this order on one connection: selections read after `seq` are at least as new as it.
-    const { client } = this.#link;
-    const [seq, offset, targets, epoch] = await this.#link.deadline.bound(
-      Promise.all([
-        client.get(this.#key('seq')),
-        client.get(this.#key('clock')),
-        client.hGetAll(this.#key('targets')),
-        client.get(this.#key('epoch')),
-      ]),
-    );
-    this.#feed.standsAt(Number(seq ?? 0), epoch ?? '');
-    this.#clock.syncOffset(Number(offset ?? 0));
-    this.catalog.resetSelections(selectionsOf(targets));
-    await this.#releases.run();
-  }
-
   #key(name: string): string {
     return this.#prefix + name;
-  }
-
-  /**
-   * A script that changes the keyspace's state and refuses to run on a keyspace that lost
-   * its data: the seed is loaded again (by this instance or another) and the script runs
-   * once more, so a publish that met the loss is stored, not refused.
-   */
-  async #change(
-    script: RedisScript,
-    args: () => (string | number)[],
-    command?: string,
-    send: (script: RedisScript, args: (string | number)[]) => Promise<unknown[]> = (...call) =>
-      this.#link.eval(...call),
-  ): Promise<unknown[]> {
-    const sendOnce = async (): Promise<unknown[]> => {
-      try {
-        return await send(script, args());
-      } catch (error) {
-        if (!(error instanceof ProtocolError) || this.#health.trouble !== 'out-of-memory') throw error;
-        // The policy under which Redis is full is read now: the refusal names it, not the one of start.
-        await this.#eviction.check();
-        throw this.#health.refusal('out-of-memory', command);
-      }
-    };
-    let reply = await sendOnce();
-    if (reply[0] === 'lost') {
-      await this.#follow().catch(() => {});
-      reply = await sendOnce();
-    }
-    if (reply[0] === 'lost') throw this.#health.refusal(this.#health.trouble ?? 'reloading', command);
-    if (reply[0] === 'stale') throw new ProtocolError('unavailable', STALE, command);
-    return reply;
-  }
-
-  async #loadSeed(mode: 'start' | 'replace' | 'reset'): Promise<string> {
-    if (mode === 'start') {
-      // Most starts find the seed loaded (every instance after the first): say so without
-      // sending its posts. The script checks again, for two instances starting at once.
-      const [current, seq] = await this.#link.deadline.bound(
-        this.#link.client.mGet([this.#key('seed'), this.#key('seq')]),
-      );
-      if (current === this.#digest && seq !== null) return 'present';
-      if (current !== null && current !== this.#digest) return 'mismatch';
-      if (this.#started) {
-        this.#logger.log('warn', 'the store lost its data: loading the seed again', {
-          seedMarker: current === null ? 'gone' : 'kept',
-          eventCounter: seq === null ? 'gone' : 'kept',
-        });
-        this.#health.enter('reloading', 'the seed marker or the event counter is gone');
-      }
-    }
-    const epoch = randomBytes(8).toString('hex');
-    const reply = await this.#link.eval(SCRIPTS.loadSeed, [
-      this.#digest,
-      mode,
-      epoch,
-      this.#clock.offsetMs,
-      ...seedLoadArgs(this.#seed, this.#identities, this.#clock.now()),
-    ]);
-    if (reply[0] !== 'loaded') return reply[0] as string;
-    const [, seq, replaced, offset] = reply as [string, number, number, number];
-    // Unless its reset event came back first: this load replaced what instances followed, and
-    // this one drops it before it answers anything more (the others do as the event reaches
-    // them); the event is dispatched here at once, as a publish's is.
-    const feed = this.#feed;
-    if (feed.epoch !== epoch) {
-      const last = feed.lastSeq;
-      if (this.#started && (replaced === 1 || (last !== undefined && seq <= last)))
-        feed.interrupt('the store lost its data; the seed was loaded again');
-      if (feed.lastSeq === undefined || feed.lastSeq === seq - 1)
-        feed.dispatch({ s: seq, t: 'reset', e: epoch, o: offset, l: replaced === 1 });
-    }
-    await feed.awaitSeq(seq);
-    return 'loaded';
-  }
-
-  #onClientError(error: Error): void {
-    // Reported once per outage, not once per reconnection attempt.
-    if (!this.#closed) this.#health.enter('unreachable', error.message);
-  }
-
-  /** The feed dropped: whatever was published until it is back is missed here. */
-  #onFeedLost(error: Error): void {
-    if (this.#closed || !this.#feed.up) return;
-    this.#feed.up = false;
-    this.#feed.interrupt(`lost the store's event feed (${error.message})`, unavailable());
-  }
-
-  /**
-   * Once both connections are back (in either order), the feed resumes where Redis stands:
-   * a Redis restarted without its data first gets the seed again.
-   */
-  #resumeFeed(): void {
-    if (this.#closed || this.#feed.up || !this.#link.ready) return;
-    this.#feed.up = true;
-    this.#follow().then(
-      () => {
-        this.#logger.log('info', 'event feed resumed');
-        for (const resolve of this.#whenFollowing.splice(0)) resolve();
-      },
-      (error: unknown) => {
-        this.#feed.up = false;
-        this.#logger.log('warn', 'event feed not resumed', { reason: (error as Error).message });
-      },
-    );
-  }
-
-  /**
-   * Loads the seed again if the keyspace lost it (the same check as at start: one instance
-   * loads, the others find it loaded), then follows the feed from where Redis stands. One at
-   * a time: every caller meeting the loss meanwhile waits for the same one.
-   */
-  #follow(): Promise<void> {
-    this.#following ??= (async () => {
-      try {
-        if ((await this.#loadSeed('start')) === 'mismatch')
-          this.#logger.log('warn', 'the store holds a different seed: publishes are refused until a restart');
-        await this.#catchUp();
-        if (this.#health.trouble === 'reloading') this.#health.usable();
-      } finally {
-        this.#following = undefined;
-      }
-    })();
-    return this.#following;
-  }
-
-  /** Whether the store can be used (again): its marker, and a write. One at a time. */
-  #probe(): Promise<void> {
-    this.#probing ??= (async () => {
-      try {
-        const [outcome] = await this.#link.eval(SCRIPTS.probe, [this.#digest]);
-        if (outcome === 'lost') await this.#follow();
-        else if (outcome === 'ok') this.#health.usable();
-      } catch {
-        // Still unusable: the failure set the cause; the next probe tries again.
-      } finally {
-        this.#probing = undefined;
-      }
-    })();
-    return this.#probing;
   }
 
   /** What an event does on this instance, as the feed dispatches it. */
@@ -400,7 +231,7 @@ export class RedisStore extends SeedReads implements SharedStore {
     // A key of the seed the keyspace does not know: its key table is gone (a loss). The key
     // is answered from the seed, which the keyspace is tied to, and the seed loaded again.
     const identity = this.#identities.get(digest);
-    if (identity !== undefined) void this.#probe();
+    if (identity !== undefined) void this.#follower.probe();
     return identity;
   }
 
@@ -414,7 +245,7 @@ export class RedisStore extends SeedReads implements SharedStore {
     let deadline = 0;
     let notBefore = 0;
     const send = () =>
-      this.#change(
+      this.#follower.change(
         SCRIPTS.publish,
         () => [
           this.#digest,
@@ -476,7 +307,7 @@ export class RedisStore extends SeedReads implements SharedStore {
     const giveUpAt = Date.now() + this.#link.outcomeWaitMs;
     for (;;) {
       const left = giveUpAt - Date.now();
-      if (left <= 0 || !(await within(this.following(), left))) throw unknown;
+      if (left <= 0 || !(await within(this.#follower.following(), left))) throw unknown;
       const reply = await send();
       if (reply[0] !== 'early') return reply;
       await delay(Math.max(1, Math.min(notBefore - this.#link.redisNow() + 1, left)));
@@ -484,7 +315,7 @@ export class RedisStore extends SeedReads implements SharedStore {
   }
 
   async setCustomTargets(userId: string, streamId: string, targets: readonly string[]): Promise<void> {
-    const [, seq] = await this.#change(SCRIPTS.setTargets, () => [
+    const [, seq] = await this.#follower.change(SCRIPTS.setTargets, () => [
       this.#digest,
       userId,
       streamId,
@@ -501,8 +332,7 @@ export class RedisStore extends SeedReads implements SharedStore {
 
   /** Resolves once this instance reaches Redis and follows its events (again, after an outage). */
   following(): Promise<void> {
-    if (this.#feed.following && this.#link.client.isReady) return Promise.resolve();
-    return new Promise((resolve) => this.#whenFollowing.push(resolve));
+    return this.#follower.following();
   }
 
   position(): number | undefined {
@@ -531,7 +361,7 @@ export class RedisStore extends SeedReads implements SharedStore {
   }
 
   async advanceClock(ms: number): Promise<void> {
-    const [, seq] = await this.#change(SCRIPTS.advanceClock, () => [ms, this.#instanceId]);
+    const [, seq] = await this.#follower.change(SCRIPTS.advanceClock, () => [ms, this.#instanceId]);
     await this.#feed.awaitSeq(seq as number);
     await this.#releases.run();
   }
@@ -546,7 +376,7 @@ export class RedisStore extends SeedReads implements SharedStore {
   }
 
   async reset(): Promise<void> {
-    if ((await this.#loadSeed('reset')) === 'mismatch') throw new ProtocolError('unavailable', STALE);
+    if ((await this.#follower.loadSeed('reset')) === 'mismatch') throw new ProtocolError('unavailable', STALE);
   }
 
   /** Why the store cannot be used now (`GET /readyz`), or undefined when it can. */
@@ -558,13 +388,13 @@ export class RedisStore extends SeedReads implements SharedStore {
 
   /** Once a keep-alive round: whether Redis evicts keys (`INFO`), and its clock. */
   async keepAliveRound(): Promise<void> {
-    if (this.#closed) return;
+    if (this.#follower.closed) return;
     await Promise.all([this.#eviction.check(), this.#link.readClock()]);
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#follower.closed) return;
+    this.#follower.closed = true;
     this.#stopClock();
     this.#health.close();
     this.#releases.claims.close();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { MAX_LAST_POSTS } from '../../protocol/limits.js';
-import { HOLDING_RULES } from './holding-rules.js';
+import { MAX_LAST_POSTS } from '../../../protocol/limits.js';
+import { HOLDING_RULES } from '../holding-rules.js';
 
 /**
  * Every rule that must hold across instances is one of these scripts: Redis runs a

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../clock.js';
 
 /**
  * How long an instance waits past a release's time before it claims a release another

@@ -1,5 +1,5 @@
 import { ClientClosedError, ClientOfflineError, createClient, ErrorReply, RESP_TYPES } from 'redis';
-import { ProtocolError } from '../../protocol/errors.js';
+import { ProtocolError } from '../../../protocol/errors.js';
 import { CommandDeadline, CommandTimeoutError } from './command-deadline.js';
 import type { RedisScript } from './redis-scripts.js';
 import type { StoreHealth } from './store-health.js';

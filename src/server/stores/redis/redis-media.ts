@@ -11,7 +11,7 @@ import {
   type MediaOwner,
   type NewSlot,
   type Stored,
-} from './media-keeper.js';
+} from '../media-keeper.js';
 import { luaScript, type RedisScript } from './redis-scripts.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { Logger } from '../logger.js';
-import type { PostRecord } from './store.js';
-import { ProtocolError } from '../../protocol/errors.js';
+import type { Logger } from '../../logger.js';
+import type { PostRecord } from '../store.js';
+import { ProtocolError } from '../../../protocol/errors.js';
 import { troubleError } from './store-health.js';
 
 /** An event as the scripts announce it on the feed, numbered (`s`) by Redis. */

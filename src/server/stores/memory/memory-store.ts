@@ -1,12 +1,12 @@
 import { hash } from 'node:crypto';
-import { MAX_LAST_POSTS } from '../../protocol/limits.js';
-import type { Clock } from '../clock.js';
+import { MAX_LAST_POSTS } from '../../../protocol/limits.js';
+import type { Clock } from '../../clock.js';
 import { ReleaseScheduler } from './release-scheduler.js';
-import { MemoryMedia } from './media-keeper.js';
+import { MemoryMedia } from './memory-media.js';
 import { RingBuffer } from './ring-buffer.js';
-import type { Seed } from '../../protocol/seed.js';
-import { postIdFactory } from './post-ids.js';
-import { SeedReads, seedPosts } from './seed-catalog.js';
+import type { Seed } from '../../../protocol/seed.js';
+import { postIdFactory } from '../post-ids.js';
+import { SeedReads, seedPosts } from '../seed-catalog.js';
 import {
   capsInOrder,
   holdingsError,
@@ -15,7 +15,7 @@ import {
   type Held,
   type Holder,
   type HoldingsCaps,
-} from './holding-rules.js';
+} from '../holding-rules.js';
 import type {
   Identity,
   PostRecord,
@@ -25,7 +25,7 @@ import type {
   StoreEvent,
   StoreSnapshot,
   StoreStats,
-} from './store.js';
+} from '../store.js';
 
 export interface MemoryStoreOptions extends HoldingsCaps {
   seed: Seed;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Seed } from '../../protocol/seed.js';
-import { seedPosts } from './seed-catalog.js';
-import type { Identity, TargetSelections } from './store.js';
+import type { Seed } from '../../../protocol/seed.js';
+import { seedPosts } from '../seed-catalog.js';
+import type { Identity, TargetSelections } from '../store.js';
 
 /** How the keyspace holds a key: its SHA-256, never the key itself. */
 export function keyDigest(key: string): string {

@@ -1,5 +1,5 @@
-import type { Logger } from '../logger.js';
-import { StoreError } from './store-error.js';
+import type { Logger } from '../../logger.js';
+import { StoreError } from '../store-error.js';
 
 /** What the start-up check needs of a Redis client: one raw command. */
 export interface RawCommands {
