@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command, type OptionValues } from '@commander-js/extra-typings';
+import type { CommandIo } from './command-io.js';
 import type { ConnectionSettings } from './settings.js';
 import { StreamPostsError } from '../index.js';
 import { keyRefusedMessage, DEFAULT_TIMEOUT_MS, formatWait } from '../api/internal.js';
@@ -7,11 +8,7 @@ import { collectUrls, parseTimeout } from './parse.js';
 import type { FrameTrace } from './trace.js';
 
 /** Whether to colour a stream: flags and NO_COLOR/FORCE_COLOR first, then whether it is a terminal. */
-export function colorWanted(
-  stream: NodeJS.WriteStream,
-  flag: boolean | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): boolean {
+export function colorWanted(stream: { isTTY?: boolean }, flag: boolean | undefined, env: NodeJS.ProcessEnv): boolean {
   // no-color.org: set and not empty.
   if (flag === false || (env['NO_COLOR'] !== undefined && env['NO_COLOR'] !== '')) return false;
   if (env['FORCE_COLOR'] !== undefined) return env['FORCE_COLOR'] !== '0' && env['FORCE_COLOR'] !== 'false';
@@ -91,19 +88,22 @@ export interface ClientFlags extends OutputFlags {
   trace?: true | undefined;
 }
 
-export async function commonOptions(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env): Promise<CommonOptions> {
+/** The flags, then the profile, then the environment: the settings and output options a client command runs with. */
+export async function commonOptions(flags: ClientFlags, io: OutputIo): Promise<CommonOptions> {
   // Loaded here, not at start-up: `--help` and `completion` do not need it.
   const { resolveSettings } = await import('./settings.js');
   const { url, apiKey, apiKeyFile, apiKeyStdin, profile } = flags;
-  const settings = await resolveSettings({ url, apiKey, apiKeyFile, apiKeyStdin, profile }, env);
+  const settings = await resolveSettings({ url, apiKey, apiKeyFile, apiKeyStdin, profile }, io.env, io.streams);
   const trace =
-    flags.trace === true ? (await import('./trace.js')).startTrace(traceSecrets(settings.apiKey)) : undefined;
+    flags.trace === true
+      ? (await import('./trace.js')).startTrace(traceSecrets(settings.apiKey), io.streams.stderr)
+      : undefined;
   return {
     settings,
     authQuery: flags.authQuery === true,
     timeoutMs: flags.timeout,
     trace,
-    ...outputOptions(flags, env),
+    ...outputOptions(flags, io),
   };
 }
 
@@ -112,15 +112,18 @@ export function traceSecrets(apiKey: string | undefined): (string | undefined)[]
   return apiKey === undefined ? [] : [apiKey, encodeURIComponent(apiKey)];
 }
 
+/** What the output options are read from: the environment and the streams' TTY facts. */
+export type OutputIo = Pick<CommandIo, 'env' | 'streams'>;
+
 export type OutputOptions = Omit<CommonOptions, 'settings' | 'authQuery' | 'timeoutMs' | 'trace'>;
 
 /** `--json`, `--no-color`, `--quiet`, `--verbose` and the environment, for every command that prints. */
-export function outputOptions(flags: OutputFlags, env: NodeJS.ProcessEnv = process.env): OutputOptions {
+export function outputOptions(flags: OutputFlags, { env, streams }: OutputIo): OutputOptions {
   const json = flags.json === true;
   return {
     json,
-    color: !json && colorWanted(process.stdout, flags.color, env),
-    stderrColor: colorWanted(process.stderr, flags.color, env),
+    color: !json && colorWanted(streams.stdout, flags.color, env),
+    stderrColor: colorWanted(streams.stderr, flags.color, env),
     quiet: flags.quiet === true,
     verbose: flags.verbose === true,
   };

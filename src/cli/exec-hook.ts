@@ -16,6 +16,8 @@ interface Job {
 export interface ExecHookOptions {
   /** Kept out of the command's environment, under whatever name it was found. */
   apiKey: string | undefined;
+  /** The environment the command starts from (the CLI's own, less the key). */
+  env: NodeJS.ProcessEnv;
   /** Says that a command failed (a warning line on stderr). */
   report: (text: string) => void;
   /** Where the command's output goes: the terminal (default), or nowhere when the screen is not ours to write on. */
@@ -82,7 +84,7 @@ export class ExecHook {
   constructor(command: string, options: ExecHookOptions) {
     this.#command = command;
     this.#options = options;
-    const env = { ...process.env };
+    const env = { ...options.env };
     const { apiKey } = options;
     for (const [name, value] of Object.entries(env)) {
       if (name === 'STREAM_POSTS_API_KEY' || (apiKey !== undefined && value?.includes(apiKey))) delete env[name];

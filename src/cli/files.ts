@@ -31,8 +31,8 @@ export async function checkReadable(path: string, label: string): Promise<void> 
 }
 
 /** All of standard input, as text. */
-export async function readStdinText(): Promise<string> {
+export async function readStdinText(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -12,11 +12,7 @@ function shellWord(word: string): string {
  * `npm_lifecycle_event=npx`, and installs into an `_npx` cache), `stream-posts` when the
  * command was found on PATH, and `node <script>` otherwise (a clone, `npm start`).
  */
-export function invokedAs(
-  script: string | undefined = process.argv[1],
-  env: NodeJS.ProcessEnv = process.env,
-  cwd: string = process.cwd(),
-): string {
+export function invokedAs(script: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
   if (env['npm_lifecycle_event'] === 'npx' || (script !== undefined && /[\\/]_npx[\\/]/.test(script)))
     return 'npx stream-posts';
   if (script === undefined) return 'stream-posts';

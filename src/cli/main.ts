@@ -1,10 +1,10 @@
-import { CommanderError } from '@commander-js/extra-typings';
+// The entry: the one place that reads process.* for the commands. It hands the program the
+// process's streams, environment, exit code and signals as one context (command-context.ts).
+import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
-import { StreamPostsError } from '../index.js';
-import { safeLine, safeLines } from '../render/text.js';
-import { exitCodeFor } from './common.js';
-import { EXIT, ExitError } from './exit.js';
-import { buildProgram } from './program.js';
+import type { CommandStreams } from './command-io.js';
+import { invokedAs } from './invocation.js';
+import { runProgram } from './run.js';
 
 // fetch parses HTTP with WebAssembly, which V8 then recompiles in the background; Node waits
 // for that before it exits, so `post --via rest` sat 70-200 ms idle after its answer. The
@@ -12,31 +12,48 @@ import { buildProgram } from './program.js';
 // the first fetch compiles the parser.
 setFlagsFromString('--liftoff-only');
 
-async function main(argv: string[]): Promise<void> {
-  try {
-    await buildProgram().parseAsync(argv);
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      // Commander has already printed its message; help and version are successes.
-      process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
-      return;
-    }
-    // Messages carry what a server sent (error texts, close reasons, HTTP status text).
-    if (error instanceof StreamPostsError) {
-      process.stderr.write(`stream-posts: ${safeLine(error.message)}\n`);
-      process.exitCode = exitCodeFor(error);
-      return;
-    }
-    if (error instanceof ExitError) {
-      process.stderr.write(`stream-posts: ${safeLine(error.message)}\n`);
-      process.exitCode = error.exitCode;
-      return;
-    }
-    process.stderr.write(
-      `stream-posts: unexpected internal error (please report it):\n${safeLines((error as Error).stack ?? String(error))}\n`,
-    );
-    process.exitCode = EXIT.failed;
-  }
+// `stream-posts --help | head -1`: a reader that leaves early ends the output, not the
+// process in a stack trace. Commands that stream (listen, serve) end on it themselves.
+for (const output of [process.stdout, process.stderr]) {
+  output.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
 }
 
-await main(process.argv);
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+const stopping = new AbortController();
+
+/**
+ * SIGINT and SIGTERM abort the context's signal for a command that listens to it (listen,
+ * serve, the terminal end cleanly, exit 0). Where nothing listens, or on a second signal, the
+ * signal is raised again without this handler, to do what it does by default (exit 130, 143).
+ */
+function onStopSignal(signal: NodeJS.Signals): void {
+  if (!stopping.signal.aborted && getEventListeners(stopping.signal, 'abort').length > 0) {
+    stopping.abort(signal);
+    return;
+  }
+  for (const name of STOP_SIGNALS) process.off(name, onStopSignal);
+  process.kill(process.pid, signal);
+}
+for (const name of STOP_SIGNALS) process.on(name, onStopSignal);
+
+const streams: CommandStreams = {
+  // Asked for only when a command reads it: building process.stdin costs start-up time.
+  get stdin() {
+    return process.stdin;
+  },
+  stdout: process.stdout,
+  stderr: process.stderr,
+};
+
+await runProgram(process.argv, {
+  streams,
+  env: process.env,
+  signal: stopping.signal,
+  clock: { now: () => Date.now() },
+  invokedAs: invokedAs(process.argv[1], process.env, process.cwd()),
+  setExitCode: (code) => {
+    process.exitCode = code;
+  },
+});

@@ -1,4 +1,5 @@
 import { fstatSync } from 'node:fs';
+import type { CommandInput } from './command-io.js';
 import { readStdinText, readTextFile } from './files.js';
 import { usageError } from './exit.js';
 
@@ -7,12 +8,15 @@ export interface ContentSources {
   file: string | undefined;
   /** Standard input carries the key (`--api-key-stdin`), so it cannot carry the content. */
   keyFromStdin: boolean;
+  stdin: CommandInput;
 }
 
 /** Standard input is a pipe or a redirected file (not a terminal, /dev/null or a socket left open by a parent). */
-function stdinIsPiped(): boolean {
+function stdinIsPiped(stdin: CommandInput): boolean {
+  // A stream handed in without a descriptor (a test's) is read as a pipe is.
+  if (typeof stdin.fd !== 'number') return true;
   try {
-    const stats = fstatSync(0);
+    const stats = fstatSync(stdin.fd);
     return stats.isFIFO() || stats.isFile();
   } catch {
     return false;
@@ -22,7 +26,7 @@ function stdinIsPiped(): boolean {
 function readStdinContent(sources: ContentSources, how: string): Promise<string> {
   if (sources.keyFromStdin)
     throw usageError(`${how} reads the content from standard input, which --api-key-stdin uses for the key`);
-  return readStdinText();
+  return readStdinText(sources.stdin);
 }
 
 /**
@@ -36,8 +40,8 @@ export async function readContent(sources: ContentSources): Promise<string | und
     return sources.file === '-' ? readStdinContent(sources, '--file -') : readTextFile(sources.file, '--file');
   }
   if (sources.content === '-') return readStdinContent(sources, 'the content "-"');
-  if (sources.content !== undefined || sources.keyFromStdin || !stdinIsPiped()) return sources.content;
-  const piped = await readStdinText();
+  if (sources.content !== undefined || sources.keyFromStdin || !stdinIsPiped(sources.stdin)) return sources.content;
+  const piped = await readStdinText(sources.stdin);
   return piped === '' ? undefined : piped;
 }
 

@@ -1,6 +1,7 @@
 import { listStreams } from '../api/internal.js';
 import type { PublishArgs } from '../protocol/types.js';
 import { isPromptCancelled, promptForPost } from '../render/prompts.js';
+import type { CommandIo } from './command-io.js';
 import { EXIT, ExitError } from './exit.js';
 import type { PostOptions } from './post-options.js';
 import { postProblem, validatePost } from './validate-post.js';
@@ -24,6 +25,7 @@ export async function askForPost(
   known: KnownPost,
   now: () => number,
   apiKey: string,
+  io: CommandIo,
 ): Promise<PublishArgs> {
   // Names and custom targets for the confirmation and the target question; the key's
   // user's streams, of which a stream key publishes to its own only.
@@ -45,7 +47,9 @@ export async function askForPost(
       checkReleaseAt: check,
       resolveReleaseAt: (typed) => resolveReleaseAt(typed, now()),
       describeReleaseAt: (iso) => formatReleaseTime(iso),
-      editor: process.env['VISUAL'] || process.env['EDITOR'] || undefined,
+      editor: io.env['VISUAL'] || io.env['EDITOR'] || undefined,
+      input: io.streams.stdin,
+      output: io.streams.stderr,
     },
   ).catch((error: unknown) => {
     if (isPromptCancelled(error)) throw new ExitError(EXIT.usage, 'cancelled; nothing was published');

@@ -21,10 +21,13 @@ const CHECK_SECONDS = '0.2';
  * needs a worker thread polling in rounds: +13 MiB of memory per command against tail's
  * 1.9 MiB, on an experimental API. The child stays, on Linux only.
  *
+ * It reads process.pid and process.platform: the watcher is tied to this very process. A
+ * stream without a descriptor (a test's, in memory) is not watched.
+ *
  * Returns the function that stops watching.
  */
-export function watchPipeReader(fd: number, onGone: () => void): () => void {
-  if (process.platform === 'win32' || !isPipe(fd)) return () => {};
+export function watchPipeReader(fd: number | undefined, onGone: () => void): () => void {
+  if (fd === undefined || process.platform === 'win32' || !isPipe(fd)) return () => {};
   const watcher = spawn('tail', ['-s', CHECK_SECONDS, '-f', '/dev/null', `--pid=${process.pid}`], {
     stdio: ['ignore', fd, 'ignore'],
   });

@@ -1,3 +1,5 @@
+// `serve --workers`: the primary starts, watches and stops worker processes (node:cluster),
+// and a worker reports to it over the cluster's channel: this file reads process.* for that.
 import cluster, { type Worker } from 'node:cluster';
 import { prepareRedisStore, storeErrorCode } from '../api/internal.js';
 import type { Seed } from '../protocol/seed.js';
@@ -36,12 +38,20 @@ export interface PrimaryPlan {
   /** Prints the start-up output once, for the whole service. */
   announce(at: ServedAt): void;
   runExec(command: string, at: ServedAt): ExecChild;
+  /** The context's signal (SIGINT, SIGTERM), and where a replaced worker is told of. */
+  signal: AbortSignal;
+  stderr: NodeJS.WritableStream;
 }
 
 /** A worker tells the primary it is listening; the primary then speaks for all of them. */
 export function reportListening(at: ServedAt): void {
   const report: WorkerReport = { type: 'listening', url: at.url, httpUrl: at.httpUrl, adminEnabled: at.adminEnabled };
   process.send?.(report);
+}
+
+/** A worker that has stopped lets go of the channel to the primary, which would keep it alive. */
+export function leavePrimary(): void {
+  process.disconnect?.();
 }
 
 function isReport(message: unknown): message is WorkerReport {
@@ -89,7 +99,7 @@ export class RespawnBackoff {
  */
 export async function servePrimary(plan: PrimaryPlan): Promise<number> {
   await prepareStore(plan);
-  const signals = new StopSignals();
+  const signals = new StopSignals(plan.signal, plan.stderr);
   // Once the work is done (or a signal came), a worker exiting is not replaced.
   let stopping = false;
   const live = new Set<Worker>();
@@ -125,7 +135,7 @@ export async function servePrimary(plan: PrimaryPlan): Promise<number> {
           return;
         }
         const delayMs = respawn.delayAfter(Date.now() - startedAt);
-        process.stderr.write(
+        plan.stderr.write(
           `stream-posts: worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`}); starting another${delayMs > 0 ? ` in ${delayMs} ms` : ''}\n`,
         );
         const timer = setTimeout(() => {

@@ -1,9 +1,11 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DEFAULT_URL, serviceEndpoints, splitUrls, type Endpoint, optionOf } from '../api/internal.js';
 import { usageError } from './exit.js';
 import type { AlertRuleInput } from '../terminal/alerts.js';
+import type { CommandStreams } from './command-io.js';
 import { readStdinText, readTextFile } from './files.js';
 import type { ConfigFile, Profile } from './settings-schema.js';
 
@@ -44,7 +46,7 @@ export async function readConfig(path: string): Promise<ConfigFile> {
 /** Writes atomically and readable by the owner only: the file holds keys. */
 export async function writeConfig(path: string, config: ConfigFile): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const temporary = `${path}.${process.pid}.tmp`;
+  const temporary = `${path}.${randomUUID()}.tmp`;
   await writeFile(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
   await chmod(temporary, 0o600);
   await rename(temporary, path);
@@ -81,16 +83,20 @@ export interface ConnectionSettings {
 export const STDIN_KEY_SOURCE = 'standard input (--api-key-stdin)';
 
 /** `--api-key-stdin`: a hidden prompt on a terminal, else all of standard input. */
-export async function readKeyFromStdin(): Promise<string> {
-  if (process.stdin.isTTY === true && process.stderr.isTTY === true) {
+/** Where `--api-key-stdin` reads the key, and asks for it on a terminal. */
+export type KeyStreams = Pick<CommandStreams, 'stdin' | 'stderr'>;
+
+export async function readKeyFromStdin(streams: KeyStreams): Promise<string> {
+  const { stdin, stderr } = streams;
+  if (stdin.isTTY === true && stderr.isTTY === true) {
     const { isPromptCancelled, promptForKey } = await import('../render/prompts.js');
-    const typed = await promptForKey().catch((error: unknown) => {
+    const typed = await promptForKey({ input: stdin, output: stderr }).catch((error: unknown) => {
       if (isPromptCancelled(error)) throw usageError('cancelled; no key was given');
       throw error;
     });
     return checkedKey(typed, STDIN_KEY_SOURCE);
   }
-  return checkedKey(await readStdinText(), STDIN_KEY_SOURCE);
+  return checkedKey(await readStdinText(stdin), STDIN_KEY_SOURCE);
 }
 
 /**
@@ -135,6 +141,7 @@ interface KeyChoice {
 async function chooseKey(
   flags: ConnectionFlags,
   env: NodeJS.ProcessEnv,
+  streams: KeyStreams | undefined,
   profile: Profile | undefined,
   profileSource: string,
 ): Promise<KeyChoice> {
@@ -150,7 +157,10 @@ async function chooseKey(
   if (flags.apiKeyFile !== undefined) {
     return { key: await readKeyFile(flags.apiKeyFile), source: `--api-key-file ${flags.apiKeyFile}` };
   }
-  if (flags.apiKeyStdin === true) return { key: await readKeyFromStdin(), source: STDIN_KEY_SOURCE };
+  if (flags.apiKeyStdin === true) {
+    if (streams === undefined) throw usageError('--api-key-stdin: there is no standard input here');
+    return { key: await readKeyFromStdin(streams), source: STDIN_KEY_SOURCE };
+  }
   // `--profile NAME` is a flag: the named profile's key beats the environment's.
   const named = flags.profile !== undefined ? fromProfile() : undefined;
   if (named) return named;
@@ -166,7 +176,11 @@ async function chooseKey(
  * named by `--profile` is a flag: its URL and key beat the environment's, as asked on the line;
  * one chosen by STREAM_POSTS_PROFILE, or the `default` profile, comes after the environment.
  */
-export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Promise<ConnectionSettings> {
+export async function resolveSettings(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv,
+  streams?: KeyStreams,
+): Promise<ConnectionSettings> {
   const path = configPath(env);
   const named = flags.profile ?? (env['STREAM_POSTS_PROFILE'] || undefined);
   const config = await readConfig(path);
@@ -181,7 +195,7 @@ export async function resolveSettings(flags: ConnectionFlags, env: NodeJS.Proces
   const fromEnv = env['STREAM_POSTS_URL'] || undefined;
   const namedUrl = flags.profile !== undefined ? profile?.url : undefined;
   const url = flags.url ?? namedUrl ?? fromEnv ?? profile?.url ?? DEFAULT_URL;
-  const { key, source } = await chooseKey(flags, env, profile, `profile "${profileName}" in ${path}`);
+  const { key, source } = await chooseKey(flags, env, streams, profile, `profile "${profileName}" in ${path}`);
   const endpoints = endpointsFromFlag(url);
   return {
     endpoint: endpoints[0]!,

@@ -1,22 +1,25 @@
 import type { ClientState } from '../index.js';
 import { createStatusReporter, type StatusReporter } from '../render/status.js';
+import type { CommandOutput } from './command-io.js';
 import type { CommonOptions } from './common.js';
 
 /** Status on stderr: a spinner on a colour terminal, plain lines otherwise, nothing with --quiet. */
 export function statusFor(
   options: Pick<CommonOptions, 'stderrColor' | 'quiet' | 'verbose' | 'trace'>,
+  stderr: CommandOutput,
   quietUnlessVerbose = false,
 ): Promise<StatusReporter> {
   // ora cannot clear its line on a terminal that reports no width (it loops forever); a
   // trace's lines would be drawn over by it.
   const spinner =
-    process.stderr.isTTY === true &&
-    (process.stderr.columns ?? 0) > 0 &&
+    stderr.isTTY === true &&
+    (stderr.columns ?? 0) > 0 &&
     options.stderrColor &&
     !options.quiet &&
     options.trace === undefined;
   return createStatusReporter({
-    stream: process.stderr,
+    // ora draws only on a terminal (`spinner` above), which is a tty.WriteStream.
+    stream: stderr as NodeJS.WriteStream,
     spinner,
     color: options.stderrColor,
     // Scripts and cron jobs mail whatever reaches stderr: a one-shot command stays silent there unless asked.

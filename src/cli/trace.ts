@@ -14,7 +14,7 @@ let fetchTraced = false;
  * history, names, the admin endpoints) all go through the global `fetch`, so it is wrapped
  * here, once, from outside, instead of each of them asking whether a trace is on.
  */
-export function startTrace(secrets: readonly (string | undefined)[], stream: NodeJS.WritableStream = process.stderr) {
+export function startTrace(secrets: readonly (string | undefined)[], stream: NodeJS.WritableStream) {
   const write = (direction: TraceDirection, text: string) =>
     stream.write(formatTraceLine(performance.now(), direction, redactSecrets(text, secrets)));
   if (!fetchTraced) {

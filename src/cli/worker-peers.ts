@@ -1,6 +1,7 @@
 // `serve --workers`: how the workers' admin endpoints reach every worker. A worker puts a
 // request to the primary, which puts it to every worker that is listening (the asker too)
-// and hands the answers back: the workers never talk to each other.
+// and hands the answers back: the workers never talk to each other. The channel is the
+// cluster's, between this process and the primary: this file reads process.* for it.
 import type { Worker } from 'node:cluster';
 import type { PeerAnswer, PeerAnswers, PeerLink, PeerRequest } from '../api/internal.js';
 import type { WorkerAnswered } from '../protocol/admin.js';

@@ -18,7 +18,7 @@ function atLeast(version: string | undefined, major: number, minor: number): boo
  * know the sequence may print it as garbage, so only terminals known to support
  * it say yes. Multiplexers forward it unreliably, so they say no.
  */
-export function supportsHyperlinks(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean {
+export function supportsHyperlinks(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
   const forced = env['FORCE_HYPERLINK'];
   if (forced !== undefined && forced !== '') return forced !== '0';
   if (stream.isTTY !== true) return false;

@@ -136,9 +136,12 @@ function streamLabel(stream: { id: string; name: string }): string {
 }
 
 /** `--api-key-stdin` on a terminal: the key typed without echo. */
-export async function promptForKey(output: NodeJS.WritableStream = process.stderr): Promise<string> {
+export async function promptForKey(context: {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+}): Promise<string> {
   const { password } = await import('@inquirer/prompts');
-  return password({ message: 'API key (not shown)', mask: false }, { output });
+  return password({ message: 'API key (not shown)', mask: false }, context);
 }
 
 /** Ctrl-C during a prompt. Matched by name so the check does not load inquirer. */

@@ -56,7 +56,7 @@ const LEVEL_RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error
  */
 export function createLogger(
   format: LogFormat,
-  out: Writable,
+  out: Pick<Writable, 'write'>,
   now: () => number = Date.now,
   minLevel: LogLevel = 'info',
 ): Logger {

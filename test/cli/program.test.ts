@@ -7,6 +7,7 @@ import { ExitError } from '../../src/cli/exit.js';
 import type { ListenOptions } from '../../src/cli/commands/listen.js';
 import type { PostOptions } from '../../src/cli/commands/post.js';
 import { buildProgram, type CommandRunners } from '../../src/cli/program.js';
+import { testIo } from '../support/in-process.js';
 import { numericOptions, type ServeOptions } from '../../src/cli/commands/serve.js';
 import { SERVE_OPTIONS, START_SERVER_OPTION_NAMES, type ServeOption } from '../../src/api/serve-options.js';
 import type { StreamsOptions } from '../../src/cli/commands/streams.js';
@@ -27,7 +28,9 @@ async function parse(
   let called: { name: string; options: unknown } | undefined;
   const record =
     (name: string) =>
-    async (...values: unknown[]) => {
+    async (...given: unknown[]) => {
+      // The last argument is the context every command gets.
+      const values = given.slice(0, -1);
       called = { name, options: values.length === 1 ? values[0] : values };
       return 0;
     };
@@ -48,6 +51,7 @@ async function parse(
   ) as unknown as CommandRunners;
   let errors = '';
   const program = buildProgram({
+    ...testIo(),
     run,
     env: { XDG_CONFIG_HOME: configHome, ...env },
     setExitCode: () => {},
@@ -61,6 +65,7 @@ async function parse(
 async function usageFailure(args: string[]): Promise<{ error: CommanderError; errors: string }> {
   let errors = '';
   const program = buildProgram({
+    ...testIo(),
     setExitCode: () => {},
     output: { writeOut: () => {}, writeErr: (text) => (errors += text) },
   });
@@ -395,6 +400,7 @@ describe('errors and help', () => {
     expect(config.errors).toMatch(/^stream-posts: unknown command 'bar'/);
     let printed = '';
     const program = buildProgram({
+      ...testIo(),
       setExitCode: () => {},
       output: { writeOut: (text) => (printed += text), writeErr: () => {} },
     });

@@ -11,6 +11,16 @@ const ONE_JOB: Record<string, string> = {
     "the terminal's state as keys and posts change it: buffer, selection, pause, search, filters and pins act on one another at each step (a release moves its post to the top and its pin with it, and counts in the selection's ↑ N new; a pause holds the selection), so they are one state; the rows worked out from it (shown-rows), the entries, the alert rules and the types are files of their own",
 };
 
+/** The files of src/cli/ that read process.*, and why; no command is one of them. */
+const NEEDS_A_PROCESS: Record<string, string> = {
+  'cli/main.ts': 'the entry: it builds the context from the process',
+  'cli/job-control.ts': "the terminal's Ctrl-Z stops this process's job, SIGCONT and SIGHUP are its signals",
+  'cli/reader-watch.ts': "the pipe's watcher is tied to this process's id",
+  'cli/serve-signals.ts': "serve's --exec command leads a process group that a stop signals as a whole",
+  'cli/serve-workers.ts': "--workers: the cluster's channel between the primary and its worker processes",
+  'cli/worker-peers.ts': "--workers: the workers' admin answers travel over the cluster's channel",
+};
+
 /** Every module of src/ (the dashboard's page is a bundle of its own). */
 function sourceFiles(): string[] {
   const files: string[] = [];
@@ -229,6 +239,24 @@ describe('the source layout', () => {
       file.startsWith('cli/') ? [] : targets.filter((target) => target.startsWith('cli/')).map((t) => `${file} → ${t}`),
     );
     expect(upward).toEqual([]);
+  });
+
+  it('keeps process.* to the entry and the files that need a process, each saying why', () => {
+    // A command is a function of its context (src/cli/command-context.ts): the entry hands it
+    // the streams, the environment, the signals and the clock. Comments are left out.
+    const uses = (file: string) =>
+      readFileSync(file, 'utf8')
+        .replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
+        .match(/\bprocess\.[A-Za-z]/g)?.length ?? 0;
+    const cli = files.filter((file) => relative(SRC, file).startsWith('cli/'));
+    const commands = cli.filter((file) => relative(SRC, file).startsWith('cli/commands/'));
+    expect(commands.filter((file) => uses(file) > 0).map((file) => relative(SRC, file))).toEqual([]);
+    expect(cli.filter((file) => uses(file) > 0).map((file) => relative(SRC, file))).toEqual(
+      Object.keys(NEEDS_A_PROCESS).sort(),
+    );
+    // Each of them says why in its own words too.
+    for (const file of Object.keys(NEEDS_A_PROCESS))
+      expect(readFileSync(join(SRC, file), 'utf8'), file).toMatch(/process\.\*|this (very )?process/);
   });
 
   it(`looks at every source file over ${MAX_LINES} lines: each is one job, and says so here`, () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/api/client.js';
 import { adminState, KEYS, restPosts } from '../support/harness.js';
 import { expectCleanError, jsonLines } from '../support/cli-output.js';
-import { runToEnd } from '../support/cli.js';
+import { runInProcess } from '../support/in-process.js';
 import { cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('batch');
@@ -12,7 +12,7 @@ const fixture = cliFixture('batch');
 const ndjson = (...lines: unknown[]) =>
   `${lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n')}\n`;
 const batch = (flags: string[], stdin?: string) =>
-  runToEnd(
+  runInProcess(
     [
       'post',
       '--batch',
@@ -180,7 +180,9 @@ describe('post --batch', () => {
     const before = (await adminState(fixture.serve)).posts;
     // No key and nothing listening: a dry run must not need either.
     const dry = (stdin: string) =>
-      runToEnd(['post', '--batch', '--dry-run', '--url', 'ws://127.0.0.1:1', '--stream', 'crypto-legal'], { stdin });
+      runInProcess(['post', '--batch', '--dry-run', '--url', 'ws://127.0.0.1:1', '--stream', 'crypto-legal'], {
+        stdin,
+      });
     const [bad, good] = await Promise.all([
       dry(
         ndjson(

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ANSI, jsonLines, stripAnsi } from '../support/cli-output.js';
-import { client, ensureBuilt, finish, inTerminal, SCRIPT, type Finished } from '../support/cli.js';
+import { ensureBuilt, inTerminal, SCRIPT, type Finished } from '../support/cli.js';
+import { runInProcess } from '../support/in-process.js';
 import { KEYS, publishToStream } from '../support/harness.js';
 import { startServe, type Serve } from '../support/serve.js';
 
@@ -39,7 +40,7 @@ async function runEach(
 ): Promise<Record<string, Finished>> {
   const entries = await Promise.all(
     Object.entries(commands()).map(
-      async ([name, args]) => [name, await finish(client([...args, ...extraFlags], { env }))] as const,
+      async ([name, args]) => [name, await runInProcess([...args, ...extraFlags], { env })] as const,
     ),
   );
   return Object.fromEntries(entries);
@@ -74,13 +75,9 @@ describe('colour off the terminal', () => {
 
     const json = await Promise.all(
       ['listen', 'tree'].map((command) =>
-        finish(
-          client(
-            [command, '--json', '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--idle-timeout', '500ms'],
-            {
-              env: { NO_COLOR: undefined, FORCE_COLOR: '1' },
-            },
-          ),
+        runInProcess(
+          [command, '--json', '--url', serve.url, '--api-key', KEYS.alice, '--last', '1', '--idle-timeout', '500ms'],
+          { env: { NO_COLOR: undefined, FORCE_COLOR: '1' } },
         ),
       ),
     );

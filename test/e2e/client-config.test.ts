@@ -4,7 +4,8 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deadUrl as nowhere } from '../support/ports.js';
 import { existsSync } from 'node:fs';
 import { expectCleanError, jsonLines, waitForScreen } from '../support/cli-output.js';
-import { inTerminal, runToEnd, SCRIPT, type Finished } from '../support/cli.js';
+import { inTerminal, SCRIPT, type Finished } from '../support/cli.js';
+import { runInProcess } from '../support/in-process.js';
 import { KEYS } from '../support/harness.js';
 import { cliFixture } from '../support/serve.js';
 
@@ -24,7 +25,7 @@ beforeEach(() => {
 
 /** A command with its own config directory and the given extra environment. */
 function run(args: string[], env: Record<string, string> = {}, stdin?: string): Promise<Finished> {
-  return runToEnd(args, { env: { XDG_CONFIG_HOME: home, ...env }, ...(stdin === undefined ? {} : { stdin }) });
+  return runInProcess(args, { env: { XDG_CONFIG_HOME: home, ...env }, ...(stdin === undefined ? {} : { stdin }) });
 }
 
 async function setProfile(name: string, url: string, key: string): Promise<void> {

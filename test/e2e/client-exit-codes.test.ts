@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { generate } from 'selfsigned';
 import { join } from 'node:path';
@@ -5,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { adminState, KEYS } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
 import { expectCleanError, jsonLines } from '../support/cli-output.js';
-import { runToEnd, type Finished } from '../support/cli.js';
+import { BIN, runToEnd, type Finished } from '../support/cli.js';
 import { startServe, cliFixture } from '../support/serve.js';
 
 let deadUrl: string;
@@ -108,6 +110,20 @@ describe('exit 0', () => {
       event: 'add-stream-post',
       data: { streamId: 'crypto-legal', content: 'dry *run*', contentType: 'markdown', idempotencyKey: 'dry-1' },
     });
+  });
+});
+
+describe('a reader that leaves before the output', () => {
+  it('ends --help and a dry run quietly, exit 0, with no stack trace (`stream-posts --help | head -1`)', async () => {
+    for (const args of [['--help'], ['post', '--dry-run', '--stream', 'crypto-legal', 'hello']]) {
+      const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      // Closed before Node has even started the program: its first write meets a pipe with no reader.
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const [code] = (await once(child, 'close')) as [number | null];
+      expect({ args, code, stderr }).toEqual({ args, code: 0, stderr: '' });
+    }
   });
 });
 

@@ -1,7 +1,8 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HOSTED_KEYS, HOSTED_STREAMS, startHostedDouble, type HostedDouble } from '../support/hosted-double.js';
-import { ensureBuilt, finish, runToEnd } from '../support/cli.js';
-import { jsonLines, subscribed } from '../support/cli-output.js';
+import { ensureBuilt, finish } from '../support/cli.js';
+import { jsonLines, subscribedInProcess } from '../support/cli-output.js';
+import { runInProcess } from '../support/in-process.js';
 
 // The CLI against a double of the hosted service's dialect: no `connected` to wait for,
 // `sub_ack` without `history`, posts without `streamName`, REST lists in pages.
@@ -23,7 +24,7 @@ const reader = (...args: string[]) => as(HOSTED_KEYS.reader, ...args);
 
 describe('listen and tree against the hosted dialect', () => {
   it('listen: one subscribe; the live post shown under its stream name, looked up once', async () => {
-    const listen = await subscribed(reader('listen', '--streams', macro.id, '--count', '2'));
+    const listen = await subscribedInProcess(reader('listen', '--streams', macro.id, '--count', '2'));
     hosted.publish(macro.id, 'first live');
     hosted.publish(macro.id, 'second live');
     const { code, stdout, stderr } = await finish(listen);
@@ -38,7 +39,7 @@ describe('listen and tree against the hosted dialect', () => {
   });
 
   it('listen --last 2 --count 1 over two streams: the history of both, then the live post, exit 0', async () => {
-    const listen = await subscribed(
+    const listen = await subscribedInProcess(
       reader('listen', '--json', '--streams', `${macro.id},${legal.id}`, '--last', '2', '--count', '1'),
     );
     await listen.waitFor((out) => jsonLines(out.stdout).length >= 4, 'the history of both streams');
@@ -66,7 +67,7 @@ describe('listen and tree against the hosted dialect', () => {
   });
 
   it('tree --count 1: one subscribe, the live item printed with its title', async () => {
-    const tree = await subscribed(reader('tree', '--json', '--last', '1', '--count', '1'));
+    const tree = await subscribedInProcess(reader('tree', '--json', '--last', '1', '--count', '1'));
     await tree.waitFor((out) => jsonLines(out.stdout).length >= 3, 'the history items');
     hosted.publish(whales.id, 'live whale');
     const { code, stdout, stderr } = await finish(tree);
@@ -81,20 +82,20 @@ describe('listen and tree against the hosted dialect', () => {
 
 describe('post against the hosted dialect', () => {
   it('post --stream publishes without waiting for a connected event; exit 0', async () => {
-    const result = await runToEnd(as(HOSTED_KEYS.streamA, 'post', '--stream', macro.id, 'published to the double'));
+    const result = await runInProcess(as(HOSTED_KEYS.streamA, 'post', '--stream', macro.id, 'published to the double'));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^01HOSTED\d+\n$/);
   });
 
   it('post with a stream key and no --stream: exit 2 naming --stream, as the first word said no stream', async () => {
-    const result = await runToEnd(as(HOSTED_KEYS.streamA, 'post', 'no stream named'));
+    const result = await runInProcess(as(HOSTED_KEYS.streamA, 'post', 'no stream named'));
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--stream');
     expect(result.stdout).toBe('');
   });
 
   it('a refused key: exit 3, the key never printed', async () => {
-    const result = await runToEnd(as('wrong_key_123456', 'post', '--stream', macro.id, 'x'));
+    const result = await runInProcess(as('wrong_key_123456', 'post', '--stream', macro.id, 'x'));
     expect(result.code).toBe(3);
     expect(result.stderr).not.toContain('wrong_key_123456');
   });
@@ -102,7 +103,10 @@ describe('post against the hosted dialect', () => {
 
 describe('REST commands against the hosted dialect', () => {
   it('streams: every page, with description, featured and targets', async () => {
-    const [table, json] = await Promise.all([runToEnd(reader('streams')), runToEnd(reader('streams', '--json'))]);
+    const [table, json] = await Promise.all([
+      runInProcess(reader('streams')),
+      runInProcess(reader('streams', '--json')),
+    ]);
     expect(table.code, table.stderr).toBe(0);
     expect(jsonLines(json.stdout).map((stream) => stream.id)).toEqual(HOSTED_STREAMS.map((stream) => stream.id));
     const lines = table.stdout.split('\n');
@@ -112,7 +116,7 @@ describe('REST commands against the hosted dialect', () => {
   });
 
   it('history --limit 3 follows the pages; posts shown under their stream names', async () => {
-    const result = await runToEnd(reader('history', '--json', '--streams', legal.id, '--limit', '3'));
+    const result = await runInProcess(reader('history', '--json', '--streams', legal.id, '--limit', '3'));
     expect(result.code, result.stderr).toBe(0);
     const lines = jsonLines(result.stdout);
     expect(lines.map((line) => line.data.text)).toEqual(['history 1 of B', 'history 2 of B', 'history 3 of B']);
@@ -121,25 +125,25 @@ describe('REST commands against the hosted dialect', () => {
   });
 
   it('targets: the selection of every custom stream; targets set replaces it', async () => {
-    const before = await runToEnd(reader('targets', '--json'));
+    const before = await runInProcess(reader('targets', '--json'));
     expect(before.code, before.stderr).toBe(0);
     expect(jsonLines(before.stdout)).toEqual([
       { streamId: whales.id, name: whales.name, selectedTargets: ['BTC'], customTargets: ['BTC', 'ETH', 'SOL'] },
     ]);
-    const set = await runToEnd(reader('targets', 'set', whales.id, 'ETH, SOL'));
+    const set = await runInProcess(reader('targets', 'set', whales.id, 'ETH, SOL'));
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toBe(`${whales.id}: ETH SOL\n`);
     expect(hosted.selected.get(whales.id)).toEqual(['ETH', 'SOL']);
-    const one = await runToEnd(reader('targets', whales.id));
+    const one = await runInProcess(reader('targets', whales.id));
     expect(one.code, one.stderr).toBe(0);
     expect(one.stdout.split('\n')[1]).toMatch(/Whale Watch +ETH SOL +BTC ETH SOL$/);
   });
 
   it('targets set: a refused selection exits 1 with the code, bad usage 2', async () => {
     const [refused, notCustom, usage] = await Promise.all([
-      runToEnd(reader('targets', 'set', whales.id, 'DOGE')),
-      runToEnd(reader('targets', 'set', macro.id, 'BTC', '--json')),
-      runToEnd(reader('targets', 'set', whales.id)),
+      runInProcess(reader('targets', 'set', whales.id, 'DOGE')),
+      runInProcess(reader('targets', 'set', macro.id, 'BTC', '--json')),
+      runInProcess(reader('targets', 'set', whales.id)),
     ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('invalid-argument');

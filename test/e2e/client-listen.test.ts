@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { adminState, KEYS, publishToStream, restPosts } from '../support/harness.js';
 import { cliCommandLine, client, ensureBuilt, finish, shell } from '../support/cli.js';
 import { expectedTreeItem, hiddenView } from '../support/shapes.js';
-import { jsonLines, postWithCli, subscribed, waitForLines } from '../support/cli-output.js';
+import { jsonLines, postWithCli, subscribed, subscribedInProcess, waitForLines } from '../support/cli-output.js';
+import { inProcess } from '../support/in-process.js';
 import { inMs } from '../support/fixtures.js';
 import { startServe, type Serve } from '../support/serve.js';
 
@@ -20,7 +21,10 @@ describe('post → listen --json and tree --json', () => {
   it('delivers every kind of post exactly as `post --json` returned it', async () => {
     const { url } = shared;
     const base = ['--url', url, '--api-key', KEYS.alice, '--json'];
-    const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
+    const [listen, tree] = await Promise.all([
+      subscribedInProcess(['listen', ...base]),
+      subscribedInProcess(['tree', ...base]),
+    ]);
 
     const [raw, markdown, hidden, custom, rest, first] = await Promise.all([
       postWithCli(url, 'crypto-legal', 'Court filing: a plain rawtext body'),
@@ -119,8 +123,8 @@ describe('post → listen --json and tree --json', () => {
     );
     for (const item of items) expect(item).not.toHaveProperty('event');
 
-    listen.child.kill('SIGINT');
-    tree.child.kill('SIGINT');
+    listen.interrupt('SIGINT');
+    tree.interrupt('SIGINT');
     expect((await finish(listen)).code).toBe(0);
     expect((await finish(tree)).code).toBe(0);
   });
@@ -130,7 +134,7 @@ describe('custom targets decide who gets a post', () => {
   it('a SOL post reaches bob and the owner, not alice; an ETH post reaches alice and the owner, not bob', async () => {
     const { url } = shared;
     const listen = (key: string, count: number) =>
-      subscribed(['listen', '--url', url, '--api-key', key, '--json', '--count', String(count)]);
+      subscribedInProcess(['listen', '--url', url, '--api-key', key, '--json', '--count', String(count)]);
     // alice follows whale-alerts with BTC, ETH; bob with SOL; newsdesk owns it.
     const [alice, bob, newsdesk] = await Promise.all([
       listen(KEYS.alice, 2),
@@ -161,7 +165,7 @@ describe('what the views show (plain, piped)', () => {
     const time = new Date(sent.post.createdAt).toISOString().slice(11, 19);
     for (const command of ['listen', 'tree']) {
       const args = [command, '--url', serve.url, '--api-key', KEYS.bob, '--streams', 'macro-wire', '--utc'];
-      const result = await finish(client([...args, '--last', '1', '--idle-timeout', '500ms', '-q']));
+      const result = await finish(inProcess([...args, '--last', '1', '--idle-timeout', '500ms', '-q']));
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout.split('\n')[0], command).toMatch(new RegExp(`^${time} UTC (\\[Macro Wire\\]|Macro Wire)$`));
     }
@@ -169,7 +173,7 @@ describe('what the views show (plain, piped)', () => {
 
   it('tree: a hidden post is locked until its release time, and its release is dated at the release', async () => {
     const serve = await startServe();
-    const tree = await subscribed([
+    const tree = await subscribedInProcess([
       'tree',
       '--url',
       serve.url,
@@ -202,7 +206,7 @@ describe('what the views show (plain, piped)', () => {
 describe('listen options', () => {
   it('--count N exits 0 after N posts; a release counts as one', async () => {
     const { url } = shared;
-    const listen = await subscribed([
+    const listen = await subscribedInProcess([
       'listen',
       '--url',
       url,
@@ -223,7 +227,7 @@ describe('listen options', () => {
   it('--count N counts live posts only: the --last history is shown first, then exactly N live posts, even when more arrive in one read', async () => {
     const serve = await startServe();
     for (let i = 1; i <= 5; i += 1) await publishToStream(serve.url, 'macro-wire', `old ${i}`);
-    const listen = await subscribed([
+    const listen = await subscribedInProcess([
       'listen',
       '--url',
       serve.url,
@@ -259,13 +263,14 @@ describe('listen options', () => {
     expect(subscribedLines()).toHaveLength(1);
     expect(subscribedLines()[0]).toContain('requestId=subscribe');
     expect((await adminState({ httpUrl: url.replace(/^ws/, 'http') })).subscriptions).toBe(1);
+    // A real Ctrl-C to a process of its own: exit 0.
     listen.child.kill('SIGINT');
     expect((await listen.exit()).code).toBe(0);
   });
 
   it('--idle-timeout exits 0 once no post arrived for that long, after showing what came', async () => {
     const { url } = shared;
-    const listen = await subscribed([
+    const listen = await subscribedInProcess([
       'listen',
       '--url',
       url,
@@ -283,7 +288,7 @@ describe('listen options', () => {
 
   it('--idle-timeout also ends a listener that never gets a post', async () => {
     const { url } = shared;
-    const listen = await subscribed([
+    const listen = await subscribedInProcess([
       'tree',
       '--url',
       url,
@@ -301,7 +306,7 @@ describe('listen options', () => {
   it('--last N shows the recent history of each stream, the same posts REST lists, respecting custom targets', async () => {
     const serve = await startServe();
     const run = async (key: string, n: number, streams: string) => {
-      const cli = await subscribed([
+      const cli = await subscribedInProcess([
         'listen',
         '--url',
         serve.url,
@@ -339,7 +344,7 @@ describe('listen options', () => {
     const { url } = shared;
     const run = (streams: string, flags: string[] = []) =>
       finish(
-        client([
+        inProcess([
           'listen',
           '--url',
           url,
@@ -381,7 +386,7 @@ describe('listen options', () => {
       '--streams',
       'macro-wire',
     ];
-    const [bell, quiet] = await Promise.all([subscribed([...args, '--bell']), subscribed(args)]);
+    const [bell, quiet] = await Promise.all([subscribedInProcess([...args, '--bell']), subscribedInProcess(args)]);
     await Promise.all([bell, quiet].map((cli) => waitForLines(cli, 1, 'the post of history')));
     await publishToStream(url, 'macro-wire', 'ring for this one');
     const [ringing, silent] = await Promise.all([finish(bell), finish(quiet)]);
@@ -435,7 +440,7 @@ describe('listen options', () => {
 
   it('--match shows only posts whose text matches, case-insensitively', async () => {
     const { url } = shared;
-    const listen = await subscribed([
+    const listen = await subscribedInProcess([
       'listen',
       '--url',
       url,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ensureBuilt, runToEnd } from '../support/cli.js';
+import { ensureBuilt } from '../support/cli.js';
 import { expectCleanError, jsonLines } from '../support/cli-output.js';
+import { runInProcess } from '../support/in-process.js';
 import { KEYS, restPosts, STREAM_KEYS } from '../support/harness.js';
 import { startServe, type Serve } from '../support/serve.js';
 
@@ -10,7 +11,7 @@ const KEY = STREAM_KEYS['macro-wire']!;
 
 /** `stream-posts faults add drop-acks [--count N]` against `serve`. */
 async function dropAcks(serve: Serve, count?: number): Promise<void> {
-  const added = await runToEnd([
+  const added = await runInProcess([
     'faults',
     'add',
     'drop-acks',
@@ -23,7 +24,7 @@ async function dropAcks(serve: Serve, count?: number): Promise<void> {
 
 function post(serve: Serve, flags: string[], content?: string, stdin?: string) {
   const args = ['post', '--url', serve.url, '--api-key', KEY, '--stream', 'macro-wire', ...flags];
-  return runToEnd(content === undefined ? args : [...args, content], stdin === undefined ? {} : { stdin });
+  return runInProcess(content === undefined ? args : [...args, content], stdin === undefined ? {} : { stdin });
 }
 
 async function copiesOf(serve: Serve, text: string): Promise<string[]> {
@@ -42,7 +43,7 @@ describe('post when acks are lost (drop-acks)', () => {
       const [printed] = jsonLines(result.stdout);
       expect([printed.post.text, printed.duplicate]).toEqual([text, false]);
       expect(await copiesOf(serve, text)).toEqual([printed.post.id]);
-      const faults = await runToEnd(['faults', 'list', '--json', '--url', serve.url]);
+      const faults = await runInProcess(['faults', 'list', '--json', '--url', serve.url]);
       expect(faults.stdout).toBe('');
     });
 
@@ -79,7 +80,7 @@ describe('post when acks are lost (drop-acks)', () => {
     const [stored] = await copiesOf(serve, 'never acked');
     expect(stored).toBeDefined();
 
-    expect((await runToEnd(['faults', 'clear', '--url', serve.url])).code).toBe(0);
+    expect((await runInProcess(['faults', 'clear', '--url', serve.url])).code).toBe(0);
     const again = await post(serve, ['--json', '--idempotency-key', key], 'never acked');
     expect(again.code, again.stderr).toBe(0);
     expect(jsonLines(again.stdout)[0]).toMatchObject({ post: { id: stored }, duplicate: true });

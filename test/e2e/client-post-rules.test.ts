@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONNECTED, scriptedService } from '../support/hostile.js';
 import { adminState, KEYS, publishToStream, restPosts } from '../support/harness.js';
-import { cliCommandLine, finish, runToEnd, shell } from '../support/cli.js';
-import { expectCleanError, jsonLines, subscribed } from '../support/cli-output.js';
+import { cliCommandLine, finish, shell } from '../support/cli.js';
+import { expectCleanError, jsonLines, subscribedInProcess } from '../support/cli-output.js';
+import { runInProcess, type InProcessOptions } from '../support/in-process.js';
 import { startServe, cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('post-rules');
@@ -12,8 +13,8 @@ const fixture = cliFixture('post-rules');
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** `post` with a stream's key and the given arguments, run to its end. */
-function post(args: string[], key: string = KEYS.macroWire, options: Parameters<typeof runToEnd>[1] = {}) {
-  return runToEnd(['post', '--url', fixture.serve.url, '--api-key', key, ...args], options);
+function post(args: string[], key: string = KEYS.macroWire, options: InProcessOptions = {}) {
+  return runInProcess(['post', '--url', fixture.serve.url, '--api-key', key, ...args], options);
 }
 
 describe('a stream key knows its stream', () => {
@@ -26,21 +27,21 @@ describe('a stream key knows its stream', () => {
   it("a profile's default stream is used when --stream is absent (config set NAME --stream ID)", async () => {
     const home = join(fixture.tmp, 'xdg-default-stream');
     const env = { XDG_CONFIG_HOME: home };
-    const set = await runToEnd(
+    const set = await runInProcess(
       ['config', 'set', 'desk', '--url', fixture.serve.url, '--stream', 'whale-alerts', '--api-key-stdin'],
       { env, stdin: `${KEYS.whaleAlerts}\n` },
     );
     expect(set.code, set.stderr).toBe(0);
     const [dryRun, list] = await Promise.all([
-      runToEnd(['post', '--profile', 'desk', '--dry-run', '--custom-target', 'BTC', 'from the profile'], { env }),
-      runToEnd(['config', 'list', '--json'], { env }),
+      runInProcess(['post', '--profile', 'desk', '--dry-run', '--custom-target', 'BTC', 'from the profile'], { env }),
+      runInProcess(['config', 'list', '--json'], { env }),
     ]);
     expect(dryRun.code, dryRun.stderr).toBe(0);
     expect(JSON.parse(dryRun.stdout).data.streamId).toBe('whale-alerts');
     expect(jsonLines(list.stdout)).toEqual([
       { name: 'desk', url: fixture.serve.url, key: true, stream: 'whale-alerts' },
     ]);
-    const badStream = await runToEnd(['config', 'set', 'desk', '--stream', 'not a stream'], { env });
+    const badStream = await runInProcess(['config', 'set', 'desk', '--stream', 'not a stream'], { env });
     expect(badStream.code).toBe(2);
     expect(badStream.stderr).toContain('--stream');
   });
@@ -68,8 +69,8 @@ describe('a stream key knows its stream', () => {
     });
     const base = ['post', '--url', service.url, '--api-key', 'some-key'];
     const [withStream, without] = await Promise.all([
-      runToEnd([...base, '--stream', 's', 'to s']),
-      runToEnd([...base, 'to nowhere']),
+      runInProcess([...base, '--stream', 's', 'to s']),
+      runInProcess([...base, 'to nowhere']),
     ]);
     expect(withStream.code, withStream.stderr).toBe(0);
     expect(withStream.stdout).toBe('01JWEX3G5B1P2FMXKPJAHEMTTH\n');
@@ -122,7 +123,7 @@ describe('release times', () => {
         body: JSON.stringify({ advanceMs }),
       });
       expect(moved.status).toBe(200);
-      const result = await runToEnd([
+      const result = await runInProcess([
         'post',
         '--url',
         own.url,
@@ -146,7 +147,7 @@ describe('release times', () => {
   );
 
   it('-v says when a relative time counts from this machine because the service gave no clock (over REST)', async () => {
-    const result = await runToEnd([
+    const result = await runInProcess([
       'post',
       '--url',
       fixture.serve.url,
@@ -225,7 +226,7 @@ describe('keys and flags', () => {
     const home = join(fixture.tmp, 'xdg-refused');
     const keyFile = join(fixture.tmp, 'wrong.key');
     await writeFile(keyFile, 'sp_wrong_from_file\n');
-    const set = await runToEnd(
+    const set = await runInProcess(
       ['config', 'set', 'bad', '--url', fixture.serve.url, '--api-key', 'sp_wrong_in_profile'],
       {
         env: { XDG_CONFIG_HOME: home },
@@ -234,15 +235,15 @@ describe('keys and flags', () => {
     expect(set.code, set.stderr).toBe(0);
     const url = ['--url', fixture.serve.url];
     const results = await Promise.all([
-      runToEnd(['post', ...url, '--api-key', 'sp_wrong_flag', '--stream', 'macro-wire', 'x']),
-      runToEnd(['post', ...url, '--api-key-file', keyFile, '--stream', 'macro-wire', 'x']),
-      runToEnd(['listen', ...url], { env: { STREAM_POSTS_API_KEY: 'sp_wrong_env' } }),
+      runInProcess(['post', ...url, '--api-key', 'sp_wrong_flag', '--stream', 'macro-wire', 'x']),
+      runInProcess(['post', ...url, '--api-key-file', keyFile, '--stream', 'macro-wire', 'x']),
+      runInProcess(['listen', ...url], { env: { STREAM_POSTS_API_KEY: 'sp_wrong_env' } }),
       // --profile is a flag: its key is the one used (and named), not the environment's.
-      runToEnd(['post', '--profile', 'bad', '--stream', 'macro-wire', 'x'], {
+      runInProcess(['post', '--profile', 'bad', '--stream', 'macro-wire', 'x'], {
         env: { XDG_CONFIG_HOME: home, STREAM_POSTS_API_KEY: KEYS.macroWire },
       }),
-      runToEnd(['tree', ...url, '--api-key-stdin'], { stdin: 'sp_wrong_stdin\n' }),
-      runToEnd(['post', ...url, '--via', 'rest', '--api-key', 'sp_wrong_flag', '--stream', 'macro-wire', 'x']),
+      runInProcess(['tree', ...url, '--api-key-stdin'], { stdin: 'sp_wrong_stdin\n' }),
+      runInProcess(['post', ...url, '--via', 'rest', '--api-key', 'sp_wrong_flag', '--stream', 'macro-wire', 'x']),
     ]);
     const sources = [
       '--api-key',
@@ -274,7 +275,7 @@ describe('keys and flags', () => {
 
 describe('durations', () => {
   it('a number without a unit is seconds: --idle-timeout 30 waits for a post published after it started', async () => {
-    const listener = await subscribed([
+    const listener = await subscribedInProcess([
       'listen',
       '--url',
       fixture.serve.url,
@@ -298,9 +299,9 @@ describe('durations', () => {
 
   it('a bad duration is exit 2 naming the flag and the accepted forms', async () => {
     const results = await Promise.all([
-      runToEnd(['listen', '--idle-timeout', 'soon']),
-      runToEnd(['post', '--timeout', '5 parsecs', 'x']),
-      runToEnd(['serve', '--keep-alive', 'often']),
+      runInProcess(['listen', '--idle-timeout', 'soon']),
+      runInProcess(['post', '--timeout', '5 parsecs', 'x']),
+      runInProcess(['serve', '--keep-alive', 'often']),
     ]);
     for (const [index, flag] of ['--idle-timeout', '--timeout', '--keep-alive'].entries()) {
       expect(results[index]!.code).toBe(2);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adminState, KEYS, restPosts } from '../support/harness.js';
 import { jsonLines, postWithCli } from '../support/cli-output.js';
-import { runToEnd } from '../support/cli.js';
+import { runInProcess } from '../support/in-process.js';
 import { cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('post');
@@ -18,8 +18,8 @@ describe('post', () => {
     const fromStdin = 'line one from stdin\nline two\n';
     const base = ['post', '--url', fixture.serve.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal'];
     const [viaFile, viaStdin] = await Promise.all([
-      runToEnd([...base, '--markdown', '--file', file]),
-      runToEnd([...base, '--file', '-'], { stdin: fromStdin }),
+      runInProcess([...base, '--markdown', '--file', file]),
+      runInProcess([...base, '--file', '-'], { stdin: fromStdin }),
     ]);
     for (const result of [viaFile, viaStdin]) {
       expect(result.code, result.stderr).toBe(0);
@@ -96,7 +96,7 @@ describe('post', () => {
       'crypto-legal',
       '--file',
     ];
-    const [fits, tooBig] = await Promise.all([runToEnd([...base, exact]), runToEnd([...base, over])]);
+    const [fits, tooBig] = await Promise.all([runInProcess([...base, exact]), runInProcess([...base, over])]);
     expect(fits.code, fits.stderr).toBe(0);
     expect(jsonLines(fits.stdout)[0].post.text).toBe('é'.repeat(32 * 1024));
     expect(tooBig.code).toBe(2);
@@ -115,7 +115,7 @@ describe('post', () => {
     expect(overRest).toEqual({ post: first.post, duplicate: true });
     expect(overWs).toEqual({ post: first.post, duplicate: true });
     // The human form says so on stderr and still prints the (original) id.
-    const human = await runToEnd([
+    const human = await runInProcess([
       'post',
       '--url',
       fixture.serve.url,

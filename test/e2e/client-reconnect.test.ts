@@ -4,8 +4,9 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminState, KEYS, publishToStream, restPosts } from '../support/harness.js';
 import { until } from '../support/poll.js';
-import { client, ensureBuilt, finish, runToEnd, type CliProcess } from '../support/cli.js';
-import { expectCleanError, jsonLines, subscribed, waitForLines } from '../support/cli-output.js';
+import { client, ensureBuilt, finish, type CliProcess } from '../support/cli.js';
+import { expectCleanError, jsonLines, subscribedInProcess, waitForLines } from '../support/cli-output.js';
+import { runInProcess } from '../support/in-process.js';
 import { expectedTreeItem } from '../support/shapes.js';
 import { inMs } from '../support/fixtures.js';
 import { startServe } from '../support/serve.js';
@@ -40,8 +41,8 @@ describe('listen across a drop', () => {
     const args = ['listen', '--api-key', KEYS.alice, '--json'];
     // `direct` reconnects whenever it can; `held` only once C is on the new serve, so C reaches it through the replay.
     const [direct, held] = await Promise.all([
-      subscribed([...args, '--url', first.url]),
-      subscribed([...args, '--url', proxy.url, '-v']),
+      subscribedInProcess([...args, '--url', first.url]),
+      subscribedInProcess([...args, '--url', proxy.url, '-v']),
     ]);
     const listeners = [direct, held];
     const a = await publishToStream(first.url, 'crypto-legal', 'A: before the restart');
@@ -81,13 +82,22 @@ describe('listen across a drop', () => {
   it('100 posts, then listen, then a serve restart: the new serve’s older posts, never seen, are not printed or counted as live', async () => {
     const first = await startServe();
     const lines = Array.from({ length: 100 }, (_, i) => JSON.stringify({ content: `before listen ${i + 1}` }));
-    const batch = await runToEnd(
+    const batch = await runInProcess(
       ['post', '--batch', '--url', first.url, '--api-key', KEYS.cryptoLegal, '--stream', 'crypto-legal'],
       { stdin: `${lines.join('\n')}\n` },
     );
     expect(batch.code, batch.stderr).toBe(0);
     // Its history is the last 100 of each stream: the seed posts of crypto-legal are older, so never seen.
-    const listen = await subscribed(['listen', '--url', first.url, '--api-key', KEYS.alice, '--json', '--count', '1']);
+    const listen = await subscribedInProcess([
+      'listen',
+      '--url',
+      first.url,
+      '--api-key',
+      KEYS.alice,
+      '--json',
+      '--count',
+      '1',
+    ]);
     first.cli.child.kill('SIGTERM');
     expect((await first.cli.exit()).code).toBe(0);
     await listen.waitFor((out) => /reconnecting in/.test(out.stderr), 'the reconnecting status line');
@@ -104,7 +114,10 @@ describe('listen across a drop', () => {
     const serve = await startServe();
     const proxy = await proxyTo(serve.port);
     const base = ['--url', proxy.url, '--api-key', KEYS.bob, '--json'];
-    const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
+    const [listen, tree] = await Promise.all([
+      subscribedInProcess(['listen', ...base]),
+      subscribedInProcess(['tree', ...base]),
+    ]);
     const a = await publishToStream(serve.url, 'macro-wire', 'A: before the drop');
     const b = await publishToStream(serve.url, 'whale-alerts', 'B: before the drop, for SOL readers', {
       customTarget: 'SOL',
@@ -136,7 +149,10 @@ describe('listen across a drop', () => {
     const serve = await startServe();
     const proxy = await proxyTo(serve.port);
     const base = ['--url', proxy.url, '--api-key', KEYS.alice, '--json', '--streams', 'crypto-legal'];
-    const [listen, tree] = await Promise.all([subscribed(['listen', ...base]), subscribed(['tree', ...base])]);
+    const [listen, tree] = await Promise.all([
+      subscribedInProcess(['listen', ...base]),
+      subscribedInProcess(['tree', ...base]),
+    ]);
     const hidden = await publishToStream(serve.url, 'crypto-legal', 'released during the outage $SOL', {
       releaseAt: inMs(1_000),
     });
@@ -182,7 +198,7 @@ describe('listen across a drop', () => {
     const before = await publishToStream(serve.url, 'crypto-legal', 'published just before anyone listened');
     const listeners = await Promise.all(
       lasts.map((last) =>
-        subscribed([
+        subscribedInProcess([
           'listen',
           '--url',
           proxy.url,
@@ -240,8 +256,8 @@ describe('listen across a drop', () => {
     const args = ['--api-key', KEYS.alice, '--json', '--streams', 'macro-wire'];
     // The control: the same clock, no drop.
     const [listen, control] = await Promise.all([
-      subscribed(['listen', '--url', proxy.url, ...args], { env: clockAhead }),
-      subscribed(['listen', '--url', serve.url, ...args], { env: clockAhead }),
+      subscribedInProcess(['listen', '--url', proxy.url, ...args], { env: clockAhead }),
+      subscribedInProcess(['listen', '--url', serve.url, ...args], { env: clockAhead }),
     ]);
     proxy.refuse(true);
     proxy.cut();
@@ -260,7 +276,7 @@ describe('listen across a drop', () => {
 
   it('with --no-reconnect, a drop ends listen with exit 3 and says why', async () => {
     const serve = await startServe();
-    const listen = await subscribed([
+    const listen = await subscribedInProcess([
       'listen',
       '--url',
       serve.url,

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { CONNECTED, scriptedService, silentHttpService, silentTcpService, subAck } from '../support/hostile.js';
-import { client, ensureBuilt, finish, inTerminal, runToEnd, SCRIPT } from '../support/cli.js';
+import { client, ensureBuilt, finish, inTerminal, SCRIPT } from '../support/cli.js';
+import { runInProcess } from '../support/in-process.js';
 import { expectCleanError, waitForScreen } from '../support/cli-output.js';
 import { KEYS } from '../support/harness.js';
 import { startServe, type Serve } from '../support/serve.js';
@@ -25,7 +26,7 @@ describe('--timeout bounds every wait; exit 3 naming what was awaited', () => {
     const service = await scriptedService(() => {});
     const results = await Promise.all(
       ['listen', 'tree'].map((command) =>
-        runToEnd([command, '--url', service.url, '--api-key', KEY, '--timeout', '300ms']),
+        runInProcess([command, '--url', service.url, '--api-key', KEY, '--timeout', '300ms']),
       ),
     );
     const commands = ['on-stream-post', 'on-stream-post-tree'];
@@ -40,7 +41,7 @@ describe('--timeout bounds every wait; exit 3 naming what was awaited', () => {
 
   it('post over the WebSocket against a service that says connected and never acknowledges: ack', async () => {
     const service = await scriptedService((ws) => ws.send(CONNECTED));
-    const result = await runToEnd(['post', '--url', service.url, '--timeout', '300ms', ...POST_ARGS]);
+    const result = await runInProcess(['post', '--url', service.url, '--timeout', '300ms', ...POST_ARGS]);
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toMatch(
       /timed out after 300ms waiting for ack \(the reply to add-stream-post\) from ws:\/\/.*; the post may have been published: re-run with --idempotency-key sp-[0-9a-f-]+ to publish it at most once/,
@@ -50,7 +51,7 @@ describe('--timeout bounds every wait; exit 3 naming what was awaited', () => {
 
   it('post --via rest against an HTTP server that never replies: the REST reply', async () => {
     const url = await silentHttpService();
-    const result = await runToEnd(['post', '--via', 'rest', '--url', url, '--timeout', '300ms', ...POST_ARGS]);
+    const result = await runInProcess(['post', '--via', 'rest', '--url', url, '--timeout', '300ms', ...POST_ARGS]);
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toMatch(
       new RegExp(
@@ -63,8 +64,8 @@ describe('--timeout bounds every wait; exit 3 naming what was awaited', () => {
   it('a TCP peer that never answers the upgrade: the upgrade, for listen and post', async () => {
     const url = await silentTcpService();
     const results = await Promise.all([
-      runToEnd(['listen', '--url', url, '--api-key', KEY, '--timeout', '300ms']),
-      runToEnd(['post', '--url', url, '--timeout', '300ms', ...POST_ARGS]),
+      runInProcess(['listen', '--url', url, '--api-key', KEY, '--timeout', '300ms']),
+      runInProcess(['post', '--url', url, '--timeout', '300ms', ...POST_ARGS]),
     ]);
     for (const result of results) {
       expect(result.code, result.stderr).toBe(3);
@@ -76,7 +77,7 @@ describe('--timeout bounds every wait; exit 3 naming what was awaited', () => {
 
   it('zero or a word is refused with the accepted forms (exit 2), nothing sent; a bare number is seconds', async () => {
     const results = await Promise.all(
-      ['0', '0ms', 'soon'].map((value) => runToEnd(['listen', '--api-key', KEY, '--timeout', value])),
+      ['0', '0ms', 'soon'].map((value) => runInProcess(['listen', '--api-key', KEY, '--timeout', value])),
     );
     for (const result of results) {
       expect(result.code, result.stderr).toBe(2);
@@ -84,7 +85,7 @@ describe('--timeout bounds every wait; exit 3 naming what was awaited', () => {
         /--timeout <duration>.*a number of seconds \(5, 1\.5\) or a number with a unit: 500ms, 30s/,
       );
     }
-    const help = await runToEnd(['listen', '--help']);
+    const help = await runInProcess(['listen', '--help']);
     expect(help.stdout).toMatch(/--timeout <duration>[\s\S]*a\s+bare\s+number\s+is\s+seconds[\s\S]*\(default: 30s\)/);
   });
 });
@@ -101,10 +102,10 @@ describe('a key that is not one line of printable characters', () => {
       JSON.stringify({ profiles: { work: { apiKey: `${secret}\u0007` } } }),
     );
     const results = await Promise.all([
-      runToEnd(['listen', '--api-key-file', keyFile]),
-      runToEnd(['listen'], { env: { STREAM_POSTS_API_KEY: `${secret}\u001b]0;x\u0007` } }),
-      runToEnd(['post', '--api-key', `${secret}\tmore`, '--stream', 's', 'hello']),
-      runToEnd(['listen', '--profile', 'work'], { env: { XDG_CONFIG_HOME: config } }),
+      runInProcess(['listen', '--api-key-file', keyFile]),
+      runInProcess(['listen'], { env: { STREAM_POSTS_API_KEY: `${secret}\u001b]0;x\u0007` } }),
+      runInProcess(['post', '--api-key', `${secret}\tmore`, '--stream', 's', 'hello']),
+      runInProcess(['listen', '--profile', 'work'], { env: { XDG_CONFIG_HOME: config } }),
     ]);
     const sources = [
       `--api-key-file ${keyFile}`,
@@ -125,7 +126,7 @@ describe('a key that is not one line of printable characters', () => {
     const serve = await startServe();
     const keyFile = join(tmp, 'good-key.txt');
     await writeFile(keyFile, `${KEYS.macroWire}\n`);
-    const result = await runToEnd([
+    const result = await runInProcess([
       'post',
       '--url',
       serve.url,
@@ -142,7 +143,7 @@ describe('a key that is not one line of printable characters', () => {
     const config = join(tmp, 'config-set');
     const keyFile = join(tmp, 'two-lines.txt');
     await writeFile(keyFile, 'sp_first_line\nsp_second_line\n');
-    const result = await runToEnd(['config', 'set', 'work', '--api-key-file', keyFile], {
+    const result = await runInProcess(['config', 'set', 'work', '--api-key-file', keyFile], {
       env: { XDG_CONFIG_HOME: config },
     });
     expect(result.code, result.stderr).toBe(2);

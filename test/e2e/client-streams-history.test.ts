@@ -2,10 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ANSI, expectCleanError, jsonLines } from '../support/cli-output.js';
+import { runInProcess } from '../support/in-process.js';
 import { inMs } from '../support/fixtures.js';
 import { scriptedService } from '../support/hostile.js';
 import { KEYS, publishToStream } from '../support/harness.js';
-import { runToEnd } from '../support/cli.js';
 import { startServe, cliFixture } from '../support/serve.js';
 
 const fixture = cliFixture('streams');
@@ -15,9 +15,9 @@ const as = (key: string, ...args: string[]) => [...args, '--url', fixture.serve.
 describe('stream-posts streams', () => {
   it("lists the key's streams: owner, custom targets with the user's own marked, where the key publishes", async () => {
     const [alice, bob, macroWire] = await Promise.all([
-      runToEnd(as(KEYS.alice, 'streams')),
-      runToEnd(as(KEYS.bob, 'streams')),
-      runToEnd(as(KEYS.macroWire, 'streams')),
+      runInProcess(as(KEYS.alice, 'streams')),
+      runInProcess(as(KEYS.bob, 'streams')),
+      runInProcess(as(KEYS.macroWire, 'streams')),
     ]);
     for (const result of [alice, bob, macroWire]) {
       expect(result.code, result.stderr).toBe(0);
@@ -42,8 +42,8 @@ describe('stream-posts streams', () => {
 
   it('--json gives one stream per line; --ids one id per line', async () => {
     const [json, ids] = await Promise.all([
-      runToEnd(as(KEYS.macroWire, 'streams', '--json')),
-      runToEnd(as(KEYS.bob, 'streams', '--ids')),
+      runInProcess(as(KEYS.macroWire, 'streams', '--json')),
+      runInProcess(as(KEYS.bob, 'streams', '--ids')),
     ]);
     expect(json.code, json.stderr).toBe(0);
     // The stream as the service gives it (PROTOCOL.md B6), fields the table leaves out included.
@@ -98,8 +98,8 @@ describe('stream-posts streams', () => {
     );
     const hostile = await startServe(['--seed', seed]);
     const [table, json] = await Promise.all([
-      runToEnd(['streams', '--url', hostile.url, '--api-key', 'sp_test_reader_eve']),
-      runToEnd(['streams', '--url', hostile.url, '--api-key', 'sp_test_reader_eve', '--json']),
+      runInProcess(['streams', '--url', hostile.url, '--api-key', 'sp_test_reader_eve']),
+      runInProcess(['streams', '--url', hostile.url, '--api-key', 'sp_test_reader_eve', '--json']),
     ]);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
@@ -111,9 +111,9 @@ describe('stream-posts streams', () => {
   it('exit codes: no key 2, a refused key 3 (never printed), an unreachable service 3', async () => {
     const wrongKey = 'sp_wrong_key_for_streams_1';
     const [noKey, refused, unreachable] = await Promise.all([
-      runToEnd(['streams', '--url', fixture.serve.url]),
-      runToEnd(as(wrongKey, 'streams')),
-      runToEnd(['streams', '--url', 'ws://127.0.0.1:1', '--api-key', KEYS.alice]),
+      runInProcess(['streams', '--url', fixture.serve.url]),
+      runInProcess(as(wrongKey, 'streams')),
+      runInProcess(['streams', '--url', 'ws://127.0.0.1:1', '--api-key', KEYS.alice]),
     ]);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toMatch(/^stream-posts: no API key: give --api-key-file FILE/);
@@ -153,10 +153,10 @@ describe('stream-posts streams on a service without GET /v1/streams', () => {
       { onRequest: (_request, response) => response.writeHead(404).end('Not Found') },
     );
     const [table, json, reader, verbose] = await Promise.all([
-      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key']),
-      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key', '--json']),
-      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_reader_key', '--json']),
-      runToEnd(['streams', '--url', url, '--api-key', 'sp_hosted_reader_key', '--ids', '-v']),
+      runInProcess(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key']),
+      runInProcess(['streams', '--url', url, '--api-key', 'sp_hosted_stream_key', '--json']),
+      runInProcess(['streams', '--url', url, '--api-key', 'sp_hosted_reader_key', '--json']),
+      runInProcess(['streams', '--url', url, '--api-key', 'sp_hosted_reader_key', '--ids', '-v']),
     ]);
     for (const result of [table, json, reader, verbose]) expect(result.code, result.stderr).toBe(0);
     expect(table.stdout).toBe(
@@ -190,10 +190,10 @@ describe('stream-posts history', () => {
     });
     const args = (...more: string[]) => as(KEYS.alice, ...more, '--streams', 'crypto-legal');
     const [text, json, listenText, listenJson] = await Promise.all([
-      runToEnd(args('history', '--limit', '3')),
-      runToEnd(args('history', '--limit', '3', '--json')),
-      runToEnd(args('listen', '--last', '3', '--idle-timeout', '1s', '-q')),
-      runToEnd(args('listen', '--last', '3', '--idle-timeout', '1s', '-q', '--json')),
+      runInProcess(args('history', '--limit', '3')),
+      runInProcess(args('history', '--limit', '3', '--json')),
+      runInProcess(args('listen', '--last', '3', '--idle-timeout', '1s', '-q')),
+      runInProcess(args('listen', '--last', '3', '--idle-timeout', '1s', '-q', '--json')),
     ]);
     for (const result of [text, json, listenText, listenJson]) {
       expect(result.code, result.stderr).toBe(0);
@@ -214,7 +214,7 @@ describe('stream-posts history', () => {
   it('without --streams reads every stream of the key, --limit posts of each, merged by time', async () => {
     const macro = await publishToStream(fixture.serve.url, 'macro-wire', 'history merge: macro');
     const legal = await publishToStream(fixture.serve.url, 'crypto-legal', 'history merge: legal');
-    const result = await runToEnd(as(KEYS.bob, 'history', '--limit', '1', '--json'));
+    const result = await runInProcess(as(KEYS.bob, 'history', '--limit', '1', '--json'));
     expect(result.code, result.stderr).toBe(0);
     const posts = jsonLines(result.stdout).map((line) => line.data);
     // bob follows macro-wire and whale-alerts (his target SOL), not crypto-legal.
@@ -228,7 +228,7 @@ describe('stream-posts history', () => {
     const hostile = 'C1 \u009b31m, bidi \u202eevil, zero-width \u200b, escape \u001b[2J end';
     const sent = await publishToStream(fixture.serve.url, 'whale-alerts', hostile, { customTarget: 'BTC' });
     const args = as(KEYS.alice, 'history', '--streams', 'whale-alerts', '--limit', '1');
-    const [json, text] = await Promise.all([runToEnd([...args, '--json']), runToEnd(args)]);
+    const [json, text] = await Promise.all([runInProcess([...args, '--json']), runInProcess(args)]);
     expect(json.stdout).toContain('\\u009b31m, bidi \\u202eevil, zero-width \\u200b, escape \\u001b[2J end');
     expect(jsonLines(json.stdout)[0].data).toEqual(sent.post);
     expect(text.stdout).not.toMatch(/[\u001b\u009b]/);
@@ -236,12 +236,12 @@ describe('stream-posts history', () => {
 
   it('exit codes: a bad --limit is 2 naming the flag, a stream not followed is 1 with the code, a refused key 3', async () => {
     const [zero, tooMany, notANumber, notFollowed, unknown, refused] = await Promise.all([
-      runToEnd(as(KEYS.alice, 'history', '--limit', '0')),
-      runToEnd(as(KEYS.alice, 'history', '--limit', '101')),
-      runToEnd(as(KEYS.alice, 'history', '--limit', 'ten')),
-      runToEnd(as(KEYS.bob, 'history', '--streams', 'crypto-legal')),
-      runToEnd(as(KEYS.alice, 'history', '--streams', 'no-such-stream')),
-      runToEnd(as('sp_wrong_key_for_history', 'history')),
+      runInProcess(as(KEYS.alice, 'history', '--limit', '0')),
+      runInProcess(as(KEYS.alice, 'history', '--limit', '101')),
+      runInProcess(as(KEYS.alice, 'history', '--limit', 'ten')),
+      runInProcess(as(KEYS.bob, 'history', '--streams', 'crypto-legal')),
+      runInProcess(as(KEYS.alice, 'history', '--streams', 'no-such-stream')),
+      runInProcess(as('sp_wrong_key_for_history', 'history')),
     ]);
     for (const usage of [zero, tooMany, notANumber]) {
       expect(usage.code).toBe(2);

@@ -2,8 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { inProcess } from '../support/in-process.js';
 import { startServer, type StreamPostsServer } from '../../src/index.js';
-import { client, ensureBuilt, finish } from '../support/cli.js';
+import { ensureBuilt, finish } from '../support/cli.js';
 import { startDeviantProxy, type Deviations, type DeviantProxy } from '../support/deviant-proxy.js';
 
 interface CheckLine {
@@ -27,7 +28,7 @@ const opened: { close(): Promise<void> }[] = [];
 
 async function doctor(url: string, args: string[] = [], key = READER) {
   const run = await finish(
-    client(['doctor', '--url', url, '--api-key', key, '--json', '--timeout', '3s', ...args]),
+    inProcess(['doctor', '--url', url, '--api-key', key, '--json', '--timeout', '3s', ...args]),
     120_000,
   );
   const lines = run.stdout
@@ -179,7 +180,7 @@ describe('stream-posts doctor', { timeout: 120_000 }, () => {
     const url = server.url;
     await server.close();
     opened.pop();
-    const run = await finish(client(['doctor', '--url', url, '--api-key', READER, '--timeout', '3s']), 60_000);
+    const run = await finish(inProcess(['doctor', '--url', url, '--api-key', READER, '--timeout', '3s']), 60_000);
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(/cannot connect to http:\/\/127\.0\.0\.1:\d+/);
   });
@@ -188,7 +189,7 @@ describe('stream-posts doctor', { timeout: 120_000 }, () => {
     const server = await serve();
     const file = join(tmpdir(), `doctor-${process.pid}-${Date.now()}.json`);
     const run = await finish(
-      client(['doctor', '--url', server.url, '--api-key', READER, '--timeout', '3s', '--record', file, '-q']),
+      inProcess(['doctor', '--url', server.url, '--api-key', READER, '--timeout', '3s', '--record', file, '-q']),
       120_000,
     );
     expect(run.code).toBe(0);

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadUrl } from '../support/ports.js';
 import { connect } from '../../src/api/client.js';
 import { RedisServer } from '../support/redis-server.js';
-import { ensureBuilt, runToEnd } from '../support/cli.js';
-import { expectCleanError, jsonLines, subscribed } from '../support/cli-output.js';
+import { ensureBuilt } from '../support/cli.js';
+import { expectCleanError, jsonLines, subscribedInProcess } from '../support/cli-output.js';
+import { runInProcess } from '../support/in-process.js';
 import { KEYS } from '../support/harness.js';
 import { startServe, type Serve } from '../support/serve.js';
 
@@ -28,7 +29,7 @@ const lineCount = (stdout: string) => stdout.split('\n').length - 1;
 describe('listen with several --url', () => {
   it('an instance killed mid-stream: listen goes on at another, and every post published is printed exactly once', async () => {
     const [a, b, c] = await threeInstances();
-    const listen = await subscribed([
+    const listen = await subscribedInProcess([
       'listen',
       '--json',
       '--url',
@@ -85,7 +86,7 @@ describe('post with several --url', () => {
     const [, live] = await threeInstances();
     const dead = await deadUrl();
     for (const via of ['ws', 'rest']) {
-      const result = await runToEnd([
+      const result = await runInProcess([
         'post',
         '--url',
         `${dead},${live.url}`,
@@ -102,7 +103,7 @@ describe('post with several --url', () => {
       const [line] = jsonLines(result.stdout);
       expect(line).toMatchObject({ duplicate: false, post: { streamId: 'macro-wire', text: `via ${via}` } });
     }
-    const batch = await runToEnd(
+    const batch = await runInProcess(
       [
         'post',
         '--batch',
@@ -127,7 +128,7 @@ describe('post with several --url', () => {
 
   it('no address answering: exit 3 naming each address, never the key', async () => {
     const [first, second] = [await deadUrl(), await deadUrl()];
-    const result = await runToEnd([
+    const result = await runInProcess([
       'post',
       '--url',
       first,

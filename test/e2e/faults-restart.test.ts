@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminState } from '../support/harness.js';
-import { client, ensureBuilt, type CliProcess } from '../support/cli.js';
+import { ensureBuilt } from '../support/cli.js';
+import { inProcess, type InProcessRun } from '../support/in-process.js';
 import { jsonLines } from '../support/cli-output.js';
 import { freeFixedPort } from '../support/ports.js';
 import { PostPump } from '../support/post-pump.js';
@@ -13,7 +14,7 @@ beforeAll(ensureBuilt);
 
 const LISTENERS = 100;
 const WAVE = 25;
-/** Waits for things 100 processes on a shared 2-core machine must all do. */
+/** Waits for things 100 listeners on a shared 2-core machine must all do. */
 const SLOW_MS = 90_000;
 
 const STREAMS = Array.from({ length: 6 }, (_, i) => ({ id: `fault-${i}`, key: `sp_fault_stream_${i}` }));
@@ -107,14 +108,14 @@ describe('serve restarted under 100 listeners', () => {
     const port = await freeFixedPort();
     const serveArgs = ['--seed', seedFile, '--rate-limit', '0'];
     const first: LoggedServe = await startLoggedServe(serveArgs, port);
-    const listeners: CliProcess[] = [];
+    const listeners: InProcessRun[] = [];
     let pump: PostPump | undefined;
     try {
-      // Started in waves: 100 Node processes at once would starve a 2-core machine for seconds.
+      // Started in waves: 100 connections at once would starve a 2-core machine.
       for (let from = 0; from < LISTENERS; from += WAVE) {
         const wave = readers
           .slice(from, from + WAVE)
-          .map((reader) => client(['listen', '--url', first.url, '--api-key', reader.key, '--json']));
+          .map((reader) => inProcess(['listen', '--url', first.url, '--api-key', reader.key, '--json']));
         listeners.push(...wave);
         await Promise.all(
           wave.map((cli) => cli.waitFor((out) => subscribedLine.test(out.stderr), 'the subscription', SLOW_MS)),
@@ -252,7 +253,7 @@ describe('serve restarted under 100 listeners', () => {
             `${reader.id} missed posts of the outage (the replay carries them)`,
           ).toEqual([]);
         }
-        expect(cli.child.exitCode, reader.id).toBeNull();
+        expect(cli.ended, reader.id).toBe(false);
       });
 
       // All reconnected, and not all at once.
@@ -267,7 +268,7 @@ describe('serve restarted under 100 listeners', () => {
       expect(new Set(firstDelays).size, firstDelays.join(' ')).toBeGreaterThan(1);
     } finally {
       await pump?.close();
-      // spawn.ts kills every listen and both serves after the test (only the processes this test started).
+      // in-process.ts stops every listen, and cli.ts kills both serves, after the test.
     }
   }, 180_000);
 });

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
 import { client, ensureBuilt, finish } from '../support/cli.js';
 import { jsonLines } from '../support/cli-output.js';
+import { inProcess } from '../support/in-process.js';
 import { wirePost } from '../support/fixtures.js';
 import { scriptedService, type ScriptedService } from '../support/hostile.js';
 
@@ -90,13 +91,13 @@ describe('nothing a server sends can control the terminal', () => {
       send(ws, 'error', { code: 'unauthorized', message: HOSTILE });
       ws.close(4401, HOSTILE_REASON);
     });
-    const result = await finish(client(listenArgs(server)));
+    const result = await finish(inProcess(listenArgs(server)));
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(SHOWN);
     expectClean(result);
 
     const closeOnly = await scriptedService((ws) => ws.close(4401, HOSTILE_REASON));
-    const closed = await finish(client(listenArgs(closeOnly), COLOUR));
+    const closed = await finish(inProcess(listenArgs(closeOnly), COLOUR));
     expect(closed.code).toBe(3);
     expect(closed.stderr).toContain(REASON_SHOWN);
     expectClean(closed);
@@ -104,11 +105,11 @@ describe('nothing a server sends can control the terminal', () => {
 
   it('a close reason, when the connection ends and when it is retried', async () => {
     const server = await scriptedService(subscriber(['wire'], (ws) => ws.close(4000, HOSTILE_REASON)));
-    const ended = await finish(client(listenArgs(server)));
+    const ended = await finish(inProcess(listenArgs(server)));
     expect(ended.stderr).toContain(REASON_SHOWN);
     expectClean(ended);
 
-    const retrying = client(['listen', '--url', server.url, '--api-key', 'k'], COLOUR);
+    const retrying = inProcess(['listen', '--url', server.url, '--api-key', 'k'], COLOUR);
     await retrying.waitFor(
       (out) => out.stderr.includes(`reconnecting`) && out.stderr.includes(REASON_SHOWN),
       'the reconnecting line',
@@ -128,7 +129,7 @@ describe('nothing a server sends can control the terminal', () => {
         ),
       );
     });
-    const result = await finish(client(listenArgs(server), COLOUR));
+    const result = await finish(inProcess(listenArgs(server), COLOUR));
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(new RegExp(`refused the subscription: ${SHOWN.source}: ${SHOWN.source}`));
     expectClean(result);
@@ -141,7 +142,7 @@ describe('nothing a server sends can control the terminal', () => {
       ),
     );
     for (const options of [{}, COLOUR]) {
-      const result = await finish(client(listenArgs(server, 'listen', ['--count', '1']), options));
+      const result = await finish(inProcess(listenArgs(server, 'listen', ['--count', '1']), options));
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toMatch(new RegExp(`subscribed: ${SHOWN.source}`));
       const header = visible(result.stdout).split('\n')[0]!;
@@ -166,7 +167,7 @@ describe('nothing a server sends can control the terminal', () => {
           ]),
         ),
     });
-    const result = await finish(client(listenArgs(server), COLOUR));
+    const result = await finish(inProcess(listenArgs(server), COLOUR));
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('HTTP 403 Go away 0;PWNED 2J now');
     expectClean(result);
@@ -193,25 +194,25 @@ describe('nothing a server sends can control the terminal', () => {
     const acked = await reply((ws, requestId) =>
       send(ws, 'ack', { post: wirePost({ id: HOSTILE }), duplicate: false }, requestId),
     );
-    const printed = await finish(client(postArgs(acked), COLOUR));
+    const printed = await finish(inProcess(postArgs(acked), COLOUR));
     expect(printed.code, printed.stderr).toBe(0);
     expect(printed.stdout).toMatch(new RegExp(`^${SHOWN.source}\\n$`));
     expectClean(printed);
-    const json = await finish(client(postArgs(acked, ['--json'])));
+    const json = await finish(inProcess(postArgs(acked, ['--json'])));
     expect(json.stdout).not.toMatch(/[\u0080-\u009F\u202E\u2066\u200B]/);
     expect(jsonLines(json.stdout)[0].post.id).toBe(HOSTILE);
 
     const refused = await reply((ws, requestId) =>
       send(ws, 'error', { code: HOSTILE, message: HOSTILE, command: 'add-stream-post' }, requestId),
     );
-    const failed = await finish(client(postArgs(refused), COLOUR));
+    const failed = await finish(inProcess(postArgs(refused), COLOUR));
     expect(failed.code).toBe(1);
     expect(failed.stderr).toMatch(new RegExp(`${SHOWN.source}: ${SHOWN.source}`));
     expectClean(failed);
 
     // --batch writes one JSON result line per input line, with the service's words in it.
     const batch = await finish(
-      client(['post', '--batch', '--url', refused.url, '--api-key', 'k', '--stream', 'wire'], {
+      inProcess(['post', '--batch', '--url', refused.url, '--api-key', 'k', '--stream', 'wire'], {
         stdin: '{"content":"a"}\n',
       }),
     );
@@ -241,7 +242,7 @@ describe('nothing a server sends can control the terminal', () => {
       [server, 'listen', envelope],
       [treeServer, 'tree', item],
     ] as const) {
-      const result = await finish(client(listenArgs(target, command, ['--json', '--count', '1'])));
+      const result = await finish(inProcess(listenArgs(target, command, ['--json', '--count', '1'])));
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).not.toMatch(/[\u0080-\u009F\u2028\u2029\u202E]/);
       const lines = jsonLines(result.stdout);
@@ -259,7 +260,7 @@ describe('nothing a server sends can control the terminal', () => {
         ),
       ),
     );
-    const result = await finish(client(listenArgs(server, 'listen', ['--count', '1']), COLOUR));
+    const result = await finish(inProcess(listenArgs(server, 'listen', ['--count', '1']), COLOUR));
     expect(result.code, result.stderr).toBe(0);
     expect(linkTargets(result.stdout)).toEqual(['https://evil.example/steal', 'https://evil.example/steal']);
     expect(visible(result.stdout)).toContain('https://good.example (https://evil.example/steal)');
@@ -293,7 +294,7 @@ describe('no post can crash or stall rendering', () => {
       }),
     );
     for (const command of ['listen', 'tree']) {
-      const result = await finish(client(listenArgs(server, command, ['--count', '3']), COLOUR));
+      const result = await finish(inProcess(listenArgs(server, command, ['--count', '3']), COLOUR));
       expect(result.code, result.stderr).toBe(0);
       const shown = visible(result.stdout);
       // Wrapped to the width like any text: the word of 2,000 `>` stays whole.
@@ -390,6 +391,7 @@ describe('a hostile service cannot make the client hold memory without bound', (
           );
         });
       });
+      // Its own process: the memory measured is the command's alone.
       const cli = client(listenArgs(server, command, ['--json']));
       pid = cli.child.pid!;
       // The first 100 (at most what was asked for) are history, not shown; every later one is live.
@@ -427,6 +429,7 @@ describe('a hostile service cannot make the client hold memory without bound', (
         ),
       ),
     );
+    // Its own process: the memory measured is the command's alone.
     const cli = client(listenArgs(server, 'listen', ['--json']));
     pid = cli.child.pid!;
     await cli.waitFor((out) => out.stdout.includes('after-the-flood'), 'the post after the flood', 120_000);
@@ -475,7 +478,7 @@ describe('an acknowledgement for something not asked for ends the command, namin
   ])('%s: exit 1', async (_what, flags, data, words) => {
     const server = await acking(data);
     for (const command of ['listen', 'tree']) {
-      const result = await finish(client(listenArgs(server, command, ['--json', ...flags])));
+      const result = await finish(inProcess(listenArgs(server, command, ['--json', ...flags])));
       expect(result.code, result.stderr).toBe(1);
       expect(result.stderr).toMatch(words);
       expect(result.stderr).toMatch(/^stream-posts: unexpected-reply: the service acknowledged /m);

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, ensureBuilt, runToEnd } from '../support/cli.js';
+import { client, ensureBuilt } from '../support/cli.js';
+import { runInProcess } from '../support/in-process.js';
 import { KEYS, openClient } from '../support/harness.js';
 import { startServe } from '../support/serve.js';
 
@@ -142,9 +143,9 @@ describe("the CLI's status and error lines never hold its key, however the URL w
     const common = ['--url', `${serve.httpUrl}/${inPath}`, '--api-key', key, '--verbose'];
     const post = [...common, '--stream', 'macro-wire', 'x'];
     const runs = await Promise.all([
-      runToEnd(['listen', ...common, '--timeout', '3000']),
-      runToEnd(['post', ...post]),
-      runToEnd(['post', '--via', 'rest', ...post]),
+      runInProcess(['listen', ...common, '--timeout', '3000']),
+      runInProcess(['post', ...post]),
+      runInProcess(['post', '--via', 'rest', ...post]),
     ]);
     for (const run of runs) {
       expect(run.code).not.toBe(0);

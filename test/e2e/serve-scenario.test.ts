@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, startServer, type PostEvent } from '../../src/index.js';
 import { advanceClock, KEYS, publishToStream } from '../support/harness.js';
 import { cliCommandLine, ensureBuilt, runToEnd } from '../support/cli.js';
-import { expectCleanError, jsonLines, subscribed, waitForLines } from '../support/cli-output.js';
+import { expectCleanError, jsonLines, subscribedInProcess, waitForLines } from '../support/cli-output.js';
+import { runInProcess } from '../support/in-process.js';
 import { inMs } from '../support/fixtures.js';
 import { until } from '../support/poll.js';
 import { startServe } from '../support/serve.js';
@@ -37,7 +38,7 @@ function seen(type: string, post: any): unknown[] {
 describe('a recorded feed replays offline', () => {
   it('listen --json output, converted with scenario from-recording and played stepped, gives the same posts in the same order', async () => {
     const serve = await startServe();
-    const listen = await subscribed(['listen', '--url', serve.url, '--api-key', KEYS.alice, '--json']);
+    const listen = await subscribedInProcess(['listen', '--url', serve.url, '--api-key', KEYS.alice, '--json']);
     await publishToStream(serve.url, 'macro-wire', 'Fed holds rates');
     await publishToStream(serve.url, 'crypto-legal', '**SEC** drops the case', { contentType: 'markdown' });
     await publishToStream(serve.url, 'macro-wire', 'embargoed CPI print', { releaseAt: inMs(3_600_000) });
@@ -48,7 +49,7 @@ describe('a recorded feed replays offline', () => {
     const recording = await writeTemp('recording.ndjson', listen.stdout);
 
     const scenarioFile = join(tmp, 'replay.ndjson');
-    const converted = await runToEnd(['scenario', 'from-recording', recording, '--output', scenarioFile, '--json']);
+    const converted = await runInProcess(['scenario', 'from-recording', recording, '--output', scenarioFile, '--json']);
     expect(converted.code, converted.stderr).toBe(0);
     expect(converted.stderr).toBe('');
     // --json with --output: one line saying what was written.
@@ -283,7 +284,7 @@ describe('scenario from-recording', () => {
       'not-listen.ndjson',
       `${JSON.stringify({ event: 'stream.post.created', data: { id: 'p1', streamId: 'macro-wire', text: 'a', contentType: 'rawtext', createdAt: '2026-01-01T00:00:00.000Z', releaseAt: null, hidden: false, customTarget: null } })}\n{"_id":"tree item"}\n`,
     );
-    const result = await runToEnd(['scenario', 'from-recording', recording]);
+    const result = await runInProcess(['scenario', 'from-recording', recording]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
       `stream-posts: recording ${recording}: line 2: not a post event as \`listen --json\``,
@@ -314,7 +315,7 @@ describe('scenario from-recording', () => {
         post('a', '2026-01-01T00:00:00.000Z'),
       ]),
     );
-    const result = await runToEnd(['scenario', 'from-recording', recording]);
+    const result = await runInProcess(['scenario', 'from-recording', recording]);
     expect(result.code).toBe(0);
     expect(jsonLines(result.stdout)).toEqual([
       { at: 0, publish: { stream: 'macro-wire', content: 'x', contentType: 'rawtext' } },

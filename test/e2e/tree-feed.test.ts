@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { adminState, advanceClock, afterTest, untilAdminState, KEYS, publishToStream } from '../support/harness.js';
 import { PingingTerminal } from '../support/tree-terminal.js';
-import { client, ensureBuilt, finish } from '../support/cli.js';
-import { expectCleanError, jsonLines, stripAnsi, subscribed, waitForLines } from '../support/cli-output.js';
+import { ensureBuilt, finish } from '../support/cli.js';
+import { expectCleanError, jsonLines, stripAnsi, subscribedInProcess, waitForLines } from '../support/cli-output.js';
+import { inProcess } from '../support/in-process.js';
 import { startServe } from '../support/serve.js';
 
 describe('stream-posts tree on the hosted tree feed address', () => {
@@ -10,8 +11,16 @@ describe('stream-posts tree on the hosted tree feed address', () => {
     ensureBuilt();
     const serve = await startServe();
     const feed = `${serve.url}/graphql?format=tree`;
-    const json = await subscribed(['tree', '--url', feed, '--api-key', KEYS.alice, '--json']);
-    const text = await subscribed(['tree', '--url', feed, '--api-key', KEYS.alice, '--auth-query', '--no-color']);
+    const json = await subscribedInProcess(['tree', '--url', feed, '--api-key', KEYS.alice, '--json']);
+    const text = await subscribedInProcess([
+      'tree',
+      '--url',
+      feed,
+      '--api-key',
+      KEYS.alice,
+      '--auth-query',
+      '--no-color',
+    ]);
     expect((await adminState(serve)).subscriptions).toBe(2);
     expect(json.stderr).toMatch(/subscribed: the tree feed/);
 
@@ -55,7 +64,7 @@ describe('stream-posts tree on the hosted tree feed address', () => {
       expect(screen).toContain(shown);
     }
     expect(screen.indexOf('Fed holds')).toBeLessThan(screen.indexOf('SEC v. Binance'));
-    for (const cli of [json, text]) cli.child.kill('SIGTERM');
+    for (const cli of [json, text]) cli.interrupt('SIGTERM');
     for (const cli of [json, text]) expect((await finish(cli)).code).toBe(0);
     for (const cli of [json, text]) expectCleanError(cli.stderr);
   });
@@ -64,7 +73,7 @@ describe('stream-posts tree on the hosted tree feed address', () => {
     ensureBuilt();
     const serve = await startServe();
     const result = await finish(
-      client(['tree', '--url', `${serve.url}/graphql?format=tree`, '--api-key', 'sp_wrong_key_123', '--auth-query']),
+      inProcess(['tree', '--url', `${serve.url}/graphql?format=tree`, '--api-key', 'sp_wrong_key_123', '--auth-query']),
     );
     expect(result.code).toBe(3);
     expectCleanError(result.stderr, ['sp_wrong_key_123']);
@@ -74,7 +83,7 @@ describe('stream-posts tree on the hosted tree feed address', () => {
     ensureBuilt();
     const serve = await startServe();
     const result = await finish(
-      client(['tree', '--url', `${serve.url}/graphql?format=tree&streamIds=crypto-legal`, '--api-key', KEYS.bob]),
+      inProcess(['tree', '--url', `${serve.url}/graphql?format=tree&streamIds=crypto-legal`, '--api-key', KEYS.bob]),
     );
     expect(result.code).toBe(1);
     expect(jsonLines(result.stdout)).toEqual([]);

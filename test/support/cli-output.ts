@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
-import { runToEnd, client, type CliProcess, type RunOptions } from './cli.js';
+import { client, type CliProcess, type RunningCli, type RunOptions } from './cli.js';
+import { inProcess, runInProcess, type InProcessOptions, type InProcessRun } from './in-process.js';
 import { KEYS, STREAM_KEYS } from './harness.js';
 
 /** Every stdout line parsed as JSON (fails on a line that is not). */
@@ -16,14 +17,14 @@ export function jsonLines(stdout: string): any[] {
     });
 }
 
-/** `post --json` with the stream's key; asserts exit 0 and returns the `{post, duplicate}` line. */
+/** `post --json` with the stream's key, run in-process; asserts exit 0 and returns the `{post, duplicate}` line. */
 export async function postWithCli(
   url: string,
   streamId: string,
   content: string,
   flags: string[] = [],
 ): Promise<{ post: any; duplicate: boolean }> {
-  const result = await runToEnd([
+  const result = await runInProcess([
     'post',
     '--url',
     url,
@@ -48,8 +49,15 @@ export async function subscribed(args: string[], options: RunOptions = {}): Prom
   return cli;
 }
 
+/** `subscribed`, the command run in this process (stop it with `interrupt`). */
+export async function subscribedInProcess(args: string[], options: InProcessOptions = {}): Promise<InProcessRun> {
+  const run = inProcess(args, options);
+  await run.waitFor((out) => /^stream-posts: subscribed: /m.test(out.stderr), 'the subscription');
+  return run;
+}
+
 /** Waits until stdout has at least `count` complete JSON lines; returns them. */
-export async function waitForLines(cli: CliProcess, count: number, what = `${count} JSON lines`): Promise<any[]> {
+export async function waitForLines(cli: RunningCli, count: number, what = `${count} JSON lines`): Promise<any[]> {
   await cli.waitFor((out) => out.stdout.split('\n').length - 1 >= count, what);
   return jsonLines(cli.stdout);
 }
@@ -71,7 +79,7 @@ export function stripAnsi(text: string): string {
 }
 
 /** Waits for `text` on the terminal (escape codes stripped) after the given offset; returns the new offset. */
-export async function waitForScreen(terminal: CliProcess, text: string | RegExp, from = 0): Promise<number> {
+export async function waitForScreen(terminal: RunningCli, text: string | RegExp, from = 0): Promise<number> {
   const found = () => {
     const screen = stripAnsi(terminal.stdout.slice(from));
     return typeof text === 'string' ? screen.indexOf(text) : screen.search(text);

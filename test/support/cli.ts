@@ -17,8 +17,17 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
+/** A command line running, in its own process (CliProcess) or in this one (in-process.ts). */
+export interface RunningCli {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly lines: string[];
+  waitFor(check: (out: { stdout: string; stderr: string }) => boolean, what: string, timeoutMs?: number): Promise<void>;
+  exit(timeoutMs?: number): Promise<Exit>;
+}
+
 /** A running `stream-posts` process whose output is recorded as it arrives. */
-export class CliProcess {
+export class CliProcess implements RunningCli {
   stdout = '';
   stderr = '';
   readonly exited: Promise<Exit>;
@@ -173,7 +182,7 @@ function buildUnless(built: string): void {
 }
 
 // No config file, no inherited settings: a developer's own profile or key must not leak into a test.
-const ISOLATED_ENV: Record<string, string | undefined> = {
+export const ISOLATED_ENV: Record<string, string | undefined> = {
   XDG_CONFIG_HOME: join(tmpdir(), `stream-posts-e2e-no-config-${process.pid}`),
   STREAM_POSTS_URL: undefined,
   STREAM_POSTS_API_KEY: undefined,
@@ -210,7 +219,7 @@ export function cliCommandLine(args: string[]): string {
 }
 
 /** Runs a client command to its end. */
-export async function finish(cli: CliProcess, timeoutMs?: number): Promise<Finished> {
+export async function finish(cli: RunningCli, timeoutMs?: number): Promise<Finished> {
   const { code } = await cli.exit(timeoutMs);
   return { code, stdout: cli.stdout, stderr: cli.stderr };
 }

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { startServer, type StreamPostsServer } from '../../src/index.js';
 import { client, ensureBuilt, type CliProcess } from './cli.js';
 
 export interface Serve {
@@ -18,21 +19,28 @@ export async function startServe(args: string[] = [], port = 0, scope: 'test' | 
   return { cli, url, httpUrl: url.replace(/^ws/, 'http'), port: Number(new URL(url).port) };
 }
 
-/** What most e2e files share: the CLI built, a temporary folder, one `serve` for all the file's tests. */
+/** What most e2e files share: the CLI built, a temporary folder, one server for all the file's tests. */
 export interface CliFixture {
-  readonly serve: Serve;
+  /** The library's server (startServer, as `serve` runs it, demo seed, admin on), in this process. */
+  readonly serve: Omit<Serve, 'cli'>;
   readonly tmp: string;
 }
 
-/** Sets up a CliFixture before the file's tests (`name` labels the folder) and removes the folder after them. */
-export function cliFixture(name: string, serveArgs: string[] = []): CliFixture {
-  const fixture = {} as { serve: Serve; tmp: string };
+/** Sets up a CliFixture before the file's tests (`name` labels the folder) and removes both after them. */
+export function cliFixture(name: string): CliFixture {
+  const fixture = {} as { serve: Omit<Serve, 'cli'>; tmp: string };
+  let server: StreamPostsServer | undefined;
   beforeAll(async () => {
     ensureBuilt();
     fixture.tmp = await mkdtemp(join(tmpdir(), `stream-posts-${name}-`));
-    fixture.serve = await startServe(serveArgs, 0, 'file');
+    server = await startServer({ host: '127.0.0.1', port: 0 });
+    const { url, httpUrl } = server;
+    fixture.serve = { url, httpUrl, port: Number(new URL(url).port) };
   });
-  afterAll(() => rm(fixture.tmp, { recursive: true, force: true }));
+  afterAll(async () => {
+    await server?.close();
+    await rm(fixture.tmp, { recursive: true, force: true });
+  });
   return fixture;
 }
 

@@ -1,4 +1,5 @@
 import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
+import type { CommandIo } from '../command-io.js';
 import type { CompletionShell } from '../completion-shells.js';
 import { bashScript, fishScript, zshScript } from '../completion-scripts.js';
 import { commandSpec, type CommandSpec } from '../completion-spec.js';
@@ -13,7 +14,7 @@ const SCRIPTS: Record<CompletionShell, (spec: CommandSpec, name: string) => stri
 };
 
 /** `completion bash|zsh|fish`: prints the script (README: where each shell wants it). */
-export async function completion(shell: CompletionShell, program: Command): Promise<number> {
-  process.stdout.write(SCRIPTS[shell](commandSpec(program as unknown as CommandUnknownOpts), program.name()));
+export async function completion(shell: CompletionShell, program: Command, io: CommandIo): Promise<number> {
+  io.streams.stdout.write(SCRIPTS[shell](commandSpec(program as unknown as CommandUnknownOpts), program.name()));
   return EXIT.ok;
 }

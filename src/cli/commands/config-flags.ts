@@ -4,7 +4,7 @@ import type { CommandContext } from '../command-context.js';
 import { collectUrls } from '../parse.js';
 import { addHelpCommand } from '../help-command.js';
 
-export function addConfigCommands(program: Command, { run, setExitCode }: CommandContext): void {
+export function addConfigCommands(program: Command, context: CommandContext): void {
   const config = program
     .command('config')
     .description(
@@ -19,21 +19,23 @@ export function addConfigCommands(program: Command, { run, setExitCode }: Comman
     .option('--api-key-stdin', 'read the key from standard input (typed hidden on a terminal)')
     .option('--stream <id>', 'the stream `post` publishes to when --stream is not given')
     .option('--json', 'print the profile saved as JSON on stdout (never the key)')
-    .action(async (name, options) => setExitCode(await run.configSet(name, options)));
+    .action(async (name, options) => context.setExitCode(await context.run.configSet(name, options, context)));
   config
     .command('list')
     .description('list profiles (keys are never shown)')
     .option('--json', 'one JSON object per profile')
-    .action(async (options) => setExitCode(await run.configList(options.json === true)));
+    .action(async (options) => context.setExitCode(await context.run.configList(options.json === true, context)));
   config
     .command('remove <name>')
     .description('delete a profile')
     .option('--json', 'print what was removed as JSON on stdout')
-    .action(async (name, options) => setExitCode(await run.configRemove(name, options.json === true)));
+    .action(async (name, options) =>
+      context.setExitCode(await context.run.configRemove(name, options.json === true, context)),
+    );
   config
     .command('path')
     .description('print where the config file is')
     .option('--json', 'print it as {"path": …}')
-    .action(async (options) => setExitCode(await run.configShowPath(options.json === true)));
+    .action(async (options) => context.setExitCode(await context.run.configShowPath(options.json === true, context)));
   addHelpCommand(config);
 }

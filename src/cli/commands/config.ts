@@ -1,3 +1,4 @@
+import type { CommandIo } from '../command-io.js';
 import { checkedKey, configPath, endpointsFromFlag, readConfig, readKeyFromStdin, writeConfig } from '../settings.js';
 import { readTextFile } from '../files.js';
 import { EXIT, usageError } from '../exit.js';
@@ -20,24 +21,24 @@ function profileRow(name: string, profile: { url?: string | string[]; apiKey?: s
   return { name, url: profile.url ?? null, key: profile.apiKey !== undefined, stream: profile.stream ?? null };
 }
 
-async function keyFrom(options: ConfigSetOptions): Promise<string | undefined> {
+async function keyFrom(options: ConfigSetOptions, io: CommandIo): Promise<string | undefined> {
   const sources = [options.apiKey !== undefined, options.apiKeyFile !== undefined, options.apiKeyStdin === true].filter(
     Boolean,
   ).length;
   if (sources > 1) throw usageError('give the key once: --api-key, --api-key-file or --api-key-stdin');
   if (options.apiKeyFile !== undefined)
     return checkedKey(await readTextFile(options.apiKeyFile, '--api-key-file'), `--api-key-file ${options.apiKeyFile}`);
-  if (options.apiKeyStdin === true) return readKeyFromStdin();
+  if (options.apiKeyStdin === true) return readKeyFromStdin(io.streams);
   return options.apiKey !== undefined ? checkedKey(options.apiKey, '--api-key') : undefined;
 }
 
 /** `config set NAME`: creates or updates a profile; the key never goes to the screen. */
-export async function configSet(name: string, options: ConfigSetOptions): Promise<number> {
+export async function configSet(name: string, options: ConfigSetOptions, io: CommandIo): Promise<number> {
   if (!/^[\w.-]{1,64}$/.test(name))
     throw usageError(`profile names are 1-64 characters of letters, digits, "_", "." or "-", got "${name}"`);
-  const path = configPath(process.env);
+  const path = configPath(io.env);
   const config = await readConfig(path);
-  const key = await keyFrom(options);
+  const key = await keyFrom(options, io);
   if (options.url === undefined && key === undefined && options.stream === undefined)
     throw usageError('nothing to set: give --url, a key (--api-key-file FILE or --api-key-stdin) and/or --stream ID');
   if (options.stream !== undefined && !STREAM_ID_PATTERN.test(options.stream))
@@ -50,47 +51,47 @@ export async function configSet(name: string, options: ConfigSetOptions): Promis
   if (options.stream !== undefined) profile.stream = options.stream;
   config.profiles[name] = profile;
   await writeConfig(path, config);
-  if (options.json === true) process.stdout.write(`${JSON.stringify({ ...profileRow(name, profile), path })}\n`);
-  else process.stderr.write(`profile "${name}" saved in ${path}\n`);
+  if (options.json === true) io.streams.stdout.write(`${JSON.stringify({ ...profileRow(name, profile), path })}\n`);
+  else io.streams.stderr.write(`profile "${name}" saved in ${path}\n`);
   return EXIT.ok;
 }
 
-export async function configList(json: boolean): Promise<number> {
-  const path = configPath(process.env);
+export async function configList(json: boolean, io: CommandIo): Promise<number> {
+  const path = configPath(io.env);
   const config = await readConfig(path);
   const rows = Object.entries(config.profiles).map(([name, profile]) => profileRow(name, profile));
   if (json) {
-    for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
+    for (const row of rows) io.streams.stdout.write(`${JSON.stringify(row)}\n`);
     return EXIT.ok;
   }
   if (rows.length === 0) {
-    process.stderr.write(
+    io.streams.stderr.write(
       `no profiles in ${path}; add one with: stream-posts config set NAME --url URL --api-key-file FILE\n`,
     );
     return EXIT.ok;
   }
   const width = Math.max(...rows.map((row) => row.name.length));
   for (const row of rows) {
-    process.stdout.write(
+    io.streams.stdout.write(
       `${row.name.padEnd(width)}  ${row.url === null ? '(default url)' : [row.url].flat().join(',')}  ${row.key ? 'key set' : 'no key'}${row.stream === null ? '' : `  stream ${row.stream}`}\n`,
     );
   }
   return EXIT.ok;
 }
 
-export async function configRemove(name: string, json = false): Promise<number> {
-  const path = configPath(process.env);
+export async function configRemove(name: string, json: boolean, io: CommandIo): Promise<number> {
+  const path = configPath(io.env);
   const config = await readConfig(path);
   if (!(name in config.profiles)) throw usageError(`no profile named "${name}" in ${path}`);
   delete config.profiles[name];
   await writeConfig(path, config);
-  if (json) process.stdout.write(`${JSON.stringify({ removed: name, path })}\n`);
-  else process.stderr.write(`profile "${name}" removed from ${path}\n`);
+  if (json) io.streams.stdout.write(`${JSON.stringify({ removed: name, path })}\n`);
+  else io.streams.stderr.write(`profile "${name}" removed from ${path}\n`);
   return EXIT.ok;
 }
 
-export function configShowPath(json = false): number {
-  const path = configPath(process.env);
-  process.stdout.write(json ? `${JSON.stringify({ path })}\n` : `${path}\n`);
+export function configShowPath(json: boolean, io: CommandIo): number {
+  const path = configPath(io.env);
+  io.streams.stdout.write(json ? `${JSON.stringify({ path })}\n` : `${path}\n`);
   return EXIT.ok;
 }

@@ -5,7 +5,8 @@ import type { CommandContext } from '../command-context.js';
 import { outputOptions, positiveInteger } from '../common.js';
 import { parseDuration, parsePort } from '../parse.js';
 
-export function addDemoCommand(program: Command, { run, setExitCode, env }: CommandContext): void {
+export function addDemoCommand(program: Command, context: CommandContext): void {
+  const { run, setExitCode } = context;
   program
     .command('demo')
     .description('the one-command showcase: serve with the demo seed, a publisher of sample posts, and the tree view')
@@ -27,15 +28,18 @@ export function addDemoCommand(program: Command, { run, setExitCode, env }: Comm
     .option('-v, --verbose', 'more status detail on stderr')
     .action(async (options) => {
       setExitCode(
-        await run.demo({
-          ...outputOptions(options, env),
-          port: options.port,
-          count: options.count,
-          durationMs: options.duration,
-          intervalMs: options.interval,
-          view: options.view,
-          terminal: options.terminal === true,
-        }),
+        await run.demo(
+          {
+            ...outputOptions(options, context),
+            port: options.port,
+            count: options.count,
+            durationMs: options.duration,
+            intervalMs: options.interval,
+            view: options.view,
+            terminal: options.terminal === true,
+          },
+          context,
+        ),
       );
     });
 }

@@ -6,8 +6,8 @@ import {
   serviceEndpoints,
   DEMO_SEED,
 } from '../../api/internal.js';
+import type { CommandIo } from '../command-io.js';
 import type { OutputOptions } from '../common.js';
-import { invokedAs } from '../invocation.js';
 import { commandLines } from '../../render/command-line.js';
 import { wrapToWidth } from '../../render/wrap.js';
 import { listen } from './listen.js';
@@ -39,24 +39,25 @@ async function startDemoServer(port: number): Promise<StreamPostsServer> {
 }
 
 /** `demo`: serve with the demo seed, a publisher of sample posts, and the tree view, in one process. */
-export async function demo(options: DemoOptions): Promise<number> {
+export async function demo(options: DemoOptions, io: CommandIo): Promise<number> {
+  const { stderr } = io.streams;
   const server = await startDemoServer(options.port);
-  const status = await statusFor(options);
+  const status = await statusFor(options, stderr);
   const endpoint = serviceEndpoints(server.url, LIBRARY_URL_WORDS)[0]!;
   if (!options.quiet) {
     // On a terminal, lines break between words: the terminal itself would break a URL anywhere.
-    const width = process.stderr.isTTY && process.stderr.columns > 0 ? process.stderr.columns : undefined;
+    const width = stderr.isTTY === true && (stderr.columns ?? 0) > 0 ? stderr.columns : undefined;
     const intro = `demo: serve on ${server.url}, publishing sample posts every ${options.intervalMs / 1000}s; the view below is ${VIEWER.name}'s (${options.view}).`;
-    process.stderr.write(
+    stderr.write(
       [
         width === undefined ? intro : wrapToWidth(intro, width),
         '      In another terminal, the same posts as bob sees them:',
         commandLines(
-          ['STREAM_POSTS_API_KEY=sp_demo_reader_bob', invokedAs(), 'listen', '--url', server.url],
+          ['STREAM_POSTS_API_KEY=sp_demo_reader_bob', io.invokedAs, 'listen', '--url', server.url],
           '        ',
           width,
         ),
-        options.terminal ? '' : `      Full screen, with search, filters and keys: ${invokedAs()} demo --terminal`,
+        options.terminal ? '' : `      Full screen, with search, filters and keys: ${io.invokedAs} demo --terminal`,
         options.count === undefined && options.durationMs === undefined ? '      Ctrl-C to stop.' : '',
         '',
       ].join('\n'),
@@ -75,10 +76,8 @@ export async function demo(options: DemoOptions): Promise<number> {
     stopView.abort();
   };
   const durationTimer = options.durationMs !== undefined ? setTimeout(stopAll, options.durationMs) : undefined;
-  // `on`, not `once`: while a listener of ours is registered, the spinner's exit hook
-  // leaves Ctrl-C to us instead of re-raising it (which would end the demo with 130).
-  process.on('SIGINT', stopAll);
-  process.on('SIGTERM', stopAll);
+  // Ctrl-C and SIGTERM (the context's signal) stop the publisher and the view: exit 0.
+  io.signal.addEventListener('abort', stopAll);
   let startPublishing!: () => void;
   const subscribed = new Promise<void>((resolve) => {
     startPublishing = resolve;
@@ -86,46 +85,52 @@ export async function demo(options: DemoOptions): Promise<number> {
   const settings = { endpoint, endpoints: [endpoint], apiKey: VIEWER.readerKey, profile: undefined };
   try {
     const view = options.terminal
-      ? (await import('./terminal.js')).terminal({
-          ...options,
-          json: false,
-          settings,
-          authQuery: false,
-          timeoutMs: DEFAULT_TIMEOUT_MS,
-          streams: undefined,
-          last: 20,
-          match: undefined,
-          utc: false,
-          buffer: 5000,
-          reconnect: true,
-          alerts: [],
-          signal: stopView.signal,
-          onSubscribed: () => startPublishing(),
-        })
-      : listen({
-          ...options,
-          settings,
-          authQuery: false,
-          timeoutMs: DEFAULT_TIMEOUT_MS,
-          command: options.view === 'tree' ? 'on-stream-post-tree' : 'on-stream-post',
-          streams: undefined,
-          last: 0,
-          count: undefined,
-          idleTimeoutMs: undefined,
-          match: undefined,
-          bell: false,
-          reconnect: true,
-          signal: stopView.signal,
-          status,
-          // The publisher starts once the view is subscribed, so the view misses nothing.
-          onSubscribed: () => startPublishing(),
-        });
+      ? (await import('./terminal.js')).terminal(
+          {
+            ...options,
+            json: false,
+            settings,
+            authQuery: false,
+            timeoutMs: DEFAULT_TIMEOUT_MS,
+            streams: undefined,
+            last: 20,
+            match: undefined,
+            utc: false,
+            buffer: 5000,
+            reconnect: true,
+            alerts: [],
+            signal: stopView.signal,
+            onSubscribed: () => startPublishing(),
+          },
+          io,
+        )
+      : listen(
+          {
+            ...options,
+            settings,
+            authQuery: false,
+            timeoutMs: DEFAULT_TIMEOUT_MS,
+            command: options.view === 'tree' ? 'on-stream-post-tree' : 'on-stream-post',
+            streams: undefined,
+            last: 0,
+            count: undefined,
+            idleTimeoutMs: undefined,
+            match: undefined,
+            bell: false,
+            reconnect: true,
+            signal: stopView.signal,
+            status,
+            // The publisher starts once the view is subscribed, so the view misses nothing.
+            onSubscribed: () => startPublishing(),
+          },
+          io,
+        );
     const published = subscribed
       .then(() => publisher.run())
       .then(async ({ lastReleaseAt }) => {
         // With --count, let the view show the last posts and the pending release before ending.
         if (options.count !== undefined) {
-          await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastReleaseAt - Date.now()) + SETTLE_MS));
+          await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastReleaseAt - io.clock.now()) + SETTLE_MS));
           stopView.abort();
         }
       });
@@ -137,8 +142,7 @@ export async function demo(options: DemoOptions): Promise<number> {
     return code;
   } finally {
     clearTimeout(durationTimer);
-    process.off('SIGINT', stopAll);
-    process.off('SIGTERM', stopAll);
+    io.signal.removeEventListener('abort', stopAll);
     await server.close();
   }
 }

@@ -8,7 +8,8 @@ import { usageError } from '../exit.js';
 export const HOSTED_URL = 'wss://api.synoptic.com';
 
 /** `doctor`: a conformance run of the protocol against a live service. */
-export function addDoctorCommand(program: Command, { run, setExitCode, env, streams }: CommandContext): void {
+export function addDoctorCommand(program: Command, context: CommandContext): void {
+  const { run, setExitCode, env } = context;
   addClientOptions(
     program
       .command('doctor')
@@ -30,15 +31,17 @@ export function addDoctorCommand(program: Command, { run, setExitCode, env, stre
       options.profile === undefined &&
       unset('STREAM_POSTS_URL') &&
       unset('STREAM_POSTS_PROFILE');
-    const common = await commonOptions({ ...options, url: hosted ? [HOSTED_URL] : options.url }, env);
+    const common = await commonOptions({ ...options, url: hosted ? [HOSTED_URL] : options.url }, context);
     setExitCode(
       await withKeySource(common.settings, () =>
-        run.doctor({
-          streams,
-          ...common,
-          writeStream: options.allowWrites === true ? options.stream : undefined,
-          record: options.record,
-        }),
+        run.doctor(
+          {
+            ...common,
+            writeStream: options.allowWrites === true ? options.stream : undefined,
+            record: options.record,
+          },
+          context,
+        ),
       ),
     );
   });

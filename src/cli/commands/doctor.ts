@@ -3,13 +3,11 @@ import { runDoctor, type CheckReport, type Result } from '../../doctor/run.js';
 import { jsonLine } from '../../render/json.js';
 import { createChalk } from '../../render/style.js';
 import { safeLine } from '../../render/text.js';
-import type { CommandStreams } from '../command-streams.js';
+import type { CommandIo } from '../command-io.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { EXIT, ExitError } from '../exit.js';
 
 export interface DoctorOptions extends CommonOptions {
-  /** Where the report (stdout) and the notes (stderr) go. */
-  streams: CommandStreams;
   /** `--allow-writes --stream ID`: the stream the write checks post to; undefined: no writes. */
   writeStream: string | undefined;
   /** `--record FILE`. */
@@ -33,10 +31,10 @@ function line(report: CheckReport, color: boolean): string {
 }
 
 /** `doctor`: every check against the service and against an in-process serve, one line a check. */
-export async function doctor(options: DoctorOptions): Promise<number> {
+export async function doctor(options: DoctorOptions, { streams }: CommandIo): Promise<number> {
   const apiKey = requireKey(options.settings);
   const { httpBase } = options.settings.endpoint;
-  const out = options.streams.stdout;
+  const out = streams.stdout;
   const run = await runDoctor({
     target: { wsBase: httpBase.replace(/^http/, 'ws'), httpBase, apiKey },
     timeoutMs: options.timeoutMs,
@@ -66,7 +64,7 @@ export async function doctor(options: DoctorOptions): Promise<number> {
       if (error instanceof SecretLeft) throw new ExitError(EXIT.failed, `--record: ${error.message}`);
       throw error;
     }
-    if (!options.quiet) options.streams.stderr.write(`stream-posts: the run's exchanges are in ${options.record}\n`);
+    if (!options.quiet) streams.stderr.write(`stream-posts: the run's exchanges are in ${options.record}\n`);
   }
   return run.checks.some((report) => report.level === 'MUST' && report.result === 'error') ? EXIT.failed : EXIT.ok;
 }

@@ -37,7 +37,8 @@ function settle(given: Given, command: Pick<Command, 'getOptionValueSource'>): F
 }
 
 /** `stream-posts faults …`: inject faults into a running `serve` through its admin endpoints. */
-export function addFaultsCommand(program: Command, { setExitCode }: CommandContext): void {
+export function addFaultsCommand(program: Command, context: CommandContext): void {
+  const { setExitCode } = context;
   const faults = program
     .command('faults')
     .description(
@@ -69,17 +70,18 @@ export function addFaultsCommand(program: Command, { setExitCode }: CommandConte
   ).action(async (argument, options, command) => {
     const { adminUrl, adminToken, timeout, json, trace, url, ...flags } = options as Given & FaultFlags;
     const given = settle({ adminUrl, adminToken, timeout, json, trace, url }, command);
-    setExitCode(await (await run()).faultsAdd(argument, flags, given));
+    setExitCode(await (await run()).faultsAdd(argument, flags, given, context));
   });
   withAdminOptions(faults.command('list').description('list the faults in force')).action(async (options, command) =>
-    setExitCode(await (await run()).faultsList(settle(options as Given, command))),
+    setExitCode(await (await run()).faultsList(settle(options as Given, command), context)),
   );
   withAdminOptions(faults.command('clear [id]').description('clear one fault, or all of them')).action(
-    async (id, options, command) => setExitCode(await (await run()).faultsClear(id, settle(options as Given, command))),
+    async (id, options, command) =>
+      setExitCode(await (await run()).faultsClear(id, settle(options as Given, command), context)),
   );
   withAdminOptions(
     faults.command('connections').description('list the open connections (ids for --connection)'),
   ).action(async (options, command) =>
-    setExitCode(await (await run()).faultsConnections(settle(options as Given, command))),
+    setExitCode(await (await run()).faultsConnections(settle(options as Given, command), context)),
   );
 }

@@ -1,6 +1,7 @@
 import { describeNetworkError, redactSecrets } from '../../api/internal.js';
 import { FAULT_TYPES, type Fault } from '../../protocol/admin.js';
 import { safeLine } from '../../render/text.js';
+import type { CommandIo } from '../command-io.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 
 import { DEFAULT_ADMIN_URL } from '../parse.js';
@@ -96,14 +97,20 @@ export function faultFrom(argument: string, flags: FaultFlags): Record<string, u
 }
 
 /** One request to the admin endpoints; a refusal is an ExitError worded for the flags. */
-async function adminRequest(options: FaultsOptions, method: string, path: string, body?: unknown): Promise<unknown> {
+async function adminRequest(
+  options: FaultsOptions,
+  io: CommandIo,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
   const base = adminBaseOf(options.adminUrl ?? DEFAULT_ADMIN_URL);
   const url = `${base}${path}`;
   const headers: Record<string, string> = {};
   if (options.adminToken !== undefined) headers['authorization'] = `Bearer ${options.adminToken}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const timeoutMs = options.timeout ?? DEFAULT_TIMEOUT_MS;
-  if (options.trace === true) (await import('../trace.js')).startTrace([options.adminToken]);
+  if (options.trace === true) (await import('../trace.js')).startTrace([options.adminToken], io.streams.stderr);
   // The service's words may echo the token, as written, escaped or split.
   const failure = (exitCode: number, message: string) =>
     new ExitError(exitCode, redactSecrets(message, [options.adminToken]));
@@ -149,43 +156,51 @@ function describeFault(fault: Fault): string {
  * token it may echo. The token is cut out before the sanitizer runs, which could otherwise
  * hide it from the scrubber (a character inside it shown as a space).
  */
-function print(options: FaultsOptions, line: string): void {
+function print(options: FaultsOptions, io: CommandIo, line: string): void {
   const redacted = redactSecrets(line, [options.adminToken]);
-  process.stdout.write(`${options.json ? redacted : safeLine(redacted)}\n`);
+  io.streams.stdout.write(`${options.json ? redacted : safeLine(redacted)}\n`);
 }
 
-export async function faultsAdd(argument: string, flags: FaultFlags, options: FaultsOptions): Promise<number> {
-  const { fault } = (await adminRequest(options, 'POST', '/faults', faultFrom(argument, flags))) as { fault: Fault };
-  print(options, options.json ? JSON.stringify(fault) : describeFault(fault));
+export async function faultsAdd(
+  argument: string,
+  flags: FaultFlags,
+  options: FaultsOptions,
+  io: CommandIo,
+): Promise<number> {
+  const { fault } = (await adminRequest(options, io, 'POST', '/faults', faultFrom(argument, flags))) as {
+    fault: Fault;
+  };
+  print(options, io, options.json ? JSON.stringify(fault) : describeFault(fault));
   return EXIT.ok;
 }
 
-export async function faultsList(options: FaultsOptions): Promise<number> {
-  const { faults } = (await adminRequest(options, 'GET', '/faults')) as { faults: Fault[] };
-  for (const fault of faults) print(options, options.json ? JSON.stringify(fault) : describeFault(fault));
-  if (faults.length === 0 && !options.json) process.stderr.write('no faults in force\n');
+export async function faultsList(options: FaultsOptions, io: CommandIo): Promise<number> {
+  const { faults } = (await adminRequest(options, io, 'GET', '/faults')) as { faults: Fault[] };
+  for (const fault of faults) print(options, io, options.json ? JSON.stringify(fault) : describeFault(fault));
+  if (faults.length === 0 && !options.json) io.streams.stderr.write('no faults in force\n');
   return EXIT.ok;
 }
 
-export async function faultsClear(id: string | undefined, options: FaultsOptions): Promise<number> {
+export async function faultsClear(id: string | undefined, options: FaultsOptions, io: CommandIo): Promise<number> {
   const path = id === undefined ? '/faults' : `/faults/${encodeURIComponent(id)}`;
-  const { cleared } = (await adminRequest(options, 'DELETE', path)) as { cleared: number };
-  process.stderr.write(`cleared ${cleared} fault${cleared === 1 ? '' : 's'}\n`);
+  const { cleared } = (await adminRequest(options, io, 'DELETE', path)) as { cleared: number };
+  io.streams.stderr.write(`cleared ${cleared} fault${cleared === 1 ? '' : 's'}\n`);
   return EXIT.ok;
 }
 
-export async function faultsConnections(options: FaultsOptions): Promise<number> {
-  const { connections } = (await adminRequest(options, 'GET', '/connections')) as {
+export async function faultsConnections(options: FaultsOptions, io: CommandIo): Promise<number> {
+  const { connections } = (await adminRequest(options, io, 'GET', '/connections')) as {
     connections: { id: string; user: string | null; stream: string | null; subscriptions: unknown[] }[];
   };
   for (const connection of connections) {
     print(
       options,
+      io,
       options.json
         ? JSON.stringify(connection)
         : `${connection.id}  ${connection.user ?? '(not yet authenticated)'}${connection.stream ? ` stream=${connection.stream}` : ''}  ${connection.subscriptions.length} subscription(s)`,
     );
   }
-  if (connections.length === 0 && !options.json) process.stderr.write('no open connections\n');
+  if (connections.length === 0 && !options.json) io.streams.stderr.write('no open connections\n');
   return EXIT.ok;
 }

@@ -17,7 +17,8 @@ function historyLimit(text: string): number {
 }
 
 /** `history`: recent posts through REST. */
-export function addHistoryCommand(program: Command, { run, setExitCode, env }: CommandContext): void {
+export function addHistoryCommand(program: Command, context: CommandContext): void {
+  const { run, setExitCode } = context;
   addClientOptions(
     program
       .command('history')
@@ -36,10 +37,10 @@ export function addHistoryCommand(program: Command, { run, setExitCode, env }: C
         HISTORY_DEFAULT_LIMIT,
       ),
   ).action(async (options) => {
-    const common = await commonOptions(options, env);
+    const common = await commonOptions(options, context);
     setExitCode(
       await withKeySource(common.settings, () =>
-        run.history({ ...common, streams: options.streams, limit: options.limit }),
+        run.history({ ...common, streams: options.streams, limit: options.limit }, context),
       ),
     );
   });

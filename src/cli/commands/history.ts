@@ -6,6 +6,7 @@ import { loadMarkdownRenderer } from '../../render/markdown.js';
 import { formatPost } from '../../render/posts.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { EXIT } from '../exit.js';
+import type { CommandIo } from '../command-io.js';
 
 export interface HistoryOptions extends CommonOptions {
   /** Undefined: every stream the key's user follows or owns. */
@@ -20,7 +21,7 @@ function byCreation(a: Post, b: Post): number {
 }
 
 /** `history`: recent posts through REST, printed as `listen` prints them (`--json`: as `listen --json` does). */
-export async function history(options: HistoryOptions): Promise<number> {
+export async function history(options: HistoryOptions, io: CommandIo): Promise<number> {
   const apiKey = requireKey(options.settings);
   const { endpoints } = options.settings;
   const names = new StreamNames(endpoints, apiKey, options.timeoutMs);
@@ -41,17 +42,17 @@ export async function history(options: HistoryOptions): Promise<number> {
       .sort(byCreation)
       .map((post) => names.named(post)),
   );
-  const out = process.stdout;
+  const out = io.streams.stdout;
   if (options.json) {
     // The frames `listen --json` writes for the same posts, re-serialized the same way.
     out.write(posts.map((post) => `${jsonLine({ event: 'stream.post.created', data: post })}\n`).join(''));
     return EXIT.ok;
   }
   const width = Math.min(out.columns || 100, 120);
-  const hyperlinks = options.color && supportsHyperlinks(out, process.env);
+  const hyperlinks = options.color && supportsHyperlinks(out, io.env);
   const markdown = options.color ? await loadMarkdownRenderer({ color: true, width, hyperlinks }) : undefined;
   const view = { color: options.color, hyperlinks, markdown };
   out.write(posts.map((post) => `${formatPost(post, 'created', view)}\n\n`).join(''));
-  if (posts.length === 0 && !options.quiet) process.stderr.write('stream-posts: no posts yet\n');
+  if (posts.length === 0 && !options.quiet) io.streams.stderr.write('stream-posts: no posts yet\n');
   return EXIT.ok;
 }

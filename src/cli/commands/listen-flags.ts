@@ -12,7 +12,7 @@ export function addSubscribeCommand(
   name: 'listen' | 'tree',
   command: SubscribeCommandName,
   description: string,
-  { run, setExitCode, env }: CommandContext,
+  context: CommandContext,
 ): void {
   addClientOptions(
     program
@@ -44,22 +44,25 @@ export function addSubscribeCommand(
         'run a shell command for each post, one at a time, with the post as JSON on stdin and STREAM_POSTS_* variables',
       ),
   ).action(async (options) => {
-    const common = await commonOptions(options, env);
-    setExitCode(
+    const common = await commonOptions(options, context);
+    context.setExitCode(
       await withKeySource(common.settings, () =>
-        run.listen({
-          ...common,
-          command,
-          streams: options.streams,
-          last: options.last,
-          count: options.count,
-          idleTimeoutMs: options.idleTimeout,
-          match: options.match,
-          bell: options.bell === true,
-          reconnect: options.reconnect,
-          exec: options.exec,
-          utc: options.utc === true,
-        }),
+        context.run.listen(
+          {
+            ...common,
+            command,
+            streams: options.streams,
+            last: options.last,
+            count: options.count,
+            idleTimeoutMs: options.idleTimeout,
+            match: options.match,
+            bell: options.bell === true,
+            reconnect: options.reconnect,
+            exec: options.exec,
+            utc: options.utc === true,
+          },
+          context,
+        ),
       ),
     );
   });

@@ -10,6 +10,7 @@ import { jsonLine } from '../../render/json.js';
 import { formatTreeItem } from '../../render/tree.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { describeSettings, wsWhere } from '../describe.js';
+import type { CommandIo } from '../command-io.js';
 import { ExecHook } from '../exec-hook.js';
 import { watchPipeReader } from '../reader-watch.js';
 import { EXIT, usageError } from '../exit.js';
@@ -64,7 +65,7 @@ function frameOf(event: SubscriptionEvent): unknown {
 }
 
 /** `listen` and `tree`: subscribe and print until Ctrl-C, --count or --idle-timeout. */
-export async function listen(options: ListenOptions): Promise<number> {
+export async function listen(options: ListenOptions, io: CommandIo): Promise<number> {
   const apiKey = requireKey(options.settings);
   const { endpoint } = options.settings;
   if (endpoint.treeFeed && (options.command !== 'on-stream-post-tree' || options.streams !== undefined)) {
@@ -72,14 +73,14 @@ export async function listen(options: ListenOptions): Promise<number> {
       'a tree feed address (…/graphql?format=tree) gives tree items of the streams named in its URL: use tree, and put streamIds in the URL',
     );
   }
-  const out = process.stdout;
-  const status = options.status ?? (await statusFor(options));
+  const out = io.streams.stdout;
+  const status = options.status ?? (await statusFor(options, io.streams.stderr));
   // Formatted for a reader on a terminal, or wherever colour is forced; as sent in a pipe.
   // NO_COLOR and --no-color take the colour away, not the formatting.
   const formatted = options.color || out.isTTY === true;
   // A terminal that reports no size is taken as 100 columns wide.
-  const width = out.columns > 0 ? out.columns : 100;
-  const hyperlinks = options.color && supportsHyperlinks(out, process.env);
+  const width = (out.columns ?? 0) > 0 ? out.columns! : 100;
+  const hyperlinks = options.color && supportsHyperlinks(out, io.env);
   const markdown =
     formatted && !options.json ? await loadMarkdownRenderer({ color: options.color, width, hyperlinks }) : undefined;
   const view = {
@@ -111,7 +112,7 @@ export async function listen(options: ListenOptions): Promise<number> {
       text = `${block}\n\n`;
     }
     const written = out.write(text);
-    if (options.bell) process.stderr.write('\u0007');
+    if (options.bell) io.streams.stderr.write('\u0007');
     return written;
   }
 
@@ -144,10 +145,8 @@ export async function listen(options: ListenOptions): Promise<number> {
   }
 
   const onSignal = () => stop('interrupted');
-  // `on`, not `once`: the spinner's exit hook (signal-exit) re-raises a SIGINT
-  // that finds no other listener, which would end a normal Ctrl-C with 130.
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // Ctrl-C and SIGTERM (the context's signal) end the command normally, exit 0.
+  io.signal.addEventListener('abort', onSignal);
   options.signal?.addEventListener('abort', onSignal);
   // `listen | head -3`: the reader went away, which is a normal end, seen as soon as it
   // happens (the watcher) or at the next write (EPIPE).
@@ -158,7 +157,7 @@ export async function listen(options: ListenOptions): Promise<number> {
   const exec =
     options.exec === undefined
       ? undefined
-      : new ExecHook(options.exec, { apiKey, report: (text) => status.warn(text) });
+      : new ExecHook(options.exec, { apiKey, env: io.env, report: (text) => status.warn(text) });
   // Posts from a service that names no stream (the hosted one) are shown under its name all the same.
   const names = new StreamNames(options.settings.endpoints, apiKey, options.timeoutMs);
   let client: StreamPostsClient | undefined;
@@ -216,8 +215,7 @@ export async function listen(options: ListenOptions): Promise<number> {
   } finally {
     stopWatching();
     clearTimeout(idleTimer);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    io.signal.removeEventListener('abort', onSignal);
     options.signal?.removeEventListener('abort', onSignal);
     await client?.close();
     await exec?.close(stopReason === 'interrupted');

@@ -21,6 +21,7 @@ import { jsonLine } from '../../render/json.js';
 import { EXIT, usageError } from '../exit.js';
 import type { PostOptions } from '../post-options.js';
 import { statusFor } from '../status.js';
+import type { CommandIo } from '../command-io.js';
 
 /**
  * Lines go out in one write per turn of the event loop, not one system call each, and are
@@ -29,6 +30,8 @@ import { statusFor } from '../status.js';
  */
 class LineWriter {
   #pending: unknown[] = [];
+
+  constructor(readonly out: NodeJS.WritableStream) {}
   #scheduled = false;
 
   write(value: unknown): void {
@@ -45,17 +48,17 @@ class LineWriter {
     if (this.#pending.length === 0) return;
     let text = '';
     for (const value of this.#pending) text += `${jsonLine(value)}\n`;
-    process.stdout.write(text);
+    this.out.write(text);
     this.#pending = [];
   }
 }
 
-function input(options: PostOptions): NodeJS.ReadableStream {
-  return options.file !== undefined && options.file !== '-' ? createReadStream(options.file) : process.stdin;
+function input(options: PostOptions, stdin: NodeJS.ReadableStream): NodeJS.ReadableStream {
+  return options.file !== undefined && options.file !== '-' ? createReadStream(options.file) : stdin;
 }
 
 /** `--batch --dry-run`: every line validated here as the service would, nothing sent. */
-async function dryRun(options: PostOptions, out: LineWriter): Promise<number> {
+async function dryRun(options: PostOptions, out: LineWriter, io: CommandIo): Promise<number> {
   const [{ buildPublishArgs }, { ProtocolError }] = await Promise.all([
     import('../validate-post.js'),
     import('../../protocol/errors.js'),
@@ -63,10 +66,13 @@ async function dryRun(options: PostOptions, out: LineWriter): Promise<number> {
   const defaults = { streamId: options.stream, contentType: options.contentType };
   let failed = 0;
   let line = 0;
-  for await (const text of createInterface({ input: input(options), crlfDelay: Number.POSITIVE_INFINITY })) {
+  for await (const text of createInterface({
+    input: input(options, io.streams.stdin),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  })) {
     line += 1;
     if (text.trim() === '') continue;
-    const prepared = prepareBatchLine(text, defaults, Date.now(), false);
+    const prepared = prepareBatchLine(text, defaults, io.clock.now(), false);
     let result: BatchResult | { line: number; command: Record<string, unknown> };
     if (!prepared.ok) result = { line, error: prepared.error };
     else {
@@ -136,7 +142,7 @@ export function rateLimitNotice(wait: RateLimitWait): string {
  * bounded window, one result line per input line in order; exit 0 when all
  * were published, 1 otherwise, 3 when the service could not be reached.
  */
-export async function postBatch(options: PostOptions): Promise<number> {
+export async function postBatch(options: PostOptions, io: CommandIo): Promise<number> {
   if (options.content !== undefined)
     throw usageError('--batch reads NDJSON from standard input (or --file); do not give content as an argument');
   if (options.releaseAt !== undefined || options.customTarget !== undefined || options.idempotencyKey !== undefined) {
@@ -145,16 +151,16 @@ export async function postBatch(options: PostOptions): Promise<number> {
   if (options.file !== undefined && options.file !== '-') {
     await checkReadable(options.file, '--file');
   }
-  const out = new LineWriter();
-  if (options.dryRun) return dryRun(options, out);
+  const out = new LineWriter(io.streams.stdout);
+  if (options.dryRun) return dryRun(options, out, io);
   const apiKey = requireKey(options.settings);
-  const status = await statusFor(options, true);
+  const status = await statusFor(options, io.streams.stderr, true);
   const { endpoint } = options.settings;
   let client: StreamPostsClient | undefined;
   let send: (data: PublishData) => Promise<PublishOutcome>;
   // Relative release times count from the service's clock when it said it (`connected`
   // usually comes with the upgrade, before the first line is read), else this machine's.
-  let now = Date.now;
+  let now = (): number => io.clock.now();
   try {
     if (options.via === 'rest') {
       const { publishRestOrRefusal } = await import('../../api/internal.js');
@@ -196,7 +202,7 @@ export async function postBatch(options: PostOptions): Promise<number> {
       status.connected(`connected; publishing with up to ${options.window} posts in flight`);
     }
     const summary = await runBatch({
-      input: input(options),
+      input: input(options, io.streams.stdin),
       defaults: { streamId: options.stream, contentType: options.contentType },
       // Requests in flight together over REST go on connections of their own, and a 429 is
       // retried after a pause: only one at a time keeps the file's order.
@@ -206,7 +212,7 @@ export async function postBatch(options: PostOptions): Promise<number> {
       onResult: (result) => out.write(result),
     });
     if (!options.quiet && (summary.failed > 0 || options.verbose)) {
-      process.stderr.write(`stream-posts: ${summary.published} published, ${summary.failed} failed\n`);
+      io.streams.stderr.write(`stream-posts: ${summary.published} published, ${summary.failed} failed\n`);
     }
     if (summary.timedOut > 0) return EXIT.unreachable;
     return summary.failed === 0 ? EXIT.ok : EXIT.failed;

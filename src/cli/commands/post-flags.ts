@@ -22,7 +22,8 @@ function hintDashContent(text: string, write: (text: string) => void): void {
   write(`${prefixed(text)}${hint}`);
 }
 
-export function addPostCommand(program: Command, { run, setExitCode, env }: CommandContext): void {
+export function addPostCommand(program: Command, context: CommandContext): void {
+  const { run, setExitCode } = context;
   const command = program
     .command('post')
     .description('publish a post (add-stream-post); --batch publishes NDJSON lines from standard input')
@@ -73,25 +74,28 @@ export function addPostCommand(program: Command, { run, setExitCode, env }: Comm
         '--batch reads its posts from standard input, which --api-key-stdin uses for the key: give them with --file FILE',
       );
     }
-    const common = await commonOptions(options, env);
+    const common = await commonOptions(options, context);
     setExitCode(
       await withKeySource(common.settings, () =>
-        run.post({
-          ...common,
-          content,
-          stream: options.stream,
-          contentType: options.markdown === true ? 'markdown' : (options.contentType ?? 'rawtext'),
-          contentTypeGiven: options.markdown === true || options.contentType !== undefined,
-          releaseAt: options.releaseAt,
-          allowPast: options.allowPast === true,
-          customTarget: options.customTarget,
-          idempotencyKey: options.idempotencyKey,
-          file: options.file,
-          via: options.via,
-          dryRun: options.dryRun === true,
-          batch: options.batch === true,
-          window: options.window,
-        }),
+        run.post(
+          {
+            ...common,
+            content,
+            stream: options.stream,
+            contentType: options.markdown === true ? 'markdown' : (options.contentType ?? 'rawtext'),
+            contentTypeGiven: options.markdown === true || options.contentType !== undefined,
+            releaseAt: options.releaseAt,
+            allowPast: options.allowPast === true,
+            customTarget: options.customTarget,
+            idempotencyKey: options.idempotencyKey,
+            file: options.file,
+            via: options.via,
+            dryRun: options.dryRun === true,
+            batch: options.batch === true,
+            window: options.window,
+          },
+          context,
+        ),
       ),
     );
   });

@@ -24,6 +24,7 @@ const SERVICE_CLOCK_WAIT_MS = 1_000;
 import { STDIN_KEY_SOURCE } from '../settings.js';
 import { validatePost } from '../validate-post.js';
 import type { PostOptions } from '../post-options.js';
+import type { CommandIo, CommandOutput } from '../command-io.js';
 
 // Network, terminal and prompt modules load only on the paths that use them:
 // `post --dry-run` in a script should start as fast as the runtime allows.
@@ -33,8 +34,8 @@ export type { PostOptions };
 const MISSING_CONTENT =
   'no content: give it as an argument (- reads standard input), with --file FILE, or pipe it to standard input';
 
-function canPrompt(): boolean {
-  return process.stdin.isTTY === true && process.stderr.isTTY === true;
+function canPrompt({ stdin, stderr }: CommandIo['streams']): boolean {
+  return stdin.isTTY === true && stderr.isTTY === true;
 }
 
 /** Checks the form of `--release-at` before connecting: a typo is exit 2 without touching the network. */
@@ -78,12 +79,18 @@ function checkPublishable(session: PublishSession, streamId: string | undefined,
 }
 
 /** `post`: one post from flags, a file, standard input or prompts (`--batch` is post-batch.ts). */
-export async function post(options: PostOptions): Promise<number> {
+export async function post(options: PostOptions, io: CommandIo): Promise<number> {
+  const { stdout } = io.streams;
   const keyFromStdin = options.settings.keySource === STDIN_KEY_SOURCE;
-  const content = await readContent({ content: options.content, file: options.file, keyFromStdin });
+  const content = await readContent({
+    content: options.content,
+    file: options.file,
+    keyFromStdin,
+    stdin: io.streams.stdin,
+  });
   if (content !== undefined) checkContent(content);
-  // Asked last: reading process.stdin builds its stream, which a dry run does not need.
-  const prompting = !options.dryRun && !options.json && canPrompt();
+  // Asked last: reading the process's stdin builds its stream, which a dry run does not need.
+  const prompting = !options.dryRun && !options.json && canPrompt(io.streams);
   if (content === undefined && !prompting) throw usageError(MISSING_CONTENT);
   checkReleaseAtForm(options.releaseAt);
   const fields: Record<string, unknown> = {};
@@ -94,14 +101,14 @@ export async function post(options: PostOptions): Promise<number> {
   if (options.dryRun) {
     if (streamId === undefined) throw missingStream(undefined, options.via);
     const args = { ...fields, streamId, content, contentType: options.contentType, releaseAt: options.releaseAt };
-    const validated = validatePost(withoutUndefined(args), options, Date.now());
-    process.stdout.write(`${JSON.stringify(commandFrame(validated))}\n`);
+    const validated = validatePost(withoutUndefined(args), options, io.clock.now());
+    stdout.write(`${JSON.stringify(commandFrame(validated))}\n`);
     return EXIT.ok;
   }
 
   const apiKey = requireKey(options.settings);
   const { statusFor } = await import('../status.js');
-  const status = await statusFor(options, true);
+  const status = await statusFor(options, io.streams.stderr, true);
   let session: PublishSession | undefined;
   try {
     // Connected before anything is asked: a refused key or a stopped service ends the command at once.
@@ -136,12 +143,12 @@ export async function post(options: PostOptions): Promise<number> {
       checkPublishable(session, streamId, options.stream !== undefined);
       const { askForPost } = await import('../post-prompt.js');
       status.stop();
-      args = await askForPost(options, { streamId, content, fields }, now, apiKey);
+      args = await askForPost(options, { streamId, content, fields }, now, apiKey, io);
     } else {
       const given = { ...fields, streamId, content, contentType: options.contentType, releaseAt: options.releaseAt };
       args = validatePost(withoutUndefined(given), options, now());
     }
-    return await send(options, session, args, status);
+    return await send(options, session, args, status, stdout);
   } finally {
     await session?.close();
     status.stop();
@@ -174,6 +181,7 @@ async function send(
   session: PublishSession,
   validated: PublishArgs,
   status: StatusReporter,
+  stdout: CommandOutput,
 ): Promise<number> {
   const { withIdempotencyKey } = await import('../../api/internal.js');
   const args = withIdempotencyKey(validated);
@@ -188,7 +196,7 @@ async function send(
     // The post may have been published: a script reads the key to publish it again at most once.
     if (options.json && error instanceof StreamPostsError && error.idempotencyKey !== undefined) {
       const { code, message, idempotencyKey } = error;
-      process.stdout.write(`${jsonLine({ error: { code, message, idempotencyKey } })}\n`);
+      stdout.write(`${jsonLine({ error: { code, message, idempotencyKey } })}\n`);
     }
     throw error;
   }
@@ -199,7 +207,7 @@ async function send(
   }
   const duplicate = outcome.duplicate && outcome.attempts <= 1;
   if (options.json) {
-    process.stdout.write(`${jsonLine({ post: outcome.post, duplicate })}\n`);
+    stdout.write(`${jsonLine({ post: outcome.post, duplicate })}\n`);
     return EXIT.ok;
   }
   const { post: published } = outcome;
@@ -207,14 +215,14 @@ async function send(
     published.hidden && published.releaseAt
       ? formatReleaseTime(published.releaseAt, { sameDay: true, now: Date.parse(published.createdAt) })
       : undefined;
-  if (process.stdout.isTTY === true) {
+  if (stdout.isTTY === true) {
     // A person reads this; scripts read the bare id, which is what a pipe or a file gets.
     const name = safeLine(published.streamName || published.streamId) || safeLine(args.streamId);
     const when = hiddenUntil === undefined ? '' : ` (hidden until ${hiddenUntil})`;
     const verb = duplicate ? 'already published' : 'published';
-    process.stdout.write(`${verb} ${safeLine(published.id)} to ${name}${when}\n`);
+    stdout.write(`${verb} ${safeLine(published.id)} to ${name}${when}\n`);
   } else {
-    process.stdout.write(`${safeLine(published.id)}\n`);
+    stdout.write(`${safeLine(published.id)}\n`);
     if (hiddenUntil !== undefined) status.info(`hidden until ${hiddenUntil}`);
   }
   if (duplicate && !options.quiet) {

@@ -2,7 +2,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { CommandContext } from '../command-context.js';
 
-export function addScenarioCommand(program: Command, { run, setExitCode }: CommandContext): void {
+export function addScenarioCommand(program: Command, context: CommandContext): void {
   program
     .command('scenario')
     .description('scenarios for serve --scenario')
@@ -16,6 +16,8 @@ export function addScenarioCommand(program: Command, { run, setExitCode }: Comma
       'with --output: print what was written as JSON on stdout (the scenario itself is JSON lines already)',
     )
     .action(async (file, options) =>
-      setExitCode(await run.scenarioFromRecording(file, { ...options, json: options.json === true })),
+      context.setExitCode(
+        await context.run.scenarioFromRecording(file, { ...options, json: options.json === true }, context),
+      ),
     );
 }

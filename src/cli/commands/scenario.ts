@@ -6,6 +6,7 @@ import {
   type ScenarioPlayback,
   type StreamPostsServer,
 } from '../../index.js';
+import type { CommandIo } from '../command-io.js';
 import { EXIT, usageError } from '../exit.js';
 import { readStdinText, readTextFile } from '../files.js';
 
@@ -35,8 +36,8 @@ export async function playScenario(
 }
 
 /** `scenario from-recording FILE`: `listen --json` output to a scenario, as NDJSON (one step per line). */
-export async function fromRecording(file: string, options: FromRecordingOptions): Promise<number> {
-  const text = file === '-' ? await readStdinText() : await readTextFile(file, 'recording');
+export async function fromRecording(file: string, options: FromRecordingOptions, io: CommandIo): Promise<number> {
+  const text = file === '-' ? await readStdinText(io.streams.stdin) : await readTextFile(file, 'recording');
   let conversion;
   try {
     conversion = scenarioOfRecording(text);
@@ -45,13 +46,13 @@ export async function fromRecording(file: string, options: FromRecordingOptions)
       throw usageError(`recording ${file}: ${error.message}`);
     throw error;
   }
-  for (const warning of conversion.warnings) process.stderr.write(`stream-posts: warning: ${warning}\n`);
+  for (const warning of conversion.warnings) io.streams.stderr.write(`stream-posts: warning: ${warning}\n`);
   const ndjson = conversion.steps.map((step) => `${JSON.stringify(step)}\n`).join('');
-  if (options.output === undefined) process.stdout.write(ndjson);
+  if (options.output === undefined) io.streams.stdout.write(ndjson);
   else {
     await writeFile(options.output, ndjson);
     if (options.json === true)
-      process.stdout.write(
+      io.streams.stdout.write(
         `${JSON.stringify({ output: options.output, steps: conversion.steps.length, warnings: conversion.warnings })}\n`,
       );
   }

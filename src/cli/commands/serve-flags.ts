@@ -43,7 +43,8 @@ function parseReplaySpeed(text: string): string {
   return text;
 }
 
-export function addServeCommand(program: Command, { run, setExitCode, env }: CommandContext): void {
+export function addServeCommand(program: Command, context: CommandContext): void {
+  const { run, setExitCode, env } = context;
   const S = SERVE_OPTIONS;
   program
     .command('serve')
@@ -113,9 +114,9 @@ export function addServeCommand(program: Command, { run, setExitCode, env }: Com
     .option(S.color.flag, S.color.doc)
     .option(S.json.flag, S.json.doc)
     .action(async (options) => {
-      const color = colorWanted(process.stdout, options.color, env);
+      const color = colorWanted(context.streams.stdout, options.color, env);
       const { json, ...rest } = options;
       const logFormat = json === true ? 'json' : options.logFormat;
-      setExitCode(await run.serve({ ...rest, logFormat, verbose: options.verbose === true, color }));
+      setExitCode(await run.serve({ ...rest, logFormat, verbose: options.verbose === true, color }, context));
     });
 }

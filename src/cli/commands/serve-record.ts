@@ -1,11 +1,11 @@
 // `serve --record FILE --upstream URL`: the recording proxy, run until a signal or the --exec
 // command ends it, then saved. serve.ts hands over as soon as it sees --record.
-import type { Writable } from 'node:stream';
 import { type RecordingServer, StreamPostsError } from '../../index.js';
 import { startRecording, createLogger, type LogFormat } from '../../api/internal.js';
 import { formatTraceLine } from '../../render/trace.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { readTlsFiles } from '../files.js';
+import type { Clock } from '../command-io.js';
 import { StopSignals, type ExecChild } from '../serve-signals.js';
 
 /** The flags of `serve` a recording proxy reads (serve.ts's ServeOptions has them all). */
@@ -44,8 +44,11 @@ export interface ServeParts {
   flagError(error: unknown): ExitError | undefined;
   runChild(command: string, env: Record<string, string>): ExecChild;
   /** Where the listening lines (stdout, or stderr with --exec), the log and the trace go. */
-  stdout: Writable;
-  stderr: Writable;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  /** The context's signal: SIGINT and SIGTERM stop the proxy. */
+  signal: AbortSignal;
+  clock: Clock;
 }
 
 /** Flags of the simulated service that mean nothing to a proxy: the upstream is the service. */
@@ -122,11 +125,11 @@ async function start(
 /** Runs the recording proxy until a signal (or the --exec command) ends it, then saves; resolves to the exit code. */
 export async function serveRecording(options: RecordFlags, parts: ServeParts): Promise<number> {
   const record = checkFlags(options);
-  const signals = new StopSignals();
+  const signals = new StopSignals(parts.signal, parts.stderr);
   const log = createLogger(
     options.logFormat,
     parts.stderr,
-    Date.now,
+    () => parts.clock.now(),
     options.quiet ? 'warn' : options.verbose === true ? 'debug' : 'info',
   );
   const server = await start(options, record, parts, log);
@@ -134,7 +137,7 @@ export async function serveRecording(options: RecordFlags, parts: ServeParts): P
   if (!(options.quiet && options.exec !== undefined)) {
     if (options.logFormat === 'json')
       out.write(
-        `${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'listening', url: server.url, httpUrl: server.httpUrl, recording: server.file, upstream: new URL(options.upstream!).origin })}\n`,
+        `${JSON.stringify({ time: new Date(parts.clock.now()).toISOString(), level: 'info', msg: 'listening', url: server.url, httpUrl: server.httpUrl, recording: server.file, upstream: new URL(options.upstream!).origin })}\n`,
       );
     else {
       out.write(`listening on ${server.url}\n`);

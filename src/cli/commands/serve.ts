@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import cluster from 'node:cluster';
 import { readTextFile, readTlsFiles } from '../files.js';
 import { formatServeBanner, keyVariable } from '../../render/serve-banner.js';
@@ -24,9 +23,10 @@ import {
 import type { Seed } from '../../protocol/seed.js';
 import { playScenario } from './scenario.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
-import { StopSignals, type ExecChild } from '../serve-signals.js';
+import type { CommandIo } from '../command-io.js';
+import { startExecChild, StopSignals } from '../serve-signals.js';
 import { formatReplayReport, replayFailed, replayOptions, type ServeReplayFlags } from '../serve-replay.js';
-import { reportListening, servePrimary, storeExit, type ServedAt } from '../serve-workers.js';
+import { leavePrimary, reportListening, servePrimary, storeExit, type ServedAt } from '../serve-workers.js';
 import { workerLink } from '../worker-peers.js';
 import { serveRecording } from './serve-record.js';
 
@@ -270,39 +270,13 @@ function printStartup(out: NodeJS.WritableStream, server: ServedAt, seed: Seed, 
   if (options.store !== undefined && options.store !== 'memory') out.write(`store: ${storeLine(options)}\n`);
 }
 
-/**
- * `ownGroup`: the command leads a process group that a stop signals as a whole, as Ctrl-C
- * does a terminal's (`--exit-after-scenario`: the shell running the command would not pass
- * the signal on). Off otherwise: a command outside the terminal's group cannot read from it.
- */
-function runChild(command: string, env: Record<string, string>, ownGroup = false): ExecChild {
-  const child = spawn(command, { shell: true, stdio: 'inherit', env: { ...process.env, ...env }, detached: ownGroup });
-  const done = new Promise<number>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      if (code !== null) resolve(code);
-      else resolve(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
-    });
-  });
-  // A signal sent before the shell runs could meet this process's own handlers in the new one.
-  const spawned = new Promise<void>((resolve) => child.once('spawn', resolve));
-  const kill = (signal: NodeJS.Signals) => {
-    if (!ownGroup) return void child.kill(signal);
-    void spawned.then(() => {
-      try {
-        process.kill(-child.pid!, signal);
-      } catch {
-        // The group has already gone.
-      }
-    });
-  };
-  return { done, kill };
-}
-
 /** Runs `serve` until a signal (or the --exec command) ends it; resolves to the exit code. */
-export async function serve(options: ServeOptions): Promise<number> {
+export async function serve(options: ServeOptions, io: CommandIo): Promise<number> {
+  const { stdout, stderr } = io.streams;
+  const runChild = (command: string, env: Record<string, string>, ownGroup = false) =>
+    startExecChild(command, { ...io.env, ...env }, ownGroup);
   if (options.record !== undefined || options.upstream !== undefined || options.recordRedact || options.trace)
-    return serveRecording(options, { flagError, runChild, stdout: process.stdout, stderr: process.stderr });
+    return serveRecording(options, { flagError, runChild, stdout, stderr, signal: io.signal, clock: io.clock });
   if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) {
     throw usageError('--tls-cert and --tls-key go together: give both or neither');
   }
@@ -322,7 +296,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   }
   // stdout carries the start-up output only (scripts read the port from its first line); the
   // log goes to stderr. With --exec the command owns stdout, and the start-up output moves too.
-  const out = options.exec === undefined ? process.stdout : process.stderr;
+  const out = options.exec === undefined ? stdout : stderr;
   // A script that read what it needed (`serve | head -1` for the port) closes the pipe: the
   // service goes on, its log on stderr, instead of dying of the next start-up line's EPIPE.
   out.on('error', (error: NodeJS.ErrnoException) => {
@@ -333,7 +307,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     // The URL line is printed even with --quiet: scripts read it to find a port chosen with --port 0.
     if (options.quiet && options.logFormat === 'json')
       out.write(
-        `${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'listening', url: at.url })}\n`,
+        `${JSON.stringify({ time: new Date(io.clock.now()).toISOString(), level: 'info', msg: 'listening', url: at.url })}\n`,
       );
     else if (options.quiet) out.write(`listening on ${at.url}\n`);
     else printStartup(out, at, seed, options);
@@ -347,15 +321,17 @@ export async function serve(options: ServeOptions): Promise<number> {
       exec: options.exec,
       announce,
       runExec: (command, at) => runChild(command, execEnvironment(at, seed, options.adminToken)),
+      signal: io.signal,
+      stderr,
     });
   }
   const exec = cluster.isWorker ? undefined : options.exec;
   const tls = await readTlsFiles(options.tlsCert, options.tlsKey);
-  const signals = new StopSignals();
+  const signals = new StopSignals(io.signal, stderr);
   const lines = createLogger(
     options.logFormat,
-    process.stderr,
-    Date.now,
+    stderr,
+    () => io.clock.now(),
     options.quiet ? 'warn' : options.verbose === true ? 'debug' : 'info',
   );
   // Under --workers every line says which worker wrote it (cluster ids count from 1, replacements included).
@@ -440,7 +416,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   logger.log('info', 'shutting down', { connections: (await server.state()).connections });
   const report = server.replayReport();
   if (report) {
-    process.stderr.write(formatReplayReport(report));
+    stderr.write(formatReplayReport(report));
     if (options.replayStrict && replayFailed(report) && exitCode === EXIT.ok) exitCode = EXIT.failed;
   }
   try {
@@ -452,7 +428,6 @@ export async function serve(options: ServeOptions): Promise<number> {
       cause: error,
     });
   }
-  // The channel to the primary of --workers would keep this process alive.
-  if (cluster.isWorker) process.disconnect();
+  if (cluster.isWorker) leavePrimary();
   return exitCode;
 }

@@ -4,7 +4,8 @@ import type { CommandContext } from '../command-context.js';
 import { addClientOptions, commonOptions, withKeySource } from '../common.js';
 
 /** `streams`: the key's streams through REST. */
-export function addStreamsCommand(program: Command, { run, setExitCode, env }: CommandContext): void {
+export function addStreamsCommand(program: Command, context: CommandContext): void {
+  const { run, setExitCode } = context;
   addClientOptions(
     program
       .command('streams')
@@ -13,7 +14,9 @@ export function addStreamsCommand(program: Command, { run, setExitCode, env }: C
       )
       .option('--ids', 'print only the stream ids, one per line (for scripts and shell completion)'),
   ).action(async (options) => {
-    const common = await commonOptions(options, env);
-    setExitCode(await withKeySource(common.settings, () => run.streams({ ...common, ids: options.ids === true })));
+    const common = await commonOptions(options, context);
+    setExitCode(
+      await withKeySource(common.settings, () => run.streams({ ...common, ids: options.ids === true }, context)),
+    );
   });
 }

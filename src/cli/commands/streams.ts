@@ -5,6 +5,7 @@ import { safeLine } from '../../render/text.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsWhere } from '../describe.js';
 import { EXIT } from '../exit.js';
+import type { CommandIo } from '../command-io.js';
 
 export interface StreamsOptions extends CommonOptions {
   /** Only the ids, one per line. */
@@ -94,14 +95,15 @@ async function streamsFromConnected(options: StreamsOptions, apiKey: string): Pr
 }
 
 /** `streams`: the streams through `GET /v1/streams` (every page), or the `connected` event where there is none. */
-export async function streams(options: StreamsOptions): Promise<number> {
+export async function streams(options: StreamsOptions, io: CommandIo): Promise<number> {
   const apiKey = requireKey(options.settings);
   let list: StreamRow[];
   try {
     list = await fetchStreams(options.settings.endpoints, apiKey, options.timeoutMs);
   } catch (error) {
     if (!(error instanceof StreamPostsError && (error.code === 'not-found' || error.status === 404))) throw error;
-    if (options.verbose) process.stderr.write('stream-posts: no GET /v1/streams there: asking the WebSocket instead\n');
+    if (options.verbose)
+      io.streams.stderr.write('stream-posts: no GET /v1/streams there: asking the WebSocket instead\n');
     list = await streamsFromConnected(options, apiKey);
   }
   let text: string;
@@ -109,8 +111,8 @@ export async function streams(options: StreamsOptions): Promise<number> {
   else if (options.ids) text = list.map((stream) => `${safeLine(stream.id)}\n`).join('');
   else if (list.length === 0) text = '';
   else text = formatStreamsTable(list);
-  process.stdout.write(text);
+  io.streams.stdout.write(text);
   if (list.length === 0 && !options.quiet && !options.json && !options.ids)
-    process.stderr.write('stream-posts: this key follows and owns no streams\n');
+    io.streams.stderr.write('stream-posts: this key follows and owns no streams\n');
   return EXIT.ok;
 }

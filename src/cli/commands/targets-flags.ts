@@ -4,7 +4,8 @@ import type { CommandContext } from '../command-context.js';
 import { addClientOptions, commonOptions, withKeySource } from '../common.js';
 
 /** `targets [STREAM]` and `targets set STREAM T1,T2`: the key's selected custom targets. */
-export function addTargetsCommand(program: Command, { run, setExitCode, env }: CommandContext): void {
+export function addTargetsCommand(program: Command, context: CommandContext): void {
+  const { run, setExitCode } = context;
   const targets = addClientOptions(
     program
       .command('targets')
@@ -13,8 +14,8 @@ export function addTargetsCommand(program: Command, { run, setExitCode, env }: C
       )
       .argument('[stream]', 'the stream id (default: every custom stream you follow)'),
   ).action(async (stream, options) => {
-    const common = await commonOptions(options, env);
-    setExitCode(await withKeySource(common.settings, () => run.targets({ ...common, stream })));
+    const common = await commonOptions(options, context);
+    setExitCode(await withKeySource(common.settings, () => run.targets({ ...common, stream }, context)));
   });
   // Its client options are the parent's (commander reads them anywhere on the line), and its
   // help lists them.
@@ -29,7 +30,9 @@ export function addTargetsCommand(program: Command, { run, setExitCode, env }: C
     .action(async (stream, list) => {
       const { parseTargets } = await import('./targets.js');
       const chosen = parseTargets(list);
-      const common = await commonOptions(targets.opts(), env);
-      setExitCode(await withKeySource(common.settings, () => run.targetsSet({ ...common, stream, targets: chosen })));
+      const common = await commonOptions(targets.opts(), context);
+      setExitCode(
+        await withKeySource(common.settings, () => run.targetsSet({ ...common, stream, targets: chosen }, context)),
+      );
     });
 }

@@ -8,6 +8,7 @@ import { jsonLine } from '../../render/json.js';
 import { safeLine } from '../../render/text.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { EXIT, usageError } from '../exit.js';
+import type { CommandIo } from '../command-io.js';
 
 export interface TargetsOptions extends CommonOptions {
   /** Undefined: every custom stream the key's user follows. */
@@ -59,9 +60,9 @@ function targetList(targets: readonly string[]): string {
   return targets.length === 0 ? '(none)' : targets.map(safeLine).join(' ');
 }
 
-function print(selections: readonly Selection[], options: CommonOptions): void {
+function print(selections: readonly Selection[], options: CommonOptions, stdout: NodeJS.WritableStream): void {
   if (options.json) {
-    process.stdout.write(selections.map((selection) => `${jsonLine(selection)}\n`).join(''));
+    stdout.write(selections.map((selection) => `${jsonLine(selection)}\n`).join(''));
     return;
   }
   const rows = selections.map((selection) => [
@@ -72,7 +73,7 @@ function print(selections: readonly Selection[], options: CommonOptions): void {
   ]);
   const all = [['STREAM', 'NAME', 'SELECTED', 'OFFERED'], ...rows];
   const widths = [0, 1, 2].map((column) => Math.max(...all.map((row) => row[column]!.length)));
-  process.stdout.write(
+  stdout.write(
     all
       .map((row) =>
         row
@@ -85,19 +86,20 @@ function print(selections: readonly Selection[], options: CommonOptions): void {
 }
 
 /** `targets [STREAM]`: the key's selected custom targets. */
-export async function targets(options: TargetsOptions): Promise<number> {
+export async function targets(options: TargetsOptions, io: CommandIo): Promise<number> {
   const apiKey = requireKey(options.settings);
   const selections =
     options.stream === undefined
       ? await followedSelections(options, apiKey)
       : [selectionOf(await fetchStream(options.settings.endpoints, apiKey, options.stream, options.timeoutMs))];
-  if (selections.length > 0) print(selections, options);
-  else if (!options.quiet && !options.json) process.stderr.write('stream-posts: this key follows no custom streams\n');
+  if (selections.length > 0) print(selections, options, io.streams.stdout);
+  else if (!options.quiet && !options.json)
+    io.streams.stderr.write('stream-posts: this key follows no custom streams\n');
   return EXIT.ok;
 }
 
 /** `targets set STREAM T1,T2`: replaces the selection (POST /v1/streams/{id}/custom-targets). */
-export async function targetsSet(options: TargetsSetOptions): Promise<number> {
+export async function targetsSet(options: TargetsSetOptions, io: CommandIo): Promise<number> {
   const apiKey = requireKey(options.settings);
   const kept = await setCustomTargets(
     options.settings.endpoints,
@@ -106,8 +108,8 @@ export async function targetsSet(options: TargetsSetOptions): Promise<number> {
     options.targets,
     options.timeoutMs,
   );
-  if (options.json) process.stdout.write(`${jsonLine({ streamId: options.stream, customTargets: kept })}\n`);
-  else process.stdout.write(`${safeLine(options.stream)}: ${targetList(kept)}\n`);
+  if (options.json) io.streams.stdout.write(`${jsonLine({ streamId: options.stream, customTargets: kept })}\n`);
+  else io.streams.stdout.write(`${safeLine(options.stream)}: ${targetList(kept)}\n`);
   return EXIT.ok;
 }
 

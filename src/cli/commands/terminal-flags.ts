@@ -6,7 +6,8 @@ import type { CommandContext } from '../command-context.js';
 import { addClientOptions, commonOptions, positiveInteger, regex, withKeySource } from '../common.js';
 import { lastPosts } from '../parse.js';
 
-export function addTerminalCommand(program: Command, { run, setExitCode, env }: CommandContext): void {
+export function addTerminalCommand(program: Command, context: CommandContext): void {
+  const { run, setExitCode } = context;
   addClientOptions(
     program
       .command('terminal')
@@ -38,31 +39,34 @@ export function addTerminalCommand(program: Command, { run, setExitCode, env }: 
         ),
       ),
   ).action(async (options) => {
-    const common = await commonOptions(options, env);
+    const common = await commonOptions(options, context);
     setExitCode(
       await withKeySource(common.settings, () =>
-        run.terminal({
-          ...common,
-          streams: options.streams,
-          last: options.last,
-          match: options.match,
-          utc: options.utc === true,
-          buffer: options.buffer,
-          maxPins: options.maxPins,
-          reconnect: options.reconnect,
-          theme: options.theme,
-          alerts: options.alert ?? [],
-          profileAlerts: common.settings.alerts,
-          memory:
-            common.settings.configPath === undefined
-              ? undefined
-              : {
-                  path: common.settings.configPath,
-                  // No profile chosen: the session is kept in the one that applies when none is.
-                  profile: common.settings.profile ?? 'default',
-                  section: common.settings.terminal,
-                },
-        }),
+        run.terminal(
+          {
+            ...common,
+            streams: options.streams,
+            last: options.last,
+            match: options.match,
+            utc: options.utc === true,
+            buffer: options.buffer,
+            maxPins: options.maxPins,
+            reconnect: options.reconnect,
+            theme: options.theme,
+            alerts: options.alert ?? [],
+            profileAlerts: common.settings.alerts,
+            memory:
+              common.settings.configPath === undefined
+                ? undefined
+                : {
+                    path: common.settings.configPath,
+                    // No profile chosen: the session is kept in the one that applies when none is.
+                    profile: common.settings.profile ?? 'default',
+                    section: common.settings.terminal,
+                  },
+          },
+          context,
+        ),
       ),
     );
   });

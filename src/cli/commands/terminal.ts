@@ -4,10 +4,13 @@ import type { KeyEffect } from '../../terminal/keys.js';
 import type * as UiModule from '../../terminal/ui.js';
 import type { MarkdownRenderer } from '../../render/markdown.js';
 import type { ThemeName } from '../../terminal/theme.js';
+import { platform as osPlatform } from 'node:os';
 import { commandFailure } from '../../api/internal.js';
+import type { CommandIo } from '../command-io.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsWhere } from '../describe.js';
 import { EXIT, ExitError } from '../exit.js';
+import { jobControl } from '../job-control.js';
 import { writeConfig, type ConfigFile } from '../settings.js';
 
 export interface TerminalOptions extends CommonOptions {
@@ -46,7 +49,7 @@ export const NO_CURSOR_ADDRESSING = 'terminal needs a terminal with cursor addre
  * Whether the terminal named by TERM can place the cursor: `dumb` (an editor's shell, a CI
  * log) and `unknown` cannot, and an unset TERM names no terminal at all. Windows sets none.
  */
-export function cursorAddressing(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): boolean {
+export function cursorAddressing(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = osPlatform()): boolean {
   if (platform === 'win32') return true;
   const term = env['TERM'] ?? '';
   return term !== '' && term !== 'dumb' && !term.startsWith('dumb-') && term !== 'unknown';
@@ -73,11 +76,14 @@ export async function alertRules(
 }
 
 /** `terminal`: the full-screen news terminal, until `q`, Ctrl-C, a signal or a lost connection. */
-export async function terminal(options: TerminalOptions): Promise<number> {
-  const stdin = process.stdin;
-  const stdout = process.stdout;
-  if (stdin.isTTY !== true || stdout.isTTY !== true) throw new ExitError(EXIT.usage, NOT_A_TERMINAL);
-  if (!cursorAddressing(process.env)) throw new ExitError(EXIT.usage, NO_CURSOR_ADDRESSING);
+export async function terminal(options: TerminalOptions, io: CommandIo): Promise<number> {
+  const { env } = io;
+  if (io.streams.stdin.isTTY !== true || io.streams.stdout.isTTY !== true)
+    throw new ExitError(EXIT.usage, NOT_A_TERMINAL);
+  // Both are terminals: the screen needs their raw mode and size.
+  const stdin = io.streams.stdin as NodeJS.ReadStream;
+  const stdout = io.streams.stdout as NodeJS.WriteStream;
+  if (!cursorAddressing(env)) throw new ExitError(EXIT.usage, NO_CURSOR_ADDRESSING);
   const apiKey = requireKey(options.settings);
   const { remembering } = await import('../../terminal/remembering.js');
   const { terminalSection } = await import('../settings-schema.js');
@@ -99,7 +105,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
       import('../../terminal/theme.js'),
     ]);
   const { supportsHyperlinks } = await import('../../render/hyperlinks.js');
-  const hyperlinks = options.color && supportsHyperlinks(stdout, process.env);
+  const hyperlinks = options.color && supportsHyperlinks(stdout, env);
   const model = new TerminalModel({
     capacity: options.buffer,
     ...(options.maxPins === undefined ? {} : { maxPins: options.maxPins }),
@@ -130,7 +136,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     store.soon();
   };
   const bell = new effects.Bell((data) => stdout.write(data));
-  const multiplexer = effects.multiplexerOf(process.env);
+  const multiplexer = effects.multiplexerOf(env);
   /** A sequence for the terminal itself (clipboard, notification), past tmux or screen. */
   const toTerminal = (sequence: string) => stdout.write(effects.passedThrough(sequence, multiplexer));
   const onAlert = (effect: AlertEffect) => {
@@ -143,7 +149,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
       let hook = execHooks.get(effect.rule);
       if (hook === undefined) {
         // The screen is the terminal's: what the command prints would draw over it.
-        hook = new ExecHook(effect.rule.command, { apiKey, report: say, output: 'ignore' });
+        hook = new ExecHook(effect.rule.command, { apiKey, env, report: say, output: 'ignore' });
         execHooks.set(effect.rule, hook);
       }
       const event = { type: 'created' as const, history: false, format: 'post' as const, post: effect.post };
@@ -183,7 +189,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
         session.reconnectNow();
         return;
       case 'suspend':
-        return suspend();
+        return job.suspend();
       case 'copy': {
         if (entry === undefined) return;
         // Never an empty OSC 52: it would clear what the user had copied.
@@ -203,36 +209,18 @@ export async function terminal(options: TerminalOptions): Promise<number> {
       }
     }
   };
-  /** Ctrl-Z: the terminal given back, the job stopped as the terminal's own Ctrl-Z stops it; back on SIGCONT. */
-  const suspend = () => {
-    let continued = false;
-    const takeBack = () => {
-      continued = true;
-      process.on('SIGTSTP', suspend);
+  const onSignal = () => quit();
+  const job = jobControl({
+    stopping: () => screen.suspend(),
+    resumed: () => {
       screen.resume();
       mounted?.redraw();
-    };
-    screen.suspend();
-    process.once('SIGCONT', takeBack);
-    // Without a listener of ours, SIGTSTP does what it does by default: it stops the process.
-    process.off('SIGTSTP', suspend);
-    // The whole job (a wrapper such as npx too): the process is stopped before `kill` returns.
-    process.kill(0, 'SIGTSTP');
-    // SIGCONT is told before anything set now runs. None: the stop was discarded, as for a job
-    // that no shell with job control started (its process group is orphaned).
-    setImmediate(() => {
-      if (continued) return;
-      process.off('SIGCONT', takeBack);
-      takeBack();
-      say('Ctrl-Z: no shell with job control started this, so it cannot be suspended');
-    });
-  };
-  const onSignal = () => quit();
-  // A stop from outside (`kill -TSTP`, a job control of another kind) gives the terminal back first, as Ctrl-Z does.
-  process.on('SIGTSTP', suspend);
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  process.on('SIGHUP', onSignal);
+    },
+    notStopped: () => say('Ctrl-Z: no shell with job control started this, so it cannot be suspended'),
+    hangUp: onSignal,
+  });
+  // Ctrl-C and SIGTERM come as the context's signal; a hang-up and Ctrl-Z through job control.
+  io.signal.addEventListener('abort', onSignal);
   options.signal?.addEventListener('abort', onSignal);
   const ticker = setInterval(() => {
     model.tick();
@@ -248,7 +236,7 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     theme = await themes.chooseTheme(
       options.theme,
       options.color ? () => themes.askBackground(stdin, stdout) : noAnswer,
-      process.env,
+      env,
     );
     mounted = mountUi(
       {
@@ -278,10 +266,8 @@ export async function terminal(options: TerminalOptions): Promise<number> {
     clearInterval(ticker);
     bell.stop();
     store.stop();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    process.off('SIGHUP', onSignal);
-    process.off('SIGTSTP', suspend);
+    job.close();
+    io.signal.removeEventListener('abort', onSignal);
     options.signal?.removeEventListener('abort', onSignal);
     mounted?.unmount();
     screen.restore();
