@@ -1,4 +1,5 @@
-import { handleKey, initialKeyState, parseKeys, splitUnfinished, type KeyEffect } from './keys.js';
+import { handleKey, initialKeyState, type KeyEffect } from './bindings.js';
+import { parseKeys, splitUnfinished } from './key-parser.js';
 import type { FrameStore } from './store.js';
 import { tooSmall, View, type ViewOptions } from './view.js';
 import { ScreenWriter } from './writer.js';

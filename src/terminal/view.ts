@@ -3,7 +3,7 @@ import { streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import { detailLines } from './detail.js';
 import type { Entry } from './entry.js';
-import { KEY_HELP, type KeyState } from './keys.js';
+import { FOOTERS, KEY_HELP, MODE_HINTS, type KeyState } from './bindings.js';
 import type { TerminalModel } from './model.js';
 import { ageText, latencyText } from './latency.js';
 import { highlightMarks, type Theme } from './theme.js';
@@ -33,14 +33,6 @@ export interface ViewOptions {
   markdown: () => MarkdownRenderer | undefined;
   theme: Theme;
 }
-
-const RULE_HINT = 'ACTION[:COLOUR] REGEX (bell notify highlight pin mute; highlight:red ETF)  Enter add, Esc cancel';
-
-const FOOTERS = [
-  'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
-  'j/k move  Enter detail  / search  f streams  space pause  o open  ? keys  q quit',
-  'j/k  Enter detail  / search  f streams  ? keys  q quit',
-];
 
 /** Whether the window is below the smallest usable size: the screen says so, and keys wait. */
 export function tooSmall(width: number, height: number): boolean {
@@ -131,7 +123,7 @@ const streamColumn = (width: number) => Math.min(18, Math.max(8, Math.floor(widt
 
 /** What the search line says after the pattern: why it is not a regular expression, and what is kept. */
 function searchHint(model: TerminalModel): string {
-  if (model.searchError === undefined) return 'Enter keep, Esc clear';
+  if (model.searchError === undefined) return MODE_HINTS.search;
   const kept = model.searching ? `showing /${model.searchPattern}/` : 'showing everything';
   return `✕ ${model.searchError}; ${kept}`;
 }
@@ -233,7 +225,7 @@ export class View {
     if (keys.typing) return padText(`/${model.searchText}▏  ${searchHint(model)}`, width);
     if (keys.rule !== undefined)
       return padText(
-        `new rule: ${keys.rule.text}▏  ${keys.rule.error === undefined ? RULE_HINT : `✕ ${keys.rule.error}`}`,
+        `new rule: ${keys.rule.text}▏  ${keys.rule.error === undefined ? MODE_HINTS.rule : `✕ ${keys.rule.error}`}`,
         width,
       );
     if (model.message !== undefined) return padText(model.message, width);
@@ -246,16 +238,16 @@ export class View {
     const c = screenChalk(this.#options.color);
     let lines: string[];
     if (keys.overlay === 'help') {
-      lines = [c.bold('Keys'), ...KEY_HELP.map(([key, what]) => `  ${padText(key, 14)} ${what}`), '', 'any key closes'];
+      lines = [c.bold('Keys'), ...KEY_HELP.map(([key, what]) => `  ${padText(key, 14)} ${what}`), '', MODE_HINTS.help];
     } else if (keys.overlay === 'pins') {
       const streamWidth = streamColumn(width);
       lines = [
-        c.bold(`Pinned (${model.pinCount} of ${model.maxPins}, the newest pin first): any key closes`),
+        c.bold(`Pinned (${model.pinCount} of ${model.maxPins}, the newest pin first): ${MODE_HINTS.pins}`),
         ...model.pinned().map((entry) => this.#row(entry, width, streamWidth, false, model.now())),
       ];
     } else if (keys.overlay === 'alerts') {
       lines = [
-        c.bold('Alert rules (the first that matches acts): j/k move, + add, d remove, any other key closes'),
+        c.bold(`Alert rules (the first that matches acts): ${MODE_HINTS.alerts}`),
         ...model.rules.map((rule, index) => {
           const line = `${index === keys.ruleIndex ? '›' : ' '} ${padText(rule.name, 16)} ${padText(rule.action, 9)} ${padText(rule.color ?? '', 8)} ${padText(`${model.alertCount(rule)} matched`, 12)} ${rule.field === 'stream' ? 'stream ' : ''}/${fitText(rule.source, Math.max(8, width - 54))}/`;
           return index === keys.ruleIndex ? c.inverse(line) : line;
@@ -264,7 +256,7 @@ export class View {
       ];
     } else {
       lines = [
-        c.bold('Streams: j/k move, m mute/unmute, s solo, Enter close'),
+        c.bold(`Streams: ${MODE_HINTS.picker}`),
         ...model.streams().map((stream, index) => {
           const state = model.solo === stream.id ? 'solo ' : model.isMuted(stream.id) ? 'muted' : 'shown';
           const line = `${index === keys.pickerIndex ? '›' : ' '} ${state}  ${padText(stream.name, 30)} ${stream.count} posts`;

@@ -3,7 +3,8 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
 import { compilePattern, compileRules } from '../../src/terminal/alerts.js';
-import { parseKeys, splitUnfinished } from '../../src/terminal/keys.js';
+import { FOOTERS, KEY_HELP, handleKey, initialKeyState } from '../../src/terminal/bindings.js';
+import { parseKeys, splitUnfinished } from '../../src/terminal/key-parser.js';
 import { RELEASE_MARK_MS, TerminalModel } from '../../src/terminal/model.js';
 import { cells, fitLine, fitText, formatRow, lineCells, markMatches } from '../../src/terminal/row.js';
 import { FrameStore } from '../../src/terminal/store.js';
@@ -499,6 +500,26 @@ describe('rows and text', () => {
     expect(splitUnfinished('j\u001BO')).toEqual(['j', '\u001BO']);
     expect(splitUnfinished('j\u001B')).toEqual(['j\u001B', '']);
     expect(splitUnfinished('\u001B[B')).toEqual(['\u001B[B', '']);
+  });
+
+  it('the footer names only keys the ? list has, and each does what the list says', () => {
+    expect(FOOTERS).toEqual([
+      'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
+      'j/k move  Enter detail  / search  f streams  space pause  o open  ? keys  q quit',
+      'j/k  Enter detail  / search  f streams  ? keys  q quit',
+    ]);
+    const listed = new Set(KEY_HELP.flatMap(([keys]) => keys.split(/\s+/)));
+    for (const footer of FOOTERS)
+      for (const word of footer.split('  ')) expect(listed).toContain(word.split(' ')[0]!.replace('j/k', 'j'));
+    const model = new TerminalModel({ capacity: 10, now: () => 0 });
+    for (const text of ['one', 'two']) model.add(post(text), false);
+    const state = initialKeyState();
+    expect(handleKey(model, state, 'j', {}, 5)).toBeUndefined();
+    expect(model.selected()?.text).toBe('one');
+    expect(handleKey(model, state, '3', {}, 5)).toEqual({ kind: 'open', link: 3 });
+    expect(handleKey(model, state, 'Y', {}, 5)).toEqual({ kind: 'copy', what: 'text' });
+    expect(handleKey(model, state, '?', {}, 5)).toBeUndefined();
+    expect(state.overlay).toBe('help');
   });
 
   it('a styled line is cut to the width, its colours and hyperlink ended', () => {

@@ -7,7 +7,7 @@ import { SessionMemory } from '../../src/terminal/memory.js';
 import { ruleFromLine } from '../../src/terminal/rule-line.js';
 import type { AlertRule } from '../../src/terminal/alerts.js';
 import { compileRules } from '../../src/terminal/alerts.js';
-import { handleKey, initialKeyState } from '../../src/terminal/keys.js';
+import { handleKey, initialKeyState } from '../../src/terminal/bindings.js';
 import { TerminalModel } from '../../src/terminal/model.js';
 import type { Remembered } from '../../src/terminal/model-types.js';
 import type { Post } from '../../src/protocol/types.js';

@@ -1,6 +1,6 @@
 import type { AlertEffect } from '../../terminal/model.js';
 import type { AlertRule, AlertRuleInput } from '../../terminal/alerts.js';
-import type { KeyEffect } from '../../terminal/keys.js';
+import type { KeyEffect } from '../../terminal/bindings.js';
 import type * as UiModule from '../../terminal/ui.js';
 import type { MarkdownRenderer } from '../../render/markdown.js';
 import type { ThemeName } from '../../terminal/theme.js';
