@@ -1,18 +1,10 @@
 // What each key does, mode by mode, and what the screen says of it: the `?` list and the
 // footer are made from the same table as the feed's keys, so they cannot disagree. The keys
 // themselves come from key-parser.ts.
+import type { KeyEffect } from './effects.js';
 import type { KeyPress } from './key-parser.js';
 import type { TerminalModel } from './model.js';
 import { ruleFromLine } from './rule-line.js';
-
-/** What a key asks of the world outside the model. */
-export type KeyEffect =
-  | { kind: 'quit' }
-  | { kind: 'open'; link: number }
-  | { kind: 'copy'; what: 'link' | 'text' }
-  | { kind: 'reconnect' }
-  | { kind: 'suspend' }
-  | undefined;
 
 export type Overlay = 'help' | 'picker' | 'alerts' | 'pins';
 

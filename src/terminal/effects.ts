@@ -1,5 +1,9 @@
 import { execFile } from 'node:child_process';
+import type { Post } from '../protocol/types.js';
 import { safeLine } from '../render/text.js';
+import type { AlertRule } from './alerts.js';
+import type { TerminalModel } from './model.js';
+import type { AlertEffect } from './model-types.js';
 
 const BEL = '\u0007';
 const MAX_NOTIFICATION = 200;
@@ -112,4 +116,117 @@ export function openUrl(url: string, opener = systemOpener()): Promise<boolean> 
     });
     child.stdin?.end();
   });
+}
+
+/** What a key asks of the world outside the model. */
+export type KeyEffect =
+  | { kind: 'quit' }
+  | { kind: 'open'; link: number }
+  | { kind: 'copy'; what: 'link' | 'text' }
+  | { kind: 'reconnect' }
+  | { kind: 'suspend' }
+  | undefined;
+
+/** An alert rule's command, run for each post it matches (the CLI's exec hook). */
+export interface AlertCommand {
+  push(event: { type: 'created'; history: false; format: 'post'; post: Post }, frame: unknown): void;
+  close(dropQueued: boolean): Promise<void>;
+}
+
+export interface EffectsOptions {
+  model: TerminalModel;
+  /** Writes to the terminal. */
+  write: (data: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** Something changed that the screen should show soon. */
+  changed: () => void;
+  quit: () => void;
+  reconnect: () => void;
+  suspend: () => void;
+  /** Starts an alert rule's command: what it reports goes to the footer. */
+  command: (command: string, report: (text: string) => void) => AlertCommand;
+}
+
+/**
+ * The effects of keys and alerts, carried out: the clipboard and notifications (past tmux or
+ * screen), the bell, the opener, the alert rules' commands, a reconnect, a quit.
+ */
+export class Effects {
+  readonly #options: EffectsOptions;
+  readonly #bell: Bell;
+  readonly #multiplexer: Multiplexer;
+  readonly #commands = new Map<AlertRule, AlertCommand>();
+
+  constructor(options: EffectsOptions) {
+    this.#options = options;
+    this.#bell = new Bell(options.write);
+    this.#multiplexer = multiplexerOf(options.env);
+  }
+
+  /** A line in the footer, shown soon. */
+  say(text: string): void {
+    this.#options.model.say(text);
+    this.#options.changed();
+  }
+
+  /** A sequence for the terminal itself (clipboard, notification), past tmux or screen. */
+  #toTerminal(sequence: string): void {
+    this.#options.write(passedThrough(sequence, this.#multiplexer));
+  }
+
+  key(effect: NonNullable<KeyEffect>): void {
+    const entry = this.#options.model.selected();
+    switch (effect.kind) {
+      case 'quit':
+        return this.#options.quit();
+      case 'reconnect':
+        return this.#options.reconnect();
+      case 'suspend':
+        return this.#options.suspend();
+      case 'copy': {
+        if (entry === undefined) return;
+        // Never an empty OSC 52: it would clear what the user had copied.
+        const copied = effect.what === 'text' ? entry.text : entry.links[0];
+        if (copied === null) return this.say('no text yet: the post is hidden until its release');
+        if (copied === undefined || copied === '') return this.say(`no ${effect.what} to copy`);
+        this.#toTerminal(clipboard(copied));
+        const sent = sentWords(effect.what, this.#multiplexer);
+        // The address last: a narrow footer cuts it, not what the user must know.
+        return this.say(effect.what === 'text' ? sent : `${sent}: ${copied}`);
+      }
+      case 'open': {
+        const link = entry?.links[effect.link - 1];
+        if (link === undefined) return this.say(`no link ${effect.link} in this post`);
+        this.say(`opening ${link}`);
+        void openUrl(link).then((opened) => this.say(opened ? `opened ${link}` : `no opener found: ${link}`));
+      }
+    }
+  }
+
+  alert(effect: AlertEffect): void {
+    if (effect.action === 'bell') this.#bell.ring();
+    else if (effect.action === 'notify') {
+      // Each post its own notification; the bell that goes with them rings once for a burst.
+      this.#toTerminal(notification(effect.entry.streamName, effect.entry.headline));
+      this.#bell.ring();
+    } else if (effect.rule.command !== undefined) {
+      let command = this.#commands.get(effect.rule);
+      if (command === undefined) {
+        command = this.#options.command(effect.rule.command, (text) => this.say(text));
+        this.#commands.set(effect.rule, command);
+      }
+      const event = { type: 'created' as const, history: false as const, format: 'post' as const, post: effect.post };
+      command.push(event, { event: 'stream.post.created', data: effect.post });
+    }
+  }
+
+  /** No bell still to ring. */
+  silence(): void {
+    this.#bell.stop();
+  }
+
+  /** The commands' queued posts dropped, once the running ones end. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#commands.values()].map((command) => command.close(true)));
+  }
 }

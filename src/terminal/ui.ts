@@ -1,4 +1,5 @@
-import { handleKey, initialKeyState, type KeyEffect } from './bindings.js';
+import { handleKey, initialKeyState } from './bindings.js';
+import type { KeyEffect } from './effects.js';
 import { parseKeys, splitUnfinished } from './key-parser.js';
 import type { FrameStore } from './store.js';
 import { tooSmall, View, type ViewOptions } from './view.js';

@@ -1,0 +1,207 @@
+// The terminal from start to end: the model, the connection, the screen and the effects put
+// together, until `q`, Ctrl-C, a signal or a lost connection. The command (cli/commands/
+// terminal.ts) gives it the streams, the environment and the settings.
+import type { Endpoint } from '../api/endpoints.js';
+import type { MarkdownRenderer } from '../render/markdown.js';
+import type { AlertRule } from './alerts.js';
+import type { AlertCommand } from './effects.js';
+import type { Remembering } from './remembering.js';
+import type { ThemeName } from './theme.js';
+import type { Ui } from './ui.js';
+
+/** How long after the first subscription the markdown renderer loads, unless a detail pane wants it sooner. */
+const MARKDOWN_AFTER_MS = 1000;
+
+const WARM_UP =
+  '**a** _b_ `c`\n\n- one\n- two\n\n1. x\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n\n[l](https://a.example) https://b.example\n';
+
+export interface TerminalRunOptions {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  env: NodeJS.ProcessEnv;
+  endpoints: readonly Endpoint[];
+  apiKey: string;
+  authQuery: boolean;
+  reconnect: boolean;
+  timeoutMs: number;
+  streams: string[] | undefined;
+  last: number;
+  match: RegExp | undefined;
+  color: boolean;
+  utc: boolean;
+  buffer: number;
+  maxPins?: number | undefined;
+  /** The alert rules, in the order they are tried. */
+  rules: AlertRule[];
+  /** What the last session left, and where this one is kept. */
+  kept: Remembering;
+  theme?: ThemeName | undefined;
+  /** What the header names as the service. */
+  service: string;
+  /** Starts an alert rule's command. */
+  command: (command: string, report: (text: string) => void) => AlertCommand;
+  /** Ends the view as `q` does. */
+  signal?: AbortSignal | undefined;
+  onSubscribed?: (() => void) | undefined;
+}
+
+/** Runs the terminal; resolves with what ended it when that was a failure (the screen given back first). */
+export async function runTerminal(options: TerminalRunOptions): Promise<unknown> {
+  const { stdin, stdout, env, kept } = options;
+  const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, { Effects }, { mountUi }, themes] =
+    await Promise.all([
+      import('./model.js'),
+      import('./store.js'),
+      import('./session.js'),
+      import('./screen.js'),
+      import('./effects.js'),
+      import('./ui.js'),
+      import('./theme.js'),
+    ]);
+  const { supportsHyperlinks } = await import('../render/hyperlinks.js');
+  const hyperlinks = options.color && supportsHyperlinks(stdout, env);
+  const model = new TerminalModel({
+    capacity: options.buffer,
+    ...(options.maxPins === undefined ? {} : { maxPins: options.maxPins }),
+    rules: options.rules,
+    match: options.match,
+    ...kept.model,
+  });
+  kept.start(model);
+  const store = new FrameStore();
+  /** Until the terminal has said its background (before the first frame). */
+  let theme = themes.THEMES.dark;
+  let markdown: MarkdownRenderer | undefined;
+  let loadingMarkdown: Promise<void> | undefined;
+  /** Loads `tree`'s markdown renderer once: soon after the start, or when a detail pane needs it first. */
+  const loadMarkdown = () =>
+    (loadingMarkdown ??= import('../render/markdown.js').then(async ({ loadMarkdownRenderer }) => {
+      const width = Math.max(20, (stdout.columns || 80) - 2);
+      const render = await loadMarkdownRenderer({ color: options.color, width, hyperlinks, linkColour: theme.link });
+      // The first renders of a table or a list pay for code paths not yet compiled, which can
+      // push a post past the render budget into plain text: paid here, before any post's.
+      for (let round = 0; round < 3; round++) render(WARM_UP);
+      markdown = render;
+      store.soon();
+    }));
+  let quit!: () => void;
+  const quitting = new Promise<void>((resolve) => {
+    quit = resolve;
+  });
+  const effects = new Effects({
+    model,
+    write: (data) => stdout.write(data),
+    env,
+    changed: () => store.soon(),
+    quit: () => quit(),
+    reconnect: () => session.reconnectNow(),
+    suspend: () => suspend(),
+    command: options.command,
+  });
+  const session = new Session({
+    endpoints: options.endpoints,
+    apiKey: options.apiKey,
+    authQuery: options.authQuery,
+    reconnect: options.reconnect,
+    timeoutMs: options.timeoutMs,
+    streams: options.streams,
+    last: options.last,
+    model,
+    changed: () => store.soon(),
+    onAlert: (effect) => effects.alert(effect),
+    onSubscribed: () => {
+      // The markdown renderer is the biggest load left: not while the first posts are drawn.
+      setTimeout(() => void loadMarkdown(), MARKDOWN_AFTER_MS).unref();
+      options.onSubscribed?.();
+    },
+  });
+
+  const screen = enterScreen(stdout, stdin);
+  /** Ctrl-Z: the terminal given back, the job stopped as the terminal's own Ctrl-Z stops it; back on SIGCONT. */
+  const suspend = () => {
+    let continued = false;
+    const takeBack = () => {
+      continued = true;
+      process.on('SIGTSTP', suspend);
+      screen.resume();
+      mounted?.redraw();
+    };
+    screen.suspend();
+    process.once('SIGCONT', takeBack);
+    // Without a listener of ours, SIGTSTP does what it does by default: it stops the process.
+    process.off('SIGTSTP', suspend);
+    // The whole job (a wrapper such as npx too): the process is stopped before `kill` returns.
+    process.kill(0, 'SIGTSTP');
+    // SIGCONT is told before anything set now runs. None: the stop was discarded, as for a job
+    // that no shell with job control started (its process group is orphaned).
+    setImmediate(() => {
+      if (continued) return;
+      process.off('SIGCONT', takeBack);
+      takeBack();
+      effects.say('Ctrl-Z: no shell with job control started this, so it cannot be suspended');
+    });
+  };
+  const onSignal = () => quit();
+  // A stop from outside (`kill -TSTP`, a job control of another kind) gives the terminal back first, as Ctrl-Z does.
+  process.on('SIGTSTP', suspend);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  options.signal?.addEventListener('abort', onSignal);
+  const ticker = setInterval(() => {
+    model.tick();
+    store.soon();
+  }, 1000);
+  let mounted: Ui | undefined;
+  let failure: unknown;
+  try {
+    // The connection opens while the terminal says its background colour.
+    const running = session.run();
+    running.catch(() => undefined);
+    const noAnswer = () => Promise.resolve(undefined);
+    theme = await themes.chooseTheme(
+      options.theme,
+      options.color ? () => themes.askBackground(stdin, stdout) : noAnswer,
+      env,
+    );
+    mounted = mountUi(
+      {
+        model,
+        store,
+        service: options.service,
+        dialect: () => session.dialect,
+        latency: () => session.medianLatency(),
+        color: options.color,
+        hyperlinks,
+        utc: options.utc,
+        theme,
+        markdown: () => {
+          void loadMarkdown();
+          return markdown;
+        },
+        onEffect: (effect) => effects.key(effect),
+      },
+      stdout,
+      stdin,
+    );
+    // A frame or a key that throws ends the command, the terminal given back.
+    await Promise.race([running, quitting, mounted.failed]);
+  } catch (error) {
+    failure = error;
+  } finally {
+    clearInterval(ticker);
+    effects.silence();
+    store.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
+    process.off('SIGTSTP', suspend);
+    options.signal?.removeEventListener('abort', onSignal);
+    mounted?.unmount();
+    screen.restore();
+    await session.stop();
+    await kept.close();
+    await effects.close();
+  }
+  return failure;
+}
