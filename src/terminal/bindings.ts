@@ -3,26 +3,8 @@
 // themselves come from key-parser.ts.
 import type { KeyEffect } from './effects.js';
 import type { KeyPress } from './key-parser.js';
-import type { TerminalModel } from './model.js';
+import type { KeyState, Overlay, TerminalModel } from './model.js';
 import { ruleFromLine } from './rule-line.js';
-
-export type Overlay = 'help' | 'picker' | 'alerts' | 'pins';
-
-/** The screen's modes besides the feed: the model's, so one keypress is one pure step. */
-export interface KeyState {
-  overlay: Overlay | undefined;
-  /** Typing a search after `/`. */
-  typing: boolean;
-  pickerIndex: number;
-  /** The rule the `a` screen's selection is on. */
-  ruleIndex: number;
-  /** A rule being typed on the `a` screen (`+`), and why it is not one yet. */
-  rule: { text: string; error: string | undefined } | undefined;
-}
-
-export function initialKeyState(): KeyState {
-  return { overlay: undefined, typing: false, pickerIndex: 0, ruleIndex: 0, rule: undefined };
-}
 
 /** A key of the feed (the screen with no overlay and nothing typed): what it does and how the screen names it. */
 interface Binding {
@@ -212,13 +194,8 @@ function feedKey(model: TerminalModel, state: KeyState, input: string, key: KeyP
 }
 
 /** One key: changes the model and the key state, and says what else must happen. */
-export function handleKey(
-  model: TerminalModel,
-  state: KeyState,
-  input: string,
-  key: KeyPress,
-  pageRows: number,
-): KeyEffect {
+export function handleKey(model: TerminalModel, input: string, key: KeyPress, pageRows: number): KeyEffect {
+  const state = model.keys;
   if (key.ctrl === true && input === 'c') return { kind: 'quit' };
   // Raw mode turns off the terminal's own Ctrl-Z: the shell's job control is asked for here.
   if (key.ctrl === true && input === 'z') return { kind: 'suspend' };

@@ -3,7 +3,7 @@ import type { Post } from '../protocol/types.js';
 import { safeLine } from '../render/text.js';
 import type { AlertRule } from './alerts.js';
 import type { TerminalModel } from './model.js';
-import type { AlertEffect } from './model-types.js';
+import type { AlertEffect } from './model.js';
 
 const BEL = '\u0007';
 const MAX_NOTIFICATION = 200;
@@ -127,6 +127,9 @@ export type KeyEffect =
   | { kind: 'suspend' }
   | undefined;
 
+/** What a step of the state asks of the world outside: a key's effect, or an alert rule's (bell, notify, exec). */
+export type TerminalEffect = NonNullable<KeyEffect> | (AlertEffect & { kind: AlertEffect['action'] });
+
 /** An alert rule's command, run for each post it matches (the CLI's exec hook). */
 export interface AlertCommand {
   push(event: { type: 'created'; history: false; format: 'post'; post: Post }, frame: unknown): void;
@@ -174,7 +177,9 @@ export class Effects {
     this.#options.write(passedThrough(sequence, this.#multiplexer));
   }
 
-  key(effect: NonNullable<KeyEffect>): void {
+  /** Carries out what a step asked for. */
+  carry(effect: TerminalEffect): void {
+    if (effect.kind === 'bell' || effect.kind === 'notify' || effect.kind === 'exec') return this.#alert(effect);
     const entry = this.#options.model.selected();
     switch (effect.kind) {
       case 'quit':
@@ -203,7 +208,7 @@ export class Effects {
     }
   }
 
-  alert(effect: AlertEffect): void {
+  #alert(effect: AlertEffect): void {
     if (effect.action === 'bell') this.#bell.ring();
     else if (effect.action === 'notify') {
       // Each post its own notification; the bell that goes with them rings once for a burst.

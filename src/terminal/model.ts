@@ -1,12 +1,86 @@
 import type { Post } from '../protocol/types.js';
 import { safeLine } from '../render/text.js';
-import { compilePattern, firstMatch, patternError, type AlertRule } from './alerts.js';
+import { compilePattern, firstMatch, patternError, type AlertRule, type AlertRuleInput } from './alerts.js';
 import { entryOf, type Entry } from './entry.js';
 import { ShownRows } from './shown-rows.js';
 import { knownCoins } from './coins.js';
-import type { AlertEffect, ConnectionView, ModelOptions, Remembered, StreamInfo } from './model-types.js';
 
-export type { AlertEffect, ConnectionView, ModelOptions, Remembered, StreamInfo };
+/** The connection as the header tells it. */
+export type ConnectionView =
+  | { kind: 'connecting'; attempt: number }
+  | { kind: 'subscribing' }
+  | { kind: 'connected'; reconnected: boolean }
+  | { kind: 'reconnecting'; attempt: number; delayMs: number; sinceMs: number }
+  | { kind: 'closed'; reason: string };
+
+/** What an alert asks of the world outside the model: the terminal does it. */
+export interface AlertEffect {
+  action: 'bell' | 'notify' | 'exec';
+  rule: AlertRule;
+  entry: Entry;
+  post: Post;
+}
+
+export interface ModelOptions {
+  /** Posts kept; the oldest go first. */
+  capacity: number;
+  /** Pins held, apart from the posts kept (default DEFAULT_MAX_PINS); past it the oldest pin goes. */
+  maxPins?: number;
+  rules?: readonly AlertRule[];
+  /** Only posts whose text matches are kept (`--match`). */
+  match?: RegExp | undefined;
+  now?: () => number;
+  /** Symbols a `#HASHTAG` is a coin for (default: the package's list). */
+  coins?: ReadonlySet<string>;
+  /** What the last session left: mutes, solo, pins by id (rules are in `rules`). */
+  restored?: Partial<Remembered> | undefined;
+  /** Told when something the next session keeps changed. */
+  remembered?: () => void;
+}
+
+/** What a session leaves for the next: kept in the profile's `terminal` section. */
+export interface Remembered {
+  /** Stream ids muted. */
+  muted: string[];
+  solo: string | null;
+  /** Sources muted on their own (`M`). */
+  mutedSources: string[];
+  /** Pinned posts by id, the oldest pin first. */
+  pins: string[];
+  /** The rules added in the terminal (the `a` screen). */
+  rules: AlertRuleInput[];
+}
+
+export interface StreamInfo {
+  id: string;
+  name: string;
+  /** Posts of it in the buffer. */
+  count: number;
+}
+
+export type Overlay = 'help' | 'picker' | 'alerts' | 'pins';
+
+/** The screen's modes besides the feed, held in the model: one keypress is one step of one state. */
+export interface KeyState {
+  overlay: Overlay | undefined;
+  /** Typing a search after `/`. */
+  typing: boolean;
+  pickerIndex: number;
+  /** The rule the `a` screen's selection is on. */
+  ruleIndex: number;
+  /** A rule being typed on the `a` screen (`+`), and why it is not one yet. */
+  rule: { text: string; error: string | undefined } | undefined;
+}
+
+export function initialKeyState(): KeyState {
+  return { overlay: undefined, typing: false, pickerIndex: 0, ruleIndex: 0, rule: undefined };
+}
+
+/** Where the list is scrolled: its first line, and the selected post with the line it was drawn on. */
+export interface ListScroll {
+  offset: number;
+  anchor: { entry: Entry; line: number } | undefined;
+}
 
 /** Pins held at most, unless told otherwise (`--max-pins`). */
 export const DEFAULT_MAX_PINS = 50;
@@ -15,9 +89,10 @@ export const DEFAULT_MAX_PINS = 50;
 export const RELEASE_MARK_MS = 60_000;
 
 /**
- * The terminal's state without the screen: the buffer, the filters, the search, the
- * selection, pause and pins, the alert rules' effects. The view reads it; keys and
- * posts change it; nothing here draws or does I/O, so tests drive it directly.
+ * The terminal's one state: the buffer, the filters, the search, the selection and the
+ * list's scroll, pause and pins, the keys' mode, the alert rules' effects. The view reads
+ * it; keys and posts change it through `update` (update.ts); nothing here draws or does
+ * I/O, so tests drive it directly.
  */
 export class TerminalModel {
   readonly capacity: number;
@@ -31,6 +106,10 @@ export class TerminalModel {
   columns = false;
   /** Lines the detail pane is scrolled down. */
   detailScroll = 0;
+  /** The keys' mode: an overlay, a search or a rule being typed. */
+  readonly keys: KeyState = initialKeyState();
+  /** Where the list is scrolled (the view keeps it to the selection at each frame). */
+  readonly list: ListScroll = { offset: 0, anchor: undefined };
   /** Why the search as typed is not a regular expression (the last good one is kept). */
   searchError: string | undefined;
   /** One line of news for the footer (an opener that failed, a copied link…). */

@@ -1,7 +1,7 @@
 import { knownCoins } from './coins.js';
 import type { AlertRule } from './alerts.js';
 import { SessionMemory, type MemoryOptions } from './memory.js';
-import type { ModelOptions, Remembered } from './model-types.js';
+import type { ModelOptions, Remembered } from './model.js';
 import type { TerminalModel } from './model.js';
 import { restoredRules } from './rule-line.js';
 

@@ -8,6 +8,7 @@ import type { AlertCommand } from './effects.js';
 import type { Remembering } from './remembering.js';
 import type { ThemeName } from './theme.js';
 import type { Ui } from './ui.js';
+import { update, type TerminalEvent } from './update.js';
 
 /** How long after the first subscription the markdown renderer loads, unless a detail pane wants it sooner. */
 const MARKDOWN_AFTER_MS = 1000;
@@ -98,6 +99,10 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
     suspend: () => suspend(),
     command: options.command,
   });
+  /** One event through `update`, its effects carried out. */
+  const step = (event: TerminalEvent) => {
+    for (const effect of update(model, event).effects) effects.carry(effect);
+  };
   const session = new Session({
     endpoints: options.endpoints,
     apiKey: options.apiKey,
@@ -108,7 +113,7 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
     last: options.last,
     model,
     changed: () => store.soon(),
-    onAlert: (effect) => effects.alert(effect),
+    post: (post, history) => step({ kind: 'post', post, history }),
     onSubscribed: () => {
       // The markdown renderer is the biggest load left: not while the first posts are drawn.
       setTimeout(() => void loadMarkdown(), MARKDOWN_AFTER_MS).unref();
@@ -149,7 +154,7 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
   process.on('SIGHUP', onSignal);
   options.signal?.addEventListener('abort', onSignal);
   const ticker = setInterval(() => {
-    model.tick();
+    step({ kind: 'tick' });
     store.soon();
   }, 1000);
   let mounted: Ui | undefined;
@@ -179,7 +184,7 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
           void loadMarkdown();
           return markdown;
         },
-        onEffect: (effect) => effects.key(effect),
+        onEffect: (effect) => effects.carry(effect),
       },
       stdout,
       stdin,

@@ -11,7 +11,8 @@ import type { Endpoint } from '../api/endpoints.js';
 import { StreamNames } from '../api/rest-reads.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import { Latencies } from './latency.js';
-import type { AlertEffect, TerminalModel } from './model.js';
+import type { Post } from '../protocol/types.js';
+import type { TerminalModel } from './model.js';
 
 export interface SessionOptions {
   endpoints: readonly Endpoint[];
@@ -24,8 +25,8 @@ export interface SessionOptions {
   model: TerminalModel;
   /** Something changed that the screen should show soon. */
   changed: () => void;
-  /** What an alert rule asks for (bell, notify, exec). */
-  onAlert: (effect: AlertEffect) => void;
+  /** A post delivered (`history`: replayed by `--last`): the caller steps the state with it. */
+  post: (post: Post, history: boolean) => void;
   /** Told once, when the first subscription is acknowledged. */
   onSubscribed?: () => void;
 }
@@ -167,7 +168,7 @@ export class Session {
             this.#latencies.add(
               model.now() + (model.clockOffsetMs ?? 0) - Date.parse(post.releaseAt ?? post.createdAt),
             );
-          for (const effect of model.add(post, wasFirst && event.history)) this.#options.onAlert(effect);
+          this.#options.post(post, wasFirst && event.history);
           this.#options.changed();
         }
       } finally {

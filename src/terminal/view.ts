@@ -3,8 +3,8 @@ import { streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import { detailLines } from './detail.js';
 import type { Entry } from './entry.js';
-import { FOOTERS, KEY_HELP, MODE_HINTS, type KeyState } from './bindings.js';
-import type { TerminalModel } from './model.js';
+import { FOOTERS, KEY_HELP, MODE_HINTS } from './bindings.js';
+import type { KeyState, TerminalModel } from './model.js';
 import { ageText, latencyText } from './latency.js';
 import { highlightMarks, type Theme } from './theme.js';
 import { cells, fitLine, fitText, formatRow, markMatches, padText, screenChalk, type RowView } from './row.js';
@@ -136,11 +136,8 @@ function searchHint(model: TerminalModel): string {
  */
 export class View {
   readonly #options: ViewOptions;
-  #offset = 0;
   /** Keys pressed while the window was too small: none acted, and the screen says how many. */
   keysIgnored = 0;
-  /** The selected post and the line of the list it was drawn on. */
-  #anchor: { entry: Entry; line: number } | undefined;
   /** Each post's row as last formatted, with the look it was formatted for. */
   #rows = new WeakMap<Entry, { look: string; line: string }>();
   /** The detail panes last rendered, newest last. */
@@ -150,11 +147,12 @@ export class View {
     this.#options = options;
   }
 
-  /** The whole screen for `keys` at `width` × `height`: exactly `height` lines. */
-  lines(keys: KeyState, width: number, height: number): string[] {
+  /** The whole screen at `width` × `height`: exactly `height` lines. */
+  lines(width: number, height: number): string[] {
     if (tooSmall(width, height)) return tooSmallLines(width, height, this.keysIgnored);
     this.keysIgnored = 0;
     const { model } = this.#options;
+    const keys = model.keys;
     const now = model.now();
     const pins = model.pinned();
     const pinned = pins.slice(0, MAX_PINNED_ROWS);
@@ -312,22 +310,23 @@ export class View {
     const detailHeight = area - listHeight;
     const selectedIndex = model.selectedIndex();
     const selected = model.firstRows(selectedIndex + 1)[selectedIndex];
+    const list = model.list;
     // The selected post stays on its line as posts arrive above it: the list never moves under the reader.
-    const anchored = selected !== undefined && this.#anchor?.entry === selected;
-    if (anchored) this.#offset = selectedIndex - this.#anchor!.line;
-    if (selectedIndex < this.#offset) this.#offset = selectedIndex;
-    if (selectedIndex >= this.#offset + listHeight) this.#offset = selectedIndex - listHeight + 1;
+    const anchored = selected !== undefined && list.anchor?.entry === selected;
+    if (anchored) list.offset = selectedIndex - list.anchor!.line;
+    if (selectedIndex < list.offset) list.offset = selectedIndex;
+    if (selectedIndex >= list.offset + listHeight) list.offset = selectedIndex - listHeight + 1;
     // Only the rows this frame shows: fewer are all there are.
-    const rows = model.firstRows(this.#offset + listHeight);
+    const rows = model.firstRows(list.offset + listHeight);
     // A list shorter than the screen starts at the top, unless that would move the selected row.
-    if (!anchored) this.#offset = Math.min(this.#offset, Math.max(0, rows.length - listHeight));
-    this.#offset = Math.max(0, this.#offset);
+    if (!anchored) list.offset = Math.min(list.offset, Math.max(0, rows.length - listHeight));
+    list.offset = Math.max(0, list.offset);
     const lines: string[] = [];
     if (rows.length === 0) lines.push(c.dim(model.size === 0 ? '  waiting for posts…' : '  nothing matches'));
-    const end = Math.min(rows.length, this.#offset + listHeight);
-    for (let index = this.#offset; index < end; index++)
+    const end = Math.min(rows.length, list.offset + listHeight);
+    for (let index = list.offset; index < end; index++)
       lines.push(this.#row(rows[index]!, width, streamWidth, index === selectedIndex, now));
-    this.#anchor = selected === undefined ? undefined : { entry: selected, line: selectedIndex - this.#offset };
+    list.anchor = selected === undefined ? undefined : { entry: selected, line: selectedIndex - list.offset };
     while (lines.length < listHeight) lines.push('');
     if (!model.detailOpen || detailHeight <= 1) return lines;
     const detail = selected === undefined ? [] : this.#detail(selected, width);

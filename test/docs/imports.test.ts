@@ -8,7 +8,7 @@ const MAX_LINES = 500;
 /** Source files past MAX_LINES that were looked at and are one job each, with why. */
 const ONE_JOB: Record<string, string> = {
   'terminal/model.ts':
-    "the terminal's state as keys and posts change it: buffer, selection, pause, search, filters and pins act on one another at each step (a release moves its post to the top and its pin with it, and counts in the selection's ↑ N new; a pause holds the selection), so they are one state; the rows worked out from it (shown-rows), the entries, the alert rules and the types are files of their own",
+    "the terminal's state as keys and posts change it: buffer, selection, pause, search, filters and pins act on one another at each step (a release moves its post to the top and its pin with it, and counts in the selection's ↑ N new; a pause holds the selection), so they are one state, with the keys' mode and the list's scroll, and its types beside it; the rows worked out from it (shown-rows), the entries, the alert rules, the keys' bindings and the one entry that steps it (update.ts) are files of their own",
 };
 
 /** Every module of src/ (the dashboard's page is a bundle of its own). */

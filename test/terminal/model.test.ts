@@ -3,7 +3,8 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
 import { compilePattern, compileRules } from '../../src/terminal/alerts.js';
-import { FOOTERS, KEY_HELP, handleKey, initialKeyState } from '../../src/terminal/bindings.js';
+import { FOOTERS, KEY_HELP } from '../../src/terminal/bindings.js';
+import { update } from '../../src/terminal/update.js';
 import { parseKeys, splitUnfinished } from '../../src/terminal/key-parser.js';
 import { RELEASE_MARK_MS, TerminalModel } from '../../src/terminal/model.js';
 import { cells, fitLine, fitText, formatRow, lineCells, markMatches } from '../../src/terminal/row.js';
@@ -513,13 +514,13 @@ describe('rows and text', () => {
       for (const word of footer.split('  ')) expect(listed).toContain(word.split(' ')[0]!.replace('j/k', 'j'));
     const model = new TerminalModel({ capacity: 10, now: () => 0 });
     for (const text of ['one', 'two']) model.add(post(text), false);
-    const state = initialKeyState();
-    expect(handleKey(model, state, 'j', {}, 5)).toBeUndefined();
+    const key = (input: string) => update(model, { kind: 'key', input, key: {}, pageRows: 5 }).effects;
+    expect(key('j')).toEqual([]);
     expect(model.selected()?.text).toBe('one');
-    expect(handleKey(model, state, '3', {}, 5)).toEqual({ kind: 'open', link: 3 });
-    expect(handleKey(model, state, 'Y', {}, 5)).toEqual({ kind: 'copy', what: 'text' });
-    expect(handleKey(model, state, '?', {}, 5)).toBeUndefined();
-    expect(state.overlay).toBe('help');
+    expect(key('3')).toEqual([{ kind: 'open', link: 3 }]);
+    expect(key('Y')).toEqual([{ kind: 'copy', what: 'text' }]);
+    expect(key('?')).toEqual([]);
+    expect(model.keys.overlay).toBe('help');
   });
 
   it('a styled line is cut to the width, its colours and hyperlink ended', () => {
