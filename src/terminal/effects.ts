@@ -3,7 +3,7 @@ import type { Post } from '../protocol/types.js';
 import { safeLine } from '../render/text.js';
 import type { AlertRule } from './alerts.js';
 import type { TerminalModel } from './model.js';
-import type { AlertEffect } from './model.js';
+import type { AlertEffect, Remembered } from './model.js';
 
 const BEL = '\u0007';
 const MAX_NOTIFICATION = 200;
@@ -128,7 +128,11 @@ export type KeyEffect =
   | undefined;
 
 /** What a step of the state asks of the world outside: a key's effect, or an alert rule's (bell, notify, exec). */
-export type TerminalEffect = NonNullable<KeyEffect> | (AlertEffect & { kind: AlertEffect['action'] });
+export type TerminalEffect =
+  | NonNullable<KeyEffect>
+  | (AlertEffect & { kind: AlertEffect['action'] })
+  /** What the next session starts with changed: kept in the profile a moment later. */
+  | { kind: 'save'; remembered: Remembered };
 
 /** An alert rule's command, run for each post it matches (the CLI's exec hook). */
 export interface AlertCommand {
@@ -146,6 +150,8 @@ export interface EffectsOptions {
   quit: () => void;
   reconnect: () => void;
   suspend: () => void;
+  /** Keeps what the next session starts with. */
+  save: (remembered: Remembered) => void;
   /** Starts an alert rule's command: what it reports goes to the footer. */
   command: (command: string, report: (text: string) => void) => AlertCommand;
 }
@@ -180,6 +186,7 @@ export class Effects {
   /** Carries out what a step asked for. */
   carry(effect: TerminalEffect): void {
     if (effect.kind === 'bell' || effect.kind === 'notify' || effect.kind === 'exec') return this.#alert(effect);
+    if (effect.kind === 'save') return this.#options.save(effect.remembered);
     const entry = this.#options.model.selected();
     switch (effect.kind) {
       case 'quit':

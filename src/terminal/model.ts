@@ -34,8 +34,6 @@ export interface ModelOptions {
   coins?: ReadonlySet<string>;
   /** What the last session left: mutes, solo, pins by id (rules are in `rules`). */
   restored?: Partial<Remembered> | undefined;
-  /** Told when something the next session keeps changed. */
-  remembered?: () => void;
 }
 
 /** What a session leaves for the next: kept in the profile's `terminal` section. */
@@ -127,7 +125,8 @@ export class TerminalModel {
   readonly #mutedSources = new Set<string>();
   /** Pins of the last session (by id) not yet delivered: pinned as they come. */
   readonly #wantedPins: Set<string>;
-  readonly #remembered: () => void;
+  /** Something the next session keeps changed since `update` last asked (see takeUnsaved). */
+  #unsaved = false;
   #entries: Entry[] = [];
   readonly #byId = new Map<string, Entry>();
   readonly #streams = new Map<string, string>();
@@ -176,7 +175,6 @@ export class TerminalModel {
     for (const source of restored?.mutedSources ?? []) this.#mutedSources.add(source);
     this.#solo = restored?.solo ?? undefined;
     this.#wantedPins = new Set(restored?.pins ?? []);
-    this.#remembered = options.remembered ?? (() => undefined);
     this.#match = options.match === undefined ? undefined : new RegExp(options.match.source, 'iu');
     this.now = options.now ?? Date.now;
     this.#shownRows = new ShownRows({
@@ -264,6 +262,13 @@ export class TerminalModel {
   /** Sources muted on their own (`M`), in the order muted. */
   mutedSources(): readonly string[] {
     return [...this.#mutedSources];
+  }
+
+  /** Whether something the next session keeps changed since last asked; asking clears it. */
+  takeUnsaved(): boolean {
+    const unsaved = this.#unsaved;
+    this.#unsaved = false;
+    return unsaved;
   }
 
   /** What the next session starts with: mutes, solo, pins by id, and the rules added here. */
@@ -420,7 +425,7 @@ export class TerminalModel {
 
   #rulesChanged(): void {
     for (const entry of this.#entries) if (entry.text !== null) this.#alert(entry, undefined, true);
-    this.#remembered();
+    this.#unsaved = true;
     this.#rowsChanged();
   }
 
@@ -451,7 +456,7 @@ export class TerminalModel {
   #pin(entry: Entry): boolean {
     if (this.#pins.has(entry.id)) return false;
     this.#pins.set(entry.id, entry);
-    this.#remembered();
+    this.#unsaved = true;
     if (this.#pins.size <= this.maxPins) return false;
     this.#unpin(this.#pins.keys().next().value!);
     return true;
@@ -460,7 +465,7 @@ export class TerminalModel {
   /** Lets a pin go; a post the buffer let go too is forgotten whole. Returns whether it was pinned. */
   #unpin(id: string): boolean {
     if (!this.#pins.delete(id)) return false;
-    this.#remembered();
+    this.#unsaved = true;
     if (!this.#byId.has(id)) this.#alerted.delete(id);
     return true;
   }
@@ -669,13 +674,13 @@ export class TerminalModel {
   toggleMute(streamId: string): void {
     if (this.#muted.has(streamId)) this.#muted.delete(streamId);
     else this.#muted.add(streamId);
-    this.#remembered();
+    this.#unsaved = true;
     this.#rowsChanged();
   }
 
   toggleSolo(streamId: string): void {
     this.#solo = this.#solo === streamId ? undefined : streamId;
-    this.#remembered();
+    this.#unsaved = true;
     this.#rowsChanged();
   }
 
@@ -687,7 +692,7 @@ export class TerminalModel {
       this.#mutedSources.add(source);
       this.say(`source ${source} muted (f lists it: m shows it again)`);
     }
-    this.#remembered();
+    this.#unsaved = true;
     this.#rowsChanged();
   }
 

@@ -97,6 +97,7 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
     quit: () => quit(),
     reconnect: () => session.reconnectNow(),
     suspend: () => suspend(),
+    save: (remembered) => kept.save(remembered),
     command: options.command,
   });
   /** One event through `update`, its effects carried out. */

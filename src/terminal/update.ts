@@ -26,6 +26,13 @@ export interface Step {
 
 /** One event: the state after it, and what it asks of the world outside. */
 export function update(state: TerminalState, event: TerminalEvent): Step {
+  const step = changed(state, event);
+  // A mute, a pin, a rule: what the next session starts with changed, and is to be saved.
+  if (state.takeUnsaved()) step.effects.push({ kind: 'save', remembered: state.remembered() });
+  return step;
+}
+
+function changed(state: TerminalState, event: TerminalEvent): Step {
   switch (event.kind) {
     case 'key': {
       const effect = handleKey(state, event.input, event.key, event.pageRows);

@@ -104,14 +104,22 @@ describe('the model and what a session keeps', () => {
     const model = new TerminalModel({
       capacity: 10,
       restored: { muted: ['whale-alerts'], solo: null, mutedSources: ['Desk'], pins: ['wanted'] },
-      remembered: () => (told += 1),
     });
-    model.add(post('a whale', { streamId: 'whale-alerts' }), true);
-    model.add(post('from the desk', { metadata: { sourceName: 'Desk' } }), true);
-    model.add({ ...post('pinned again'), id: 'wanted' }, true);
+    const tell = () => {
+      if (model.takeUnsaved()) told += 1;
+    };
+    for (const made of [
+      post('a whale', { streamId: 'whale-alerts' }),
+      post('from the desk', { metadata: { sourceName: 'Desk' } }),
+      { ...post('pinned again'), id: 'wanted' },
+    ]) {
+      model.add(made, true);
+      tell();
+    }
     expect(model.rows().map((entry) => entry.text)).toEqual(['pinned again']);
     expect(model.pinned().map((entry) => entry.id)).toEqual(['wanted']);
     model.toggleSolo('macro-wire');
+    tell();
     expect(model.remembered()).toEqual({
       muted: ['whale-alerts'],
       solo: 'macro-wire',
