@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import type { Post } from '../protocol/types.js';
 import { safeLine } from '../render/text.js';
 import type { AlertRule } from './alerts.js';
-import type { TerminalModel } from './model.js';
+import type { Entry } from './entry.js';
 import type { AlertEffect, Remembered } from './model.js';
 
 const BEL = '\u0007';
@@ -141,12 +141,13 @@ export interface AlertCommand {
 }
 
 export interface EffectsOptions {
-  model: TerminalModel;
+  /** The selected post, which a copy or an open is of. */
+  selected: () => Entry | undefined;
+  /** A line for the footer (through `update`): what an effect did, or why it could not. */
+  say: (text: string) => void;
   /** Writes to the terminal. */
   write: (data: string) => void;
   env: NodeJS.ProcessEnv;
-  /** Something changed that the screen should show soon. */
-  changed: () => void;
   quit: () => void;
   reconnect: () => void;
   suspend: () => void;
@@ -172,10 +173,8 @@ export class Effects {
     this.#multiplexer = multiplexerOf(options.env);
   }
 
-  /** A line in the footer, shown soon. */
   say(text: string): void {
-    this.#options.model.say(text);
-    this.#options.changed();
+    this.#options.say(text);
   }
 
   /** A sequence for the terminal itself (clipboard, notification), past tmux or screen. */
@@ -187,7 +186,7 @@ export class Effects {
   carry(effect: TerminalEffect): void {
     if (effect.kind === 'bell' || effect.kind === 'notify' || effect.kind === 'exec') return this.#alert(effect);
     if (effect.kind === 'save') return this.#options.save(effect.remembered);
-    const entry = this.#options.model.selected();
+    const entry = this.#options.selected();
     switch (effect.kind) {
       case 'quit':
         return this.#options.quit();

@@ -1,11 +1,11 @@
 // The terminal from start to end: the model, the connection, the screen and the effects put
 // together, until `q`, Ctrl-C, a signal or a lost connection. The command (cli/commands/
 // terminal.ts) gives it the streams, the environment and the settings.
-import type { Endpoint } from '../api/endpoints.js';
 import type { MarkdownRenderer } from '../render/markdown.js';
 import type { AlertRule } from './alerts.js';
 import type { AlertCommand } from './effects.js';
 import type { Remembering } from './remembering.js';
+import type { SessionOptions } from './session.js';
 import type { ThemeName } from './theme.js';
 import type { Ui } from './ui.js';
 import { update, type TerminalEvent } from './update.js';
@@ -16,17 +16,14 @@ const MARKDOWN_AFTER_MS = 1000;
 const WARM_UP =
   '**a** _b_ `c`\n\n- one\n- two\n\n1. x\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n\n[l](https://a.example) https://b.example\n';
 
-export interface TerminalRunOptions {
+/** The connection's options are the session's. */
+export interface TerminalRunOptions extends Pick<
+  SessionOptions,
+  'endpoints' | 'apiKey' | 'authQuery' | 'reconnect' | 'timeoutMs' | 'streams' | 'last'
+> {
   stdin: NodeJS.ReadStream;
   stdout: NodeJS.WriteStream;
   env: NodeJS.ProcessEnv;
-  endpoints: readonly Endpoint[];
-  apiKey: string;
-  authQuery: boolean;
-  reconnect: boolean;
-  timeoutMs: number;
-  streams: string[] | undefined;
-  last: number;
   match: RegExp | undefined;
   color: boolean;
   utc: boolean;
@@ -90,10 +87,13 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
     quit = resolve;
   });
   const effects = new Effects({
-    model,
+    selected: () => model.selected(),
+    say: (text) => {
+      step({ kind: 'say', text });
+      store.soon();
+    },
     write: (data) => stdout.write(data),
     env,
-    changed: () => store.soon(),
     quit: () => quit(),
     reconnect: () => session.reconnectNow(),
     suspend: () => suspend(),

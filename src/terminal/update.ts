@@ -17,7 +17,9 @@ export type TerminalEvent =
   /** A post delivered, or a release or an update of one; `history` when `--last` replayed it. */
   | { kind: 'post'; post: Post; history: boolean }
   /** A second passed: ages, countdowns and messages move on. */
-  | { kind: 'tick' };
+  | { kind: 'tick' }
+  /** A line for the footer: what an effect did, or why it could not. */
+  | { kind: 'say'; text: string };
 
 export interface Step {
   state: TerminalState;
@@ -45,6 +47,9 @@ function changed(state: TerminalState, event: TerminalEvent): Step {
       };
     case 'tick':
       state.tick();
+      return { state, effects: [] };
+    case 'say':
+      state.say(event.text);
       return { state, effects: [] };
   }
 }
