@@ -114,7 +114,7 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
     last: options.last,
     model,
     changed: () => store.soon(),
-    post: (post, history) => step({ kind: 'post', post, history }),
+    step,
     onSubscribed: () => {
       // The markdown renderer is the biggest load left: not while the first posts are drawn.
       setTimeout(() => void loadMarkdown(), MARKDOWN_AFTER_MS).unref();

@@ -1,4 +1,4 @@
-// The one entry for what changes the terminal's state: a key, a post, a second passing.
+// The one entry for what changes the terminal's state: a key, a post, the connection, a second passing.
 // `update(state, event)` returns the state and the effects it asks of the world outside
 // (effects.ts carries them out). The state is the model (model.ts): the buffer, the
 // selection and the list's scroll, the search, the keys' mode, the pins and the rules.
@@ -6,7 +6,7 @@ import type { Post } from '../protocol/types.js';
 import { handleKey } from './bindings.js';
 import type { TerminalEffect } from './effects.js';
 import type { KeyPress } from './key-parser.js';
-import type { TerminalModel } from './model.js';
+import type { ConnectionView, TerminalModel } from './model.js';
 
 /** The terminal's one state. */
 export type TerminalState = TerminalModel;
@@ -19,7 +19,13 @@ export type TerminalEvent =
   /** A second passed: ages, countdowns and messages move on. */
   | { kind: 'tick' }
   /** A line for the footer: what an effect did, or why it could not. */
-  | { kind: 'say'; text: string };
+  | { kind: 'say'; text: string }
+  /** The connection as the header tells it. */
+  | { kind: 'connection'; connection: ConnectionView }
+  /** The service's clock as it last said (`connected`, `sub_ack`). */
+  | { kind: 'service-time'; iso: string | undefined }
+  /** A stream subscribed to, and its name once looked up. */
+  | { kind: 'stream'; id: string; name?: string | undefined };
 
 export interface Step {
   state: TerminalState;
@@ -47,9 +53,18 @@ function changed(state: TerminalState, event: TerminalEvent): Step {
       };
     case 'tick':
       state.tick();
-      return { state, effects: [] };
+      break;
     case 'say':
       state.say(event.text);
-      return { state, effects: [] };
+      break;
+    case 'connection':
+      state.setConnection(event.connection);
+      break;
+    case 'service-time':
+      state.setServiceTime(event.iso);
+      break;
+    case 'stream':
+      state.knowStream(event.id, event.name);
   }
+  return { state, effects: [] };
 }
