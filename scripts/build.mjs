@@ -25,9 +25,70 @@ await rm(outdir, { recursive: true, force: true });
 // files (48 imports to resolve) where the runtime's per-file cost is most of its start-up.
 // Here the command line's own core — commander, the post command, settings, the post's
 // checks and everything they import — is one chunk: `--help` loads 5 files, `post --dry-run` 8.
+/**
+ * The command line reaches the library through its two entries (src/index.ts, the public one,
+ * and src/api/internal.ts); in the bundle each name it imports comes straight from the module
+ * that defines it. An entry names every module of the library, so a chunk that imported the
+ * entry would take them all: `--help` would load the server.
+ */
+function libraryEntriesBypassed() {
+  const origins = new Map();
+  for (const entry of ['src/index.ts', 'src/api/internal.ts'].map((file) => join(root, file))) {
+    const names = new Map();
+    const text = readFileSync(entry, 'utf8');
+    for (const [, list, spec] of text.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'([^']+)';/gm)) {
+      for (const item of list.split(',').map((part) => part.trim().replace(/^type\s+/, ''))) {
+        if (item === '') continue;
+        const [imported, local = imported] = item.split(/\s+as\s+/);
+        names.set(local, { imported, from: resolve(dirname(entry), spec.replace(/\.js$/, '.ts')) });
+      }
+    }
+    origins.set(entry, names);
+  }
+  const namesOf = (list) =>
+    list
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part !== '' && !part.startsWith('type '));
+  /** `{ a, b as c }` from an entry, as one import a module; undefined for anything else. */
+  const direct = (list, spec, id, keyword) => {
+    const names = origins.get(resolve(dirname(id), spec.replace(/\.js$/, '.ts')));
+    if (names === undefined) return undefined;
+    const byModule = new Map();
+    for (const part of namesOf(list)) {
+      const [name, local = name] = part.split(/\s+as\s+/);
+      const origin = names.get(name);
+      if (origin === undefined) throw new Error(`${id}: ${spec} has no export ${name}`);
+      byModule.set(origin.from, [...(byModule.get(origin.from) ?? []), `${origin.imported}${keyword}${local}`]);
+    }
+    return byModule;
+  };
+  return {
+    name: 'library-entries-bypassed',
+    transform(code, id) {
+      if (!/[\\/]src[\\/](cli|demo|terminal|doctor)[\\/]/.test(id)) return null;
+      const statics = code.replace(/^import\s+\{([^}]*)\}\s+from\s+'([^']+)';/gm, (whole, list, spec) => {
+        const byModule = direct(list, spec, id, ' as ');
+        if (byModule === undefined) return whole;
+        return [...byModule]
+          .map(([from, names]) => `import { ${names.join(', ')} } from ${JSON.stringify(from)};`)
+          .join('');
+      });
+      return statics.replace(/const\s*\{([^}]*)\}\s*=\s*await\s+import\('([^']+)'\)/g, (whole, list, spec) => {
+        const byModule = direct(list, spec, id, ': ');
+        if (byModule === undefined) return whole;
+        if (byModule.size !== 1) throw new Error(`${id}: a lazy import from ${spec} must take names of one module`);
+        const [[from, names]] = byModule;
+        return `const { ${names.join(', ')} } = await import(${JSON.stringify(from)})`;
+      });
+    },
+  };
+}
+
 const bundle = await rolldown({
   cwd: root,
   input: { cli: 'src/cli/main.ts', index: 'src/index.ts' },
+  plugins: [libraryEntriesBypassed()],
   platform: 'node',
   // ws loads these native accelerators only when present; they are optional.
   external: ['bufferutil', 'utf-8-validate'],

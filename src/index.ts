@@ -21,6 +21,9 @@ export type {
   ScenarioPlayback,
   ScenarioStepResult,
   ScenarioSummary,
+  ScenarioConversion,
+  PlayOptions,
+  ScenarioStart,
   Logger,
   LogLevel,
   LogFields,
@@ -47,6 +50,9 @@ export type {
 } from './api/client.js';
 export { publishRest } from './api/rest.js';
 export type { PublishRestOptions } from './api/rest.js';
+export { fetchStreams, fetchStream, fetchPosts, setCustomTargets } from './api/rest-reads.js';
+export type { RestReadOptions, RestStream } from './api/rest-reads.js';
+export { scenarioFromListenRecording } from './api/scenario.js';
 export { StreamPostsError, STREAM_POSTS_ERROR_CODES } from './api/errors.js';
 export { isOptionError } from './api/options.js';
 export type { OptionError } from './api/options.js';

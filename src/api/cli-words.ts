@@ -2,21 +2,13 @@
  * The library's errors and outcomes in the command line's words: a wait that ran out names
  * what was awaited with the flag's timeout, a refusal of a post is an outcome to report.
  * Shared by the CLI's commands and the demo's publisher, so neither imports the other. Not
- * exported from the package.
- * @internal
+ * exported from the package (the CLI reaches it through internal.ts).
  */
 import type { PublishOutcome } from '../client/publisher.js';
 import { formatWait } from '../client/errors.js';
 import type { PublishArgs } from '../protocol/types.js';
 import { StreamPostsError } from './errors.js';
 import type { PublishOptions, PublishResult } from './publish.js';
-
-export type { PublishData, PublishOutcome } from '../client/publisher.js';
-export type { RateLimitWait } from '../client/pacer.js';
-export { commandFrame, setFields } from '../client/publish-args.js';
-export { generateIdempotencyKey, withIdempotencyKey } from '../client/idempotency.js';
-export { DEFAULT_TIMEOUT_MS, describeNetworkError, formatWait } from '../client/errors.js';
-export { serviceTimeMs } from '../client/service-time.js';
 
 /**
  * What to throw when a library error ends a command: the error itself (the CLI's exit code

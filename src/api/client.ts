@@ -1,17 +1,13 @@
 // `connect`: its options, each checked with an error naming it, and the opening of the shared
 // connection the client is made of; the client itself is in stream-posts-client.ts.
+import * as z from 'zod/mini';
 import { DEFAULT_BACKOFF, type BackoffOptions } from '../client/backoff.js';
-
-// For a caller that retries connections of its own with the client's back-off (the terminal's `r`).
-export { backoffDelay, type BackoffOptions } from '../client/backoff.js';
 import type { RateLimitWait } from '../client/pacer.js';
-import { PUBLISH_MAX_ATTEMPTS as MAX_PUBLISH_ATTEMPTS } from '../client/publisher.js';
 import { ClientError } from '../client/errors.js';
 import { MAX_TIMER_MS } from '../client/timer-delay.js';
 import { fromClientError, redactedClientError, redactSecrets, StreamPostsError } from './errors.js';
 import { StreamPostsClient, withTimeout } from './stream-posts-client.js';
 
-export { StreamPostsClient } from './stream-posts-client.js';
 export type {
   ContentType,
   Post,
@@ -25,16 +21,23 @@ export type {
   TreeEvent,
   TreeItem,
 } from './stream-posts-client.js';
+export type { StreamPostsClient } from './stream-posts-client.js';
 import {
-  checkKnownOptions,
-  optionError,
-  optionalBoolean,
-  optionalInteger,
-  requiredString,
-  timeoutOption,
-} from './options.js';
-import { checkEndpoints, type Endpoint } from './endpoints.js';
-import { SharedConnection } from './shared-connection.js';
+  callback,
+  flag,
+  integer,
+  LIBRARY_TIMEOUT_MS,
+  OptionTable,
+  optional,
+  requiredText,
+  TIMEOUT_OPTION,
+  URL_OPTION,
+  type OptionSchema,
+  type TableValues,
+} from './option-table.js';
+import type { Endpoint } from '../client/endpoint.js';
+import { libraryEndpoints } from './endpoints.js';
+import { SharedConnection } from '../client/shared-connection.js';
 
 export interface ConnectOptions {
   /**
@@ -99,17 +102,39 @@ export type ClientState =
    */
   | { kind: 'reconnecting'; delayMs: number; reason: string; attempt: number };
 
-const CONNECT_OPTIONS = [
-  'url',
-  'apiKey',
-  'authQuery',
-  'reconnect',
-  'maxReconnectAttempts',
-  'timeoutMs',
-  'onState',
-  'heartbeat',
-  'onFrame',
-] as const;
+type Heartbeat = NonNullable<ConnectOptions['heartbeat']>;
+
+/** `heartbeat`: two whole numbers of ms, each within what a timer can wait. */
+const HEARTBEAT_OPTION: OptionSchema<Heartbeat> = (name) => {
+  const ms = integer(1, MAX_TIMER_MS, 'a whole number of ms');
+  return z.strictObject(
+    { intervalMs: ms(`${name}.intervalMs`), timeoutMs: ms(`${name}.timeoutMs`) },
+    { error: () => `${name} must be an object { intervalMs, timeoutMs }` },
+  );
+};
+
+/** `connect`'s options but the addresses (the CLI's come already parsed). */
+const CLIENT_OPTIONS = {
+  apiKey: requiredText,
+  ...optional({
+    authQuery: flag,
+    reconnect: flag,
+    maxReconnectAttempts: integer(1, Number.MAX_SAFE_INTEGER),
+    timeoutMs: TIMEOUT_OPTION,
+    onState: callback<(state: ClientState) => void>(),
+    heartbeat: HEARTBEAT_OPTION,
+    onFrame: callback<(frame: TracedFrame) => void>(),
+  }),
+};
+const CONNECT = new OptionTable('connect', { url: URL_OPTION, ...CLIENT_OPTIONS });
+const OPEN_CLIENT = new OptionTable('connect', CLIENT_OPTIONS);
+type CheckedClientOptions = TableValues<typeof CLIENT_OPTIONS>;
+
+// The table gives what ConnectOptions says, and takes every option it names.
+const tableMatchesType: (
+  options: TableValues<typeof CONNECT extends OptionTable<infer S> ? S : never>,
+) => ConnectOptions = (options) => options;
+void tableMatchesType;
 
 /**
  * Connects: resolves once the socket is open and the service said its first word (its
@@ -122,8 +147,8 @@ const CONNECT_OPTIONS = [
  * naming the option.
  */
 export async function connect(options: ConnectOptions): Promise<StreamPostsClient> {
-  const given = checkKnownOptions('connect', options, CONNECT_OPTIONS);
-  return openClient(checkEndpoints(given), options, LIBRARY_POLICY);
+  const { url, ...given } = CONNECT.check(options);
+  return open(libraryEndpoints(url), given, LIBRARY_POLICY);
 }
 
 /**
@@ -144,12 +169,6 @@ export interface ClientPolicy {
   backoff?: BackoffOptions;
 }
 
-/**
- * Attempts to connect in a row before a publisher gives up (`post`'s `maxReconnectAttempts`).
- * @internal
- */
-export const PUBLISH_MAX_ATTEMPTS = MAX_PUBLISH_ATTEMPTS;
-
 /** The longest `connect` waits, once the socket is open, for the service's first word. */
 export const GREETING_GRACE_MS = 2_000;
 
@@ -169,31 +188,26 @@ export type ClientOptions = Omit<ConnectOptions, 'url'>;
  * `connect` to addresses already parsed (the CLI's settings hold them so), with a policy of
  * its own: for the CLI, not exported from the package.
  */
-export async function openClient(
+export function openClient(
   endpoints: readonly Endpoint[],
   options: ClientOptions,
   policy: ClientPolicy = LIBRARY_POLICY,
 ): Promise<StreamPostsClient> {
-  const given = options as Record<string, unknown>;
+  return open(endpoints, OPEN_CLIENT.check(options), policy);
+}
+
+async function open(
+  endpoints: readonly Endpoint[],
+  given: CheckedClientOptions,
+  policy: ClientPolicy,
+): Promise<StreamPostsClient> {
   const endpoint = endpoints[0]!;
-  const apiKey = requiredString(given, 'apiKey');
-  const authQuery = optionalBoolean(given, 'authQuery') ?? false;
-  const reconnect = optionalBoolean(given, 'reconnect') ?? true;
-  const maxAttempts =
-    optionalInteger(given, 'maxReconnectAttempts', 1, Number.MAX_SAFE_INTEGER) ?? Number.POSITIVE_INFINITY;
-  const timeoutMs = timeoutOption(given);
-  const heartbeat = heartbeatOption(given['heartbeat']);
+  const { apiKey, authQuery = false, reconnect = true, heartbeat, onState: report, onFrame: trace } = given;
+  const maxAttempts = given.maxReconnectAttempts ?? Number.POSITIVE_INFINITY;
+  const timeoutMs = given.timeoutMs ?? LIBRARY_TIMEOUT_MS;
   const secrets = [apiKey, encodeURIComponent(apiKey)];
   // Named in messages, so without the key (a path may hold it, escaped or not).
   const urls = redactSecrets(endpoints.map((each) => each.wsUrl).join(', '), secrets);
-  const onState = given['onState'];
-  if (onState !== undefined && typeof onState !== 'function')
-    throw optionError('type', 'onState', 'onState must be a function');
-  const report = onState as ((state: ClientState) => void) | undefined;
-  const onFrame = given['onFrame'];
-  if (onFrame !== undefined && typeof onFrame !== 'function')
-    throw optionError('type', 'onFrame', 'onFrame must be a function');
-  const trace = onFrame as ((frame: TracedFrame) => void) | undefined;
 
   // The client lives on after a reply that did not come: it reconnects and resends, which
   // the idempotency keys make safe, instead of ending every subscription with it.
@@ -246,25 +260,4 @@ export async function openClient(
     }
     throw fromClientError(error, secrets);
   }
-}
-
-/** `heartbeat`, checked: two whole numbers of ms, each within what a timer can wait. */
-function heartbeatOption(value: unknown): { intervalMs: number; timeoutMs: number } | undefined {
-  if (value === undefined) return undefined;
-  const given = value as Record<string, unknown> | null;
-  if (given === null || typeof given !== 'object')
-    throw optionError('type', 'heartbeat', 'heartbeat must be an object { intervalMs, timeoutMs }');
-  const unknown = Object.keys(given).find((name) => name !== 'intervalMs' && name !== 'timeoutMs');
-  if (unknown !== undefined) throw optionError('type', 'heartbeat', `heartbeat: unknown option "${unknown}"`);
-  const checked = (name: 'intervalMs' | 'timeoutMs'): number => {
-    const ms = given[name];
-    if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 1 || ms > MAX_TIMER_MS)
-      throw optionError(
-        'range',
-        'heartbeat',
-        `heartbeat.${name} must be a whole number of ms from 1 to ${MAX_TIMER_MS}, got ${String(ms)}`,
-      );
-    return ms;
-  };
-  return { intervalMs: checked('intervalMs'), timeoutMs: checked('timeoutMs') };
 }

@@ -2,7 +2,8 @@ import { generateIdempotencyKey } from '../client/idempotency.js';
 import type { PublishOutcome } from '../client/publisher.js';
 import type { ContentType, Post, PublishArgs } from '../protocol/types.js';
 import { redactSecrets, StreamPostsError } from './errors.js';
-import { optionError, optionalString, requiredString } from './options.js';
+import { integer, optional, requiredText, shaped, text, type OptionSchema, type TableValues } from './option-table.js';
+import { optionError } from './options.js';
 
 export interface PublishOptions {
   streamId: string;
@@ -23,16 +24,28 @@ export interface PublishOptions {
   timeoutMs?: number;
 }
 
-/** The options that are the post itself: the fields of `add-stream-post`. */
-export const PUBLISH_FIELDS = [
-  'streamId',
-  'content',
-  'contentType',
-  'releaseAt',
-  'customTarget',
-  'idempotencyKey',
-] as const;
-export const PUBLISH_OPTIONS = [...PUBLISH_FIELDS, 'timeoutMs'] as const;
+/** `releaseAt`: a Date, epoch ms or an ISO 8601 string (the service checks the string). */
+const RELEASE_AT: OptionSchema<Date | number | string> = shaped(
+  (value) => typeof value === 'string' || typeof value === 'number' || value instanceof Date,
+  (name) => `${name} must be a Date, epoch milliseconds or an ISO 8601 string`,
+);
+
+/**
+ * The options that are the post itself: the fields of `add-stream-post`.
+ * @internal
+ */
+export const POST_OPTIONS = {
+  streamId: requiredText,
+  content: requiredText,
+  ...optional({ contentType: text, releaseAt: RELEASE_AT, customTarget: text, idempotencyKey: text }),
+};
+/** @internal */
+export const PUBLISH_FIELDS = Object.keys(POST_OPTIONS) as (keyof PublishOptions)[];
+/**
+ * `client.publish`'s options: the post, and its own wait (0: as long as the client lives).
+ * @internal
+ */
+export const PUBLISH_OPTIONS = { ...POST_OPTIONS, ...optional({ timeoutMs: integer(0, 2_147_483_647) }) };
 
 export interface PublishResult {
   post: Post;
@@ -42,26 +55,25 @@ export interface PublishResult {
   idempotencyKey: string;
 }
 
-function toIso(value: Date | number | string, name: string): string {
+function toIso(value: Date | number | string): string {
   if (typeof value === 'string') return value;
   const date = typeof value === 'number' ? new Date(value) : value;
-  if (!(date instanceof Date))
-    throw optionError('type', name, `${name} must be a Date, epoch milliseconds or an ISO 8601 string`);
-  if (Number.isNaN(date.getTime())) throw optionError('range', name, `${name} is not a valid date`);
+  if (Number.isNaN(date.getTime())) throw optionError('range', 'releaseAt', 'releaseAt is not a valid date');
   return date.toISOString();
 }
 
-/** The post to send, from options already checked for unknown names; the idempotency key generated when not given. */
-export function readPublishOptions(given: Record<string, unknown>): PublishArgs & { idempotencyKey: string } {
-  const releaseAt =
-    given['releaseAt'] === undefined ? undefined : toIso(given['releaseAt'] as Date | number | string, 'releaseAt');
+/**
+ * The post to send, from checked options; the idempotency key generated when not given.
+ * @internal
+ */
+export function readPublishOptions(given: TableValues<typeof POST_OPTIONS>): PublishArgs & { idempotencyKey: string } {
   return {
-    streamId: requiredString(given, 'streamId'),
-    content: requiredString(given, 'content'),
-    contentType: (optionalString(given, 'contentType') ?? 'rawtext') as ContentType,
-    releaseAt: releaseAt ?? null,
-    customTarget: optionalString(given, 'customTarget') ?? null,
-    idempotencyKey: optionalString(given, 'idempotencyKey') ?? generateIdempotencyKey(),
+    streamId: given.streamId,
+    content: given.content,
+    contentType: (given.contentType ?? 'rawtext') as ContentType,
+    releaseAt: given.releaseAt === undefined ? null : toIso(given.releaseAt),
+    customTarget: given.customTarget ?? null,
+    idempotencyKey: given.idempotencyKey ?? generateIdempotencyKey(),
   };
 }
 

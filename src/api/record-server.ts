@@ -1,22 +1,17 @@
 // startServer({ record, upstream }): a recording proxy instead of the simulated service. Its
-// options are checked here, each error naming the option; the proxy itself is src/server/record/.
+// options are startServer's (checked by its table) less those of the simulated service; the
+// proxy itself is src/server/record/.
 import { access, constants } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import packageJson from '../../package.json' with { type: 'json' };
 import { DEFAULTS } from '../server/defaults.js';
 import { silentLogger } from '../server/logger.js';
 import type { RecordingProxy } from '../server/record/proxy.js';
-import {
-  JsonPathError,
-  parseJsonPath,
-  SecretInRecordingError,
-  startRecordingProxy,
-  type ProxiedFrame,
-} from '../server/record/proxy.js';
+import { SecretInRecordingError, startRecordingProxy } from '../server/record/proxy.js';
 import { StreamPostsError } from './errors.js';
-import { optionError, optionalInteger, optionalString, optionalStringList } from './options.js';
-import { SERVE_OPTIONS, type StartServerOptionName } from './serve-options.js';
-import { checkLogger, checkPerimeter, checkTls, type StartServerOptions } from './start-options.js';
+import { optionError } from './options.js';
+import type { StartServerOptionName } from './serve-options.js';
+import { checkStartOptions, type StartServerOptions } from './start-options.js';
 
 export type { ProxiedFrame } from '../server/record/proxy.js';
 
@@ -94,41 +89,6 @@ async function checkRecordFile(file: string): Promise<string> {
   return path;
 }
 
-function checkPaths(given: Record<string, unknown>): string[] {
-  const paths = optionalStringList(given, 'recordRedact') ?? [];
-  for (const path of paths) {
-    try {
-      parseJsonPath(path);
-    } catch (error) {
-      if (error instanceof JsonPathError)
-        throw optionError(
-          'type',
-          'recordRedact',
-          `recordRedact has a path outside the JSONPath subset it takes: ${error.message}`,
-          error,
-        );
-      throw error;
-    }
-  }
-  return paths;
-}
-
-function checkFunction<T>(given: Record<string, unknown>, name: string): T | undefined {
-  const value = given[name];
-  if (value !== undefined && typeof value !== 'function') throw optionError('type', name, `${name} must be a function`);
-  return value as T | undefined;
-}
-
-/** The options of a number row, checked against its range. */
-function numberOption(
-  given: Record<string, unknown>,
-  name: StartServerOptionName & keyof typeof SERVE_OPTIONS,
-  fallback: number,
-): number {
-  const row = SERVE_OPTIONS[name] as { min?: number; max?: number };
-  return optionalInteger(given, name, row.min ?? 0, row.max ?? Number.MAX_SAFE_INTEGER) ?? fallback;
-}
-
 /** The library's handle on a recording proxy (`startServer({ record, upstream })`). */
 export class RecordingServer {
   readonly #proxy: RecordingProxy;
@@ -191,27 +151,26 @@ export async function startRecording(options: StartServerOptions): Promise<Recor
       other,
       `${other} does not apply to a recording proxy (record): the upstream is the service`,
     );
-  const file = await checkRecordFile(optionalString(given, 'record')!);
-  const upstream = checkUpstream(optionalString(given, 'upstream'));
-  const redact = checkPaths(given);
-  const tls = checkTls(given['tls']);
-  const { allowedHosts = [], allowedOrigins = [] } = checkPerimeter(given);
+  const checked = checkStartOptions(options);
+  const file = await checkRecordFile(checked.record!);
+  const upstream = checkUpstream(checked.upstream);
+  const { allowedHosts = [], allowedOrigins = [] } = checked;
   const proxy = await startRecordingProxy({
-    host: optionalString(given, 'host') ?? DEFAULTS.host,
-    port: numberOption(given, 'port', DEFAULTS.port),
-    tls,
+    host: checked.host ?? DEFAULTS.host,
+    port: checked.port ?? DEFAULTS.port,
+    tls: checked.tls,
     allowedHosts,
-    allowedOrigins,
+    allowedOrigins: [...allowedOrigins],
     file,
     upstream,
-    maxBytes: numberOption(given, 'recordMaxBytes', DEFAULTS.recordMaxBytes),
-    maxConnections: numberOption(given, 'recordMaxConnections', DEFAULTS.recordMaxConnections),
-    redact,
-    maxBufferedBytes: numberOption(given, 'maxBufferedBytes', DEFAULTS.maxBufferedBytes),
-    bodyTimeoutMs: numberOption(given, 'bodyTimeoutMs', DEFAULTS.bodyTimeoutMs),
-    headersTimeoutMs: numberOption(given, 'headersTimeoutMs', DEFAULTS.headersTimeoutMs),
-    logger: checkLogger(given['logger']) ?? silentLogger,
-    trace: checkFunction<(frame: ProxiedFrame) => void>(given, 'onProxiedFrame'),
+    maxBytes: checked.recordMaxBytes ?? DEFAULTS.recordMaxBytes,
+    maxConnections: checked.recordMaxConnections ?? DEFAULTS.recordMaxConnections,
+    redact: [...(checked.recordRedact ?? [])],
+    maxBufferedBytes: checked.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
+    bodyTimeoutMs: checked.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs,
+    headersTimeoutMs: checked.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs,
+    logger: checked.logger ?? silentLogger,
+    trace: checked.onProxiedFrame,
     toolVersion: packageJson.version,
   });
   return new RecordingServer(proxy, file);

@@ -1,10 +1,10 @@
-// startServer's `replay…` options checked (each error names its option) and the recording
+// startServer's `replay…` options (checked in startServer's option table) and the recording
 // read and checked, as the core server takes them. Light to load: serve's flags check
 // `--replay-speed` with it, and the recording's reader comes only with a recording.
 import type { Recording } from '../protocol/recording.js';
 import type { ReplaySettings } from '../server/replay/replay.js';
 import { StreamPostsError } from './errors.js';
-import { optionError, optionalBoolean, optionalString, optionalStringList } from './options.js';
+import { optionError } from './options.js';
 
 /** startServer's options about a recording served back (docs/record-replay.md). */
 export interface ReplayOptions {
@@ -22,57 +22,53 @@ export interface ReplayOptions {
 
 const MAX_SPEED = 1_000_000;
 
-/** `replaySpeed` as a divisor of the recorded offsets: 1, N, or Infinity for `max`. */
-export function replaySpeedOf(value: unknown): number {
+/** `replaySpeed` as a divisor of the recorded offsets: 1, N, or Infinity for `max`; undefined for a bad one. */
+export function parseReplaySpeed(value: unknown): number | undefined {
   if (value === undefined || value === 'recorded') return 1;
   if (value === 'max') return Infinity;
   const speed = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  if (typeof speed !== 'number' || !Number.isFinite(speed) || speed <= 0 || speed > MAX_SPEED)
-    throw optionError(
-      'range',
-      'replaySpeed',
-      `replaySpeed must be 'recorded', 'max' or a number above 0 up to ${MAX_SPEED}, got ${JSON.stringify(value)}`,
-    );
+  return typeof speed !== 'number' || !Number.isFinite(speed) || speed <= 0 || speed > MAX_SPEED ? undefined : speed;
+}
+
+/** What a bad `replaySpeed` is told. */
+export function replaySpeedWords(value: unknown): string {
+  return `replaySpeed must be 'recorded', 'max' or a number above 0 up to ${MAX_SPEED}, got ${JSON.stringify(value)}`;
+}
+
+/** `replaySpeed` as a divisor of the recorded offsets (`--replay-speed` too); a bad one is a RangeError. */
+export function replaySpeedOf(value: unknown): number {
+  const speed = parseReplaySpeed(value);
+  if (speed === undefined) throw optionError('range', 'replaySpeed', replaySpeedWords(value));
   return speed;
 }
 
-async function loadRecording(value: unknown): Promise<Recording> {
+async function loadRecording(value: string | Recording): Promise<Recording> {
   const { parseRecording, readRecording, RecordingError } = await import('../server/replay/recording-file.js');
   try {
-    if (typeof value === 'string') return await readRecording(value);
-    if (value !== null && typeof value === 'object') return parseRecording(value, 'replay');
+    return typeof value === 'string' ? await readRecording(value) : parseRecording(value, 'replay');
   } catch (error) {
     if (error instanceof RecordingError)
       throw new StreamPostsError('invalid-recording', error.message, { cause: error, path: error.where });
     throw error;
   }
-  throw optionError('type', 'replay', `replay must be the path of a recording or a recording, got ${typeof value}`);
 }
 
-/** The core's replay settings, or none without `replay` (the other options then need it). */
-export async function replaySettings(given: Record<string, unknown>): Promise<{ replay?: ReplaySettings }> {
-  const times = optionalString(given, 'replayTimes');
-  if (times !== undefined && times !== 'shifted' && times !== 'as-recorded')
-    throw optionError('type', 'replayTimes', `replayTimes must be 'shifted' or 'as-recorded', got '${times}'`);
-  const ignore = optionalStringList(given, 'replayIgnore') ?? [];
-  const fallback = optionalBoolean(given, 'replayFallback') ?? false;
-  const speed = replaySpeedOf(given['replaySpeed']);
-  if (given['replay'] === undefined) {
-    const without = ['replaySpeed', 'replayTimes', 'replayIgnore', 'replayFallback'].find(
+/** The core's replay settings from checked options, or none without `replay` (the other options then need it). */
+export async function replaySettings(given: ReplayOptions): Promise<{ replay?: ReplaySettings }> {
+  if (given.replay === undefined) {
+    const without = (['replaySpeed', 'replayTimes', 'replayIgnore', 'replayFallback'] as const).find(
       (name) => given[name] !== undefined,
     );
     if (without !== undefined) throw optionError('type', without, `${without} needs replay (a recording to serve)`);
     return {};
   }
-  const empty = ignore.find((field) => field.trim() === '');
-  if (empty !== undefined) throw optionError('type', 'replayIgnore', 'replayIgnore: a field name cannot be empty');
   return {
     replay: {
-      recording: await loadRecording(given['replay']),
-      speed,
-      shiftTimes: times !== 'as-recorded',
-      ignore,
-      fallback,
+      recording: await loadRecording(given.replay),
+      speed: replaySpeedOf(given.replaySpeed),
+      shiftTimes: given.replayTimes !== 'as-recorded',
+      ignore: given.replayIgnore ?? [],
+      fallback: given.replayFallback ?? false,
     },
   };
 }

@@ -1,10 +1,19 @@
 import { publishRest as postOverHttp } from '../client/rest.js';
 import { mayBePublished } from '../client/errors.js';
 import { fromClientError, StreamPostsError } from './errors.js';
-import { checkKnownOptions, requiredString, timeoutOption } from './options.js';
-import { checkEndpoints, type Endpoint } from './endpoints.js';
+import type { Endpoint } from '../client/endpoint.js';
+import { libraryEndpoints } from './endpoints.js';
 import {
-  PUBLISH_OPTIONS,
+  LIBRARY_TIMEOUT_MS,
+  OptionTable,
+  optional,
+  requiredText,
+  TIMEOUT_OPTION,
+  URL_OPTION,
+  type TableValues,
+} from './option-table.js';
+import {
+  POST_OPTIONS,
   publishResult,
   readPublishOptions,
   refusalAsValue,
@@ -22,7 +31,10 @@ export interface PublishRestOptions extends PublishOptions {
   apiKey: string;
 }
 
-const PUBLISH_REST_OPTIONS = [...PUBLISH_OPTIONS, 'url', 'apiKey'] as const;
+/** publishRest's options but the addresses (the CLI's come already parsed). */
+const REST_OPTIONS = { ...POST_OPTIONS, ...optional({ timeoutMs: TIMEOUT_OPTION }), apiKey: requiredText };
+const PUBLISH_REST = new OptionTable('publishRest', { ...REST_OPTIONS, url: URL_OPTION });
+const PUBLISH_REST_AT = new OptionTable('publishRest', REST_OPTIONS);
 
 /**
  * Publishes one post with the REST form (`POST /v1/streams/{id}/post`), opening no
@@ -31,8 +43,8 @@ const PUBLISH_REST_OPTIONS = [...PUBLISH_OPTIONS, 'url', 'apiKey'] as const;
  * next url of a list.
  */
 export async function publishRest(options: PublishRestOptions): Promise<PublishResult> {
-  const given = checkKnownOptions('publishRest', options, PUBLISH_REST_OPTIONS);
-  const answer = await publishRestOrRefusal(checkEndpoints(given), options);
+  const { url, ...given } = PUBLISH_REST.check(options);
+  const answer = await publishChecked(libraryEndpoints(url), given);
   if (answer instanceof StreamPostsError) throw answer;
   return answer;
 }
@@ -40,16 +52,20 @@ export async function publishRest(options: PublishRestOptions): Promise<PublishR
 /**
  * `publishRest` to addresses already parsed, the service's refusal of the post resolved as
  * its error instead of thrown (the CLI reports it as an outcome); a failure to reach the
- * service or a wait still rejects.
- * @internal
+ * service or a wait still rejects. For the CLI (internal.ts).
  */
-export async function publishRestOrRefusal(
+export function publishRestOrRefusal(
   endpoints: readonly Endpoint[],
   options: Omit<PublishRestOptions, 'url'>,
 ): Promise<PublishResult | StreamPostsError> {
-  const given = options as Record<string, unknown>;
-  const apiKey = requiredString(given, 'apiKey');
-  const timeoutMs = timeoutOption(given);
+  return publishChecked(endpoints, PUBLISH_REST_AT.check(options));
+}
+
+async function publishChecked(
+  endpoints: readonly Endpoint[],
+  given: TableValues<typeof REST_OPTIONS>,
+): Promise<PublishResult | StreamPostsError> {
+  const { apiKey, timeoutMs = LIBRARY_TIMEOUT_MS } = given;
   const data = readPublishOptions(given);
   const secrets = [apiKey, encodeURIComponent(apiKey)];
   let outcome;

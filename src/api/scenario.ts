@@ -3,11 +3,19 @@ import type { Seed } from '../protocol/seed.js';
 import type { Post } from '../protocol/types.js';
 import { parseScenario, ScenarioError, type Scenario, type ScenarioFaults } from '../server/admin/scenario.js';
 import type { ScenarioSummary, StepOutcome } from '../server/admin/scenario-player.js';
-import { scenarioFromRecording, type Conversion } from '../server/admin/scenario-recording.js';
+import { scenarioFromRecording } from '../server/admin/scenario-recording.js';
 import { storedPost } from '../server/stores/store.js';
 import { StreamPostsError } from './errors.js';
 
 export type { ScenarioSummary };
+
+/** A recording turned into a scenario (`scenarioFromRecording`). */
+export interface ScenarioConversion {
+  /** The scenario's steps, ready for `server.play` (or a file for `serve --scenario`). */
+  steps: Record<string, unknown>[];
+  /** What the scenario cannot reproduce exactly (a post hidden when recorded, say), for the user to know. */
+  warnings: string[];
+}
 
 /** A scenario playing on a server (`server.play`). */
 export interface ScenarioPlayback {
@@ -65,11 +73,13 @@ export async function loadScenario(
 }
 
 /**
- * `listen --json` output turned into a scenario (same posts, order and timing), for the CLI's
- * `scenario from-recording`; a recording that cannot be turned is `invalid-scenario`.
- * @internal
+ * A recording of posts (the NDJSON `listen --json` writes) turned into a scenario: the same
+ * posts, in the same order and timing, as steps `server.play` takes (`scenario
+ * from-recording` is this on the command line). A recording that cannot be turned is
+ * `invalid-scenario`, its message naming the line.
  */
-export function scenarioOfRecording(text: string): Conversion {
+export function scenarioFromListenRecording(text: string): ScenarioConversion {
+  if (typeof text !== 'string') throw new TypeError('scenarioFromListenRecording: the recording must be a string');
   try {
     return scenarioFromRecording(text);
   } catch (error) {

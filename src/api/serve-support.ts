@@ -1,21 +1,17 @@
 /**
  * What `serve` needs of the library beyond startServer: its log lines, a seed file's check,
  * the Redis store's address and its failures, and opening the store once before the workers
- * of `serve --workers` start. Not exported from the package.
- * @internal
+ * of `serve --workers` start. Not exported from the package (the CLI reaches it through internal.ts).
  */
 import type { Seed } from '../protocol/seed.js';
 import { AdjustableClock } from '../server/clock.js';
 import { parseSeedText, SeedError } from '../server/service/seed.js';
 import { DEFAULT_REDIS_PREFIX } from '../server/stores/redis/redis-keys.js';
+
+// The Redis address's default prefix and its redaction, for serve's banner and errors.
+export { DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis/redis-keys.js';
 import { StoreError } from '../server/stores/store-error.js';
 import { StreamPostsError } from './errors.js';
-
-export { createLogger, withFields, type LogFormat } from '../server/logger.js';
-export { DEFAULT_REDIS_PREFIX, redactRedisUrl } from '../server/stores/redis/redis-keys.js';
-export type { PeerAnswer, PeerAnswers, PeerLink, PeerRequest } from '../server/admin/admin-peers.js';
-export { checkStoreUrl } from './start-options.js';
-export { DEMO_SEED } from '../server/service/demo-seed.js';
 
 /** A seed file's text checked: a bad seed is `invalid-seed`, its `path` naming the field. */
 export function parseSeedFile(text: string): Seed {

@@ -25,7 +25,7 @@ export type { Logger, LogLevel, LogFields } from '../server/logger.js';
 export type { StateDocument } from '../protocol/state.js';
 export type { ReplayReport } from '../server/replay/replay.js';
 export type { Recording } from '../protocol/recording.js';
-export type { ScenarioPlayback, ScenarioStepResult, ScenarioSummary } from './scenario.js';
+export type { ScenarioPlayback, ScenarioStepResult, ScenarioSummary, ScenarioConversion } from './scenario.js';
 /** What `state()` reports (the same as `GET /_admin/state`). */
 export type ServerState = AdminState;
 export type {
@@ -238,7 +238,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Str
 /**
  * startServer for one of several instances acting as one service (`serve --workers`): its
  * name prefixes its connection ids, and its admin endpoints reach the others through the link.
- * Not part of the package's API (left out of its published types).
+ * Not part of the package's API: the CLI reaches it through internal.ts (and `@internal` keeps
+ * it out of the package's types).
  * @internal
  */
 export async function startInstance(

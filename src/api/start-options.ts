@@ -14,21 +14,30 @@ import { isValidToken, normalizeOrigin } from '../server/http/perimeter.js';
 import type { ServerOptions as CoreOptions } from '../server/assemble.js';
 import { checkRedisUrl } from '../server/stores/redis/redis-keys.js';
 import { StreamPostsError } from './errors.js';
-import { replaySettings, type ReplayOptions } from './replay-options.js';
+import { parseReplaySpeed, replaySettings, replaySpeedWords, type ReplayOptions } from './replay-options.js';
 import {
   SERVE_OPTIONS,
   START_SERVER_OPTION_NAMES,
   type ServeOption,
   type StartServerOptionName,
 } from './serve-options.js';
+import * as z from 'zod/mini';
+import { optionError } from './options.js';
 import {
-  checkKnownOptions,
-  optionError,
-  optionalBoolean,
-  optionalInteger,
-  optionalString,
-  optionalStringList,
-} from './options.js';
+  anything,
+  callback,
+  flag,
+  integer,
+  oneOf,
+  OptionTable,
+  optional,
+  ruled,
+  shaped,
+  text,
+  textList,
+  type OptionSchema,
+} from './option-table.js';
+import { JsonPathError, parseJsonPath } from '../server/record/json-path.js';
 
 /** A seed as written (docs/seed.md); fields with defaults may be left out. */
 export interface SeedInput {
@@ -113,13 +122,6 @@ export interface StartServerOptions extends SharedServerOptions, ReplayOptions {
   onProxiedFrame?: (frame: ProxiedFrame) => void;
 }
 
-/** The numeric options, each with the range the table gives (the core takes them under the same names). */
-const NUMBER_OPTIONS = START_SERVER_OPTION_NAMES.flatMap((name) => {
-  const option: ServeOption = SERVE_OPTIONS[name];
-  if (option.min === undefined || option.max === undefined) return [];
-  return [{ name: name as keyof SharedServerOptions & StartServerOptionName, min: option.min, max: option.max }];
-});
-
 // Both ways: a new startServer option needs its row in the table, and a row marked api its option here.
 const sameNames: [StartServerOptionName] extends [keyof StartServerOptions]
   ? [keyof StartServerOptions] extends [StartServerOptionName]
@@ -128,26 +130,149 @@ const sameNames: [StartServerOptionName] extends [keyof StartServerOptions]
   : never = true;
 void sameNames;
 
-/**
- * A `store` that is neither `memory` nor a redis:// URL: a bad option (its message never shows a password).
- * @internal
- */
-export function checkStoreUrl(store: string): void {
+/** What is wrong with a `store` that is neither `memory` nor a redis:// URL (never its password), or nothing. */
+function storeProblem(store: string): string | undefined {
+  if (store === 'memory') return undefined;
   try {
     checkRedisUrl(store);
+    return undefined;
   } catch (error) {
-    throw optionError('type', 'store', (error as Error).message, error);
+    return (error as Error).message;
   }
 }
 
+/** A `store` that is neither `memory` nor a redis:// URL: a bad option (its message never shows a password). */
+export function checkStoreUrl(store: string): void {
+  const problem = storeProblem(store);
+  if (problem !== undefined) throw optionError('type', 'store', problem);
+}
+
+/** The words of what went wrong, from a check that throws; nothing when it did not. */
+function thrown(check: () => unknown): string | undefined {
+  try {
+    check();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/**
+ * The options whose rows say less than their check: objects, and values with a rule beyond
+ * their type. The seed, the recording and the logger pass as they were given (z.custom, not
+ * z.object, which would hand on a copy: a logger's methods live on its prototype).
+ */
+const SPECIAL: Partial<Record<StartServerOptionName, OptionSchema<unknown>>> = {
+  seed: shaped(
+    (value) => typeof value === 'string' || (value !== null && typeof value === 'object'),
+    (name, value) =>
+      `${name} must be a seed object or the path of a seed file, got ${value === null ? 'null' : typeof value}`,
+  ),
+  tls: ruled(
+    (name) => {
+      const words = () => `${name} must be { cert, key } with the PEM contents as strings or Buffers`;
+      const pem = z.union([z.string(), z.instanceof(Buffer)], { error: words });
+      return z.object({ cert: pem, key: pem }, { error: words });
+    },
+    // OpenSSL's words: not PEM, a key that is not the certificate's, …
+    (name, { cert, key }) => {
+      const problem = thrown(() => createSecureContext({ cert, key }));
+      return problem === undefined ? undefined : `${name}: cannot use the certificate and key: ${problem}`;
+    },
+  ),
+  logger: shaped(
+    (value) => value !== null && value !== undefined && typeof (value as Logger).log === 'function',
+    (name) => `${name} must be an object with a log(level, message, fields) method`,
+  ),
+  adminToken: ruled(text, (name, token) =>
+    isValidToken(token) ? undefined : `${name} must be one line of printable ASCII without spaces`,
+  ),
+  allowedHosts: (name) =>
+    z.union([z.literal('all'), z.array(z.string())], { error: () => `${name} must be an array of strings or 'all'` }),
+  allowedOrigins: ruled(textList(), (name, origins) => {
+    for (const origin of origins) {
+      const problem = thrown(() => normalizeOrigin(origin));
+      if (problem !== undefined) return `${name}: ${problem}`;
+    }
+    return undefined;
+  }),
+  store: ruled(text, (_name, store) => storeProblem(store)),
+  replay: shaped(
+    (value) => typeof value === 'string' || (value !== null && typeof value === 'object'),
+    (name, value) =>
+      `${name} must be the path of a recording or a recording, got ${value === null ? 'null' : typeof value}`,
+  ),
+  replaySpeed: ruled(
+    anything,
+    (_name, speed) => (parseReplaySpeed(speed) === undefined ? replaySpeedWords(speed) : undefined),
+    true,
+  ),
+  replayIgnore: ruled(textList(), (name, fields) =>
+    fields.some((field) => field.trim() === '') ? `${name}: a field name cannot be empty` : undefined,
+  ),
+  recordRedact: ruled(textList(), (name, paths) => {
+    for (const path of paths) {
+      try {
+        parseJsonPath(path);
+      } catch (error) {
+        if (error instanceof JsonPathError)
+          return `${name} has a path outside the JSONPath subset it takes: ${error.message}`;
+        throw error;
+      }
+    }
+    return undefined;
+  }),
+  onProxiedFrame: callback<(frame: ProxiedFrame) => void>(),
+};
+
+/** An option's schema from its row of serve's table (its type and range, its choices). */
+function rowSchema(name: StartServerOptionName): OptionSchema<unknown> {
+  const special = SPECIAL[name];
+  if (special !== undefined) return special;
+  const row: ServeOption = SERVE_OPTIONS[name];
+  switch (row.type) {
+    case 'integer':
+    case 'duration':
+    case 'bytes':
+      return integer(row.min!, row.max!);
+    case 'boolean':
+      return flag;
+    case 'choice':
+      return oneOf(row.choices as readonly [string, ...string[]]);
+    case 'list':
+      return textList();
+    case 'string':
+    case 'file':
+      return text;
+    case 'object':
+      throw new Error(`startServer's option ${name} is an object: its schema is written out in SPECIAL`);
+  }
+}
+
+/**
+ * startServer's option table: each option's schema from its row of serve's table (so a flag and
+ * its option take the same range), the objects and rules written out above. A recording proxy
+ * (`record`) takes a part of it.
+ * @internal
+ */
+export const START_SERVER = new OptionTable(
+  'startServer',
+  optional(Object.fromEntries(START_SERVER_OPTION_NAMES.map((name) => [name, rowSchema(name)]))),
+);
+
+/**
+ * startServer's options, checked by START_SERVER: each has the type StartServerOptions gives it.
+ * @internal
+ */
+export function checkStartOptions(options: StartServerOptions): StartServerOptions {
+  return START_SERVER.check(options) as StartServerOptions;
+}
+
 /** The Redis store option of the core server, or none for the memory store. */
-function redisOption(given: Record<string, unknown>): {
+function redisOption(given: StartServerOptions): {
   redis?: { url: string; prefix?: string; resetStore: boolean; allowEviction: boolean };
 } {
-  const store = optionalString(given, 'store') ?? 'memory';
-  const prefix = optionalString(given, 'redisPrefix');
-  const resetStore = optionalBoolean(given, 'resetStore') ?? false;
-  const allowEviction = optionalBoolean(given, 'allowEviction') ?? false;
+  const { store = 'memory', redisPrefix: prefix, resetStore = false, allowEviction = false } = given;
   if (store === 'memory') {
     const needsRedis =
       prefix !== undefined ? 'redisPrefix' : resetStore ? 'resetStore' : allowEviction ? 'allowEviction' : '';
@@ -155,11 +280,10 @@ function redisOption(given: Record<string, unknown>): {
       throw optionError('type', needsRedis, 'redisPrefix, resetStore and allowEviction need store: a redis:// URL');
     return {};
   }
-  checkStoreUrl(store);
   return { redis: { url: store, ...(prefix === undefined ? {} : { prefix }), resetStore, allowEviction } };
 }
 
-async function loadSeed(seed: unknown): Promise<Seed> {
+async function loadSeed(seed: SeedInput | string | undefined): Promise<Seed> {
   if (seed === undefined) return DEMO_SEED;
   try {
     if (typeof seed === 'string') {
@@ -175,12 +299,6 @@ async function loadSeed(seed: unknown): Promise<Seed> {
       }
       return parseSeedText(text);
     }
-    if (seed === null || typeof seed !== 'object')
-      throw optionError(
-        'type',
-        'seed',
-        `seed must be a seed object or the path of a seed file, got ${seed === null ? 'null' : typeof seed}`,
-      );
     return parseSeed(seed);
   } catch (error) {
     if (error instanceof SeedError) {
@@ -191,55 +309,11 @@ async function loadSeed(seed: unknown): Promise<Seed> {
   }
 }
 
-/** @internal */
-export function checkTls(value: unknown): StartServerOptions['tls'] {
-  if (value === undefined) return undefined;
-  const tls = value as Record<string, unknown> | null;
-  const isPem = (part: unknown) => typeof part === 'string' || Buffer.isBuffer(part);
-  if (tls === null || typeof tls !== 'object' || !isPem(tls['cert']) || !isPem(tls['key'])) {
-    throw optionError('type', 'tls', 'tls must be { cert, key } with the PEM contents as strings or Buffers');
-  }
-  const checked = { cert: tls['cert'] as string | Buffer, key: tls['key'] as string | Buffer };
-  try {
-    createSecureContext(checked);
-  } catch (error) {
-    // OpenSSL's words: not PEM, a key that is not the certificate's, …
-    throw optionError('type', 'tls', `tls: cannot use the certificate and key: ${(error as Error).message}`, error);
-  }
-  return checked;
-}
-
-/** @internal */
-export function checkLogger(value: unknown): Logger | undefined {
-  if (value === undefined) return undefined;
-  if (value === null || typeof (value as Logger).log !== 'function')
-    throw optionError('type', 'logger', 'logger must be an object with a log(level, message, fields) method');
-  return value as Logger;
-}
-
-/** @internal */
-export function checkPerimeter(
-  given: Record<string, unknown>,
-): Pick<CoreOptions, 'adminToken' | 'allowedHosts' | 'allowedOrigins'> {
-  const adminToken = optionalString(given, 'adminToken');
-  if (adminToken !== undefined && !isValidToken(adminToken)) {
-    throw optionError('type', 'adminToken', 'adminToken must be one line of printable ASCII without spaces');
-  }
-  const allowedHosts = given['allowedHosts'] === 'all' ? 'all' : optionalStringList(given, 'allowedHosts', " or 'all'");
-  const allowedOrigins = optionalStringList(given, 'allowedOrigins');
-  for (const origin of allowedOrigins ?? []) {
-    try {
-      normalizeOrigin(origin);
-    } catch (error) {
-      throw optionError('type', 'allowedOrigins', `allowedOrigins: ${(error as Error).message}`, error);
-    }
-  }
-  return {
-    ...(adminToken === undefined ? {} : { adminToken }),
-    ...(allowedHosts === undefined ? {} : { allowedHosts }),
-    ...(allowedOrigins === undefined ? {} : { allowedOrigins }),
-  };
-}
+/** The core's numeric options: those whose row has a range (the core takes them under the same names). */
+const NUMBER_OPTIONS = START_SERVER_OPTION_NAMES.filter(
+  (name): name is StartServerOptionName & keyof SharedServerOptions =>
+    SERVE_OPTIONS[name].type !== 'object' && 'min' in SERVE_OPTIONS[name],
+);
 
 /**
  * startServer's options checked (a bad one throws naming it) and the seed loaded, as the core server takes them.
@@ -249,31 +323,15 @@ export async function coreOptions(
   options: StartServerOptions,
   instance: CoreOptions['instance'],
 ): Promise<CoreOptions> {
-  const given = checkKnownOptions('startServer', options, START_SERVER_OPTION_NAMES);
+  const given = checkStartOptions(options);
   const core: Partial<Record<keyof CoreOptions, unknown>> = {};
-  for (const { name, min, max } of NUMBER_OPTIONS) {
-    const value = optionalInteger(given, name, min, max);
-    if (value !== undefined) core[name] = value;
-  }
-  const host = optionalString(given, 'host');
-  const admin = optionalBoolean(given, 'admin');
-  const tls = checkTls(given['tls']);
-  const logger = checkLogger(given['logger']);
-  const perimeter = checkPerimeter(given);
+  for (const name of NUMBER_OPTIONS) if (given[name] !== undefined) core[name] = given[name];
+  const { host, admin, tls, logger, state, hostedHiddenPosts, adminToken, allowedHosts, allowedOrigins } = given;
   const store = redisOption(given);
-  const state = optionalString(given, 'state');
-  const hostedHiddenPosts = optionalString(given, 'hostedHiddenPosts');
-  if (hostedHiddenPosts !== undefined && hostedHiddenPosts !== 'at-release' && hostedHiddenPosts !== 'push') {
-    throw optionError(
-      'type',
-      'hostedHiddenPosts',
-      `hostedHiddenPosts must be 'at-release' or 'push', got '${hostedHiddenPosts}'`,
-    );
-  }
   if (state !== undefined && store.redis !== undefined) {
     throw optionError('type', 'state', `state ${STATE_NEEDS_MEMORY}`);
   }
-  const seed = await loadSeed(given['seed']);
+  const seed = await loadSeed(given.seed);
   const replay = await replaySettings(given);
   return {
     ...replay,
@@ -286,7 +344,9 @@ export async function coreOptions(
     port: (core.port as number | undefined) ?? DEFAULTS.port,
     ...(tls ? { tls } : {}),
     ...(admin === undefined ? {} : { admin }),
-    ...perimeter,
+    ...(adminToken === undefined ? {} : { adminToken }),
+    ...(allowedHosts === undefined ? {} : { allowedHosts }),
+    ...(allowedOrigins === undefined ? {} : { allowedOrigins: [...allowedOrigins] }),
     ...(logger ? { logger } : {}),
     ...(instance ? { instance } : {}),
   };

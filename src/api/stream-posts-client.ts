@@ -12,7 +12,8 @@ import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import type { Post, TreeItem } from '../protocol/types.js';
 import { fromClientError, StreamPostsError } from './errors.js';
 import { EventQueue } from './event-queue.js';
-import { checkKnownOptions, optionError, optionalInteger, optionalString } from './options.js';
+import { optionError } from './options.js';
+import { callback, integer, OptionTable, oneOf, optional, shaped, textList } from './option-table.js';
 import {
   PUBLISH_OPTIONS,
   publishResult,
@@ -21,7 +22,7 @@ import {
   type PublishOptions,
   type PublishResult,
 } from './publish.js';
-import type { SharedConnection } from './shared-connection.js';
+import type { SharedConnection } from '../client/shared-connection.js';
 
 export type { ContentType, Post, TreeItem } from '../protocol/types.js';
 export type { PublishOptions, PublishResult } from './publish.js';
@@ -56,15 +57,23 @@ export interface SubscribedInfo {
   reconnected: boolean;
 }
 
-const SUBSCRIBE_OPTIONS = [
-  'streamIds',
-  'lastPosts',
-  'format',
-  'bufferSize',
-  'signal',
-  'highWaterMark',
-  'onSubscribed',
-] as const;
+const SUBSCRIBE = new OptionTable(
+  'subscribe',
+  optional({
+    streamIds: textList(),
+    lastPosts: integer(0, MAX_LAST_POSTS),
+    format: oneOf(['post', 'tree']),
+    bufferSize: integer(1, Number.MAX_SAFE_INTEGER),
+    signal: shaped<AbortSignal>(
+      (value) => value instanceof AbortSignal,
+      (name) => `${name} must be an AbortSignal`,
+    ),
+    // At most bufferSize: checked with it, below.
+    highWaterMark: integer(1, Number.MAX_SAFE_INTEGER),
+    onSubscribed: callback<(info: SubscribedInfo) => void>(),
+  }),
+);
+const PUBLISH = new OptionTable('publish', PUBLISH_OPTIONS);
 const DEFAULT_BUFFER_SIZE = 10_000;
 
 /** A post seen for the first time (`created`; hidden posts have `text: null`) or its content becoming visible (`released`). */
@@ -99,7 +108,7 @@ export interface PostSubscription<E extends SubscriptionEvent = SubscriptionEven
   close(): Promise<void>;
 }
 
-/** @internal */
+/** `promise`, or the error `onTimeout` makes once `ms` have passed. */
 export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => StreamPostsError): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
@@ -177,8 +186,8 @@ export class StreamPostsClient {
   }
 
   /**
-   * `connected.serverTime` as the service said it, however far off.
-   * @internal
+   * `connected.serverTime` as the service said it, however far off (`serverTime` leaves out
+   * one past belief): to tell the user how far the service's clock is from this machine's.
    */
   get statedServerTime(): string | undefined {
     return this.#shared.facts?.serverTime;
@@ -194,24 +203,22 @@ export class StreamPostsClient {
   subscribe(options?: SubscribeOptions & { format?: 'post' }): PostSubscription<PostEvent>;
   subscribe(options?: SubscribeOptions): PostSubscription;
   subscribe(options: SubscribeOptions = {}): PostSubscription {
-    const given = checkKnownOptions('subscribe', options, SUBSCRIBE_OPTIONS);
-    const streamIds = given['streamIds'];
-    if (streamIds !== undefined && (!Array.isArray(streamIds) || !streamIds.every((id) => typeof id === 'string'))) {
-      throw optionError('type', 'streamIds', 'streamIds must be an array of stream ids');
-    }
-    const lastPosts = optionalInteger(given, 'lastPosts', 0, MAX_LAST_POSTS) ?? 0;
-    const format = optionalString(given, 'format') ?? 'post';
-    if (format !== 'post' && format !== 'tree')
-      throw optionError('type', 'format', `format must be "post" or "tree", got "${format}"`);
-    const bufferSize = optionalInteger(given, 'bufferSize', 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_BUFFER_SIZE;
-    const signal = given['signal'];
-    if (signal !== undefined && !(signal instanceof AbortSignal))
-      throw optionError('type', 'signal', 'signal must be an AbortSignal');
-    const highWaterMark = optionalInteger(given, 'highWaterMark', 1, bufferSize);
-    const onSubscribed = given['onSubscribed'];
-    if (onSubscribed !== undefined && typeof onSubscribed !== 'function')
-      throw optionError('type', 'onSubscribed', 'onSubscribed must be a function');
-    const report = onSubscribed as ((info: SubscribedInfo) => void) | undefined;
+    const given = SUBSCRIBE.check(options);
+    const {
+      streamIds,
+      lastPosts = 0,
+      format = 'post',
+      bufferSize = DEFAULT_BUFFER_SIZE,
+      signal,
+      highWaterMark,
+    } = given;
+    const report = given.onSubscribed;
+    if (highWaterMark !== undefined && highWaterMark > bufferSize)
+      throw optionError(
+        'range',
+        'highWaterMark',
+        `highWaterMark must be an integer from 1 to ${bufferSize} (bufferSize), got ${highWaterMark}`,
+      );
     const treeFeed = this.#shared.treeFeed;
     if (treeFeed && (format !== 'tree' || streamIds !== undefined)) {
       throw optionError(
@@ -248,7 +255,7 @@ export class StreamPostsClient {
       this.#shared.opener('subscription'),
       {
         command: format === 'tree' ? 'on-stream-post-tree' : 'on-stream-post',
-        streamIds: streamIds as string[] | undefined,
+        streamIds,
         lastPosts,
         treeFeed,
       },
@@ -303,14 +310,14 @@ export class StreamPostsClient {
   }
 
   /**
-   * `publish`, the service's refusal of the post resolved as its error instead of thrown (the
-   * CLI reports it as an outcome); a failure of the connection or a wait still rejects.
-   * @internal
+   * `publish`, the service's refusal of the post (`forbidden`, `invalid-argument`, …) resolved
+   * as its StreamPostsError instead of thrown, for a batch that reports each post's outcome and
+   * goes on; a failure of the connection, `closed` or `timeout` still rejects.
    */
   async publishOrRefusal(options: PublishOptions): Promise<PublishResult | StreamPostsError> {
-    const given = checkKnownOptions('publish', options, PUBLISH_OPTIONS);
+    const given = PUBLISH.check(options);
     const data = readPublishOptions(given);
-    const timeoutMs = optionalInteger(given, 'timeoutMs', 0, 2_147_483_647) ?? this.#timeoutMs;
+    const timeoutMs = given.timeoutMs ?? this.#timeoutMs;
     const { idempotencyKey } = data;
     if (this.#closed) throw new StreamPostsError('closed', 'the client was closed');
     const sent = this.#publisher.publish(data);

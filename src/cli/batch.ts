@@ -1,9 +1,8 @@
 import { createInterface } from 'node:readline';
 import type { Post } from '../protocol/types.js';
-import { generateIdempotencyKey } from '../api/cli-words.js';
+import { generateIdempotencyKey, type PublishData, type PublishOutcome } from '../api/internal.js';
 import { isPlainObject } from '../protocol/objects.js';
 import { resolveReleaseAt, type PublishDefaults } from './release-at.js';
-import type { PublishData, PublishOutcome } from '../api/cli-words.js';
 
 export type BatchResult =
   | { line: number; post: Post; duplicate: boolean }

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command, type OptionValues } from '@commander-js/extra-typings';
 import type { ConnectionSettings } from './settings.js';
-import { keyRefusedMessage, StreamPostsError } from '../api/errors.js';
-import { DEFAULT_TIMEOUT_MS, formatWait } from '../api/cli-words.js';
+import { StreamPostsError } from '../index.js';
+import { keyRefusedMessage, DEFAULT_TIMEOUT_MS, formatWait } from '../api/internal.js';
 import { EXIT, ExitError } from './exit.js';
 import { collectUrls, parseTimeout } from './parse.js';
 import type { FrameTrace } from './trace.js';

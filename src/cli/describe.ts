@@ -1,4 +1,4 @@
-import { redactSecrets } from '../api/errors.js';
+import { redactSecrets } from '../api/internal.js';
 import type { ConnectionSettings } from './settings.js';
 
 /** One line saying where a command connects and how it authenticates: never the key. */

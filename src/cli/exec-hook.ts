@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import type { SubscriptionEvent } from '../api/client.js';
+import type { SubscriptionEvent } from '../index.js';
 import { jsonLine } from '../render/json.js';
 import { safeLine } from '../render/text.js';
 

@@ -1,6 +1,6 @@
 import { CommanderError } from '@commander-js/extra-typings';
 import { setFlagsFromString } from 'node:v8';
-import { StreamPostsError } from '../api/errors.js';
+import { StreamPostsError } from '../index.js';
 import { safeLine, safeLines } from '../render/text.js';
 import { exitCodeFor } from './common.js';
 import { EXIT, ExitError } from './exit.js';

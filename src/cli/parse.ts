@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@commander-js/extra-typings';
 import ms from 'ms';
-import { splitUrls } from '../api/endpoints.js';
+import { splitUrls } from '../api/internal.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 
 export const DURATION_FORMS = 'a number of seconds (5, 1.5) or a number with a unit: 500ms, 30s, 10m, 2h, 1d';

@@ -1,4 +1,4 @@
-import { listStreams } from '../api/rest-reads.js';
+import { listStreams } from '../api/internal.js';
 import type { PublishArgs } from '../protocol/types.js';
 import { isPromptCancelled, promptForPost } from '../render/prompts.js';
 import { EXIT, ExitError } from './exit.js';

@@ -1,5 +1,13 @@
-import { openClient, PUBLISH_MAX_ATTEMPTS, type ClientPolicy, type StreamPostsClient } from '../api/client.js';
-import { commandFailure, outcomeOf, publishOptionsOf, type PublishOutcome } from '../api/cli-words.js';
+import type { StreamPostsClient } from '../index.js';
+import {
+  openClient,
+  PUBLISH_MAX_ATTEMPTS,
+  type ClientPolicy,
+  commandFailure,
+  outcomeOf,
+  publishOptionsOf,
+  type PublishOutcome,
+} from '../api/internal.js';
 import { usageError } from './exit.js';
 import type { PublishArgs } from '../protocol/types.js';
 import type { StatusReporter } from '../render/status.js';

@@ -1,8 +1,14 @@
-import { keyRefusedMessage, StreamPostsError } from '../api/errors.js';
-import { publishRestOrRefusal } from '../api/rest.js';
+import { StreamPostsError } from '../index.js';
+import {
+  keyRefusedMessage,
+  publishRestOrRefusal,
+  commandFailure,
+  describeNetworkError,
+  outcomeOf,
+  publishOptionsOf,
+} from '../api/internal.js';
 import { API_KEY_HEADER, STREAMS_PATH } from '../protocol/paths.js';
 import type { CommonOptions } from './common.js';
-import { commandFailure, describeNetworkError, outcomeOf, publishOptionsOf } from '../api/cli-words.js';
 import type { PublishSession } from './publish-one.js';
 import { withoutKey } from './describe.js';
 

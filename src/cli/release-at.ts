@@ -1,5 +1,5 @@
 import type { ContentType } from '../protocol/types.js';
-import { serviceTimeMs } from '../api/cli-words.js';
+import { serviceTimeMs } from '../api/internal.js';
 
 const RELATIVE = /^\+(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$/i;
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -1,6 +1,6 @@
 // What `serve --replay` adds to serve: its flags checked together, passed to startServer, and
 // the account printed at the end of what the recording answered and what of it went unused.
-import type { ReplayReport, StartServerOptions } from '../api/server.js';
+import type { ReplayReport, StartServerOptions } from '../index.js';
 import { usageError } from './exit.js';
 
 export interface ServeReplayFlags {

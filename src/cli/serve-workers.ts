@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import { prepareRedisStore, storeErrorCode } from '../api/serve-support.js';
+import { prepareRedisStore, storeErrorCode } from '../api/internal.js';
 import type { Seed } from '../protocol/seed.js';
 import { EXIT, ExitError } from './exit.js';
 import { StopSignals, type ExecChild } from './serve-signals.js';

@@ -1,8 +1,7 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { DEFAULT_URL, serviceEndpoints, splitUrls, type Endpoint } from '../api/endpoints.js';
-import { optionOf } from '../api/options.js';
+import { DEFAULT_URL, serviceEndpoints, splitUrls, type Endpoint, optionOf } from '../api/internal.js';
 import { usageError } from './exit.js';
 import type { AlertRuleInput } from '../terminal/alerts.js';
 import { readStdinText, readTextFile } from './files.js';

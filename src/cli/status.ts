@@ -1,4 +1,4 @@
-import type { ClientState } from '../api/client.js';
+import type { ClientState } from '../index.js';
 import { createStatusReporter, type StatusReporter } from '../render/status.js';
 import type { CommonOptions } from './common.js';
 

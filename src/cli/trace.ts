@@ -1,5 +1,5 @@
-import type { TracedFrame } from '../api/client.js';
-import { redactSecrets } from '../api/errors.js';
+import type { TracedFrame } from '../index.js';
+import { redactSecrets } from '../api/internal.js';
 import { redactUrl } from '../protocol/redact.js';
 import { formatTraceLine, type TraceDirection } from '../render/trace.js';
 

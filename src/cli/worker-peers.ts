@@ -2,7 +2,7 @@
 // request to the primary, which puts it to every worker that is listening (the asker too)
 // and hands the answers back: the workers never talk to each other.
 import type { Worker } from 'node:cluster';
-import type { PeerAnswer, PeerAnswers, PeerLink, PeerRequest } from '../api/serve-support.js';
+import type { PeerAnswer, PeerAnswers, PeerLink, PeerRequest } from '../api/internal.js';
 import type { WorkerAnswered } from '../protocol/admin.js';
 import { ProtocolError } from '../protocol/errors.js';
 

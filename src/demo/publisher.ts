@@ -1,7 +1,5 @@
-import { connect, type StreamPostsClient } from '../api/client.js';
-import type { Endpoint } from '../api/endpoints.js';
-import { commandFailure, DEFAULT_TIMEOUT_MS, publishOptionsOf } from '../api/cli-words.js';
-import { StreamPostsError } from '../api/errors.js';
+import { connect, type StreamPostsClient, StreamPostsError } from '../index.js';
+import { type Endpoint, commandFailure, DEFAULT_TIMEOUT_MS, publishOptionsOf } from '../api/internal.js';
 import { parsePublishArgs } from '../protocol/commands.js';
 import type { Seed } from '../protocol/seed.js';
 

@@ -1,6 +1,6 @@
 // A conformance run: every check against the service, and the same check against an
 // in-process `serve` (the hosted dialect, its demo seed), compared side by side.
-import { startServer } from '../api/server.js';
+import { startServer } from '../index.js';
 import { CHECKS, Skip, type Check, type Level, type Observation, type Probe } from './checks.js';
 import { Exchanges, Unreachable, type Target } from './wire.js';
 

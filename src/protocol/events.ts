@@ -97,10 +97,10 @@ function tolerantPost(raw: Record<string, unknown>): Post | undefined {
   };
 }
 
-/** `metadata` (B6) when the post carries it as an object (or null while hidden); anything else is left out. */
+/** `metadata` (B6) when the post carries it as an object; null (a hidden post's) and anything else are left out. */
 function metadataOf(raw: Record<string, unknown>): Pick<Post, 'metadata'> {
   const metadata = raw['metadata'];
-  return metadata === null || isPlainObject(metadata) ? { metadata } : {};
+  return isPlainObject(metadata) ? { metadata } : {};
 }
 
 const nullableString = (value: unknown) => value === null || typeof value === 'string';

@@ -1,14 +1,12 @@
+import { type ClientState, type StreamPostsClient, StreamPostsError } from '../index.js';
 import {
   backoffDelay,
   openClient,
   type BackoffOptions,
   type ClientPolicy,
-  type ClientState,
-  type StreamPostsClient,
-} from '../api/client.js';
-import { StreamPostsError } from '../api/errors.js';
-import type { Endpoint } from '../api/endpoints.js';
-import { StreamNames } from '../api/rest-reads.js';
+  type Endpoint,
+  StreamNames,
+} from '../api/internal.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import { Latencies } from './latency.js';
 import type { ConnectionView, TerminalModel } from './model.js';

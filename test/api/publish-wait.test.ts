@@ -30,3 +30,16 @@ describe('publish({ timeoutMs })', () => {
     );
   });
 });
+
+describe('publishOrRefusal and statedServerTime', () => {
+  it("resolves the service's refusal of a post as its error, and a good post as publish does", async () => {
+    const srv = await server();
+    const author = await client({ url: srv.url, apiKey: srv.keys.streams['macro-wire']! });
+    const refused = await author.publishOrRefusal({ streamId: 'crypto-legal', content: 'not my stream' });
+    expect(refused).toMatchObject({ name: 'StreamPostsError', code: 'forbidden' });
+    const stored = await author.publishOrRefusal({ streamId: 'macro-wire', content: 'mine' });
+    expect(stored).toMatchObject({ duplicate: false, post: { streamId: 'macro-wire', text: 'mine' } });
+    expect(Date.parse(author.statedServerTime!)).not.toBeNaN();
+    expect(author.statedServerTime).toBe(author.serverTime);
+  });
+});

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { publishRest, StreamPostsError } from '../../src/index.js';
-import { fetchStreams } from '../../src/api/rest-reads.js';
-import { resolveEndpoints } from '../../src/client/endpoint.js';
+import { fetchStreams, publishRest, StreamPostsError } from '../../src/index.js';
 import { client, rejection } from '../support/api.js';
 import { startTestServer as server } from '../support/harness.js';
 import { silentHttpService } from '../support/hostile.js';
@@ -87,7 +85,7 @@ describe('publishRest', () => {
     const srv = await server();
     const refused = { by: 'reply', detail: 'HTTP 401: Invalid secret key' };
     const publish = publishRest({ url: srv.httpUrl, apiKey: 'sp_not_a_key', streamId: 'macro-wire', content: 'x' });
-    const read = fetchStreams(resolveEndpoints(srv.url), 'sp_not_a_key', 5_000);
+    const read = fetchStreams({ url: srv.url, apiKey: 'sp_not_a_key', timeoutMs: 5_000 });
     for (const error of await Promise.all([publish, read].map((attempt) => rejection(attempt)))) {
       expect([error.code, error.refusal, error.status]).toEqual(['unauthorized', refused, 401]);
       expect(error.message).toBe('the service refused the key: HTTP 401: Invalid secret key');

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { isOptionError, StreamPostsError } from '../../src/index.js';
+import { isOptionError, startServer, StreamPostsError } from '../../src/index.js';
 import { client } from '../support/api.js';
 import { startTestServer as server } from '../support/harness.js';
 
@@ -109,5 +109,48 @@ describe('startServer takes every serve option', () => {
       expect(named).toBe(option);
     }
     expect(isOptionError(new TypeError('another'))).toBe(false);
+  });
+
+  it('checks each option against its row of the table: the type, the range, the rule, in words naming it', async () => {
+    // startServer itself: the harness's defaults are no options of a recording proxy.
+    const refusal = (options: unknown) =>
+      startServer(options as never).then(
+        (started) => started.close(),
+        (error: unknown) => error,
+      );
+    const cases: [unknown, ErrorConstructor, string, RegExp][] = [
+      [{ port: Number.NaN }, RangeError, 'port', /^port must be an integer from 0 to 65535, got NaN$/],
+      [{ port: 80.5 }, RangeError, 'port', /^port must be an integer from 0 to 65535, got 80.5$/],
+      [{ port: '80' }, TypeError, 'port', /^port must be a number, got string$/],
+      [{ seed: 5 }, TypeError, 'seed', /^seed must be a seed object or the path of a seed file, got number$/],
+      [{ logger: {} }, TypeError, 'logger', /^logger must be an object with a log\(level, message, fields\) method$/],
+      [{ replay: 'r.json', replaySpeed: 'fast' }, RangeError, 'replaySpeed', /^replaySpeed must be 'recorded', 'max'/],
+      [{ replaySpeed: 2 }, TypeError, 'replaySpeed', /^replaySpeed needs replay/],
+      [{ replay: 'r.json', replayIgnore: [' '] }, TypeError, 'replayIgnore', /a field name cannot be empty/],
+      [
+        { hostedHiddenPosts: 3 },
+        TypeError,
+        'hostedHiddenPosts',
+        /^hostedHiddenPosts must be 'at-release' or 'push', got number$/,
+      ],
+      [
+        { record: 'x.json', upstream: 'ws://127.0.0.1:1', recordRedact: ['author'] },
+        TypeError,
+        'recordRedact',
+        /JSONPath/,
+      ],
+      [
+        { record: 'x.json', upstream: 'ws://127.0.0.1:1', onProxiedFrame: 1 },
+        TypeError,
+        'onProxiedFrame',
+        /must be a function/,
+      ],
+      [{ recordMaxBytes: 5 }, TypeError, 'recordMaxBytes', /^recordMaxBytes needs record/],
+    ];
+    for (const [options, kind, option, words] of cases) {
+      const error = await refusal(options);
+      expect(error, JSON.stringify(options)).toBeInstanceOf(kind);
+      expect(error).toMatchObject({ code: 'bad-option', option, message: expect.stringMatching(words) });
+    }
   });
 });

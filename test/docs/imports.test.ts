@@ -129,12 +129,18 @@ function roomGraph(graph: Map<string, string[]>): { rooms: Map<string, string[]>
 const MAY_IMPORT: Record<string, (room: string) => boolean> = {
   'protocol/': () => false,
   'render/': (room) => room === 'protocol/',
-  'cli/': (room) => ['api/', 'protocol/', 'render/', 'demo/', 'terminal/', 'doctor/'].includes(room),
-  'doctor/': (room) => ['api/', 'protocol/'].includes(room),
+  'cli/': (room) => ['index.ts', 'api/', 'protocol/', 'render/', 'demo/', 'terminal/', 'doctor/'].includes(room),
+  'doctor/': (room) => ['index.ts', 'api/', 'protocol/'].includes(room),
   'client/': (room) => room === 'protocol/',
-  'demo/': (room) => ['api/', 'protocol/'].includes(room),
-  'terminal/': (room) => ['api/', 'protocol/', 'render/'].includes(room),
+  'demo/': (room) => ['index.ts', 'api/', 'protocol/'].includes(room),
+  'terminal/': (room) => ['index.ts', 'api/', 'protocol/', 'render/'].includes(room),
+  'index.ts': (room) => room === 'api/',
 };
+
+/** The library's two doors: the package's public entry, and the command line's internal one (not public). */
+const LIBRARY_ENTRIES = ['index.ts', 'api/internal.ts'];
+/** The rooms that stand on the library as its users do. */
+const LIBRARY_USERS = ['cli/', 'demo/', 'terminal/', 'doctor/'];
 
 /** Within the service: its rooms import protocol/ and one another, and these arrows never. */
 const NEVER: ReadonlyArray<readonly [string, string]> = [
@@ -191,6 +197,31 @@ describe('the source layout', () => {
       [...graph].flatMap(([file, targets]) => (targets.some((t) => ENGINES.includes(roomOf(t))) ? [file] : [])),
     );
     expect(Object.keys(ENGINE_PICKERS).filter((file) => !pickers.has(file))).toEqual([]);
+  });
+
+  it('lets the command line into the library through its two entries only: src/index.ts and api/internal.ts', () => {
+    const side = [...graph].flatMap(([file, targets]) =>
+      LIBRARY_USERS.includes(roomOf(file))
+        ? targets
+            .filter((target) => target.startsWith('api/') && !LIBRARY_ENTRIES.includes(target))
+            .map((target) => `${file} → ${target}`)
+        : [],
+    );
+    expect(side).toEqual([]);
+  });
+
+  it('holds no pass-through file in api/: each module but the internal entry does work of its own', () => {
+    const passThrough = files
+      .filter((file) => relative(SRC, file).startsWith('api/') && relative(SRC, file) !== 'api/internal.ts')
+      .filter((file) => {
+        // What is left once comments, imports and re-exports are taken out.
+        const text = readFileSync(file, 'utf8')
+          .replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
+          .replace(/^(?:import|export)\s[^;]*?from\s+'[^']+';/gms, '');
+        return text.trim() === '';
+      })
+      .map((file) => relative(SRC, file));
+    expect(passThrough).toEqual([]);
   });
 
   it('keeps the command line on top: nothing outside src/cli/ imports from it', () => {

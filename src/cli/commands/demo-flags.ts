@@ -1,6 +1,6 @@
 // `demo`'s flags; the command is demo.ts, loaded only when it runs.
 import { Option, type Command } from '@commander-js/extra-typings';
-import { SERVE_OPTIONS } from '../../api/serve-options.js';
+import { SERVE_OPTIONS } from '../../api/internal.js';
 import type { CommandContext } from '../command-context.js';
 import { outputOptions, positiveInteger } from '../common.js';
 import { parseDuration, parsePort } from '../parse.js';

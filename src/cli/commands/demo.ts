@@ -1,8 +1,11 @@
 import { DemoPublisher } from '../../demo/publisher.js';
-import { DEFAULT_TIMEOUT_MS } from '../../api/cli-words.js';
-import { LIBRARY_URL_WORDS, serviceEndpoints } from '../../api/endpoints.js';
-import { DEMO_SEED } from '../../api/serve-support.js';
-import { startServer, type StreamPostsServer } from '../../api/server.js';
+import { startServer, type StreamPostsServer } from '../../index.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  LIBRARY_WORDS as LIBRARY_URL_WORDS,
+  serviceEndpoints,
+  DEMO_SEED,
+} from '../../api/internal.js';
 import type { OutputOptions } from '../common.js';
 import { invokedAs } from '../invocation.js';
 import { commandLines } from '../../render/command-line.js';

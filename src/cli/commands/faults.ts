@@ -1,5 +1,4 @@
-import { describeNetworkError } from '../../api/cli-words.js';
-import { redactSecrets } from '../../api/errors.js';
+import { describeNetworkError, redactSecrets } from '../../api/internal.js';
 import { FAULT_TYPES, type Fault } from '../../protocol/admin.js';
 import { safeLine } from '../../render/text.js';
 import { EXIT, ExitError, usageError } from '../exit.js';

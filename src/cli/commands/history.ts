@@ -1,4 +1,4 @@
-import { fetchPosts, fetchStreams, StreamNames } from '../../api/rest-reads.js';
+import { fetchPostsFrom as fetchPosts, fetchStreamsFrom as fetchStreams, StreamNames } from '../../api/internal.js';
 import type { Post } from '../../protocol/types.js';
 import { supportsHyperlinks } from '../../render/hyperlinks.js';
 import { jsonLine } from '../../render/json.js';

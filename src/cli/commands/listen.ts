@@ -1,5 +1,5 @@
-import { openClient, type StreamPostsClient, type SubscriptionEvent } from '../../api/client.js';
-import { StreamNames } from '../../api/rest-reads.js';
+import type { StreamPostsClient, SubscriptionEvent } from '../../index.js';
+import { openClient, StreamNames, commandFailure } from '../../api/internal.js';
 import { MAX_LAST_POSTS } from '../../protocol/limits.js';
 import type { ServerEventName, SubscribeCommandName } from '../../protocol/types.js';
 import { supportsHyperlinks } from '../../render/hyperlinks.js';
@@ -8,7 +8,6 @@ import { formatPost } from '../../render/posts.js';
 import type { StatusReporter } from '../../render/status.js';
 import { jsonLine } from '../../render/json.js';
 import { formatTreeItem } from '../../render/tree.js';
-import { commandFailure } from '../../api/cli-words.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { describeSettings, wsWhere } from '../describe.js';
 import { ExecHook } from '../exec-hook.js';

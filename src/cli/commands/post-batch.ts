@@ -3,8 +3,9 @@ import { createInterface } from 'node:readline';
 import { checkReadable } from '../files.js';
 import { prepareBatchLine, runBatch, type BatchResult } from '../batch.js';
 import { localClockNotice, serviceClock } from '../release-at.js';
-import { PUBLISH_FIELDS, type PublishOptions, type PublishResult } from '../../api/publish.js';
+import { type PublishOptions, type PublishResult, StreamPostsError, type StreamPostsClient } from '../../index.js';
 import {
+  PUBLISH_FIELDS,
   commandFailure,
   commandFrame,
   outcomeOf,
@@ -12,8 +13,7 @@ import {
   type PublishData,
   type PublishOutcome,
   type RateLimitWait,
-} from '../../api/cli-words.js';
-import { StreamPostsError } from '../../api/errors.js';
+} from '../../api/internal.js';
 import { STREAMS_PATH } from '../../protocol/paths.js';
 import { requireKey } from '../common.js';
 import { withoutKey, wsWhere } from '../describe.js';
@@ -21,7 +21,6 @@ import { jsonLine } from '../../render/json.js';
 import { EXIT, usageError } from '../exit.js';
 import type { PostOptions } from '../post-options.js';
 import { statusFor } from '../status.js';
-import type { StreamPostsClient } from '../../api/client.js';
 
 /**
  * Lines go out in one write per turn of the event loop, not one system call each, and are
@@ -158,7 +157,7 @@ export async function postBatch(options: PostOptions): Promise<number> {
   let now = Date.now;
   try {
     if (options.via === 'rest') {
-      const { publishRestOrRefusal } = await import('../../api/rest.js');
+      const { publishRestOrRefusal } = await import('../../api/internal.js');
       const rest = (fields: PublishOptions) =>
         publishRestOrRefusal(options.settings.endpoints, { ...fields, apiKey, timeoutMs: options.timeoutMs });
       send = (data) =>

@@ -1,5 +1,5 @@
-import { commandFrame, type PublishOutcome } from '../../api/cli-words.js';
-import { StreamPostsError } from '../../api/errors.js';
+import { StreamPostsError } from '../../index.js';
+import { commandFrame, type PublishOutcome } from '../../api/internal.js';
 import { parseIsoDateTime } from '../../protocol/dates.js';
 import type { PublishArgs } from '../../protocol/types.js';
 import { jsonLine } from '../../render/json.js';
@@ -175,7 +175,7 @@ async function send(
   validated: PublishArgs,
   status: StatusReporter,
 ): Promise<number> {
-  const { withIdempotencyKey } = await import('../../api/cli-words.js');
+  const { withIdempotencyKey } = await import('../../api/internal.js');
   const args = withIdempotencyKey(validated);
   if (options.verbose) {
     const via = options.via === 'rest' ? httpWhere(options.settings) : wsWhere(options.settings);

@@ -1,7 +1,11 @@
 import { writeFile } from 'node:fs/promises';
-import { StreamPostsError } from '../../api/errors.js';
-import { scenarioOfRecording } from '../../api/scenario.js';
-import type { PlayOptions, ScenarioPlayback, StreamPostsServer } from '../../api/server.js';
+import {
+  StreamPostsError,
+  scenarioFromListenRecording as scenarioOfRecording,
+  type PlayOptions,
+  type ScenarioPlayback,
+  type StreamPostsServer,
+} from '../../index.js';
 import { EXIT, usageError } from '../exit.js';
 import { readStdinText, readTextFile } from '../files.js';
 

@@ -1,8 +1,7 @@
 // `serve`'s flags, read from the option table (src/api/serve-options.ts); the command itself
 // is serve.ts, loaded only when it runs.
 import { Option, InvalidArgumentError, type Command } from '@commander-js/extra-typings';
-import { replaySpeedOf } from '../../api/replay-options.js';
-import { SERVE_OPTIONS, type ServeOption } from '../../api/serve-options.js';
+import { replaySpeedOf, SERVE_OPTIONS, type ServeOption } from '../../api/internal.js';
 import type { CommandContext } from '../command-context.js';
 import { colorWanted, positiveInteger } from '../common.js';
 import { collectList, parseBytes, parseDuration, parseNonNegativeInteger, parsePort, parseTimeout } from '../parse.js';

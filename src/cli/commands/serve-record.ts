@@ -1,9 +1,8 @@
 // `serve --record FILE --upstream URL`: the recording proxy, run until a signal or the --exec
 // command ends it, then saved. serve.ts hands over as soon as it sees --record.
 import type { Writable } from 'node:stream';
-import { startRecording, type RecordingServer } from '../../api/record-server.js';
-import { StreamPostsError } from '../../api/errors.js';
-import { createLogger, type LogFormat } from '../../api/serve-support.js';
+import { type RecordingServer, StreamPostsError } from '../../index.js';
+import { startRecording, createLogger, type LogFormat } from '../../api/internal.js';
 import { formatTraceLine } from '../../render/trace.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { readTlsFiles } from '../files.js';

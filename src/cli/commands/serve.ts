@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import cluster from 'node:cluster';
 import { readTextFile, readTlsFiles } from '../files.js';
 import { formatServeBanner, keyVariable } from '../../render/serve-banner.js';
-import { DEMO_SEED } from '../../api/serve-support.js';
-import type { Seed } from '../../protocol/seed.js';
+import { type ScenarioStart, type StartServerOptions, type StreamPostsServer, StreamPostsError } from '../../index.js';
 import {
+  DEMO_SEED,
   checkStoreUrl,
   createLogger,
   DEFAULT_REDIS_PREFIX,
@@ -12,23 +12,16 @@ import {
   redactRedisUrl,
   withFields,
   type LogFormat,
-} from '../../api/serve-support.js';
-import {
   startInstance,
-  type ScenarioStart,
-  type StartServerOptions,
-  type StreamPostsServer,
-} from '../../api/server.js';
-import { StreamPostsError } from '../../api/errors.js';
-import {
   SERVE_OPTIONS,
   START_SERVER_OPTION_NAMES,
   STATE_NEEDS_MEMORY,
   type ServeOption,
   type ServeOptionName,
   type NumericOptionName,
-} from '../../api/serve-options.js';
-import { optionOf } from '../../api/options.js';
+  optionOf,
+} from '../../api/internal.js';
+import type { Seed } from '../../protocol/seed.js';
 import { playScenario } from './scenario.js';
 import { EXIT, ExitError, usageError } from '../exit.js';
 import { StopSignals, type ExecChild } from '../serve-signals.js';

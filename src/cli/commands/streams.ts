@@ -1,12 +1,10 @@
-import { openClient } from '../../api/client.js';
-import { StreamPostsError } from '../../api/errors.js';
-import { fetchStreams, type RestStream } from '../../api/rest-reads.js';
+import { StreamPostsError, type RestStream } from '../../index.js';
+import { openClient, fetchStreamsFrom as fetchStreams, commandFailure } from '../../api/internal.js';
 import { jsonLine } from '../../render/json.js';
 import { safeLine } from '../../render/text.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsWhere } from '../describe.js';
 import { EXIT } from '../exit.js';
-import { commandFailure } from '../../api/cli-words.js';
 
 export interface StreamsOptions extends CommonOptions {
   /** Only the ids, one per line. */

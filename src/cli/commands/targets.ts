@@ -1,4 +1,9 @@
-import { fetchStream, fetchStreams, setCustomTargets, type RestStream } from '../../api/rest-reads.js';
+import type { RestStream } from '../../index.js';
+import {
+  fetchStreamFrom as fetchStream,
+  fetchStreamsFrom as fetchStreams,
+  setCustomTargetsAt as setCustomTargets,
+} from '../../api/internal.js';
 import { jsonLine } from '../../render/json.js';
 import { safeLine } from '../../render/text.js';
 import { requireKey, type CommonOptions } from '../common.js';

@@ -1,6 +1,6 @@
 import type { AlertRule, AlertRuleInput } from '../../terminal/alerts.js';
 import type { ThemeName } from '../../terminal/theme.js';
-import { commandFailure } from '../../api/cli-words.js';
+import { commandFailure } from '../../api/internal.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsWhere } from '../describe.js';
 import { EXIT, ExitError } from '../exit.js';

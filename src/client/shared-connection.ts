@@ -7,10 +7,10 @@ import {
   type ConnectionState,
   type OpenConnection,
   type ReadyInfo,
-} from '../client/connection.js';
-import { isTreeFeed } from '../client/endpoint.js';
-import type { ClientError } from '../client/errors.js';
-import { SUBSCRIPTION_REQUEST_IDS } from '../client/subscription.js';
+} from './connection.js';
+import { isTreeFeed } from './endpoint.js';
+import type { ClientError } from './errors.js';
+import { SUBSCRIPTION_REQUEST_IDS } from './subscription.js';
 import type { ServerMessage } from '../protocol/events.js';
 import { SUBSCRIBE_COMMANDS } from '../protocol/types.js';
 
