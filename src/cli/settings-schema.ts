@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { ALERT_ACTIONS, ALERT_FIELDS, HIGHLIGHT_COLOURS, type AlertRuleInput } from '../terminal/alerts.js';
 import { isCoinSymbol } from '../terminal/coins.js';
-import type { Remembered } from '../terminal/model-types.js';
+import type { Remembered } from '../terminal/model.js';
 import { usageError } from './exit.js';
 
 /**

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Remembered } from './model-types.js';
+import type { Remembered } from './model.js';
 
 /** How long after a change the session is written: a burst of pins writes once. */
 const WRITE_AFTER_MS = 300;

@@ -1,12 +1,84 @@
 import type { Post } from '../protocol/types.js';
 import { safeLine } from '../render/text.js';
-import { compilePattern, firstMatch, patternError, type AlertRule } from './alerts.js';
+import { compilePattern, firstMatch, patternError, type AlertRule, type AlertRuleInput } from './alerts.js';
 import { entryOf, type Entry } from './entry.js';
 import { ShownRows } from './shown-rows.js';
 import { knownCoins } from './coins.js';
-import type { AlertEffect, ConnectionView, ModelOptions, Remembered, StreamInfo } from './model-types.js';
 
-export type { AlertEffect, ConnectionView, ModelOptions, Remembered, StreamInfo };
+/** The connection as the header tells it. */
+export type ConnectionView =
+  | { kind: 'connecting'; attempt: number }
+  | { kind: 'subscribing' }
+  | { kind: 'connected'; reconnected: boolean }
+  | { kind: 'reconnecting'; attempt: number; delayMs: number; sinceMs: number }
+  | { kind: 'closed'; reason: string };
+
+/** What an alert asks of the world outside the model: the terminal does it. */
+export interface AlertEffect {
+  action: 'bell' | 'notify' | 'exec';
+  rule: AlertRule;
+  entry: Entry;
+  post: Post;
+}
+
+export interface ModelOptions {
+  /** Posts kept; the oldest go first. */
+  capacity: number;
+  /** Pins held, apart from the posts kept (default DEFAULT_MAX_PINS); past it the oldest pin goes. */
+  maxPins?: number;
+  rules?: readonly AlertRule[];
+  /** Only posts whose text matches are kept (`--match`). */
+  match?: RegExp | undefined;
+  now?: () => number;
+  /** Symbols a `#HASHTAG` is a coin for (default: the package's list). */
+  coins?: ReadonlySet<string>;
+  /** What the last session left: mutes, solo, pins by id (rules are in `rules`). */
+  restored?: Partial<Remembered> | undefined;
+}
+
+/** What a session leaves for the next: kept in the profile's `terminal` section. */
+export interface Remembered {
+  /** Stream ids muted. */
+  muted: string[];
+  solo: string | null;
+  /** Sources muted on their own (`M`). */
+  mutedSources: string[];
+  /** Pinned posts by id, the oldest pin first. */
+  pins: string[];
+  /** The rules added in the terminal (the `a` screen). */
+  rules: AlertRuleInput[];
+}
+
+export interface StreamInfo {
+  id: string;
+  name: string;
+  /** Posts of it in the buffer. */
+  count: number;
+}
+
+export type Overlay = 'help' | 'picker' | 'alerts' | 'pins';
+
+/** The screen's modes besides the feed, held in the model: one keypress is one step of one state. */
+export interface KeyState {
+  overlay: Overlay | undefined;
+  /** Typing a search after `/`. */
+  typing: boolean;
+  pickerIndex: number;
+  /** The rule the `a` screen's selection is on. */
+  ruleIndex: number;
+  /** A rule being typed on the `a` screen (`+`), and why it is not one yet. */
+  rule: { text: string; error: string | undefined } | undefined;
+}
+
+export function initialKeyState(): KeyState {
+  return { overlay: undefined, typing: false, pickerIndex: 0, ruleIndex: 0, rule: undefined };
+}
+
+/** Where the list is scrolled: its first line, and the selected post with the line it was drawn on. */
+export interface ListScroll {
+  offset: number;
+  anchor: { entry: Entry; line: number } | undefined;
+}
 
 /** Pins held at most, unless told otherwise (`--max-pins`). */
 export const DEFAULT_MAX_PINS = 50;
@@ -15,9 +87,10 @@ export const DEFAULT_MAX_PINS = 50;
 export const RELEASE_MARK_MS = 60_000;
 
 /**
- * The terminal's state without the screen: the buffer, the filters, the search, the
- * selection, pause and pins, the alert rules' effects. The view reads it; keys and
- * posts change it; nothing here draws or does I/O, so tests drive it directly.
+ * The terminal's one state: the buffer, the filters, the search, the selection and the
+ * list's scroll, pause and pins, the keys' mode, the alert rules' effects. The view reads
+ * it; keys and posts change it through `update` (update.ts); nothing here draws or does
+ * I/O, so tests drive it directly.
  */
 export class TerminalModel {
   readonly capacity: number;
@@ -31,6 +104,10 @@ export class TerminalModel {
   columns = false;
   /** Lines the detail pane is scrolled down. */
   detailScroll = 0;
+  /** The keys' mode: an overlay, a search or a rule being typed. */
+  readonly keys: KeyState = initialKeyState();
+  /** Where the list is scrolled (the view keeps it to the selection at each frame). */
+  readonly list: ListScroll = { offset: 0, anchor: undefined };
   /** Why the search as typed is not a regular expression (the last good one is kept). */
   searchError: string | undefined;
   /** One line of news for the footer (an opener that failed, a copied link…). */
@@ -48,7 +125,8 @@ export class TerminalModel {
   readonly #mutedSources = new Set<string>();
   /** Pins of the last session (by id) not yet delivered: pinned as they come. */
   readonly #wantedPins: Set<string>;
-  readonly #remembered: () => void;
+  /** Something the next session keeps changed since `update` last asked (see takeUnsaved). */
+  #unsaved = false;
   #entries: Entry[] = [];
   readonly #byId = new Map<string, Entry>();
   readonly #streams = new Map<string, string>();
@@ -97,7 +175,6 @@ export class TerminalModel {
     for (const source of restored?.mutedSources ?? []) this.#mutedSources.add(source);
     this.#solo = restored?.solo ?? undefined;
     this.#wantedPins = new Set(restored?.pins ?? []);
-    this.#remembered = options.remembered ?? (() => undefined);
     this.#match = options.match === undefined ? undefined : new RegExp(options.match.source, 'iu');
     this.now = options.now ?? Date.now;
     this.#shownRows = new ShownRows({
@@ -185,6 +262,13 @@ export class TerminalModel {
   /** Sources muted on their own (`M`), in the order muted. */
   mutedSources(): readonly string[] {
     return [...this.#mutedSources];
+  }
+
+  /** Whether something the next session keeps changed since last asked; asking clears it. */
+  takeUnsaved(): boolean {
+    const unsaved = this.#unsaved;
+    this.#unsaved = false;
+    return unsaved;
   }
 
   /** What the next session starts with: mutes, solo, pins by id, and the rules added here. */
@@ -341,7 +425,7 @@ export class TerminalModel {
 
   #rulesChanged(): void {
     for (const entry of this.#entries) if (entry.text !== null) this.#alert(entry, undefined, true);
-    this.#remembered();
+    this.#unsaved = true;
     this.#rowsChanged();
   }
 
@@ -372,7 +456,7 @@ export class TerminalModel {
   #pin(entry: Entry): boolean {
     if (this.#pins.has(entry.id)) return false;
     this.#pins.set(entry.id, entry);
-    this.#remembered();
+    this.#unsaved = true;
     if (this.#pins.size <= this.maxPins) return false;
     this.#unpin(this.#pins.keys().next().value!);
     return true;
@@ -381,7 +465,7 @@ export class TerminalModel {
   /** Lets a pin go; a post the buffer let go too is forgotten whole. Returns whether it was pinned. */
   #unpin(id: string): boolean {
     if (!this.#pins.delete(id)) return false;
-    this.#remembered();
+    this.#unsaved = true;
     if (!this.#byId.has(id)) this.#alerted.delete(id);
     return true;
   }
@@ -590,13 +674,13 @@ export class TerminalModel {
   toggleMute(streamId: string): void {
     if (this.#muted.has(streamId)) this.#muted.delete(streamId);
     else this.#muted.add(streamId);
-    this.#remembered();
+    this.#unsaved = true;
     this.#rowsChanged();
   }
 
   toggleSolo(streamId: string): void {
     this.#solo = this.#solo === streamId ? undefined : streamId;
-    this.#remembered();
+    this.#unsaved = true;
     this.#rowsChanged();
   }
 
@@ -608,7 +692,7 @@ export class TerminalModel {
       this.#mutedSources.add(source);
       this.say(`source ${source} muted (f lists it: m shows it again)`);
     }
-    this.#remembered();
+    this.#unsaved = true;
     this.#rowsChanged();
   }
 

@@ -1,7 +1,7 @@
 import { knownCoins } from './coins.js';
 import type { AlertRule } from './alerts.js';
 import { SessionMemory, type MemoryOptions } from './memory.js';
-import type { ModelOptions, Remembered } from './model-types.js';
+import type { ModelOptions, Remembered } from './model.js';
 import type { TerminalModel } from './model.js';
 import { restoredRules } from './rule-line.js';
 
@@ -17,7 +17,9 @@ export interface Remembering {
   /** The rules the last session added, after the others. */
   rules: AlertRule[];
   /** What the model starts with: the coins known, the mutes, solo and pins restored, and who to tell of a change. */
-  model: Pick<ModelOptions, 'coins' | 'restored' | 'remembered'>;
+  model: Pick<ModelOptions, 'coins' | 'restored'>;
+  /** Keeps what changed, written a moment later (a burst of changes writes once). */
+  save(remembered: Remembered): void;
   /** Binds the model (and says in its footer what could not be restored). */
   start(model: TerminalModel): void;
   /** Writes what is pending. */
@@ -46,10 +48,8 @@ export function remembering(
     model: {
       coins: knownCoins(section?.coins),
       restored,
-      remembered: () => {
-        if (model !== undefined) kept?.soon(() => model!.remembered());
-      },
     },
+    save: (remembered) => kept?.soon(() => remembered),
     start(bound) {
       model = bound;
       if (warnings.length > 0) bound.say(warnings.join('; '));

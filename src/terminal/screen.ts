@@ -44,6 +44,7 @@ export function enterScreen(stdout: NodeJS.WriteStream, stdin: NodeJS.ReadStream
     process.off('exit', restore);
     if (!suspended) leave();
   };
+  // However this process ends, the terminal is given back.
   process.on('exit', restore);
   stdout.write(ENTER);
   setRaw(true);

@@ -9,7 +9,8 @@ import {
 } from '../api/internal.js';
 import { MAX_LAST_POSTS } from '../protocol/limits.js';
 import { Latencies } from './latency.js';
-import type { AlertEffect, TerminalModel } from './model.js';
+import type { ConnectionView, TerminalModel } from './model.js';
+import type { TerminalEvent } from './update.js';
 
 export interface SessionOptions {
   endpoints: readonly Endpoint[];
@@ -19,11 +20,12 @@ export interface SessionOptions {
   timeoutMs: number;
   streams: string[] | undefined;
   last: number;
-  model: TerminalModel;
+  /** The state's clock, read: the session's changes go through `step`. */
+  model: Pick<TerminalModel, 'now' | 'clockOffsetMs'>;
   /** Something changed that the screen should show soon. */
   changed: () => void;
-  /** What an alert rule asks for (bell, notify, exec). */
-  onAlert: (effect: AlertEffect) => void;
+  /** What the connection brings (posts, its state, the streams and the service's clock): the caller steps the state with it. */
+  step: (event: TerminalEvent) => void;
   /** Told once, when the first subscription is acknowledged. */
   onSubscribed?: () => void;
 }
@@ -58,6 +60,10 @@ export class Session {
     this.#options = options;
   }
 
+  #connection(connection: ConnectionView): void {
+    this.#options.step({ kind: 'connection', connection });
+  }
+
   get dialect(): 'hosted' | 'ours' | undefined {
     return this.#dialect;
   }
@@ -69,13 +75,13 @@ export class Session {
 
   #onState = (state: ClientState): void => {
     const { model } = this.#options;
-    if (state.kind === 'connecting') model.setConnection({ kind: 'connecting', attempt: state.attempt });
+    if (state.kind === 'connecting') this.#connection({ kind: 'connecting', attempt: state.attempt });
     else if (state.kind === 'ready') {
       // Connected once the subscription is acknowledged: posts published before that are not ours to see.
-      model.setConnection({ kind: 'subscribing' });
-      if (this.#client) model.setServiceTime(this.#client.serverTime);
+      this.#connection({ kind: 'subscribing' });
+      if (this.#client) this.#options.step({ kind: 'service-time', iso: this.#client.serverTime });
     } else
-      model.setConnection({
+      this.#connection({
         kind: 'reconnecting',
         attempt: state.attempt,
         delayMs: state.delayMs,
@@ -113,7 +119,7 @@ export class Session {
         if (first || !passing || !this.#options.reconnect || this.#stopped) throw error;
         failures += 1;
         const delayMs = backoffDelay(failures - 1, TERMINAL_BACKOFF);
-        model.setConnection({ kind: 'reconnecting', attempt: failures, delayMs, sinceMs: model.now() });
+        this.#connection({ kind: 'reconnecting', attempt: failures, delayMs, sinceMs: model.now() });
         this.#options.changed();
         await this.#wait(delayMs);
         continue;
@@ -123,7 +129,7 @@ export class Session {
       const since = this.#since;
       // The hosted service's `connected` names no user; ours does.
       this.#dialect = client.userId === undefined ? 'hosted' : 'ours';
-      model.setServiceTime(client.serverTime);
+      this.#options.step({ kind: 'service-time', iso: client.serverTime });
       const wasFirst = first;
       first = false;
       try {
@@ -134,17 +140,17 @@ export class Session {
           // A new connection of our own asks for all the recent past: what was shown is dropped by id.
           lastPosts: wasFirst ? this.#options.last : MAX_LAST_POSTS,
           onSubscribed: (ack) => {
-            model.setConnection({ kind: 'connected', reconnected: ack.reconnected || !wasFirst });
+            this.#connection({ kind: 'connected', reconnected: ack.reconnected || !wasFirst });
             for (const id of ack.streamIds) {
-              model.knowStream(id);
+              this.#options.step({ kind: 'stream', id });
               void names.of(id).then((name) => {
                 if (name !== undefined) {
-                  model.knowStream(id, name);
+                  this.#options.step({ kind: 'stream', id, name });
                   this.#options.changed();
                 }
               });
             }
-            model.setServiceTime(client.serverTime);
+            this.#options.step({ kind: 'service-time', iso: client.serverTime });
             this.#options.changed();
             if (wasFirst && !ack.reconnected) {
               // On the service's clock, as the posts' times are.
@@ -165,7 +171,7 @@ export class Session {
             this.#latencies.add(
               model.now() + (model.clockOffsetMs ?? 0) - Date.parse(post.releaseAt ?? post.createdAt),
             );
-          for (const effect of model.add(post, wasFirst && event.history)) this.#options.onAlert(effect);
+          this.#options.step({ kind: 'post', post, history: wasFirst && event.history });
           this.#options.changed();
         }
       } finally {
@@ -192,11 +198,11 @@ export class Session {
   reconnectNow(): void {
     if (this.#stopped || this.#client === undefined) return;
     if (this.#wake !== undefined) {
-      this.#options.model.setConnection({ kind: 'connecting', attempt: 0 });
+      this.#connection({ kind: 'connecting', attempt: 0 });
       return this.#wake();
     }
     this.#restart = true;
-    this.#options.model.setConnection({ kind: 'connecting', attempt: 0 });
+    this.#connection({ kind: 'connecting', attempt: 0 });
     void this.#client.close();
   }
 

@@ -13,7 +13,8 @@ const MAX_FRAME_GAP_MS = 150;
 
 /**
  * Tells the view when to draw. A key draws at once (a reader waits for it); posts are
- * batched into one frame per FRAME_MS however fast they come.
+ * batched into one frame per FRAME_MS however fast they come. Not part of the terminal's
+ * state (model.ts): nothing on the screen depends on it, only when the screen is drawn.
  */
 export class FrameStore {
   #frame = 0;

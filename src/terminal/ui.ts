@@ -1,6 +1,8 @@
-import { handleKey, initialKeyState, parseKeys, splitUnfinished, type KeyEffect } from './keys.js';
+import type { TerminalEffect } from './effects.js';
+import { parseKeys, splitUnfinished } from './key-parser.js';
 import type { FrameStore } from './store.js';
 import { tooSmall, View, type ViewOptions } from './view.js';
+import { update } from './update.js';
 import { ScreenWriter } from './writer.js';
 
 /** How long the start of a key's sequence waits for its end before it is taken as it is. */
@@ -15,7 +17,7 @@ const COUNT_AFTER_MS = 5;
 
 export interface UiOptions extends ViewOptions {
   store: FrameStore;
-  onEffect: (effect: NonNullable<KeyEffect>) => void;
+  onEffect: (effect: TerminalEffect) => void;
 }
 
 export interface Ui {
@@ -35,7 +37,6 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
   const { store } = options;
   const view = new View(options);
   const writer = new ScreenWriter((data) => stdout.write(data));
-  const keys = initialKeyState();
   let fail!: (error: unknown) => void;
   const failed = new Promise<never>((_, reject) => {
     fail = reject;
@@ -59,7 +60,7 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
       // Wall time: a terminal slow to take the frame (the write waits) is a cost too.
       const began = performance.now();
       const { width, height } = size();
-      writer.draw(view.lines(keys, width, height), width);
+      writer.draw(view.lines(width, height), width);
       store.drawn(performance.now() - began);
       if (options.model.rowCount() === undefined) finishing ??= setTimeout(finish, COUNT_AFTER_MS);
     } catch (error) {
@@ -89,9 +90,11 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
         ? parsed.filter(([input, key]) => (key.ctrl === true ? input === 'c' || input === 'z' : input === 'q'))
         : parsed;
       view.keysIgnored += parsed.length - acting.length;
-      const effects = acting.map(([input, key]) => handleKey(options.model, keys, input, key, page));
+      const effects = acting.flatMap(
+        ([input, key]) => update(options.model, { kind: 'key', input, key, pageRows: page }).effects,
+      );
       store.now();
-      for (const effect of effects) if (effect !== undefined) options.onEffect(effect);
+      for (const effect of effects) options.onEffect(effect);
     } catch (error) {
       fail(error);
     }

@@ -3,8 +3,8 @@ import { streamColour } from '../render/style.js';
 import { momentText } from '../render/text.js';
 import { detailLines } from './detail.js';
 import type { Entry } from './entry.js';
-import { KEY_HELP, type KeyState } from './keys.js';
-import type { TerminalModel } from './model.js';
+import { FOOTERS, KEY_HELP, MODE_HINTS } from './bindings.js';
+import type { KeyState, TerminalModel } from './model.js';
 import { ageText, latencyText } from './latency.js';
 import { highlightMarks, type Theme } from './theme.js';
 import { cells, fitLine, fitText, formatRow, markMatches, padText, screenChalk, type RowView } from './row.js';
@@ -33,14 +33,6 @@ export interface ViewOptions {
   markdown: () => MarkdownRenderer | undefined;
   theme: Theme;
 }
-
-const RULE_HINT = 'ACTION[:COLOUR] REGEX (bell notify highlight pin mute; highlight:red ETF)  Enter add, Esc cancel';
-
-const FOOTERS = [
-  'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
-  'j/k move  Enter detail  / search  f streams  space pause  o open  ? keys  q quit',
-  'j/k  Enter detail  / search  f streams  ? keys  q quit',
-];
 
 /** Whether the window is below the smallest usable size: the screen says so, and keys wait. */
 export function tooSmall(width: number, height: number): boolean {
@@ -131,7 +123,7 @@ const streamColumn = (width: number) => Math.min(18, Math.max(8, Math.floor(widt
 
 /** What the search line says after the pattern: why it is not a regular expression, and what is kept. */
 function searchHint(model: TerminalModel): string {
-  if (model.searchError === undefined) return 'Enter keep, Esc clear';
+  if (model.searchError === undefined) return MODE_HINTS.search;
   const kept = model.searching ? `showing /${model.searchPattern}/` : 'showing everything';
   return `✕ ${model.searchError}; ${kept}`;
 }
@@ -144,11 +136,8 @@ function searchHint(model: TerminalModel): string {
  */
 export class View {
   readonly #options: ViewOptions;
-  #offset = 0;
   /** Keys pressed while the window was too small: none acted, and the screen says how many. */
   keysIgnored = 0;
-  /** The selected post and the line of the list it was drawn on. */
-  #anchor: { entry: Entry; line: number } | undefined;
   /** Each post's row as last formatted, with the look it was formatted for. */
   #rows = new WeakMap<Entry, { look: string; line: string }>();
   /** The detail panes last rendered, newest last. */
@@ -158,11 +147,12 @@ export class View {
     this.#options = options;
   }
 
-  /** The whole screen for `keys` at `width` × `height`: exactly `height` lines. */
-  lines(keys: KeyState, width: number, height: number): string[] {
+  /** The whole screen at `width` × `height`: exactly `height` lines. */
+  lines(width: number, height: number): string[] {
     if (tooSmall(width, height)) return tooSmallLines(width, height, this.keysIgnored);
     this.keysIgnored = 0;
     const { model } = this.#options;
+    const keys = model.keys;
     const now = model.now();
     const pins = model.pinned();
     const pinned = pins.slice(0, MAX_PINNED_ROWS);
@@ -233,7 +223,7 @@ export class View {
     if (keys.typing) return padText(`/${model.searchText}▏  ${searchHint(model)}`, width);
     if (keys.rule !== undefined)
       return padText(
-        `new rule: ${keys.rule.text}▏  ${keys.rule.error === undefined ? RULE_HINT : `✕ ${keys.rule.error}`}`,
+        `new rule: ${keys.rule.text}▏  ${keys.rule.error === undefined ? MODE_HINTS.rule : `✕ ${keys.rule.error}`}`,
         width,
       );
     if (model.message !== undefined) return padText(model.message, width);
@@ -246,16 +236,16 @@ export class View {
     const c = screenChalk(this.#options.color);
     let lines: string[];
     if (keys.overlay === 'help') {
-      lines = [c.bold('Keys'), ...KEY_HELP.map(([key, what]) => `  ${padText(key, 14)} ${what}`), '', 'any key closes'];
+      lines = [c.bold('Keys'), ...KEY_HELP.map(([key, what]) => `  ${padText(key, 14)} ${what}`), '', MODE_HINTS.help];
     } else if (keys.overlay === 'pins') {
       const streamWidth = streamColumn(width);
       lines = [
-        c.bold(`Pinned (${model.pinCount} of ${model.maxPins}, the newest pin first): any key closes`),
+        c.bold(`Pinned (${model.pinCount} of ${model.maxPins}, the newest pin first): ${MODE_HINTS.pins}`),
         ...model.pinned().map((entry) => this.#row(entry, width, streamWidth, false, model.now())),
       ];
     } else if (keys.overlay === 'alerts') {
       lines = [
-        c.bold('Alert rules (the first that matches acts): j/k move, + add, d remove, any other key closes'),
+        c.bold(`Alert rules (the first that matches acts): ${MODE_HINTS.alerts}`),
         ...model.rules.map((rule, index) => {
           const line = `${index === keys.ruleIndex ? '›' : ' '} ${padText(rule.name, 16)} ${padText(rule.action, 9)} ${padText(rule.color ?? '', 8)} ${padText(`${model.alertCount(rule)} matched`, 12)} ${rule.field === 'stream' ? 'stream ' : ''}/${fitText(rule.source, Math.max(8, width - 54))}/`;
           return index === keys.ruleIndex ? c.inverse(line) : line;
@@ -264,7 +254,7 @@ export class View {
       ];
     } else {
       lines = [
-        c.bold('Streams: j/k move, m mute/unmute, s solo, Enter close'),
+        c.bold(`Streams: ${MODE_HINTS.picker}`),
         ...model.streams().map((stream, index) => {
           const state = model.solo === stream.id ? 'solo ' : model.isMuted(stream.id) ? 'muted' : 'shown';
           const line = `${index === keys.pickerIndex ? '›' : ' '} ${state}  ${padText(stream.name, 30)} ${stream.count} posts`;
@@ -320,22 +310,23 @@ export class View {
     const detailHeight = area - listHeight;
     const selectedIndex = model.selectedIndex();
     const selected = model.firstRows(selectedIndex + 1)[selectedIndex];
+    const list = model.list;
     // The selected post stays on its line as posts arrive above it: the list never moves under the reader.
-    const anchored = selected !== undefined && this.#anchor?.entry === selected;
-    if (anchored) this.#offset = selectedIndex - this.#anchor!.line;
-    if (selectedIndex < this.#offset) this.#offset = selectedIndex;
-    if (selectedIndex >= this.#offset + listHeight) this.#offset = selectedIndex - listHeight + 1;
+    const anchored = selected !== undefined && list.anchor?.entry === selected;
+    if (anchored) list.offset = selectedIndex - list.anchor!.line;
+    if (selectedIndex < list.offset) list.offset = selectedIndex;
+    if (selectedIndex >= list.offset + listHeight) list.offset = selectedIndex - listHeight + 1;
     // Only the rows this frame shows: fewer are all there are.
-    const rows = model.firstRows(this.#offset + listHeight);
+    const rows = model.firstRows(list.offset + listHeight);
     // A list shorter than the screen starts at the top, unless that would move the selected row.
-    if (!anchored) this.#offset = Math.min(this.#offset, Math.max(0, rows.length - listHeight));
-    this.#offset = Math.max(0, this.#offset);
+    if (!anchored) list.offset = Math.min(list.offset, Math.max(0, rows.length - listHeight));
+    list.offset = Math.max(0, list.offset);
     const lines: string[] = [];
     if (rows.length === 0) lines.push(c.dim(model.size === 0 ? '  waiting for posts…' : '  nothing matches'));
-    const end = Math.min(rows.length, this.#offset + listHeight);
-    for (let index = this.#offset; index < end; index++)
+    const end = Math.min(rows.length, list.offset + listHeight);
+    for (let index = list.offset; index < end; index++)
       lines.push(this.#row(rows[index]!, width, streamWidth, index === selectedIndex, now));
-    this.#anchor = selected === undefined ? undefined : { entry: selected, line: selectedIndex - this.#offset };
+    list.anchor = selected === undefined ? undefined : { entry: selected, line: selectedIndex - list.offset };
     while (lines.length < listHeight) lines.push('');
     if (!model.detailOpen || detailHeight <= 1) return lines;
     const detail = selected === undefined ? [] : this.#detail(selected, width);

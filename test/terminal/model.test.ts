@@ -3,7 +3,9 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Post } from '../../src/protocol/types.js';
 import type { AlertRuleError } from '../../src/terminal/alerts.js';
 import { compilePattern, compileRules } from '../../src/terminal/alerts.js';
-import { parseKeys, splitUnfinished } from '../../src/terminal/keys.js';
+import { FOOTERS, KEY_HELP } from '../../src/terminal/bindings.js';
+import { update } from '../../src/terminal/update.js';
+import { parseKeys, splitUnfinished } from '../../src/terminal/key-parser.js';
 import { RELEASE_MARK_MS, TerminalModel } from '../../src/terminal/model.js';
 import { cells, fitLine, fitText, formatRow, lineCells, markMatches } from '../../src/terminal/row.js';
 import { FrameStore } from '../../src/terminal/store.js';
@@ -499,6 +501,26 @@ describe('rows and text', () => {
     expect(splitUnfinished('j\u001BO')).toEqual(['j', '\u001BO']);
     expect(splitUnfinished('j\u001B')).toEqual(['j\u001B', '']);
     expect(splitUnfinished('\u001B[B')).toEqual(['\u001B[B', '']);
+  });
+
+  it('the footer names only keys the ? list has, and each does what the list says', () => {
+    expect(FOOTERS).toEqual([
+      'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
+      'j/k move  Enter detail  / search  f streams  space pause  o open  ? keys  q quit',
+      'j/k  Enter detail  / search  f streams  ? keys  q quit',
+    ]);
+    const listed = new Set(KEY_HELP.flatMap(([keys]) => keys.split(/\s+/)));
+    for (const footer of FOOTERS)
+      for (const word of footer.split('  ')) expect(listed).toContain(word.split(' ')[0]!.replace('j/k', 'j'));
+    const model = new TerminalModel({ capacity: 10, now: () => 0 });
+    for (const text of ['one', 'two']) model.add(post(text), false);
+    const key = (input: string) => update(model, { kind: 'key', input, key: {}, pageRows: 5 }).effects;
+    expect(key('j')).toEqual([]);
+    expect(model.selected()?.text).toBe('one');
+    expect(key('3')).toEqual([{ kind: 'open', link: 3 }]);
+    expect(key('Y')).toEqual([{ kind: 'copy', what: 'text' }]);
+    expect(key('?')).toEqual([]);
+    expect(model.keys.overlay).toBe('help');
   });
 
   it('a styled line is cut to the width, its colours and hyperlink ended', () => {

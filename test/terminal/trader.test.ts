@@ -7,9 +7,9 @@ import { SessionMemory } from '../../src/terminal/memory.js';
 import { ruleFromLine } from '../../src/terminal/rule-line.js';
 import type { AlertRule } from '../../src/terminal/alerts.js';
 import { compileRules } from '../../src/terminal/alerts.js';
-import { handleKey, initialKeyState } from '../../src/terminal/keys.js';
+import { update } from '../../src/terminal/update.js';
 import { TerminalModel } from '../../src/terminal/model.js';
-import type { Remembered } from '../../src/terminal/model-types.js';
+import type { Remembered } from '../../src/terminal/model.js';
 import type { Post } from '../../src/protocol/types.js';
 
 describe('coins of a post', () => {
@@ -104,14 +104,22 @@ describe('the model and what a session keeps', () => {
     const model = new TerminalModel({
       capacity: 10,
       restored: { muted: ['whale-alerts'], solo: null, mutedSources: ['Desk'], pins: ['wanted'] },
-      remembered: () => (told += 1),
     });
-    model.add(post('a whale', { streamId: 'whale-alerts' }), true);
-    model.add(post('from the desk', { metadata: { sourceName: 'Desk' } }), true);
-    model.add({ ...post('pinned again'), id: 'wanted' }, true);
+    const tell = () => {
+      if (model.takeUnsaved()) told += 1;
+    };
+    for (const made of [
+      post('a whale', { streamId: 'whale-alerts' }),
+      post('from the desk', { metadata: { sourceName: 'Desk' } }),
+      { ...post('pinned again'), id: 'wanted' },
+    ]) {
+      model.add(made, true);
+      tell();
+    }
     expect(model.rows().map((entry) => entry.text)).toEqual(['pinned again']);
     expect(model.pinned().map((entry) => entry.id)).toEqual(['wanted']);
     model.toggleSolo('macro-wire');
+    tell();
     expect(model.remembered()).toEqual({
       muted: ['whale-alerts'],
       solo: 'macro-wire',
@@ -152,10 +160,14 @@ describe('the model and what a session keeps', () => {
     const rules = compileRules([{ name: 'profile rule 1', rule: { match: 'spam', action: 'mute' } }]);
     const model = new TerminalModel({ capacity: 10, rules });
     model.add(post('spam here'), false);
-    const keys = initialKeyState();
     const press = (...inputs: string[]) => {
       for (const input of inputs)
-        handleKey(model, keys, input === '\r' ? '' : input, input === '\r' ? { return: true } : {}, 10);
+        update(model, {
+          kind: 'key',
+          input: input === '\r' ? '' : input,
+          key: input === '\r' ? { return: true } : {},
+          pageRows: 10,
+        });
     };
     press('a', '+', ...'pin here', '\r');
     expect(model.message).toBe('added app rule 1: pin /here/');

@@ -1,16 +1,11 @@
-import type { AlertEffect } from '../../terminal/model.js';
-import type { AlertRule, AlertRuleInput } from '../../terminal/alerts.js';
-import type { KeyEffect } from '../../terminal/keys.js';
-import type * as UiModule from '../../terminal/ui.js';
-import type { MarkdownRenderer } from '../../render/markdown.js';
-import type { ThemeName } from '../../terminal/theme.js';
 import { platform as osPlatform } from 'node:os';
+import type { AlertRule, AlertRuleInput } from '../../terminal/alerts.js';
+import type { ThemeName } from '../../terminal/theme.js';
 import { commandFailure } from '../../api/internal.js';
 import type { CommandIo } from '../command-io.js';
 import { requireKey, type CommonOptions } from '../common.js';
 import { wsWhere } from '../describe.js';
 import { EXIT, ExitError } from '../exit.js';
-import { jobControl } from '../job-control.js';
 import { writeConfig, type ConfigFile } from '../settings.js';
 
 export interface TerminalOptions extends CommonOptions {
@@ -35,12 +30,6 @@ export interface TerminalOptions extends CommonOptions {
   /** Called once the subscription is first acknowledged (the demo starts publishing then). */
   onSubscribed?: () => void;
 }
-
-/** How long after the first subscription the markdown renderer loads, unless a detail pane wants it sooner. */
-const MARKDOWN_AFTER_MS = 1000;
-
-const WARM_UP =
-  '**a** _b_ `c`\n\n- one\n- two\n\n1. x\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n\n[l](https://a.example) https://b.example\n';
 
 export const NOT_A_TERMINAL = 'terminal needs an interactive terminal; use tree or listen';
 export const NO_CURSOR_ADDRESSING = 'terminal needs a terminal with cursor addressing; use tree or listen';
@@ -93,188 +82,24 @@ export async function terminal(options: TerminalOptions, io: CommandIo): Promise
     memory && { ...memory, write: (config) => writeConfig(memory.path, config as ConfigFile) },
   );
   const rules = await alertRules(options, kept.rules);
-  const [{ TerminalModel }, { FrameStore }, { Session }, { enterScreen }, effects, { ExecHook }, { mountUi }, themes] =
-    await Promise.all([
-      import('../../terminal/model.js'),
-      import('../../terminal/store.js'),
-      import('../../terminal/session.js'),
-      import('../../terminal/screen.js'),
-      import('../../terminal/effects.js'),
-      import('../exec-hook.js'),
-      import('../../terminal/ui.js'),
-      import('../../terminal/theme.js'),
-    ]);
-  const { supportsHyperlinks } = await import('../../render/hyperlinks.js');
-  const hyperlinks = options.color && supportsHyperlinks(stdout, env);
-  const model = new TerminalModel({
-    capacity: options.buffer,
-    ...(options.maxPins === undefined ? {} : { maxPins: options.maxPins }),
-    rules,
-    match: options.match,
-    ...kept.model,
-  });
-  kept.start(model);
-  const store = new FrameStore();
-  /** Until the terminal has said its background (before the first frame). */
-  let theme = themes.THEMES.dark;
-  let markdown: MarkdownRenderer | undefined;
-  let loadingMarkdown: Promise<void> | undefined;
-  /** Loads `tree`'s markdown renderer once: soon after the start, or when a detail pane needs it first. */
-  const loadMarkdown = () =>
-    (loadingMarkdown ??= import('../../render/markdown.js').then(async ({ loadMarkdownRenderer }) => {
-      const width = Math.max(20, (stdout.columns || 80) - 2);
-      const render = await loadMarkdownRenderer({ color: options.color, width, hyperlinks, linkColour: theme.link });
-      // The first renders of a table or a list pay for code paths not yet compiled, which can
-      // push a post past the render budget into plain text: paid here, before any post's.
-      for (let round = 0; round < 3; round++) render(WARM_UP);
-      markdown = render;
-      store.soon();
-    }));
-  const execHooks = new Map<AlertRule, InstanceType<typeof ExecHook>>();
-  const say = (text: string) => {
-    model.say(text);
-    store.soon();
-  };
-  const bell = new effects.Bell((data) => stdout.write(data));
-  const multiplexer = effects.multiplexerOf(env);
-  /** A sequence for the terminal itself (clipboard, notification), past tmux or screen. */
-  const toTerminal = (sequence: string) => stdout.write(effects.passedThrough(sequence, multiplexer));
-  const onAlert = (effect: AlertEffect) => {
-    if (effect.action === 'bell') bell.ring();
-    else if (effect.action === 'notify') {
-      // Each post its own notification; the bell that goes with them rings once for a burst.
-      toTerminal(effects.notification(effect.entry.streamName, effect.entry.headline));
-      bell.ring();
-    } else if (effect.rule.command !== undefined) {
-      let hook = execHooks.get(effect.rule);
-      if (hook === undefined) {
-        // The screen is the terminal's: what the command prints would draw over it.
-        hook = new ExecHook(effect.rule.command, { apiKey, env, report: say, output: 'ignore' });
-        execHooks.set(effect.rule, hook);
-      }
-      const event = { type: 'created' as const, history: false, format: 'post' as const, post: effect.post };
-      hook.push(event, { event: 'stream.post.created', data: effect.post });
-    }
-  };
-  const session = new Session({
+  const [{ runTerminal }, { ExecHook }] = await Promise.all([
+    import('../../terminal/run.js'),
+    import('../exec-hook.js'),
+  ]);
+  const failure = await runTerminal({
+    ...options,
     endpoints: options.settings.endpoints,
     apiKey,
-    authQuery: options.authQuery,
-    reconnect: options.reconnect,
-    timeoutMs: options.timeoutMs,
-    streams: options.streams,
-    last: options.last,
-    model,
-    changed: () => store.soon(),
-    onAlert,
-    onSubscribed: () => {
-      // The markdown renderer is the biggest load left: not while the first posts are drawn.
-      setTimeout(() => void loadMarkdown(), MARKDOWN_AFTER_MS).unref();
-      options.onSubscribed?.();
-    },
+    stdin,
+    stdout,
+    env,
+    signals: [io.signal, options.signal],
+    rules,
+    kept,
+    service: wsWhere(options.settings),
+    // The screen is the terminal's: what the command prints would draw over it.
+    command: (command, report) => new ExecHook(command, { apiKey, env, report, output: 'ignore' }),
   });
-
-  const screen = enterScreen(stdout, stdin);
-  let quit!: () => void;
-  const quitting = new Promise<void>((resolve) => {
-    quit = resolve;
-  });
-  const onEffect = (effect: NonNullable<KeyEffect>) => {
-    const entry = model.selected();
-    switch (effect.kind) {
-      case 'quit':
-        quit();
-        return;
-      case 'reconnect':
-        session.reconnectNow();
-        return;
-      case 'suspend':
-        return job.suspend();
-      case 'copy': {
-        if (entry === undefined) return;
-        // Never an empty OSC 52: it would clear what the user had copied.
-        const copied = effect.what === 'text' ? entry.text : entry.links[0];
-        if (copied === null) return say('no text yet: the post is hidden until its release');
-        if (copied === undefined || copied === '') return say(`no ${effect.what} to copy`);
-        toTerminal(effects.clipboard(copied));
-        const sent = effects.sentWords(effect.what, multiplexer);
-        // The address last: a narrow footer cuts it, not what the user must know.
-        return say(effect.what === 'text' ? sent : `${sent}: ${copied}`);
-      }
-      case 'open': {
-        const link = entry?.links[effect.link - 1];
-        if (link === undefined) return say(`no link ${effect.link} in this post`);
-        say(`opening ${link}`);
-        void effects.openUrl(link).then((opened) => say(opened ? `opened ${link}` : `no opener found: ${link}`));
-      }
-    }
-  };
-  const onSignal = () => quit();
-  const job = jobControl({
-    stopping: () => screen.suspend(),
-    resumed: () => {
-      screen.resume();
-      mounted?.redraw();
-    },
-    notStopped: () => say('Ctrl-Z: no shell with job control started this, so it cannot be suspended'),
-    hangUp: onSignal,
-  });
-  // Ctrl-C and SIGTERM come as the context's signal; a hang-up and Ctrl-Z through job control.
-  io.signal.addEventListener('abort', onSignal);
-  options.signal?.addEventListener('abort', onSignal);
-  const ticker = setInterval(() => {
-    model.tick();
-    store.soon();
-  }, 1000);
-  let mounted: UiModule.Ui | undefined;
-  let failure: unknown;
-  try {
-    // The connection opens while the terminal says its background colour.
-    const running = session.run();
-    running.catch(() => undefined);
-    const noAnswer = () => Promise.resolve(undefined);
-    theme = await themes.chooseTheme(
-      options.theme,
-      options.color ? () => themes.askBackground(stdin, stdout) : noAnswer,
-      env,
-    );
-    mounted = mountUi(
-      {
-        model,
-        store,
-        service: wsWhere(options.settings),
-        dialect: () => session.dialect,
-        latency: () => session.medianLatency(),
-        color: options.color,
-        hyperlinks,
-        utc: options.utc,
-        theme,
-        markdown: () => {
-          void loadMarkdown();
-          return markdown;
-        },
-        onEffect,
-      },
-      stdout,
-      stdin,
-    );
-    // A frame or a key that throws ends the command, the terminal given back.
-    await Promise.race([running, quitting, mounted.failed]);
-  } catch (error) {
-    failure = error;
-  } finally {
-    clearInterval(ticker);
-    bell.stop();
-    store.stop();
-    job.close();
-    io.signal.removeEventListener('abort', onSignal);
-    options.signal?.removeEventListener('abort', onSignal);
-    mounted?.unmount();
-    screen.restore();
-    await session.stop();
-    await kept.close();
-    await Promise.all([...execHooks.values()].map((hook) => hook.close(true)));
-  }
   if (failure !== undefined)
     throw commandFailure(failure, options.timeoutMs, `connected from ${wsWhere(options.settings)}`);
   return EXIT.ok;
