@@ -126,17 +126,11 @@ export class CommandQueue<C> {
    * token check per frame, and at most a budget of `rate-limited` replies.
    */
   onMessage(data: Buffer, isBinary: boolean): void {
+    // Once the budget of `rate-limited` replies is spent, frames are dropped unread: what
+    // waits is answered, then the connection closes.
     if (this.#overRate) return;
     this.#take(data, isBinary);
     if (this.#unused) this.host.unused(this.connection, this);
-  }
-
-  /**
-   * Whether frames are read at all: not once the budget of `rate-limited` replies is spent
-   * (what waits is answered, then the connection closes).
-   */
-  get reading(): boolean {
-    return !this.#overRate;
   }
 
   #take(data: Buffer, isBinary: boolean): void {

@@ -232,19 +232,16 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
 
   /**
    * Frames go to the command queue (made at the first one), which keeps their turn and hands
-   * each command back here to run. Every frame read is counted: every so many, reading
-   * yields to the other connections.
+   * each command back here to run.
    */
   protected onMessage(data: Buffer, isBinary: boolean): void {
-    if (this.#closed) return;
-    if (this.#treeOnly) {
-      this.#treeFeedFrame(data, isBinary);
-      return;
-    }
-    const commands = (this.#commands ??= new CommandQueue(this, Session.#commandHost, 0));
-    if (!commands.reading) return;
+    // Every frame ws has read is counted, dropped ones too (closing, or past the rate): every
+    // so many, reading yields to the other connections. A flood goes on arriving after its
+    // connection was closed for it, and was read in one go: a fresh client waited for all of it.
     this.frameRead();
-    commands.onMessage(data, isBinary);
+    if (this.#closed) return;
+    if (this.#treeOnly) this.#treeFeedFrame(data, isBinary);
+    else (this.#commands ??= new CommandQueue(this, Session.#commandHost, 0)).onMessage(data, isBinary);
   }
 
   /**
@@ -254,7 +251,6 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
    * closing the feed: the terminal reconnects, which is its own rule.
    */
   #treeFeedFrame(data: Buffer, isBinary: boolean): void {
-    this.frameRead();
     // A `stop-pongs` fault stops these too: the way to see such a terminal reconnect.
     if (isBinary || !data.equals(TREE_FEED_PING) || !this.answersPings) return;
     const commands = (this.#commands ??= new CommandQueue(this, Session.#commandHost, 0));
