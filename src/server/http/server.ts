@@ -313,8 +313,7 @@ export class HttpFront {
   }
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined, route: Route): void {
-    // Corked for this turn: the handshake's answer and the `connected` frame (written in this
-    // turn when the store answers at once, as memory does) leave in one write, not two.
+    // Corked: the handshake's answer and `connected` (this turn's when the store answers at once) leave in one write.
     corkForThisTurn(socket);
     this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, socket, key, route));
   }
