@@ -32,6 +32,7 @@ import type { Logger } from '../logger.js';
 import { createPerimeter, type Refusal } from './perimeter.js';
 import { KeepAlive, type KeepAlivePeer } from '../service/keep-alive.js';
 import { ConnectionSocket } from '../ws/connection.js';
+import { corkForThisTurn } from '../ws/outbound.js';
 import { Session, type SessionContext, type SessionStart } from '../ws/session.js';
 import type { createGraphqlEndpoint } from '../graphql/graphql-server.js';
 import type { Unusable } from '../stores/store.js';
@@ -312,6 +313,8 @@ export class HttpFront {
   }
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, key: string | undefined, route: Route): void {
+    // Corked: the handshake's answer and `connected` (this turn's when the store answers at once) leave in one write.
+    corkForThisTurn(socket);
     this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, socket, key, route));
   }
 

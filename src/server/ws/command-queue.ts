@@ -19,9 +19,6 @@ const MAX_PENDING_COMMAND_BYTES = 4 * 1024 * 1024;
  * still in the order the commands came).
  */
 const MAX_PIPELINED_PUBLISHES = 64;
-/** The only frame a tree feed answers, and its answer (PROTOCOL.md B3). */
-const TREE_FEED_PING = Buffer.from('ping');
-const TREE_FEED_PONG = 'pong';
 
 /** How a command waiting its turn arrived. */
 const TEXT = 0;
@@ -57,7 +54,9 @@ export interface CommandLimits {
 
 /**
  * What the queue asks of its connection, as functions every connection shares (the
- * connection is passed in): a queue carries no closures of its own.
+ * connection is passed in): a queue carries no closures of its own. The queue keeps the
+ * turn (what runs, what waits, in which order the answers go); the connection runs and
+ * answers the commands.
  */
 export interface CommandHost<C> {
   limits(connection: C): CommandLimits;
@@ -66,7 +65,11 @@ export interface CommandHost<C> {
   closed(connection: C): boolean;
   /** The key's shared rate, once the key is known (undefined when off). */
   keyLimiter(connection: C): TokenBucket | undefined;
-  startPublish(connection: C, command: PublishCommand): Promise<void>;
+  /**
+   * Sends a publish to the store now (every publish the same steps, so the store gets them
+   * in the order they came); the function returned answers it, and is called in its turn.
+   */
+  publish(connection: C, command: PublishCommand): () => Promise<void>;
   /** Runs any other command; a promise while it waits for the store. */
   run(connection: C, command: SubscribeCommand): Promise<void> | undefined;
   reject(connection: C, error: ProtocolError, requestId?: string): void;
@@ -79,19 +82,10 @@ export interface CommandHost<C> {
     fields?: Record<string, string | number | boolean | undefined>,
   ): void;
   /**
-   * Counts a frame read from the connection (every so many, reading yields to the other
-   * connections): the count is the connection's, not the queue's, which may be let go.
-   */
-  frameRead(connection: C): void;
-  /**
    * Nothing waits or runs, and no rate bucket was made: a queue made afresh at the next frame
    * would be the same, so the connection may let this one go.
    */
   unused(connection: C, queue: CommandQueue<C>): void;
-  /** Whether the connection answers pings now (a `stop-pongs` fault turns it off). */
-  answersPings(connection: C): boolean;
-  /** Sends the answer to a command (or to a tree feed's `ping`). */
-  sendReply(connection: C, frame: string): void;
 }
 
 /**
@@ -111,11 +105,11 @@ export class CommandQueue<C> {
   #pending = NO_COMMANDS;
   #pendingBytes = 0;
   /** Commands started and not yet answered; the key check counts as one. */
-  inFlight: number;
+  #inFlight: number;
   /** What runs now is publishes only, so another publish may join them. */
-  publishing = false;
-  /** Settles once the last publish started has been answered (set by the first one). */
-  replyTurn: Promise<void> | undefined;
+  #publishing = false;
+  /** Settles once the last publish started has been answered: the next one answers after it. */
+  #replyTurn: Promise<void> | undefined;
   /** The budget of `rate-limited` replies is spent: what waits is answered, then the connection closes. */
   #overRate = false;
 
@@ -124,7 +118,7 @@ export class CommandQueue<C> {
     readonly host: CommandHost<C>,
     inFlight: number,
   ) {
-    this.inFlight = inFlight;
+    this.#inFlight = inFlight;
   }
 
   /**
@@ -132,12 +126,14 @@ export class CommandQueue<C> {
    * token check per frame, and at most a budget of `rate-limited` replies.
    */
   onMessage(data: Buffer, isBinary: boolean): void {
+    // Once the budget of `rate-limited` replies is spent, frames are dropped unread: what
+    // waits is answered, then the connection closes.
+    if (this.#overRate) return;
     this.#take(data, isBinary);
     if (this.#unused) this.host.unused(this.connection, this);
   }
 
   #take(data: Buffer, isBinary: boolean): void {
-    if (!this.#read()) return;
     const { connection, host } = this;
     let arrival: Arrival = isBinary ? BINARY : host.identified(connection) ? TEXT : TEXT_BEFORE_KEY;
     const { createRateLimiter, maxPendingCommands } = host.limits(connection);
@@ -150,7 +146,7 @@ export class CommandQueue<C> {
       return;
     }
     if (this.#pending.length === 0) {
-      if (this.inFlight === 0) {
+      if (this.#inFlight === 0) {
         this.#handle(arrival, data);
         return;
       }
@@ -170,30 +166,14 @@ export class CommandQueue<C> {
   }
 
   /**
-   * A tree feed reads no commands (PROTOCOL.md B3): its news terminals send `login KEY` and
-   * JSON frames, which are dropped, and a text `ping` they expect a `pong` for within 2 s,
-   * or they reconnect. Past the connection's rate a ping goes unanswered rather than
-   * closing the feed: the terminal reconnects, which is its own rule.
+   * Takes a token of the connection's own rate for a frame that is not a command (a tree
+   * feed's `ping`): false past the rate.
    */
-  onTreeFeedFrame(data: Buffer, isBinary: boolean): void {
-    this.#takeTreeFeedFrame(data, isBinary);
+  withinRate(): boolean {
+    const { createRateLimiter } = this.host.limits(this.connection);
+    const within = createRateLimiter === undefined || (this.#rateLimiter ??= createRateLimiter()).tryTake();
     if (this.#unused) this.host.unused(this.connection, this);
-  }
-
-  #takeTreeFeedFrame(data: Buffer, isBinary: boolean): void {
-    const { connection, host } = this;
-    // A `stop-pongs` fault stops these too: the way to see such a terminal reconnect.
-    if (!this.#read() || isBinary || !data.equals(TREE_FEED_PING) || !host.answersPings(connection)) return;
-    const { createRateLimiter } = host.limits(connection);
-    if (createRateLimiter !== undefined && !(this.#rateLimiter ??= createRateLimiter()).tryTake()) return;
-    host.sendReply(connection, TREE_FEED_PONG);
-  }
-
-  /** Whether a frame is read at all (counted by the connection: every so many, reading pauses for a turn). */
-  #read(): boolean {
-    if (this.#overRate) return false;
-    this.host.frameRead(this.connection);
-    return true;
+    return within;
   }
 
   /**
@@ -205,7 +185,7 @@ export class CommandQueue<C> {
   }
 
   get #settled(): boolean {
-    return this.inFlight === 0 && this.#pending.length === 0 && !this.#overRate;
+    return this.#inFlight === 0 && this.#pending.length === 0 && !this.#overRate;
   }
 
   /**
@@ -224,18 +204,19 @@ export class CommandQueue<C> {
 
   /** A command started outside the queue (the key check, a URL-form command) was answered. */
   done(): void {
-    this.inFlight -= 1;
-    if (this.inFlight > 0) return;
-    this.publishing = false;
+    this.#inFlight -= 1;
+    if (this.#inFlight > 0) return;
+    this.#publishing = false;
+    this.#replyTurn = undefined;
     const pending = this.#pending;
     while (pending.length > 0) {
       const next = pending[0]!;
-      if (this.inFlight === 0) this.#handle(next.arrival, next.data);
+      if (this.#inFlight === 0) this.#handle(next.arrival, next.data);
       else if (!this.#joinPublishes(next.arrival, next.data)) break;
       pending.shift();
       this.#pendingBytes -= next.data.length;
     }
-    if (this.#overRate && this.inFlight === 0) this.#closeOverRate();
+    if (this.#overRate && this.#inFlight === 0) this.#closeOverRate();
     else if (this.#unused) this.host.unused(this.connection, this);
   }
 
@@ -249,22 +230,36 @@ export class CommandQueue<C> {
   #handle(arrival: Arrival, data: Buffer): void {
     const running = this.#start(arrival, data);
     if (running === undefined) return;
-    this.inFlight += 1;
+    this.#inFlight += 1;
     running.then(() => this.done());
   }
 
   /** Starts a publish alongside the publishes running now, if that is what the frame is. */
   #joinPublishes(arrival: Arrival, data: Buffer): boolean {
     const { connection, host } = this;
-    if (!this.publishing || arrival !== TEXT || this.inFlight >= MAX_PIPELINED_PUBLISHES || host.closed(connection)) {
+    if (!this.#publishing || arrival !== TEXT || this.#inFlight >= MAX_PIPELINED_PUBLISHES || host.closed(connection)) {
       return false;
     }
     // Anything else (a subscribe, a frame that does not parse) waits its turn, and is parsed then.
     const parsed = parseCommandFrame(data.toString('utf8'));
     if (!parsed.ok || parsed.command.event !== PUBLISH_COMMAND) return false;
-    this.inFlight += 1;
-    host.startPublish(connection, parsed.command).then(() => this.done());
+    this.#inFlight += 1;
+    this.#startPublish(parsed.command).then(() => this.done());
     return true;
+  }
+
+  /**
+   * A publish sent to the store now, answered after every command before it: at once when
+   * nothing runs (the usual case), else once the publish before it has been answered.
+   */
+  #startPublish(command: PublishCommand): Promise<void> {
+    const first = this.#inFlight === 0;
+    this.#publishing = true;
+    const answer = this.host.publish(this.connection, command);
+    const turn = this.#replyTurn;
+    const answered = first || turn === undefined ? answer() : turn.then(answer);
+    this.#replyTurn = answered;
+    return answered;
   }
 
   #start(arrival: Arrival, data: Buffer): Promise<void> | undefined {
@@ -296,7 +291,7 @@ export class CommandQueue<C> {
       host.reject(connection, parsed.error, parsed.requestId);
       return undefined;
     }
-    if (parsed.command.event === PUBLISH_COMMAND) return host.startPublish(connection, parsed.command);
+    if (parsed.command.event === PUBLISH_COMMAND) return this.#startPublish(parsed.command);
     return host.run(connection, parsed.command);
   }
 
@@ -311,7 +306,7 @@ export class CommandQueue<C> {
     if (host.closed(connection)) return;
     if (!this.#overRate) host.log(connection, 'warn', 'closing: rate limit exceeded and its replies spent');
     this.#overRate = true;
-    if (this.inFlight > 0 || this.#pending.length > 0) return;
+    if (this.#inFlight > 0 || this.#pending.length > 0) return;
     host.close(connection, 'rate limit exceeded');
   }
 

@@ -36,6 +36,10 @@ interface StoredPublish {
   injected: AckFault | undefined;
 }
 
+/** The only frame a tree feed answers, and its answer (PROTOCOL.md B3). */
+const TREE_FEED_PING = Buffer.from('ping');
+const TREE_FEED_PONG = 'pong';
+
 /** The empty list of a connection without a subscription, for the paths that read a list. */
 const NO_SUBSCRIPTIONS: readonly Subscription[] = Object.freeze([]);
 
@@ -226,12 +230,31 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
     this.#sendEnvelope(greeting.frameAt(this.#context.clock.now(), identity.streamId, extra));
   }
 
-  /** Frames are read by the command queue (made at the first one), from which commands come back here to run. */
+  /**
+   * Frames go to the command queue (made at the first one), which keeps their turn and hands
+   * each command back here to run.
+   */
   protected onMessage(data: Buffer, isBinary: boolean): void {
+    // Every frame ws has read is counted, dropped ones too (closing, or past the rate): every
+    // so many, reading yields to the other connections. A flood goes on arriving after its
+    // connection was closed for it, and was read in one go: a fresh client waited for all of it.
+    this.frameRead();
     if (this.#closed) return;
+    if (this.#treeOnly) this.#treeFeedFrame(data, isBinary);
+    else (this.#commands ??= new CommandQueue(this, Session.#commandHost, 0)).onMessage(data, isBinary);
+  }
+
+  /**
+   * A tree feed reads no commands (PROTOCOL.md B3): its news terminals send `login KEY` and
+   * JSON frames, which are dropped, and a text `ping` they expect a `pong` for within 2 s,
+   * or they reconnect. Past the connection's rate a ping goes unanswered rather than
+   * closing the feed: the terminal reconnects, which is its own rule.
+   */
+  #treeFeedFrame(data: Buffer, isBinary: boolean): void {
+    // A `stop-pongs` fault stops these too: the way to see such a terminal reconnect.
+    if (isBinary || !data.equals(TREE_FEED_PING) || !this.answersPings) return;
     const commands = (this.#commands ??= new CommandQueue(this, Session.#commandHost, 0));
-    if (this.#treeOnly) commands.onTreeFeedFrame(data, isBinary);
-    else commands.onMessage(data, isBinary);
+    if (commands.withinRate()) this.#sendReply(TREE_FEED_PONG);
   }
 
   /** What the command queue asks of a session: one object for every session, not closures of each. */
@@ -240,7 +263,7 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
     identified: (session) => session.#identity !== undefined,
     closed: (session) => session.#closed,
     keyLimiter: (session) => session.#keyLimiter,
-    startPublish: (session, command) => session.#startPublish(command),
+    publish: (session, command) => session.#publish(command),
     run: (session, command) => session.#run(() => command, command.event),
     reject: (session, error, requestId) => session.#reject(error, requestId),
     close: (session, reason) => {
@@ -248,12 +271,9 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
       session.ws.close(CLOSE_POLICY_VIOLATION, reason);
     },
     log: (session, level, message, fields) => session.#log(level, message, fields),
-    frameRead: (session) => session.frameRead(),
     unused: (session, queue) => {
       if (session.#commands === queue) session.#commands = undefined;
     },
-    answersPings: (session) => session.answersPings,
-    sendReply: (session, frame) => session.#sendReply(frame),
   };
 
   /** Runs a command; a promise while it waits for the store (a publish, or a shared store's reads). */
@@ -351,23 +371,16 @@ export class Session extends Connection<SessionContext> implements Holder, Hooke
   }
 
   /**
-   * A publish sent to the store now, answered after every command before it. Every publish
-   * takes the same steps to the store, so the store gets them in the order they came.
+   * A publish sent to the store now; what is returned answers it, called in its turn by the
+   * command queue. Every publish takes the same steps to the store, so the store gets them
+   * in the order they came.
    */
-  #startPublish(command: PublishCommand): Promise<void> {
-    // Only the command queue starts one, and keeps the reply turn (it is there while one runs).
-    const commands = this.#commands!;
-    // Nothing before it waits for its answer (the usual case): no turn to wait for.
-    const first = commands.inFlight === 0;
-    commands.publishing = true;
+  #publish(command: PublishCommand): () => Promise<void> {
     const stored = this.#storePublish(command);
-    const answer = () =>
+    return () =>
       this.#answerPublish(command, stored).catch((error: unknown) =>
         this.#failed(error, command.requestId, PUBLISH_COMMAND),
       );
-    const answered = first || commands.replyTurn === undefined ? answer() : commands.replyTurn.then(answer);
-    commands.replyTurn = answered;
-    return answered;
   }
 
   #storePublish(command: PublishCommand): Promise<StoredPublish> {
