@@ -59,6 +59,9 @@ const NONE: ReadonlySet<number> = new Set();
 /** Ends a line cut at the width (code, which wrapping would change). */
 export const CUT_MARK = '…';
 
+// Printable Latin characters (and combining marks, which take none): at most one column each.
+const ONE_COLUMN_EACH = /^[\u0020-\u007E\u00A0-\u036F]*$/;
+
 // One code, or one character (a surrogate pair whole).
 const CODE_OR_CHARACTER = /\u001B\[[0-9;]*m|\u001B\]8;[^\u0007]*\u0007|[\s\S]/gu;
 
@@ -79,6 +82,11 @@ function firstCharacters(line: string, count: number): string {
  * line of any length costs about the width.
  */
 export function cutToWidth(line: string, width: number): string {
+  // Most lines of code are short and Latin: one column a character, nothing to measure.
+  if (line.length <= width * 4) {
+    const plain = line.includes('\u001B') ? stripVTControlCharacters(line) : line;
+    if (plain.length <= width && ONE_COLUMN_EACH.test(plain)) return line;
+  }
   // A character takes one column or two: twice the width in characters is more than a row.
   const head = firstCharacters(line, width * 2 + 1);
   const rows = (columns: number) => wrapAnsi(head, columns, { hard: true, wordWrap: false, trim: false }).split('\n');
