@@ -14,10 +14,11 @@ setFlagsFromString('--liftoff-only');
 
 // `stream-posts --help | head -1`: a reader that leaves early ends the output, not the
 // process in a stack trace. Commands that stream (listen, serve) end on it themselves.
-for (const output of [process.stdout, process.stderr]) {
+function quietOnEpipe<T extends NodeJS.WriteStream>(output: T): T {
   output.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
   });
+  return output;
 }
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
@@ -38,13 +39,17 @@ function onStopSignal(signal: NodeJS.Signals): void {
 }
 for (const name of STOP_SIGNALS) process.on(name, onStopSignal);
 
+let stderr: NodeJS.WriteStream | undefined;
 const streams: CommandStreams = {
   // Asked for only when a command reads it: building process.stdin costs start-up time.
   get stdin() {
     return process.stdin;
   },
-  stdout: process.stdout,
-  stderr: process.stderr,
+  stdout: quietOnEpipe(process.stdout),
+  // Built when first written to: a command that prints no diagnostic never pays for it.
+  get stderr() {
+    return (stderr ??= quietOnEpipe(process.stderr));
+  },
 };
 
 await runProgram(process.argv, {
