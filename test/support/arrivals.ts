@@ -30,4 +30,28 @@ export class Arrivals {
       });
     }
   }
+
+  /**
+   * Resolves once `check` holds for a command's output; rejects, showing the output, when the
+   * command ends first (`ended`, whose word `endedWhat` is) or `timeoutMs` passes.
+   */
+  async untilOutput(
+    output: { readonly stdout: string; readonly stderr: string },
+    check: (out: { stdout: string; stderr: string }) => boolean,
+    what: string,
+    ended: { readonly is: () => boolean; readonly what: string },
+    timeoutMs: number,
+  ): Promise<void> {
+    const failure = (why: string) =>
+      new Error(`${why} waiting for ${what}\nstdout:\n${output.stdout}\nstderr:\n${output.stderr}`);
+    await this.until(
+      () => {
+        if (check(output)) return true;
+        if (ended.is()) throw failure(ended.what);
+        return false;
+      },
+      timeoutMs,
+      () => failure('timed out'),
+    );
+  }
 }

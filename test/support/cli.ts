@@ -70,17 +70,7 @@ export class CliProcess implements RunningCli {
     what: string,
     timeoutMs = WAIT_MS,
   ): Promise<void> {
-    const failure = (why: string) =>
-      new Error(`${why} waiting for ${what}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
-    await this.#arrivals.until(
-      () => {
-        if (check(this)) return true;
-        if (this.#ended) throw failure('process ended');
-        return false;
-      },
-      timeoutMs,
-      () => failure('timed out'),
-    );
+    await this.#arrivals.untilOutput(this, check, what, { is: () => this.#ended, what: 'process ended' }, timeoutMs);
   }
 
   /** Waits for the `listening on …` line (stdout, or stderr with --exec) and returns the URL. */

@@ -118,17 +118,7 @@ export class InProcessRun implements RunningCli {
     what: string,
     timeoutMs = WAIT_MS,
   ): Promise<void> {
-    const failure = (why: string) =>
-      new Error(`${why} waiting for ${what}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
-    await this.#arrivals.until(
-      () => {
-        if (check(this)) return true;
-        if (this.#ended) throw failure('command ended');
-        return false;
-      },
-      timeoutMs,
-      () => failure('timed out'),
-    );
+    await this.#arrivals.untilOutput(this, check, what, { is: () => this.#ended, what: 'command ended' }, timeoutMs);
   }
 
   /** Resolves with the exit, or rejects if it does not come in time. */
