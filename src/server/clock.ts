@@ -38,3 +38,11 @@ export class AdjustableClock implements Clock {
     return () => this.#listeners.delete(listener);
   }
 }
+
+/** The longest delay a Node timer keeps: past it, setTimeout warns and fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A wait as a timer can hold it: none below 0, and a longer one re-armed when this fires. */
+export function timerDelay(ms: number): number {
+  return Math.min(Math.max(ms, 0), MAX_TIMER_MS);
+}

@@ -12,22 +12,6 @@ function epochMs(iso: string | null): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-/**
- * A delivered post as an entry; `previous` is the same post as shown before (a release
- * updates it in place). The headline, coins and links are worked out when first shown: a
- * burst of thousands of posts pays only for the rows that reach the screen.
- */
-export function entryOf(
-  post: Post,
-  history: boolean,
-  seq: number,
-  previous: Entry | undefined,
-  nowMs: number,
-  coins: ReadonlySet<string>,
-): Entry {
-  return new Entry(post, history, seq, previous, nowMs, coins);
-}
-
 /** Columns a source's name takes at most: a row is for the headline. */
 const MAX_SOURCE_CHARS = 24;
 
@@ -49,7 +33,10 @@ function sourceOf(post: Post): string | undefined {
 }
 
 /**
- * One post as the terminal keeps it: every text already through the sanitizer. A class, not
+ * One post as the terminal keeps it: every text already through the sanitizer; `previous` is
+ * the same post as shown before (a release updates it in place). The headline, coins and links
+ * are worked out when first shown: a burst of thousands of posts pays only for the rows that
+ * reach the screen. A class, not
  * an object literal with getters: every entry has the same shape, so a search trying 5,000
  * of them on each key reads their fields at full speed.
  */

@@ -1,7 +1,7 @@
 import type { Post } from '../protocol/types.js';
 import { safeLine } from '../render/text.js';
 import { compilePattern, firstMatch, patternError, type AlertRule, type AlertRuleInput } from './alerts.js';
-import { entryOf, type Entry } from './entry.js';
+import { Entry } from './entry.js';
 import { ShownRows } from './shown-rows.js';
 import { knownCoins } from './coins.js';
 
@@ -336,7 +336,7 @@ export class TerminalModel {
     // A second delivery of a post already shown with its text changes nothing: never shown twice.
     if (previous !== undefined && (previous.text !== null || post.text === null)) return [];
     if (previous === undefined && post.text !== null && this.#match && !this.#match.test(post.text)) return [];
-    const entry = entryOf(post, history, ++this.#seq, previous, this.now(), this.#knownCoins);
+    const entry = new Entry(post, history, ++this.#seq, previous, this.now(), this.#knownCoins);
     this.#streams.set(entry.streamId, entry.streamName);
     this.#streamsVersion += 1;
     this.#byId.set(entry.id, entry);

@@ -1,5 +1,5 @@
 import { ProtocolError } from '../../protocol/errors.js';
-import type { AdjustableClock } from '../clock.js';
+import { timerDelay, type AdjustableClock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Scenario, ScenarioFaults, ScenarioStep } from './scenario.js';
 import type { StreamPostsService } from '../service/service.js';
@@ -48,9 +48,6 @@ export interface ScenarioSummary {
   published: number;
   failed: number;
 }
-
-// setTimeout fires at once for delays over 2^31-1 ms; a longer wait is taken in parts.
-const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /**
  * Plays a scenario against the service: in real time, faster, or a step at a time. Before
@@ -151,7 +148,7 @@ export class ScenarioPlayer {
     const step = this.#scenario.steps[this.#next];
     if (!step || this.#stopped) return;
     const due = this.#startWall + step.at / this.#speed;
-    const delay = Math.min(Math.max(due - performance.now(), 0), MAX_TIMER_DELAY_MS);
+    const delay = timerDelay(due - performance.now());
     this.#timer = setTimeout(() => {
       if (performance.now() + 1 < due) this.#arm();
       else void this.step().then(() => this.#arm());

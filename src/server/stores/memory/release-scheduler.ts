@@ -1,9 +1,5 @@
-import type { Clock } from '../../clock.js';
+import { timerDelay, type Clock } from '../../clock.js';
 import { MinHeap } from './min-heap.js';
-
-// setTimeout fires at once for delays over 2^31-1 ms (24.8 days); longer waits
-// are taken in steps of at most this size.
-const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 interface Entry {
   at: number;
@@ -63,7 +59,7 @@ export class ReleaseScheduler {
     this.#disarm();
     const next = this.#heap.peek();
     if (!next) return;
-    const delay = Math.min(Math.max(next.at - this.#clock.now(), 0), MAX_TIMER_DELAY_MS);
+    const delay = timerDelay(next.at - this.#clock.now());
     this.#armedFor = next.at;
     this.#timer = setTimeout(() => this.#fireDue(), delay);
     // A pending release must not keep a finished process alive.

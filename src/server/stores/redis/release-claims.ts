@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import { timerDelay, type Clock } from '../../clock.js';
 
 /**
  * How long an instance waits past a release's time before it claims a release another
@@ -6,8 +6,6 @@ import type { Clock } from '../../clock.js';
  * elsewhere should have fired.
  */
 export const RELEASE_FALLBACK_MS = 5_000;
-
-const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /**
  * When this instance runs the release claim (one script call) on a shared store. Every
@@ -88,7 +86,7 @@ export class ReleaseClaims {
   }
 
   #setTimer(now: number): void {
-    this.#timer = setTimeout(this.#fire, Math.min(Math.max(this.#dueAt - now, 0), MAX_TIMER_DELAY_MS));
+    this.#timer = setTimeout(this.#fire, timerDelay(this.#dueAt - now));
   }
 
   /**
