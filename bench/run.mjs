@@ -39,6 +39,7 @@ const BENCHMARKS = {
   graphql: './graphql.mjs',
   'post-exit': './post-exit.mjs',
   terminal: './terminal.mjs',
+  'terminal-pinned': './terminal-pinned.mjs',
   replay: './replay.mjs',
   proxy: './proxy.mjs',
   'recording-size': './recording-size.mjs',

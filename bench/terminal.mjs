@@ -18,17 +18,24 @@
  * - Start: from the command to its first full frame with `--last 20`, against `tree --last
  *   20` printing its first post, started side by side in the same tmux.
  *
+ * `terminal-pinned` (bench/terminal-pinned.mjs) runs the keys and the burst again with the
+ * render path alone on a core: the terminal and `less` on the last CPU (`taskset`), and this
+ * process, the server, the publisher, tmux and `tree` on the others, so what is timed is the
+ * terminal's own work and not the server's or tmux's beside it.
+ *
  * Flags (through bench/run.mjs): --keys (timed presses of each key, default 60),
  * --posts (the buffer filled before, and the burst, default 5000), --rate (posts/s during
- * the key presses, default 200), --starts (start-up rounds, default 5).
+ * the key presses, default 200), --starts (start-up rounds, default 5), --profile[=DIR] (the
+ * terminal writes a V8 CPU profile into DIR when it quits; read it with
+ * bench/profile-summary.mjs).
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus as cpuList, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readFlags } from './lib/config.mjs';
+import { profileArgs, readFlags } from './lib/config.mjs';
 import { CLI, cpuTimeMs, rssMiB, startStreamPosts } from './lib/processes.mjs';
 import { openPublisher } from './lib/publisher.mjs';
 import { comparison, median, percentile, round } from './lib/stats.mjs';
@@ -39,6 +46,8 @@ const STREAM_KEY = 'sp_demo_stream_macro_wire';
 const WAIT_MS = 30_000;
 /** Long enough for the CPU clock's ticks (10 ms) to measure a tenth of a percent. */
 const IDLE_MS = 10_000;
+/** A quiet spell: longer than the terminal's wait after subscribing before it loads the markdown renderer. */
+const SETTLE_MS = 1_500;
 
 /**
  * `%output` data is the pane's bytes with control bytes and `\` as octal escapes. Kept as
@@ -182,26 +191,66 @@ async function publish(ws, count, { label, rate, window = 256 }) {
 const FRAME_BEGIN = '\u001B[?2026h';
 const FRAME_END = '\u001B[?2026l';
 
+/** Resolves once the process has used no CPU over SETTLE_MS, SETTLE_MS at least after the call. */
+async function settled(pid) {
+  const deadline = performance.now() + WAIT_MS;
+  let before = cpuTimeMs(pid);
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const now = cpuTimeMs(pid);
+    if (now === before) return;
+    if (performance.now() > deadline) throw new Error(`process ${pid} never settled`);
+    before = now;
+  }
+}
+
+/** Resolves when the process is gone (its /proc entry removed). */
+async function waitForExit(pid) {
+  const deadline = performance.now() + WAIT_MS;
+  while (cpuTimeMs(pid) !== undefined) {
+    if (performance.now() > deadline) throw new Error(`process ${pid} did not quit`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 const summary = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   return { p50: round(median(sorted)), p99: round(percentile(sorted, 99)) };
 };
 
+/**
+ * With `pinned`, this process (and so the server and tmux it starts, which inherit it) keeps
+ * to every CPU but the last, and `onRenderCore` puts a command on the last one; the returned
+ * function gives this process its CPUs back.
+ */
+function pinCores(pinned) {
+  const cpus = cpuList().length;
+  if (!pinned) return { onRenderCore: (command) => command, release: () => {} };
+  if (cpus < 2) throw new Error(`terminal-pinned needs two CPUs or more; this machine has ${cpus}`);
+  const taskset = (list) => execFileSync('taskset', ['-a', '-p', '-c', list, String(process.pid)], { stdio: 'ignore' });
+  taskset(`0-${cpus - 2}`);
+  return { onRenderCore: (command) => `taskset -c ${cpus - 1} ${command}`, release: () => taskset(`0-${cpus - 1}`) };
+}
+
 export async function run(options = {}) {
-  const config = readFlags(options.flags, DEFAULTS, { whole: true });
+  const config = readFlags(options.flags, DEFAULTS, { whole: true, profile: true });
+  const pinned = options.pinned === true;
   const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  const cores = pinCores(pinned);
   const dir = await mkdtemp(join(tmpdir(), 'stream-posts-bench-terminal-'));
   const server = await startStreamPosts(['--rate-limit', '0', '--key-rate-limit', '0']);
   const tmux = new ControlledTmux();
   const env = `env NO_COLOR=1 TERM=xterm-256color XDG_CONFIG_HOME=${dir} STREAM_POSTS_API_KEY=${READER}`;
-  const client = (args) => `${env} ${process.execPath} ${CLI} ${args} --url ${server.url}`;
+  const client = (args, nodeArgs = []) =>
+    `${env} ${[process.execPath, ...nodeArgs].join(' ')} ${CLI} ${args} --url ${server.url}`;
   try {
     await tmux.start();
     const publisher = await openPublisher(`${server.url}/v1/ws`, { 'x-api-key': STREAM_KEY });
 
     // Start: both commands side by side, each to its first full screen of posts.
     const starts = { terminal: [], tree: [] };
-    for (let round = 0; round < config.starts; round++) {
+    // Pinned, only the keys and the burst are timed: the render path's own work.
+    for (let round = 0; round < (pinned ? 0 : config.starts); round++) {
       for (const [name, command, done] of [
         [
           'terminal',
@@ -219,15 +268,22 @@ export async function run(options = {}) {
       }
     }
     const start = { terminal: round(median(starts.terminal)), tree: round(median(starts.tree)) };
-    log(
-      `  start to first full frame: terminal ${start.terminal} ms, tree ${start.tree} ms (medians of ${config.starts})`,
-    );
+    if (!pinned) {
+      log(
+        `  start to first full frame: terminal ${start.terminal} ms, tree ${start.tree} ms (medians of ${config.starts})`,
+      );
+    }
 
     // The views that hold the buffer, and tree beside them.
-    const view = tmux.window(client(`terminal --last 0 --buffer ${config.posts}`));
+    const view = tmux.window(
+      cores.onRenderCore(client(`terminal --last 0 --buffer ${config.posts}`, profileArgs(config, 'terminal'))),
+    );
     const tree = tmux.window(client('tree --last 0 -q'));
     tmux.mark(view.pane);
     await tmux.until(view.pane, (text) => text.includes(bytes('● connected')), 'connected');
+    // The terminal loads its markdown renderer (for the detail pane) once the feed is quiet
+    // after the start: the burst is timed after that, so its CPU is the burst's own.
+    await settled(view.pid);
 
     // Burst: the whole buffer in one go.
     const cpuBefore = { view: cpuTimeMs(view.pid), tree: cpuTimeMs(tree.pid) };
@@ -251,11 +307,14 @@ export async function run(options = {}) {
       // burst shorter than a second (0.35 s here) made N / seconds read 31 at exactly 30.
       framesPerSecond: round(Math.max(0, burstFrames - 1) / burstSeconds),
     };
-    const idleCpuBefore = cpuTimeMs(view.pid);
-    const idleStart = performance.now();
-    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
-    const idlePercent = round((100 * (cpuTimeMs(view.pid) - idleCpuBefore)) / (performance.now() - idleStart));
-    log(`  idle with ${config.posts} posts: ${idlePercent}% of a core over ${IDLE_MS / 1000} s`);
+    let idlePercent = null;
+    if (!pinned) {
+      const idleCpuBefore = cpuTimeMs(view.pid);
+      const idleStart = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+      idlePercent = round((100 * (cpuTimeMs(view.pid) - idleCpuBefore)) / (performance.now() - idleStart));
+      log(`  idle with ${config.posts} posts: ${idlePercent}% of a core over ${IDLE_MS / 1000} s`);
+    }
     log(
       `  burst of ${config.posts} in ${round((lastAck - burstStart) / 1000)} s: newest on screen ${burst.newestAfterMs} ms after the last ack; ${burst.framesPerSecond} frames/s; CPU terminal ${cpu.view} ms, tree ${cpu.tree} ms; RSS terminal ${rss.view} MiB, tree ${rss.tree} MiB`,
     );
@@ -269,7 +328,7 @@ export async function run(options = {}) {
         (_, index) => `12:00:00 Macro Wire        burst post ${config.posts - index} of the run`,
       ).join('\n'),
     );
-    const less = tmux.window(`less ${rows}`);
+    const less = tmux.window(cores.onRenderCore(`less ${rows}`));
     tmux.mark(less.pane);
     await tmux.until(less.pane, (text) => text.includes('burst post'), 'less');
 
@@ -348,37 +407,44 @@ export async function run(options = {}) {
             (percentileName !== 'p99' || key[percentileName] <= 16),
         },
       );
-    return {
-      name: 'terminal',
-      figures: [
-        ...['p50', 'p99'].flatMap((p) => [
-          keyFigure('j', keys.j, p),
-          keyFigure('/ then a letter', keys.search, p),
-          keyFigure('Enter (detail pane)', keys.enter, p),
-        ]),
-        comparison(
-          '—',
-          `burst of ${config.posts}: newest post on screen after the last ack`,
-          'ms',
-          burst.newestAfterMs,
-          null,
-          {
-            target: '<= 250 ms',
-            met: burst.newestAfterMs <= 250,
-          },
-        ),
-        comparison('—', `burst of ${config.posts}: frames a second`, 'frames/s', burst.framesPerSecond, null, {
-          target: '<= 30',
-          met: burst.framesPerSecond <= 30,
-        }),
-        comparison('tree, the same burst', `burst of ${config.posts}: CPU time`, 'ms', cpu.view, cpu.tree, {
-          target: 'ratio <= 1.5',
-          met: cpu.view <= 1.5 * cpu.tree,
-        }),
-        comparison('tree after the same posts', `RSS with ${config.posts} posts buffered`, 'MiB', rss.view, rss.tree, {
-          target: '<= 150 MiB',
-          met: rss.view <= 150,
-        }),
+    if (config.profile) {
+      // The profile is written as the terminal quits.
+      tmux.keys(view.pane, 'q');
+      await waitForExit(view.pid);
+      log(`  the terminal's CPU profile is in ${config.profile}`);
+    }
+    const figures = [
+      ...['p50', 'p99'].flatMap((p) => [
+        keyFigure('j', keys.j, p),
+        keyFigure('/ then a letter', keys.search, p),
+        keyFigure('Enter (detail pane)', keys.enter, p),
+      ]),
+      comparison(
+        '—',
+        `burst of ${config.posts}: newest post on screen after the last ack`,
+        'ms',
+        burst.newestAfterMs,
+        null,
+        {
+          target: '<= 250 ms',
+          met: burst.newestAfterMs <= 250,
+        },
+      ),
+      comparison('—', `burst of ${config.posts}: frames a second`, 'frames/s', burst.framesPerSecond, null, {
+        target: '<= 30',
+        met: burst.framesPerSecond <= 30,
+      }),
+      comparison('tree, the same burst', `burst of ${config.posts}: CPU time`, 'ms', cpu.view, cpu.tree, {
+        target: 'ratio <= 1.5',
+        met: cpu.view <= 1.5 * cpu.tree,
+      }),
+      comparison('tree after the same posts', `RSS with ${config.posts} posts buffered`, 'MiB', rss.view, rss.tree, {
+        target: '<= 150 MiB',
+        met: rss.view <= 150,
+      }),
+    ];
+    if (!pinned) {
+      figures.push(
         comparison('—', `idle with ${config.posts} posts: CPU`, '% of a core', idlePercent, null, {
           target: '< 1',
           met: idlePercent < 1,
@@ -394,20 +460,25 @@ export async function run(options = {}) {
             met: start.terminal <= 1.5 * start.tree,
           },
         ),
-      ],
+      );
+    }
+    return {
+      name: pinned ? 'terminal-pinned' : 'terminal',
+      figures,
       notes: [
         `tmux ${execFileSync('tmux', ['-V'], { encoding: 'utf8' })
           .trim()
           .replace(
             /^tmux /,
             '',
-          )}, 120x40 panes, NO_COLOR; keys timed from send-keys on the control client to the %output line showing their effect; ${config.keys} presses of each; ${config.rate} posts/s arriving meanwhile into a paused view holding ${config.posts}`,
+          )}, 120x40 panes, NO_COLOR;${pinned ? ` the terminal and less alone on CPU ${cpuList().length - 1}, the rest on the others;` : ''} keys timed from send-keys on the control client to the %output line showing their effect; ${config.keys} presses of each; ${config.rate} posts/s arriving meanwhile into a paused view holding ${config.posts}`,
       ],
       details: { starts, burst, cpu, rss, idlePercent, keys },
     };
   } finally {
     tmux.stop();
     await server.stop();
+    cores.release();
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -11,8 +11,15 @@ import type { Ui } from './ui.js';
 import { jobControl } from './job-control.js';
 import { update, type TerminalEvent } from './update.js';
 
-/** How long after the first subscription the markdown renderer loads, unless a detail pane wants it sooner. */
+/**
+ * The markdown renderer (the biggest load left, for the detail pane) loads at least this long
+ * after the first subscription, once the feed has been quiet for MARKDOWN_QUIET_MS: a burst of
+ * news at the start is drawn first. It loads anyway MARKDOWN_LATEST_MS after the
+ * subscription, and at once when a detail pane wants it.
+ */
 const MARKDOWN_AFTER_MS = 1000;
+const MARKDOWN_QUIET_MS = 250;
+const MARKDOWN_LATEST_MS = 10_000;
 
 const WARM_UP =
   '**a** _b_ `c`\n\n- one\n- two\n\n1. x\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n\n[l](https://a.example) https://b.example\n';
@@ -83,6 +90,17 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
       markdown = render;
       store.soon();
     }));
+  /** When the feed or the view last changed (performance.now()). */
+  let lastChanged = 0;
+  const loadMarkdownWhenQuiet = (subscribedAt: number, delay: number) => {
+    setTimeout(() => {
+      if (loadingMarkdown !== undefined) return;
+      const now = performance.now();
+      const quietFor = now - lastChanged;
+      if (quietFor >= MARKDOWN_QUIET_MS || now - subscribedAt >= MARKDOWN_LATEST_MS) void loadMarkdown();
+      else loadMarkdownWhenQuiet(subscribedAt, MARKDOWN_QUIET_MS - quietFor);
+    }, delay).unref();
+  };
   let quit!: () => void;
   const quitting = new Promise<void>((resolve) => {
     quit = resolve;
@@ -114,11 +132,13 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
     streams: options.streams,
     last: options.last,
     model,
-    changed: () => store.soon(),
+    changed: () => {
+      lastChanged = performance.now();
+      store.soon();
+    },
     step,
     onSubscribed: () => {
-      // The markdown renderer is the biggest load left: not while the first posts are drawn.
-      setTimeout(() => void loadMarkdown(), MARKDOWN_AFTER_MS).unref();
+      loadMarkdownWhenQuiet(performance.now(), MARKDOWN_AFTER_MS);
       options.onSubscribed?.();
     },
   });
