@@ -16,8 +16,8 @@ interface Binding {
   presses?: readonly (keyof KeyPress)[];
   /** None: the key acts in every mode (handleKey). */
   act?: (model: TerminalModel, state: KeyState, input: string, key: KeyPress, pageRows: number) => KeyEffect;
-  /** In the footer: its words, the narrowest footer it is still in (0, the widest, to 2, all), its words there. */
-  footer?: { words: string; in: 0 | 1 | 2; short?: string };
+  /** In the footer: its words, the narrowest footer it is still in (0, the widest, to 3, all), its words there. */
+  footer?: { words: string; in: 0 | 1 | 2 | 3; short?: string };
 }
 
 const openOverlay =
@@ -37,7 +37,7 @@ const BINDINGS: readonly Binding[] = [
     inputs: ['j', 'k'],
     presses: ['downArrow', 'upArrow'],
     act: (model, _, input, key) => void model.move(key.downArrow === true || input === 'j' ? 1 : -1),
-    footer: { words: 'j/k move', in: 2, short: 'j/k' },
+    footer: { words: 'j/k move', in: 3, short: 'j/k' },
   },
   {
     keys: 'g G Home End',
@@ -57,7 +57,7 @@ const BINDINGS: readonly Binding[] = [
     what: 'show / hide the detail pane',
     presses: ['return'],
     act: (model) => void model.toggleDetail(),
-    footer: { words: 'Enter detail', in: 2 },
+    footer: { words: 'Enter detail', in: 3 },
   },
   {
     keys: 'J K',
@@ -74,7 +74,7 @@ const BINDINGS: readonly Binding[] = [
       model.setSearch('');
       return undefined;
     },
-    footer: { words: '/ search', in: 2 },
+    footer: { words: '/ search', in: 3 },
   },
   {
     keys: 'n N',
@@ -97,33 +97,35 @@ const BINDINGS: readonly Binding[] = [
     what: 'streams: m mute, s solo, Enter close (muted sources too)',
     inputs: ['f'],
     act: openOverlay('picker'),
-    footer: { words: 'f streams', in: 2 },
+    footer: { words: 'f streams', in: 3 },
   },
   {
     keys: 't',
     what: "only the selected post's first coin / every coin",
     inputs: ['t'],
     act: (model) => void model.toggleCoin(),
+    footer: { words: 't coin', in: 0 },
   },
   {
     keys: 'M',
     what: "mute the selected post's source (f shows it again)",
     inputs: ['M'],
     act: (model) => void model.toggleSourceMute(),
+    footer: { words: 'M mute source', in: 0 },
   },
   {
     keys: 'space',
     what: 'pause / resume (new posts are counted)',
     inputs: [' '],
     act: (model) => void model.togglePause(),
-    footer: { words: 'space pause', in: 1 },
+    footer: { words: 'space pause', in: 2 },
   },
   {
     keys: 'o  1-9',
     what: "open the post's first / n-th link",
     inputs: ['o', '1', '2', '3', '4', '5', '6', '7', '8', '9'],
     act: (_, __, input) => ({ kind: 'open', link: input === 'o' ? 1 : Number(input) }),
-    footer: { words: 'o open', in: 1 },
+    footer: { words: 'o open', in: 2 },
   },
   {
     keys: 'y Y',
@@ -136,7 +138,7 @@ const BINDINGS: readonly Binding[] = [
     what: 'pin / unpin',
     inputs: ['p'],
     act: (model) => void model.togglePin(),
-    footer: { words: 'p pin', in: 0 },
+    footer: { words: 'p pin', in: 1 },
   },
   { keys: 'P', what: 'all pinned posts', inputs: ['P'], act: openOverlay('pins') },
   {
@@ -144,19 +146,19 @@ const BINDINGS: readonly Binding[] = [
     what: 'alert rules and their matches: + add, d remove',
     inputs: ['a'],
     act: openOverlay('alerts'),
-    footer: { words: 'a alerts', in: 0 },
+    footer: { words: 'a alerts', in: 1 },
   },
   {
     keys: 'c',
     what: 'a column per stream (the busiest 4)',
     inputs: ['c'],
     act: (model) => void model.toggleColumns(),
-    footer: { words: 'c columns', in: 0 },
+    footer: { words: 'c columns', in: 1 },
   },
   { keys: 'r', what: 'reconnect now', inputs: ['r'], act: () => ({ kind: 'reconnect' }) },
-  { keys: '?', what: 'this list', inputs: ['?'], act: openOverlay('help'), footer: { words: '? keys', in: 2 } },
+  { keys: '?', what: 'this list', inputs: ['?'], act: openOverlay('help'), footer: { words: '? keys', in: 3 } },
   { keys: 'Ctrl-Z', what: "suspend (the shell's fg brings it back)" },
-  { keys: 'q Ctrl-C', what: 'quit', inputs: ['q'], act: () => ({ kind: 'quit' }), footer: { words: 'q quit', in: 2 } },
+  { keys: 'q Ctrl-C', what: 'quit', inputs: ['q'], act: () => ({ kind: 'quit' }), footer: { words: 'q quit', in: 3 } },
 ];
 
 /** Every key, as the `?` overlay lists them. */
@@ -165,10 +167,10 @@ export const KEY_HELP: readonly (readonly [keys: string, what: string])[] = BIND
   binding.what,
 ]);
 
-/** The feed's footer at three widths, the widest first: the most keys that fit, never a cut word. */
-export const FOOTERS: readonly string[] = ([0, 1, 2] as const).map((width) =>
+/** The feed's footer at four widths, the widest first: the most keys that fit, never a cut word. */
+export const FOOTERS: readonly string[] = ([0, 1, 2, 3] as const).map((width) =>
   BINDINGS.flatMap(({ footer }) =>
-    footer === undefined || footer.in < width ? [] : [width === 2 ? (footer.short ?? footer.words) : footer.words],
+    footer === undefined || footer.in < width ? [] : [width === 3 ? (footer.short ?? footer.words) : footer.words],
   ).join('  '),
 );
 

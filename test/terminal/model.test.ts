@@ -505,6 +505,7 @@ describe('rows and text', () => {
 
   it('the footer names only keys the ? list has, and each does what the list says', () => {
     expect(FOOTERS).toEqual([
+      'j/k move  Enter detail  / search  f streams  t coin  M mute source  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
       'j/k move  Enter detail  / search  f streams  space pause  o open  p pin  a alerts  c columns  ? keys  q quit',
       'j/k move  Enter detail  / search  f streams  space pause  o open  ? keys  q quit',
       'j/k  Enter detail  / search  f streams  ? keys  q quit',
