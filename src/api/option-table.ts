@@ -129,20 +129,23 @@ export function optional<S extends Shape>(
  * or throws the bad-option error of the first that is wrong, an unknown name first of all.
  */
 export class OptionTable<S extends Shape> {
-  readonly #schema: z.ZodMiniType;
+  readonly #shape: S;
+  /** Built at the first check: a command that never calls an entry point does not pay for its table. */
+  #schema: z.ZodMiniType | undefined;
   readonly names: readonly string[];
 
   constructor(
     readonly what: string,
     shape: S,
   ) {
+    this.#shape = shape;
     this.names = Object.keys(shape);
-    this.#schema = z.strictObject(Object.fromEntries(this.names.map((name) => [name, shape[name]!(name)])));
   }
 
   check(options: unknown): TableValues<S> {
     if (options === null || typeof options !== 'object' || Array.isArray(options))
       throw new TypeError(`${this.what} options must be an object`);
+    this.#schema ??= z.strictObject(Object.fromEntries(this.names.map((name) => [name, this.#shape[name]!(name)])));
     const result = z.safeParse(this.#schema, options);
     if (result.success) return result.data as TableValues<S>;
     const { issues } = result.error;
