@@ -2,7 +2,6 @@ import { knownCoins } from './coins.js';
 import type { AlertRule } from './alerts.js';
 import { SessionMemory, type MemoryOptions } from './memory.js';
 import type { ModelOptions, Remembered } from './model.js';
-import type { TerminalModel } from './model.js';
 import { restoredRules } from './rule-line.js';
 
 /** A profile's `terminal` section, as the command checked it. */
@@ -20,8 +19,11 @@ export interface Remembering {
   model: Pick<ModelOptions, 'coins' | 'restored'>;
   /** Keeps what changed, written a moment later (a burst of changes writes once). */
   save(remembered: Remembered): void;
-  /** Binds the model (and says in its footer what could not be restored). */
-  start(model: TerminalModel): void;
+  /**
+   * Starts telling `say` (the footer's message, through the terminal's update) what could not
+   * be restored, and later what could not be saved.
+   */
+  start(say: (text: string) => void): void;
   /** Writes what is pending. */
   close(): Promise<void>;
 }
@@ -34,13 +36,13 @@ export function remembering(
   section: CheckedSection | undefined,
   memory: Omit<MemoryOptions, 'report'> | undefined,
 ): Remembering {
-  let model: TerminalModel | undefined;
+  let say: ((text: string) => void) | undefined;
   const { rules, problems } = restoredRules(section?.remembered.rules ?? []);
   const warnings = [
     ...(section?.warning === undefined ? [] : [section.warning]),
     ...problems.map((problem) => `a saved rule was left out: ${problem}`),
   ];
-  const kept = memory === undefined ? undefined : new SessionMemory({ ...memory, report: (text) => model?.say(text) });
+  const kept = memory === undefined ? undefined : new SessionMemory({ ...memory, report: (text) => say?.(text) });
   const { muted, solo, mutedSources, pins } = section?.remembered ?? {};
   const restored = { muted, solo, mutedSources, pins };
   return {
@@ -50,9 +52,9 @@ export function remembering(
       restored,
     },
     save: (remembered) => kept?.soon(() => remembered),
-    start(bound) {
-      model = bound;
-      if (warnings.length > 0) bound.say(warnings.join('; '));
+    start(told) {
+      say = told;
+      if (warnings.length > 0) told(warnings.join('; '));
     },
     close: async () => kept?.close(),
   };

@@ -73,7 +73,6 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
     match: options.match,
     ...kept.model,
   });
-  kept.start(model);
   const store = new FrameStore();
   /** Until the terminal has said its background (before the first frame). */
   let theme = themes.THEMES.dark;
@@ -105,12 +104,14 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
   const quitting = new Promise<void>((resolve) => {
     quit = resolve;
   });
+  /** A message in the footer, through `update` like any other event. */
+  const say = (text: string) => {
+    step({ kind: 'say', text });
+    store.soon();
+  };
   const effects = new Effects({
     selected: () => model.selected(),
-    say: (text) => {
-      step({ kind: 'say', text });
-      store.soon();
-    },
+    say,
     write: (data) => stdout.write(data),
     env,
     quit: () => quit(),
@@ -123,6 +124,7 @@ export async function runTerminal(options: TerminalRunOptions): Promise<unknown>
   const step = (event: TerminalEvent) => {
     for (const effect of update(model, event).effects) effects.carry(effect);
   };
+  kept.start(say);
   const session = new Session({
     endpoints: options.endpoints,
     apiKey: options.apiKey,

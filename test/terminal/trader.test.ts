@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { coinsOf, knownCoins } from '../../src/terminal/coins.js';
 import { SessionMemory } from '../../src/terminal/memory.js';
+import { remembering } from '../../src/terminal/remembering.js';
 import { ruleFromLine } from '../../src/terminal/rule-line.js';
 import type { AlertRule } from '../../src/terminal/alerts.js';
 import { compileRules } from '../../src/terminal/alerts.js';
@@ -81,6 +82,29 @@ describe('the session kept in the config file', () => {
     expect(writes).toHaveLength(1);
     expect(await readFile(path, 'utf8')).toBe('{"profiles": {"work": {"apiKey": "secret-key"');
     expect(reports).toEqual([`the session was not kept in ${path}: it is not valid JSON`]);
+  });
+
+  it("says what was not restored, then a save that failed, through the terminal's update", async () => {
+    folder = await mkdtemp(join(tmpdir(), 'stream-posts-memory-'));
+    const path = join(folder, 'config.json');
+    await writeFile(path, 'not JSON');
+    const kept = remembering(
+      { coins: [], remembered: {}, warning: 'the saved session was left out' },
+      { path, profile: 'work', write: (config) => writeFile(path, JSON.stringify(config)) },
+    );
+    const model = new TerminalModel({ capacity: 10, now: () => 0, ...kept.model });
+    const said: string[] = [];
+    kept.start((text) => {
+      said.push(text);
+      update(model, { kind: 'say', text });
+    });
+    expect(model.message).toBe('the saved session was left out');
+    kept.save(state);
+    await kept.close();
+    const failed = `the session was not kept in ${path}: it is not valid JSON`;
+    expect(said).toEqual(['the saved session was left out', failed]);
+    expect(model.message).toBe(failed);
+    expect(await readFile(path, 'utf8')).toBe('not JSON');
   });
 });
 
