@@ -80,6 +80,12 @@ export interface ListScroll {
   anchor: { entry: Entry; line: number } | undefined;
 }
 
+/** Where a frame put the list and the detail pane. */
+export interface Placement {
+  list: Readonly<ListScroll>;
+  detailScroll: number;
+}
+
 /** Pins held at most, unless told otherwise (`--max-pins`). */
 export const DEFAULT_MAX_PINS = 50;
 
@@ -106,8 +112,8 @@ export class TerminalModel {
   detailScroll = 0;
   /** The keys' mode: an overlay, a search or a rule being typed. */
   readonly keys: KeyState = initialKeyState();
-  /** Where the list is scrolled (the view keeps it to the selection at each frame). */
-  readonly list: ListScroll = { offset: 0, anchor: undefined };
+  /** Where the list is scrolled, as the last frame put it (kept to the selection: `place`). */
+  list: Readonly<ListScroll> = { offset: 0, anchor: undefined };
   /** Why the search as typed is not a regular expression (the last good one is kept). */
   searchError: string | undefined;
   /** One line of news for the footer (an opener that failed, a copied link…). */
@@ -605,6 +611,12 @@ export class TerminalModel {
     } else if (this.selectedIndex() === 0) this.#selectedId = undefined;
     this.detailScroll = 0;
     this.#changed();
+  }
+
+  /** Where the frame just drawn put the list and the detail pane. No redraw: the frame shows it. */
+  place(placed: Placement): void {
+    this.list = placed.list;
+    this.detailScroll = placed.detailScroll;
   }
 
   scrollDetail(delta: number): void {

@@ -60,7 +60,10 @@ export function mountUi(options: UiOptions, stdout: NodeJS.WriteStream, stdin: N
       // Wall time: a terminal slow to take the frame (the write waits) is a cost too.
       const began = performance.now();
       const { width, height } = size();
-      writer.draw(view.lines(width, height), width);
+      const frame = view.frame(width, height);
+      writer.draw(frame.lines, width);
+      for (const effect of update(options.model, { kind: 'drawn', placed: frame.placed }).effects)
+        options.onEffect(effect);
       store.drawn(performance.now() - began);
       if (options.model.rowCount() === undefined) finishing ??= setTimeout(finish, COUNT_AFTER_MS);
     } catch (error) {

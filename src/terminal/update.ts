@@ -6,7 +6,7 @@ import type { Post } from '../protocol/types.js';
 import { handleKey } from './bindings.js';
 import type { TerminalEffect } from './effects.js';
 import type { KeyPress } from './key-parser.js';
-import type { ConnectionView, TerminalModel } from './model.js';
+import type { ConnectionView, Placement, TerminalModel } from './model.js';
 
 /** The terminal's one state. */
 export type TerminalState = TerminalModel;
@@ -25,7 +25,12 @@ export type TerminalEvent =
   /** The service's clock as it last said (`connected`, `sub_ack`). */
   | { kind: 'service-time'; iso: string | undefined }
   /** A stream subscribed to, and its name once looked up. */
-  | { kind: 'stream'; id: string; name?: string | undefined };
+  | { kind: 'stream'; id: string; name?: string | undefined }
+  /**
+   * A frame was drawn: where it put the list (kept to the selection) and the detail pane
+   * (taken back from past its end), which only the frame, knowing the screen, can say.
+   */
+  | { kind: 'drawn'; placed: Placement };
 
 export interface Step {
   state: TerminalState;
@@ -65,6 +70,9 @@ function changed(state: TerminalState, event: TerminalEvent): Step {
       break;
     case 'stream':
       state.knowStream(event.id, event.name);
+      break;
+    case 'drawn':
+      state.place(event.placed);
   }
   return { state, effects: [] };
 }

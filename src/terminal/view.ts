@@ -4,7 +4,7 @@ import { momentText } from '../render/text.js';
 import { detailLines } from './detail.js';
 import type { Entry } from './entry.js';
 import { FOOTERS, KEY_HELP, MODE_HINTS } from './bindings.js';
-import type { KeyState, TerminalModel } from './model.js';
+import type { KeyState, Placement, TerminalModel } from './model.js';
 import { ageText, latencyText } from './latency.js';
 import { highlightMarks, type Theme } from './theme.js';
 import { cells, fitLine, fitText, formatRow, markMatches, padText, screenChalk, type RowView } from './row.js';
@@ -134,6 +134,12 @@ function searchHint(model: TerminalModel): string {
  * needs from the last one: where the list is scrolled, and rows and detail panes already
  * formatted, so a key formats the rows it changed and nothing else.
  */
+/** A frame's lines, and where it put the list and the detail pane. */
+export interface Frame {
+  lines: string[];
+  placed: Placement;
+}
+
 export class View {
   readonly #options: ViewOptions;
   /** Keys pressed while the window was too small: none acted, and the screen says how many. */
@@ -147,11 +153,15 @@ export class View {
     this.#options = options;
   }
 
-  /** The whole screen at `width` × `height`: exactly `height` lines. */
-  lines(width: number, height: number): string[] {
-    if (tooSmall(width, height)) return tooSmallLines(width, height, this.keysIgnored);
-    this.keysIgnored = 0;
+  /**
+   * The whole screen at `width` × `height` (exactly `height` lines), and where it put the list
+   * and the detail pane: the view writes nothing; that goes back through `update` (`drawn`).
+   */
+  frame(width: number, height: number): Frame {
     const { model } = this.#options;
+    const kept = { list: model.list, detailScroll: model.detailScroll };
+    if (tooSmall(width, height)) return { lines: tooSmallLines(width, height, this.keysIgnored), placed: kept };
+    this.keysIgnored = 0;
     const keys = model.keys;
     const now = model.now();
     const pins = model.pinned();
@@ -159,22 +169,26 @@ export class View {
     const morePins = pins.length - pinned.length;
     const area = height - 2 - pinned.length - (morePins > 0 ? 1 : 0);
     const streamWidth = streamColumn(width);
-    const body =
+    const list =
       keys.overlay !== undefined
-        ? this.#overlay(keys, width).slice(0, area)
+        ? { lines: this.#overlay(keys, width).slice(0, area), placed: kept }
         : model.columns
-          ? this.#columns(width, area, now)
+          ? { lines: this.#columns(width, area, now), placed: kept }
           : this.#list(width, area, streamWidth, now);
+    const body = list.lines;
     while (body.length < area) body.push('');
-    return [
-      this.#header(width),
-      ...pinned.map((entry) => this.#row(entry, width, streamWidth, false, now)),
-      ...(morePins > 0
-        ? [screenChalk(this.#options.color).dim(fitText(`  +${morePins} more pinned: P lists them`, width))]
-        : []),
-      ...body,
-      this.#footer(keys, width),
-    ];
+    return {
+      lines: [
+        this.#header(width),
+        ...pinned.map((entry) => this.#row(entry, width, streamWidth, false, now)),
+        ...(morePins > 0
+          ? [screenChalk(this.#options.color).dim(fitText(`  +${morePins} more pinned: P lists them`, width))]
+          : []),
+        ...body,
+        this.#footer(keys, width),
+      ],
+      placed: list.placed,
+    };
   }
 
   #header(width: number): string {
@@ -303,36 +317,39 @@ export class View {
     return cached.line.replace(AGE_SLOT, (look.age ?? '').padStart(AGE_SLOT.length));
   }
 
-  #list(width: number, area: number, streamWidth: number, now: number): string[] {
+  #list(width: number, area: number, streamWidth: number, now: number): Frame {
     const { model } = this.#options;
     const c = screenChalk(this.#options.color);
     const listHeight = model.detailOpen ? Math.max(3, Math.floor(area * 0.4)) : area;
     const detailHeight = area - listHeight;
     const selectedIndex = model.selectedIndex();
     const selected = model.firstRows(selectedIndex + 1)[selectedIndex];
-    const list = model.list;
+    const last = model.list;
+    let offset = last.offset;
     // The selected post stays on its line as posts arrive above it: the list never moves under the reader.
-    const anchored = selected !== undefined && list.anchor?.entry === selected;
-    if (anchored) list.offset = selectedIndex - list.anchor!.line;
-    if (selectedIndex < list.offset) list.offset = selectedIndex;
-    if (selectedIndex >= list.offset + listHeight) list.offset = selectedIndex - listHeight + 1;
+    const anchored = selected !== undefined && last.anchor?.entry === selected;
+    if (anchored) offset = selectedIndex - last.anchor!.line;
+    if (selectedIndex < offset) offset = selectedIndex;
+    if (selectedIndex >= offset + listHeight) offset = selectedIndex - listHeight + 1;
     // Only the rows this frame shows: fewer are all there are.
-    const rows = model.firstRows(list.offset + listHeight);
+    const rows = model.firstRows(offset + listHeight);
     // A list shorter than the screen starts at the top, unless that would move the selected row.
-    if (!anchored) list.offset = Math.min(list.offset, Math.max(0, rows.length - listHeight));
-    list.offset = Math.max(0, list.offset);
+    if (!anchored) offset = Math.min(offset, Math.max(0, rows.length - listHeight));
+    offset = Math.max(0, offset);
     const lines: string[] = [];
     if (rows.length === 0) lines.push(c.dim(model.size === 0 ? '  waiting for posts…' : '  nothing matches'));
-    const end = Math.min(rows.length, list.offset + listHeight);
-    for (let index = list.offset; index < end; index++)
+    const end = Math.min(rows.length, offset + listHeight);
+    for (let index = offset; index < end; index++)
       lines.push(this.#row(rows[index]!, width, streamWidth, index === selectedIndex, now));
-    list.anchor = selected === undefined ? undefined : { entry: selected, line: selectedIndex - list.offset };
+    const list = {
+      offset,
+      anchor: selected === undefined ? undefined : { entry: selected, line: selectedIndex - offset },
+    };
     while (lines.length < listHeight) lines.push('');
-    if (!model.detailOpen || detailHeight <= 1) return lines;
+    if (!model.detailOpen || detailHeight <= 1) return { lines, placed: { list, detailScroll: model.detailScroll } };
     const detail = selected === undefined ? [] : this.#detail(selected, width);
     // Only here is the pane's length known: a scroll past its end is taken back, so `K` moves at once.
     const scroll = Math.min(model.detailScroll, Math.max(0, detail.length - (detailHeight - 1)));
-    model.detailScroll = scroll;
     lines.push(c.dim('─'.repeat(width)));
     // Marked as drawn: only the lines on screen, and the pane's cache holds one rendering whatever the search.
     const rule = selected === undefined ? undefined : model.alertOf(selected.id);
@@ -343,7 +360,7 @@ export class View {
         marks === undefined || scroll + at === 0 ? line : markMatches(line, rule!.pattern, this.#options.color, marks);
       lines.push(fitLine(` ${markMatches(highlighted, model.search, this.#options.color)}`, width));
     }
-    return lines;
+    return { lines, placed: { list, detailScroll: scroll } };
   }
 
   /** The detail pane's lines for one post at one width: a key renders no markdown again, a resize does. */

@@ -111,7 +111,8 @@ describe('update, driven by random events against a reference', () => {
           markdown: () => undefined,
           theme: THEMES.dark,
         });
-        view.lines(WIDTH, HEIGHT);
+        const draw = () => update(model, { kind: 'drawn', placed: view.frame(WIDTH, HEIGHT).placed });
+        draw();
         for (const step of events) {
           const before = model.selected();
           const beforeIndex = model.selectedIndex();
@@ -144,7 +145,7 @@ describe('update, driven by random events against a reference', () => {
             expect(effects).toEqual(inFeed && FEED_EFFECTS[input] !== undefined ? [FEED_EFFECTS[input]] : []);
           }
           if (event.kind === 'post') expect(update(model, event).effects).toEqual([]);
-          view.lines(WIDTH, HEIGHT);
+          draw();
 
           // The modes are the reference's.
           expect(model.keys.typing).toBe(reference.typing);
