@@ -15,7 +15,9 @@ export default defineConfig({
     // file's own process runs (a command spawned as a process is not counted).
     coverage: {
       provider: 'v8',
-      include: ['src/**'],
+      include: ['src/**/*.ts'],
+      // Written even when a test failed: the figures of the rest still count.
+      reportOnFailure: true,
       reporter: ['text-summary', 'json-summary', 'html'],
       reportsDirectory: 'coverage',
     },
