@@ -102,6 +102,7 @@ export class TerminalModel {
   readonly capacity: number;
   readonly maxPins: number;
   readonly now: () => number;
+  #agesAt: number;
   connection: ConnectionView = { kind: 'connecting', attempt: 0 };
   /** The service's clock minus ours, when it said. */
   clockOffsetMs: number | undefined;
@@ -183,6 +184,7 @@ export class TerminalModel {
     this.#wantedPins = new Set(restored?.pins ?? []);
     this.#match = options.match === undefined ? undefined : new RegExp(options.match.source, 'iu');
     this.now = options.now ?? Date.now;
+    this.#agesAt = this.now();
     this.#shownRows = new ShownRows({
       entries: () => this.#entries,
       shown: (entry) => this.#shown(entry),
@@ -738,7 +740,18 @@ export class TerminalModel {
 
   /** Marks a moment passing (countdowns, the clock): the view redraws what depends on time. */
   tick(): void {
+    this.#agesAt = this.now();
     this.#changed();
+  }
+
+  /**
+   * The time the rows' ages are told at: the start, then each tick. Between ticks a frame
+   * (a key's) leaves every age as it was, so it writes only the rows the key changed; were
+   * ages told at each frame's own time, rows of posts that came at different moments would
+   * each change at their own second, and almost every key would write most of the screen.
+   */
+  get agesAt(): number {
+    return this.#agesAt;
   }
 
   /** Whether anything on screen depends on the clock beyond the header. */

@@ -163,7 +163,6 @@ export class View {
     if (tooSmall(width, height)) return { lines: tooSmallLines(width, height, this.keysIgnored), placed: kept };
     this.keysIgnored = 0;
     const keys = model.keys;
-    const now = model.now();
     const pins = model.pinned();
     const pinned = pins.slice(0, MAX_PINNED_ROWS);
     const morePins = pins.length - pinned.length;
@@ -173,14 +172,14 @@ export class View {
       keys.overlay !== undefined
         ? { lines: this.#overlay(keys, width).slice(0, area), placed: kept }
         : model.columns
-          ? { lines: this.#columns(width, area, now), placed: kept }
-          : this.#list(width, area, streamWidth, now);
+          ? { lines: this.#columns(width, area), placed: kept }
+          : this.#list(width, area, streamWidth);
     const body = list.lines;
     while (body.length < area) body.push('');
     return {
       lines: [
         this.#header(width),
-        ...pinned.map((entry) => this.#row(entry, width, streamWidth, false, now)),
+        ...pinned.map((entry) => this.#row(entry, width, streamWidth, false)),
         ...(morePins > 0
           ? [screenChalk(this.#options.color).dim(fitText(`  +${morePins} more pinned: P lists them`, width))]
           : []),
@@ -255,7 +254,7 @@ export class View {
       const streamWidth = streamColumn(width);
       lines = [
         c.bold(`Pinned (${model.pinCount} of ${model.maxPins}, the newest pin first): ${MODE_HINTS.pins}`),
-        ...model.pinned().map((entry) => this.#row(entry, width, streamWidth, false, model.now())),
+        ...model.pinned().map((entry) => this.#row(entry, width, streamWidth, false)),
       ];
     } else if (keys.overlay === 'alerts') {
       lines = [
@@ -284,14 +283,15 @@ export class View {
     return lines.map((line) => fitLine(line, width));
   }
 
-  #look(entry: Entry, now: number): RowLook {
+  #look(entry: Entry): RowLook {
     const { model } = this.#options;
     const rule = model.alertOf(entry.id);
     // On the service's clock, as the post's own time is: a machine's clock off by a minute shows no false age.
     const since = entry.releaseMs ?? entry.createdMs;
     return {
-      now: entry.text === null ? Math.floor(now / 1000) * 1000 : undefined,
-      age: entry.text === null ? undefined : ageText(now + (model.clockOffsetMs ?? 0) - since),
+      now: entry.text === null ? Math.floor(model.agesAt / 1000) * 1000 : undefined,
+      // At the last tick (`agesAt`): a post newer than it is 0s old until the next.
+      age: entry.text === null ? undefined : ageText(model.agesAt + (model.clockOffsetMs ?? 0) - since),
       alert:
         rule === undefined || rule.action === 'mute' ? undefined : rule.action === 'highlight' ? 'highlight' : 'mark',
       highlight: rule?.color === undefined ? undefined : rule,
@@ -302,8 +302,8 @@ export class View {
   }
 
   /** A post's row, formatted again only when its look changed (selection, pin, width, a ticking countdown). */
-  #row(entry: Entry, width: number, streamWidth: number, selected: boolean, now: number): string {
-    const look = this.#look(entry, now);
+  #row(entry: Entry, width: number, streamWidth: number, selected: boolean): string {
+    const look = this.#look(entry);
     const colour = look.highlight === undefined ? '' : `${look.highlight.color}/${look.highlight.pattern.source}`;
     const key = `${width} ${streamWidth} ${selected} ${look.now} ${look.alert} ${colour} ${look.pinned} ${look.released} ${look.search?.source}`;
     let cached = this.#rows.get(entry);
@@ -317,7 +317,7 @@ export class View {
     return cached.line.replace(AGE_SLOT, (look.age ?? '').padStart(AGE_SLOT.length));
   }
 
-  #list(width: number, area: number, streamWidth: number, now: number): Frame {
+  #list(width: number, area: number, streamWidth: number): Frame {
     const { model } = this.#options;
     const c = screenChalk(this.#options.color);
     const listHeight = model.detailOpen ? Math.max(3, Math.floor(area * 0.4)) : area;
@@ -340,7 +340,7 @@ export class View {
     if (rows.length === 0) lines.push(c.dim(model.size === 0 ? '  waiting for posts…' : '  nothing matches'));
     const end = Math.min(rows.length, offset + listHeight);
     for (let index = offset; index < end; index++)
-      lines.push(this.#row(rows[index]!, width, streamWidth, index === selectedIndex, now));
+      lines.push(this.#row(rows[index]!, width, streamWidth, index === selectedIndex));
     const list = {
       offset,
       anchor: selected === undefined ? undefined : { entry: selected, line: selectedIndex - offset },
@@ -388,7 +388,7 @@ export class View {
     return lines;
   }
 
-  #columns(width: number, area: number, now: number): string[] {
+  #columns(width: number, area: number): string[] {
     const { model } = this.#options;
     const c = screenChalk(this.#options.color);
     const streams = model
@@ -404,7 +404,7 @@ export class View {
       const cellsOf = [c[colour].bold(padText(stream.name, columnWidth - 1))];
       for (const entry of rows) {
         if (cellsOf.length >= area) break;
-        if (entry.streamId === stream.id) cellsOf.push(this.#row(entry, columnWidth - 1, 0, false, now));
+        if (entry.streamId === stream.id) cellsOf.push(this.#row(entry, columnWidth - 1, 0, false));
       }
       return cellsOf;
     });

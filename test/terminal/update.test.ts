@@ -174,3 +174,59 @@ describe('update, driven by random events against a reference', () => {
     );
   });
 });
+
+describe('ages on the rows', () => {
+  it("move on at a tick, all at once: a key's frame between ticks changes only the rows the key moved", () => {
+    let clock = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const model = new TerminalModel({ capacity: 100, now: () => clock });
+    const view = new View({
+      model,
+      service: 'ws://127.0.0.1',
+      dialect: () => undefined,
+      latency: () => undefined,
+      color: false,
+      hyperlinks: false,
+      utc: true,
+      markdown: () => undefined,
+      theme: THEMES.dark,
+    });
+    // Posts that came 100 ms apart: each row's age turns over at its own moment of the second.
+    for (let index = 0; index < 10; index++) {
+      const post: Post = {
+        id: `a${index}`,
+        streamId: 'macro-wire',
+        streamName: 'Macro Wire',
+        text: `aged post ${index}`,
+        contentType: 'rawtext',
+        createdAt: new Date(clock - 5_000 + index * 100).toISOString(),
+        releaseAt: null,
+        hidden: false,
+        customTarget: null,
+      };
+      update(model, { kind: 'post', post, history: false });
+    }
+    update(model, { kind: 'tick' });
+    const draw = () => {
+      const frame = view.frame(WIDTH, HEIGHT);
+      update(model, { kind: 'drawn', placed: frame.placed });
+      return frame.lines;
+    };
+    const before = draw();
+    const ageOf = (lines: string[], text: string) => / (\d+s) /.exec(lines.find((line) => line.includes(text))!)![1];
+    expect(ageOf(before, 'aged post 1')).toBe('4s');
+    expect(ageOf(before, 'aged post 0')).toBe('5s');
+    // Half a second on: five rows' ages turned over, but no tick came.
+    clock += 500;
+    update(model, { kind: 'key', input: 'j', key: {}, pageRows: HEIGHT - 4 });
+    const keyed = draw();
+    const changed = keyed.flatMap((line, index) => (line === before[index] ? [] : [line]));
+    // The header (its clock) and the two rows the selection left and reached: no age moved.
+    expect(changed.filter((line) => line.includes('aged post'))).toHaveLength(2);
+    expect(ageOf(keyed, 'aged post 1')).toBe('4s');
+    update(model, { kind: 'tick' });
+    const ticked = draw();
+    // Post 1 came 4.9 s before: 5.4 s old now. Post 9, 4.1 s before: 4.6 s.
+    expect(ageOf(ticked, 'aged post 1')).toBe('5s');
+    expect(ageOf(ticked, 'aged post 9')).toBe('4s');
+  });
+});
