@@ -93,6 +93,21 @@ class Reference {
   }
 }
 
+/** The view without colour, on UTC, as a test reads it. */
+function plainView(model: TerminalModel): View {
+  return new View({
+    model,
+    service: 'ws://127.0.0.1',
+    dialect: () => undefined,
+    latency: () => undefined,
+    color: false,
+    hyperlinks: false,
+    utc: true,
+    markdown: () => undefined,
+    theme: THEMES.dark,
+  });
+}
+
 describe('update, driven by random events against a reference', () => {
   it('rows, selection and scroll keep their rules whatever the keys and posts', () => {
     fc.assert(
@@ -100,17 +115,7 @@ describe('update, driven by random events against a reference', () => {
         let next = 0;
         const model = new TerminalModel({ capacity: 500, now: () => 1_767_300_000_000 });
         const reference = new Reference();
-        const view = new View({
-          model,
-          service: 'ws://127.0.0.1',
-          dialect: () => undefined,
-          latency: () => undefined,
-          color: false,
-          hyperlinks: false,
-          utc: true,
-          markdown: () => undefined,
-          theme: THEMES.dark,
-        });
+        const view = plainView(model);
         const draw = () => update(model, { kind: 'drawn', placed: view.frame(WIDTH, HEIGHT).placed });
         draw();
         for (const step of events) {
@@ -179,17 +184,7 @@ describe('ages on the rows', () => {
   it("move on at a tick, all at once: a key's frame between ticks changes only the rows the key moved", () => {
     let clock = Date.UTC(2026, 0, 1, 12, 0, 0);
     const model = new TerminalModel({ capacity: 100, now: () => clock });
-    const view = new View({
-      model,
-      service: 'ws://127.0.0.1',
-      dialect: () => undefined,
-      latency: () => undefined,
-      color: false,
-      hyperlinks: false,
-      utc: true,
-      markdown: () => undefined,
-      theme: THEMES.dark,
-    });
+    const view = plainView(model);
     // Posts that came 100 ms apart: each row's age turns over at its own moment of the second.
     for (let index = 0; index < 10; index++) {
       const post: Post = {
