@@ -98,8 +98,10 @@ describe('the backoff starts over after a connection that lasted', () => {
       {
         backoff: { initialMs: 5, maxMs: 80 },
         random: () => 1,
-        stableMs: 100,
-        heartbeat: { intervalMs: 300, timeoutMs: 10_000 },
+        // The first two connections end as soon as they open: well inside a stable period this
+        // long even on a machine busy enough to delay a close by hundreds of milliseconds.
+        stableMs: 1_000,
+        heartbeat: { intervalMs: 1_200, timeoutMs: 10_000 },
       },
       (state) => {
         if (state.kind === 'reconnecting') reconnecting.push(state);
