@@ -2,8 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { ensureDashboardBuilt, ROOT } from './cli.js';
+import { forEachFile } from './file-hooks.js';
 import { afterTest } from './harness.js';
 
 /** Debian's Chromium (`apt-get install chromium`); CI installs it. */
@@ -70,16 +71,18 @@ const open = new Set<Page>();
 
 // Registered after the harness's own afterEach, so it runs first (hooks run as a stack):
 // a failed test's page is photographed before its server is closed.
-afterEach(async (context) => {
-  if (context.task.result?.state === 'fail') {
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    const name = context.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 80);
-    let index = 0;
-    for (const page of open) {
-      await page.screenshot({ path: join(SCREENSHOTS, `${name}-${index++}.png`), fullPage: true }).catch(() => {});
+forEachFile({
+  async afterEach(context) {
+    if (context.task.result?.state === 'fail') {
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      const name = context.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 80);
+      let index = 0;
+      for (const page of open) {
+        await page.screenshot({ path: join(SCREENSHOTS, `${name}-${index++}.png`), fullPage: true }).catch(() => {});
+      }
     }
-  }
-  open.clear();
+    open.clear();
+  },
 });
 
 /** A new page watching for dialogs, console errors and requests; closed after the test. */

@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach } from 'vitest';
 import { Arrivals } from './arrivals.js';
+import { forEachFile } from './file-hooks.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The CLI under test; STREAM_POSTS_E2E_BIN points the e2e tests at another build (a packed or installed copy). */
@@ -113,9 +113,7 @@ async function killAll(set: Set<CliProcess>): Promise<void> {
   await Promise.all(processes.map((cli) => cli.exited));
 }
 
-afterEach(() => killAll(running));
-
-afterAll(() => killAll(runningForFile));
+forEachFile({ afterEach: () => killAll(running), afterAll: () => killAll(runningForFile) });
 
 export interface RunOptions {
   /** `'pipe'` leaves `child.stdin` open for the test to write; a string is written and closed. Default: no stdin. */

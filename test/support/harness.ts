@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import WebSocket from 'ws';
 import {
   startServer,
@@ -7,6 +7,7 @@ import {
   type StartServerOptions,
   type StreamPostsServer,
 } from '../../src/index.js';
+import { forEachFile } from './file-hooks.js';
 import { RedisServer } from './redis-server.js';
 import { TestCluster } from './cluster.js';
 import { until } from './poll.js';
@@ -34,11 +35,6 @@ export const STREAM_KEYS: Record<string, string> = {
 
 const cleanups: (() => Promise<void> | void)[] = [];
 
-afterEach(async () => {
-  const pending = cleanups.splice(0).reverse();
-  for (const cleanup of pending) await cleanup();
-});
-
 /** Where a server listens: all the helpers below need, so they serve the library's server and the core's alike. */
 export type ServerAddress = Pick<StreamPostsServer, 'url' | 'httpUrl' | 'port'>;
 
@@ -55,19 +51,28 @@ export const TEST_STORE =
  * `skip(SEVERAL_INSTANCES, reason)`.
  */
 export const SEVERAL_INSTANCES = TEST_STORE === 'redis3';
-let redis: RedisServer | undefined;
+// The test file's redis-server, started with its first test server and stopped after its last test.
+let redis: Promise<RedisServer> | undefined;
 let keyspaces = 0;
-if (TEST_STORE !== 'memory') {
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-  });
-  afterAll(() => redis?.stop());
-}
+
+forEachFile({
+  async afterEach() {
+    const pending = cleanups.splice(0).reverse();
+    for (const cleanup of pending) await cleanup();
+  },
+  async afterAll() {
+    const started = redis;
+    redis = undefined;
+    await (await started)?.stop();
+  },
+});
 
 /** A server started the way users start one, on port 0 with the demo seed (unless given), closed after the test. */
 export async function startTestServer(options: StartServerOptions = {}): Promise<StreamPostsServer> {
   // A keyspace per server: servers of one test file share nothing, as in memory.
-  const store = redis && options.store === undefined ? { store: redis.url, redisPrefix: `test${++keyspaces}:` } : {};
+  if (TEST_STORE !== 'memory' && options.store === undefined) redis ??= RedisServer.start();
+  const store =
+    redis && options.store === undefined ? { store: (await redis).url, redisPrefix: `test${++keyspaces}:` } : {};
   const settings = { port: 0, rateLimit: 0, ...store, ...options };
   // The cluster has the server's whole public surface (ServerHandle); only its private fields differ.
   const server =

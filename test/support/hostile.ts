@@ -1,8 +1,8 @@
 import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { afterEach } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { forEachFile } from './file-hooks.js';
 
 /**
  * Services that misbehave on purpose, on port 0, closed after each test: the
@@ -11,8 +11,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
 
 const cleanups: (() => Promise<void>)[] = [];
 
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((close) => close()));
+forEachFile({
+  async afterEach() {
+    await Promise.all(cleanups.splice(0).map((close) => close()));
+  },
 });
 
 async function listen(server: Server, sockets: Set<Socket>): Promise<number> {

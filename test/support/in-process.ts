@@ -3,12 +3,12 @@
 // signal stands in for Ctrl-C. For everything that needs no real process (exit statuses by
 // signal, TTYs, pipes and the built bin stay with cli.ts).
 import { Readable, Writable } from 'node:stream';
-import { afterEach } from 'vitest';
 import type { ProgramContext } from '../../src/cli/command-context.js';
 import type { CommandIo, CommandOutput } from '../../src/cli/command-io.js';
 import { runProgram } from '../../src/cli/run.js';
 import { Arrivals } from './arrivals.js';
 import { ISOLATED_ENV, type Exit, type Finished, type RunningCli } from './cli.js';
+import { forEachFile } from './file-hooks.js';
 
 const WAIT_MS = 10_000;
 
@@ -139,11 +139,13 @@ export class InProcessRun implements RunningCli {
 const running = new Set<InProcessRun>();
 
 // A command a test left running is stopped as Ctrl-C stops it, and awaited.
-afterEach(async () => {
-  const runs = [...running];
-  running.clear();
-  for (const run of runs) run.interrupt();
-  await Promise.all(runs.map((run) => run.exited));
+forEachFile({
+  async afterEach() {
+    const runs = [...running];
+    running.clear();
+    for (const run of runs) run.interrupt();
+    await Promise.all(runs.map((run) => run.exited));
+  },
 });
 
 /** Starts a command line in this process (a clean environment); stopped after the test if still running. */

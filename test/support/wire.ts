@@ -1,4 +1,3 @@
-import { afterEach } from 'vitest';
 import WebSocket from 'ws';
 import { isPlainObject } from '../../src/protocol/objects.js';
 import type { ServerAddress } from './harness.js';
@@ -6,6 +5,7 @@ import type { ServerAddress } from './harness.js';
 // servers) is registered before ours whatever order a test file imports them in.
 import './harness.js';
 import { Arrivals } from './arrivals.js';
+import { forEachFile } from './file-hooks.js';
 
 // With vitest's stacked hooks this runs before the harness closes the server:
 // sockets that would never answer a close handshake are gone by then and do
@@ -17,8 +17,10 @@ export function dropAfterTest(cleanup: () => void): void {
   cleanups.push(cleanup);
 }
 
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+forEachFile({
+  afterEach() {
+    for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+  },
 });
 
 /** One server message as received, parsed when it is a JSON object. */

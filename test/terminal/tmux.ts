@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach } from 'vitest';
 import { BIN } from '../support/cli.js';
+import { forEachFile } from '../support/file-hooks.js';
 import { publishToStream } from '../support/harness.js';
 
 const run = promisify(execFile);
@@ -16,8 +16,10 @@ const SCREEN_WAIT_MS = 15_000;
 const POLL_MS = 40;
 
 const open = new Set<Tmux>();
-afterEach(async () => {
-  await Promise.all([...open].map((tmux) => tmux.kill()));
+forEachFile({
+  async afterEach() {
+    await Promise.all([...open].map((tmux) => tmux.kill()));
+  },
 });
 
 /** One tmux server of the test's own (its own socket), one session, one pane running a command. */
