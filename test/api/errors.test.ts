@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { connect, STREAM_POSTS_ERROR_CODES } from '../../src/index.js';
 import { client, rejection } from '../support/api.js';
 import { afterTest, startTestServer as server } from '../support/harness.js';
+import { until } from '../support/poll.js';
 
 /** A TCP port that accepts connections and never answers: every wait on it runs into its timeout. */
 async function silentPort(): Promise<number> {
@@ -123,7 +124,10 @@ describe('errors', () => {
     await srv.faults.add({ type: 'go-silent', scope: { connection: first!.id } });
     const error = await rejection(owner.publish({ streamId: 'macro-wire', content: 'once', idempotencyKey: 'k-once' }));
     expect(error.code).toBe('timeout');
-    // The silent socket never answers again: only a new connection can carry this one.
+    // The silent socket never answers again: the client reconnects and resends the post.
+    // Published again only once that has landed, or the two would race on a busy machine
+    // (the new publish on the silent socket, its own timeout against the reconnect).
+    await until(async () => (await srv.state()).posts === before + 1, 'the resent post');
     const again = await owner.publish({ streamId: 'macro-wire', content: 'once', idempotencyKey: 'k-once' });
     expect(again.duplicate).toBe(true);
     expect(srv.connections().filter((connection) => connection.id !== first!.id)).toHaveLength(1);
