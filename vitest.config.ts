@@ -30,10 +30,6 @@ const ISOLATED = [
   // Counts objects in the heap (v8.queryObjects, a full collection each time): a heap holding
   // every module the worker loaded for earlier files makes each count slower.
   'test/server/retention.test.ts',
-  // Its lost-ack test lets the publish's 300 ms ack timeout race the connection's reply
-  // timeout of the same length; in a worker already warmed up by earlier files the
-  // connection's can come first, the client reconnects, and the publish succeeds.
-  'test/api/errors.test.ts',
 ];
 
 /** A project as two: the files that share modules, and ISOLATED's among its files with modules of their own. */
